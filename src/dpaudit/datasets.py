@@ -189,7 +189,7 @@ class AddRemove(_Relation):
         d0 = self.domain.random_records(n0, rng)
         extra = self.domain.random_records(1, rng)
         d1 = np.vstack([d0, extra])
-        return NeighbouringPair(d0, d1, self.name, f"random: {n0} records + 1 added")
+        return NeighbouringPair(d0, d1, self.name, f"random {n0}+1 records")
 
 
 class Replace(_Relation):
@@ -222,7 +222,7 @@ class Replace(_Relation):
         d1 = d0.copy()
         i = int(rng.integers(n))
         d1[i] = self.domain.random_records(1, rng)[0]
-        return NeighbouringPair(d0, d1, self.name, f"random: {n} records, record {i} replaced")
+        return NeighbouringPair(d0, d1, self.name, f"random {n} records, #{i} replaced")
 
 
 

@@ -1,0 +1,372 @@
+"""Command-line interface: ``dpaudit test``, ``dpaudit zoo``.
+
+Exit codes of ``dpaudit test``: 0 no violation found, 1 violation found, 2 bad input (invalid
+options, unknown target, or a mechanism whose outputs cannot be audited).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from .errors import DPAuditError, MechanismError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    help=(
+        "dpaudit tells whether a differentially private mechanism keeps its promise.\n\n"
+        "It runs the mechanism many times on pairs of neighbouring datasets (datasets that differ "
+        "in one record), bounds how distinguishable the outputs are with a finite-sample "
+        "confidence bound, and reports a violation when the bound exceeds what the claimed "
+        "guarantee allows. A reported violation is wrong with probability at most --beta."
+    ),
+)
+
+console = Console(stderr=True)
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class Neighbouring(str, Enum):
+    add_remove = "add-remove"
+    replace = "replace"
+
+
+class Search(str, Enum):
+    auto = "auto"
+    grid = "grid"
+    random = "random"
+
+
+def _fail(message: str) -> "typer.Exit":
+    console.print(f"[bold red]error:[/] {message}")
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def _parse_domain(specs: list[str] | None):
+    from .datasets import Domain
+
+    if not specs:
+        return None
+    lo, hi = [], []
+    for spec in specs:
+        parts = spec.split(":")
+        if len(parts) != 2:
+            raise DPAuditError(f"--domain expects LOWER:UPPER for one coordinate, got {spec!r}")
+        try:
+            lo.append(float(parts[0]))
+            hi.append(float(parts[1]))
+        except ValueError:
+            raise DPAuditError(f"--domain bounds must be numbers, got {spec!r}") from None
+    return Domain(tuple(lo), tuple(hi))
+
+
+def _parse_pairs(spec: str, relation) -> list:
+    text = spec
+    if os.path.exists(spec):
+        text = Path(spec).read_text()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DPAuditError(f"--pairs must be a JSON file or JSON text [[D0, D1], ...]: {exc}") from None
+    if not isinstance(data, list) or not all(isinstance(p, (list, dict)) for p in data):
+        raise DPAuditError(f"--pairs must be a list of [D0, D1] pairs, got {text[:80]!r}")
+    pairs = []
+    for i, p in enumerate(data):
+        d0, d1 = (p["d0"], p["d1"]) if isinstance(p, dict) else p
+        pairs.append(relation.pair(d0, d1, description=f"user pair {i + 1}"))
+    return pairs
+
+
+def _load_target(target: str):
+    """Resolve TARGET to (mechanism-or-zoo-entry, kind)."""
+    if target.startswith("zoo:"):
+        from .mechanisms import zoo
+
+        return zoo.get(target[4:]), "zoo"
+    if ":" not in target:
+        raise DPAuditError(
+            f"TARGET must be zoo:NAME or package.module:attribute, got {target!r} "
+            "(see `dpaudit zoo` for the built-in mechanisms)"
+        )
+    module_name, attr = target.split(":", 1)
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise DPAuditError(f"cannot import module {module_name!r}: {exc}") from None
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise DPAuditError(f"module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    from .mechanisms.base import Mechanism
+
+    if hasattr(obj, "sample") and callable(obj.sample):
+        return obj, "mechanism"
+    if isinstance(obj, type):
+        raise DPAuditError(f"{target} is a class; point TARGET at an instance (a Mechanism object) or a function")
+    if callable(obj):
+        return Mechanism.from_callable(obj, name=target), "mechanism"
+    raise DPAuditError(f"{target} is neither a Mechanism (with .sample) nor a callable")
+
+
+def _fmt_dataset(d) -> str:
+    from .mechanisms.base import describe_dataset
+
+    return describe_dataset(d, max_items=10)
+
+
+def _render(result, out: Console) -> None:
+    claim = result.claim
+    s = result.strongest
+    verdict = (
+        "[bold red]VIOLATION FOUND[/]: the evidence rejects the claim"
+        if result.violation
+        else "[bold green]no violation found[/] (this does not prove the claim)"
+    )
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row("mechanism", result.mechanism)
+    head.add_row("claim", claim.describe())
+    head.add_row("verdict", verdict)
+    head.add_row(
+        "confidence",
+        f"a violation is reported wrongly with probability <= {result.beta:g} "
+        f"(beta spent over {result.trial_budget} trial(s) x 2 directions)",
+    )
+    head.add_row("trials", f"{len(result.trials)} run of {result.trial_budget}" + (" (stopped at first violation)" if result.stopped_early else ""))
+    head.add_row("time", f"{result.wall_seconds:.1f} s, seed {result.seed}")
+    out.print(Panel(head, title="dpaudit test", border_style="red" if result.violation else "green"))
+
+    if s is not None:
+        o = s.outcome
+        b = o.bounds[o.strongest]
+        ev = Table(title=("Witness" if result.violation else "Strongest evidence") + f" (trial {s.index + 1})", show_header=False)
+        ev.add_column(style="bold")
+        ev.add_column()
+        ev.add_row("neighbouring pair", f"{s.pair.relation}: {s.pair.description}")
+        ev.add_row("D0", _fmt_dataset(s.pair.d0))
+        ev.add_row("D1", _fmt_dataset(s.pair.d1))
+        ev.add_row("direction", f"{b.direction} (P = M(D0), Q = M(D1))")
+        ev.add_row("samples", f"{s.num_samples:,} per dataset ({b.n_test_p:,} held out for the bound)")
+        ev.add_row(f"H_e^eps estimate (eps={claim.epsilon:g})", f"{b.estimate:.6g}")
+        ev.add_row(f"H_e^eps lower bound", f"{b.lower:.6g}")
+        ev.add_row("delta lower bound at claimed eps", f"{o.delta_lower_bound:.6g}  (claim allows {o.claimed_delta:.6g})")
+        if result.violation:
+            ev.add_row("violation shown at eps'", f"{o.witness_epsilon:.4g} (margin {o.margin:.4g})")
+        eps_lb = o.epsilon_lower_bound
+        delta_note = "0" if claim.__class__.__name__ != "ApproxDP" else f"{claim.delta:g}"
+        ev.add_row(f"empirical epsilon lower bound (delta={delta_note})", f"{eps_lb:.4g}" if eps_lb > 0 else "none")
+        out.print(ev)
+
+    if len(result.trials) > 1:
+        tt = Table(title="Trials")
+        for col in ("#", "finder", "pair", "estimate", "lower bound", "margin", "violation", "seconds"):
+            tt.add_column(col, justify="right" if col not in ("finder", "pair") else "left")
+        for r in result.trials[:50]:
+            o = r.outcome
+            b = o.bounds[o.strongest]
+            tt.add_row(
+                str(r.index + 1), r.finder, r.pair.description or "-", f"{b.estimate:.4g}", f"{b.lower:.4g}",
+                f"{o.margin:.4g}", "[red]yes[/]" if o.violation else "no", f"{r.sample_seconds + r.test_seconds:.1f}",
+            )
+        out.print(tt)
+
+
+@app.command("test")
+def test_cmd(
+    target: str = typer.Argument(
+        ..., help="What to audit: [bold]zoo:NAME[/] (see `dpaudit zoo`) or [bold]package.module:attribute[/] "
+        "naming a Mechanism object or a function f(dataset) -> output."
+    ),
+    epsilon: float = typer.Option(..., "--epsilon", "-e", help="Claimed epsilon (nats)."),
+    delta: Optional[float] = typer.Option(None, "--delta", "-d", help="Claimed delta: the claim becomes (epsilon, delta)-DP. Omit for pure DP."),
+    alpha: Optional[float] = typer.Option(None, "--alpha", "-a", help="Rényi order: the claim becomes (alpha, epsilon)-Rényi DP."),
+    neighbouring: Optional[Neighbouring] = typer.Option(None, "--neighbouring", "-n", help="Neighbouring relation: add-remove (add or remove one record) or replace (change one record). Default: the mechanism's own, else add-remove."),
+    samples: int = typer.Option(50_000, "--samples", "-s", help="Mechanism outputs drawn on each dataset per trial."),
+    trials: int = typer.Option(10, "--trials", "-t", help="Trial budget: at most this many neighbouring pairs are tested."),
+    beta: float = typer.Option(0.01, "--beta", help="Probability of a false accusation for the whole audit."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed for a reproducible run (recorded in the report)."),
+    report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write the full result as JSON to this file."),
+    exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
+    search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: grid (given/witness pairs), random (random neighbouring pairs), auto (witness pairs first, then random)."),
+    pairs: Optional[str] = typer.Option(None, "--pairs", help='Neighbouring pairs to test, as a JSON file or JSON text: [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
+    domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain, one LOWER:UPPER per coordinate (repeat the option). Default: the mechanism's own, else 0:1."),
+    min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size for random search."),
+    max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset size for random search."),
+    device: str = typer.Option("cpu", "--device", help="Where the classifier trains: cpu, cuda, cuda:1, mps."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout instead of tables."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Test whether a mechanism satisfies the DP guarantee it claims.
+
+    Examples:
+
+      dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01      # exits 1: violation
+
+      dpaudit test zoo:dp-laplace --epsilon 0.01            # exits 0
+
+      dpaudit test mypkg.mech:noisy_sum --epsilon 1 --delta 1e-6 --neighbouring replace --domain 0:1
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .audit import audit
+    from .claims import make_claim
+    from .datasets import make_relation
+    from .search import ChainFinder, GridFinder, RandomFinder
+    from .testers import HockeyStickTester
+
+    try:
+        obj, kind = _load_target(target)
+        if kind == "zoo":
+            entry = obj
+            d = delta if delta is not None else (entry.default_delta if alpha is None else None)
+            claim = make_claim(epsilon, d, alpha)
+            mechanism = entry.mechanism(epsilon, d)
+            rel_name = neighbouring.value if neighbouring else entry.relation
+            dom = _parse_domain(domain) or entry.domain
+            lo = entry.min_size if min_size is None else min_size
+            hi = entry.max_size if max_size is None else max_size
+            relation = make_relation(rel_name, dom, lo, hi)
+            known = [] if rel_name != entry.relation else [relation.pair(a, b, f"witness pair of {entry.name}") for a, b in entry.witness_pairs]
+        else:
+            mechanism = obj
+            claim = make_claim(epsilon, delta, alpha)
+            hint = getattr(mechanism, "neighbouring", None)
+            rel_name = neighbouring.value if neighbouring else (hint.name if hint is not None else "add-remove")
+            dom = _parse_domain(domain) or (hint.domain if hint is not None else None)
+            lo = min_size if min_size is not None else (hint.min_size if hint is not None else 1)
+            hi = max_size if max_size is not None else (hint.max_size if hint is not None else 10)
+            relation = make_relation(rel_name, dom, lo, hi)
+            known = [relation.pair(a, b, "pair suggested by the mechanism") for a, b in getattr(mechanism, "witness_pairs", ())]
+        if pairs is not None:
+            known = _parse_pairs(pairs, relation)
+        if search is Search.grid:
+            if not known:
+                raise DPAuditError("--search grid needs pairs: give --pairs (or use a zoo mechanism with witness pairs)")
+            finder = GridFinder(known)
+        elif search is Search.random or not known:
+            finder = RandomFinder(relation, rng=None if seed is None else seed + 1)
+        else:
+            finder = ChainFinder([GridFinder(known), RandomFinder(relation, rng=None if seed is None else seed + 1)])
+        tester = HockeyStickTester(device=device)
+        if samples < 8:
+            raise DPAuditError(f"--samples must be >= 8, got {samples}")
+        if trials < 1:
+            raise DPAuditError(f"--trials must be >= 1, got {trials}")
+        if not (0 < beta < 1):
+            raise DPAuditError(f"--beta must be in (0, 1), got {beta}")
+    except (DPAuditError, ValueError) as exc:
+        raise _fail(str(exc))
+
+    if not json_out:
+        console.print(
+            f"Auditing [bold]{getattr(mechanism, 'name', target)}[/] against {claim.describe()} "
+            f"({relation.name} neighbours, {samples:,} samples per dataset, up to {trials} trial(s), beta={beta:g})"
+        )
+    progress = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("best margin {task.fields[best]}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet or json_out,
+        transient=False,
+    )
+    best = {"m": None}
+
+    def start(i, pair):
+        progress.update(task, description=f"trial {i + 1}: {pair.description or 'pair'}")
+
+    def end(rec):
+        m = rec.outcome.margin
+        best["m"] = m if best["m"] is None else max(best["m"], m)
+        progress.update(task, advance=1, best=f"{best['m']:+.3g}" + (" VIOLATION" if best["m"] > 0 else ""))
+
+    try:
+        with progress:
+            budget = trials if finder.capacity is None else min(trials, finder.capacity)
+            task = progress.add_task("starting", total=budget, best="-")
+            result = audit(
+                mechanism, claim, finder, tester=tester, num_samples=samples, trials=trials, beta=beta,
+                exhaustive=exhaustive, seed=seed, neighbouring=relation.to_dict(),
+                on_trial_start=start, on_trial_end=end,
+            )
+    except MechanismError as exc:
+        raise _fail(str(exc))
+    except (DPAuditError, ValueError) as exc:
+        raise _fail(str(exc))
+
+    if report is not None:
+        report.write_text(result.to_json())
+    if json_out:
+        typer.echo(result.to_json())
+    else:
+        _render(result, Console())
+        if report is not None:
+            console.print(f"Full report written to {report}")
+    raise typer.Exit(result.exit_code)
+
+
+@app.command("zoo")
+def zoo_cmd(json_out: bool = typer.Option(False, "--json", help="Print the list as JSON.")) -> None:
+    """List the built-in reference mechanisms, their claims and their bugs."""
+    from .mechanisms import zoo
+
+    items = zoo.entries()
+    if json_out:
+        typer.echo(json.dumps([
+            {
+                "name": e.name, "claim": e.claim_kind, "private": e.private, "summary": e.summary,
+                "bug": e.bug, "true_guarantee": e.true_guarantee, "neighbouring": e.relation,
+                "witness_pairs": [list(p) for p in e.witness_pairs], "default_delta": e.default_delta,
+                "source": e.source,
+            }
+            for e in items
+        ], indent=2))
+        return
+    table = Table(title="dpaudit zoo (use as TARGET: zoo:NAME)")
+    table.add_column("name", style="bold")
+    table.add_column("claims")
+    table.add_column("private?")
+    table.add_column("what it does / its bug")
+    for e in items:
+        claim = "eps-DP" if e.claim_kind == "pure" else f"(eps, delta)-DP, default delta {e.default_delta:g}"
+        table.add_row(
+            e.name, claim, "[green]yes[/]" if e.private else "[red]no[/]",
+            e.summary + ("" if e.bug is None else f"\n[red]bug:[/] {e.bug}"),
+        )
+    Console().print(table)
+
+
+@app.command("version")
+def version_cmd() -> None:
+    """Print the versions of dpaudit and the libraries it uses."""
+    from .audit import library_versions
+
+    for k, v in library_versions().items():
+        typer.echo(f"{k} {v}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()
