@@ -114,6 +114,18 @@ class NeighbouringPair:
     relation: str
     description: str = ""
 
+    def __eq__(self, other) -> bool:
+        # The generated __eq__ compares the arrays with ``==`` inside a tuple comparison, which
+        # raises "truth value of an array is ambiguous" for datasets of more than one value.
+        if not isinstance(other, NeighbouringPair):
+            return NotImplemented
+        return (
+            self.relation == other.relation
+            and self.description == other.description
+            and np.array_equal(self.d0, other.d0)
+            and np.array_equal(self.d1, other.d1)
+        )
+
     def to_dict(self) -> dict:
         return {
             "d0": self.d0.tolist(),
@@ -217,6 +229,8 @@ class Replace(_Relation):
 
     def random_pair(self, rng: np.random.Generator) -> NeighbouringPair:
         """A random pair: D0 of a uniform size in [max(min_size, 1), max_size], one record replaced."""
+        if self.max_size < 1:
+            raise NeighbouringError("replace needs max_size >= 1 (a record to replace)")
         n = int(rng.integers(max(self.min_size, 1), self.max_size + 1))
         d0 = self.domain.random_records(n, rng)
         d1 = d0.copy()

@@ -20,6 +20,12 @@ from ..errors import MechanismError
 __all__ = ["CallableMechanism", "Mechanism", "describe_dataset", "draw"]
 
 
+def _is_real_numeric(dtype: np.dtype) -> bool:
+    """True for bool, integer and real floating dtypes (complex, object, strings are rejected:
+    casting complex to float would silently drop the imaginary part)."""
+    return dtype == bool or np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)
+
+
 def describe_dataset(dataset: np.ndarray, max_items: int = 6) -> str:
     """Short human-readable description of a dataset of shape (n_records, record_dim)."""
     arr = np.asarray(dataset)
@@ -121,10 +127,13 @@ class CallableMechanism(Mechanism):
                     mechanism=self.name,
                     dataset=describe_dataset(dataset),
                 ) from exc
-            arr = np.asarray(value)
-            if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            try:
+                arr = np.asarray(value)
+            except ValueError:  # ragged nested sequence
+                arr = np.asarray(None, dtype=object)
+            if not _is_real_numeric(arr.dtype):
                 raise MechanismError(
-                    f"returned a non-numeric value {value!r} (call {i + 1})",
+                    f"returned a non-numeric, complex or ragged value {value!r} (call {i + 1})",
                     mechanism=self.name,
                     dataset=describe_dataset(dataset),
                 )
@@ -205,9 +214,12 @@ def draw(
         arr = np.asarray(raw)
     except ValueError as exc:  # ragged nested lists
         raise MechanismError(f"returned a ragged output ({exc})", mechanism=name, dataset=desc) from exc
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+    if not _is_real_numeric(arr.dtype):
+        first = repr(arr.flat[0]) if arr.size else "none"
         raise MechanismError(
-            f"returned a non-numeric or ragged output of dtype {arr.dtype}", mechanism=name, dataset=desc
+            f"returned a non-numeric, complex or ragged output of dtype {arr.dtype} (first value {first})",
+            mechanism=name,
+            dataset=desc,
         )
     if arr.ndim == 1:
         arr = arr.reshape(-1, 1)
