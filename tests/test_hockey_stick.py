@@ -1,0 +1,274 @@
+"""Classifier lower bounds on the hockey-stick divergence (dpaudit.estimators.hockey_stick).
+
+The exact divergences come from closed forms derived in ``exact_divergences.py`` and checked here
+by numerical integration:
+* ``H_{e^eps}(N(0,1) || N(mu,1)) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)``
+  (Balle & Wang 2018, Thm 8, with s = 1/mu);
+* ``H_{e^eps}(Lap(0,b) || Lap(1,b)) = 1 - exp((eps - 1/b)/2)`` for ``0 <= eps <= 1/b``, 0 beyond.
+Both pairs are symmetric, so the reverse divergence has the same value.
+
+The promise under test: each direction's bound holds with probability >= 1 - beta, for every eps
+at once through ``delta_lower_bound``. Coverage is checked over many seeded repetitions with a
+one-sided binomial test (marked slow).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpaudit.bounds import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.estimators import ClassifierHockeyStick, DivergenceBound, hockey_stick_lower_bound
+
+from exact_divergences import gaussian_hockey_stick, hockey_stick_numeric, laplace_hockey_stick
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    # The classifiers here are tiny: intra-op threads buy nothing, and on a shared 2-core machine
+    # two torch threads per process slow training down 10-50x when another process is busy.
+    torch = pytest.importorskip("torch")
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def gaussian_samples(n, mu, seed):
+    rng = np.random.default_rng(seed)
+    return rng.normal(0.0, 1.0, (n, 1)), rng.normal(mu, 1.0, (n, 1))
+
+
+def laplace_samples(n, seed, b=1.0):
+    rng = np.random.default_rng(seed)
+    return rng.laplace(0.0, b, (n, 1)), rng.laplace(1.0, b, (n, 1))
+
+
+# --------------------------------------------------------------------------- reference values
+def test_closed_forms_match_numerical_integration():
+    eps = np.array([0.0, 0.1, 0.5, 0.9, 1.0, 1.5, 3.0])
+    for mu in (0.5, 1.0, 3.0):
+        numeric = hockey_stick_numeric(
+            lambda x: stats.norm.logpdf(x), lambda x: stats.norm.logpdf(x, mu), eps, -40.0, 40.0 + mu
+        )
+        np.testing.assert_allclose(gaussian_hockey_stick(mu, eps), numeric, atol=1e-7)
+        # Symmetry: the reverse direction has the same divergence.
+        reverse = hockey_stick_numeric(
+            lambda x: stats.norm.logpdf(x, mu), lambda x: stats.norm.logpdf(x), eps, -40.0, 40.0 + mu
+        )
+        np.testing.assert_allclose(reverse, numeric, atol=1e-7)
+    for b in (0.5, 1.0, 4.0):
+        numeric = hockey_stick_numeric(
+            lambda x: stats.laplace.logpdf(x, 0.0, b),
+            lambda x: stats.laplace.logpdf(x, 1.0, b),
+            eps,
+            -60.0 * b,
+            1.0 + 60.0 * b,
+            num=2_000_001,
+        )
+        np.testing.assert_allclose(laplace_hockey_stick(b, eps), numeric, atol=1e-6)
+    # Hand values: TV(Lap(0,1), Lap(1,1)) = 1 - e^{-1/2}; H vanishes at eps = 1/b.
+    assert laplace_hockey_stick(1.0, 0.0) == pytest.approx(1.0 - math.exp(-0.5), rel=1e-14)
+    assert laplace_hockey_stick(1.0, 1.0) == 0.0
+    # TV(N(0,1), N(1,1)) = 2 Phi(1/2) - 1.
+    assert gaussian_hockey_stick(1.0, 0.0) == pytest.approx(2.0 * stats.norm.cdf(0.5) - 1.0, rel=1e-12)
+
+
+# --------------------------------------------------------------------------- fast: one run each
+def test_gaussian_bound_is_valid_and_tight_at_20k():
+    mu, eps, beta = 1.0, 0.5, 0.05
+    exact = float(gaussian_hockey_stick(mu, eps))  # 0.2384
+    p, q = gaussian_samples(20_000, mu, seed=11)
+    ev = ClassifierHockeyStick().estimate(p, q, epsilon=eps, beta=beta, rng=12)
+    for bound, direction in ((ev.forward, "P||Q"), (ev.reverse, "Q||P")):
+        assert bound.direction == direction
+        assert bound.lower <= exact
+        assert bound.lower >= exact - 0.05
+        # The same evidence bounds every eps' (one-sided, grid of orders).
+        grid = np.linspace(0.0, 3.0, 61)
+        assert np.all(bound.delta_lower_bound(grid) <= gaussian_hockey_stick(mu, grid))
+    assert ev.train_seconds > 0 and ev.total_seconds >= ev.train_seconds
+
+
+def test_laplace_bound_is_valid_and_tight_at_20k():
+    eps, beta = 0.25, 0.05
+    exact = float(laplace_hockey_stick(1.0, eps))  # 1 - e^{-3/8} = 0.3127
+    p, q = laplace_samples(20_000, seed=5)
+    ev = ClassifierHockeyStick().estimate(p, q, epsilon=eps, beta=beta, rng=6)
+    for bound in (ev.forward, ev.reverse):
+        assert exact - 0.06 <= bound.lower <= exact
+
+
+def test_bound_fields_are_consistent():
+    """lower = P_lo - e^eps Q_hi with Clopper–Pearson at beta/2 each on the held-out counts."""
+    eps, beta = 0.3, 0.1
+    p, q = gaussian_samples(3000, 1.0, seed=3)
+    ev = ClassifierHockeyStick(epochs=3).estimate(p, q, epsilon=eps, beta=beta, rng=4)
+    for b in (ev.forward, ev.reverse):
+        assert b.divergence == "hockey-stick" and b.epsilon == eps and b.beta == beta
+        assert b.n_test_p == 1500 and b.n_test_q == 1500 and b.n_train == 3000
+        assert 0 <= b.p_count <= b.n_test_p and 0 <= b.q_count <= b.n_test_q
+        assert b.p_mass_lower == clopper_pearson_lower(b.p_count, b.n_test_p, beta / 2)
+        assert b.q_mass_upper == clopper_pearson_upper(b.q_count, b.n_test_q, beta / 2)
+        assert b.lower == pytest.approx(b.p_mass_lower - math.exp(eps) * b.q_mass_upper, abs=1e-15)
+        assert b.estimate == pytest.approx(b.p_count / b.n_test_p - math.exp(eps) * b.q_count / b.n_test_q)
+        assert b.lower < b.estimate
+        assert b.delta_lower_bound(eps) == pytest.approx(b.lower, abs=1e-15)
+        assert "classifier score" in b.region
+        d = b.to_dict()
+        assert DivergenceBound(**d) == b
+
+
+def test_identical_distributions_give_no_evidence():
+    rng = np.random.default_rng(21)
+    p, q = rng.normal(size=(20_000, 2)), rng.normal(size=(20_000, 2))
+    ev = ClassifierHockeyStick().estimate(p, q, epsilon=0.0, beta=0.05, rng=22)
+    for b in (ev.forward, ev.reverse):
+        assert b.lower <= 0.0
+        assert b.epsilon_lower_bound(0.0) == 0.0
+
+
+def test_reproducible_from_the_same_seed():
+    p, q = laplace_samples(4000, seed=1)
+    est = ClassifierHockeyStick(epochs=2)
+    a = est.estimate(p, q, epsilon=0.5, beta=0.05, rng=99)
+    b = est.estimate(p, q, epsilon=0.5, beta=0.05, rng=np.random.default_rng(99))
+    assert a.forward == b.forward and a.reverse == b.reverse
+    # Also when the caller passes the same generator state twice.
+    c = est.estimate(p, q, epsilon=0.5, beta=0.05, rng=np.random.default_rng(99))
+    assert c.forward == a.forward
+    # The convenience wrapper returns the forward bound of the same computation.
+    w = hockey_stick_lower_bound(p, q, 0.5, beta=0.05, rng=99, epochs=2)
+    assert w == a.forward
+
+
+def test_delta_profile_changes_only_the_region_choice():
+    """Region choice against a claim's profile is still a valid bound (same data, other S)."""
+    p, q = gaussian_samples(20_000, 1.0, seed=31)
+    ev = ClassifierHockeyStick().estimate(
+        p, q, epsilon=0.5, beta=0.05, rng=32, delta_profile=lambda e: np.full_like(e, 0.1)
+    )
+    grid = np.linspace(0, 3, 31)
+    for b in (ev.forward, ev.reverse):
+        assert np.all(b.delta_lower_bound(grid) <= gaussian_hockey_stick(1.0, grid))
+
+
+@pytest.mark.parametrize(
+    "p, q, shown",
+    [
+        (np.r_[np.zeros(9), np.nan], np.zeros(10), "p_samples contains NaN"),
+        (np.zeros(10), np.r_[np.zeros(9), np.inf], "q_samples contains NaN or infinite"),
+        (np.zeros((10, 2)), np.zeros((10, 3)), "different output dimensions: 2 vs 3"),
+        (np.zeros(3), np.zeros(10), "at least 4 samples"),
+        (np.zeros(10), np.zeros((3, 1)), "at least 4 samples"),
+        (np.zeros((10, 1, 1)), np.zeros((10, 1)), "shape"),
+    ],
+)
+def test_estimate_rejects_bad_samples(p, q, shown):
+    with pytest.raises(ValueError, match=shown):
+        ClassifierHockeyStick().estimate(p, q, epsilon=0.5, beta=0.05, rng=0)
+
+
+@pytest.mark.parametrize("kwargs, shown", [
+    ({"epsilon": -0.1, "beta": 0.05}, "epsilon"),
+    ({"epsilon": float("nan"), "beta": 0.05}, "epsilon"),
+    ({"epsilon": float("inf"), "beta": 0.05}, "epsilon"),
+    ({"epsilon": 0.5, "beta": 0.0}, "beta"),
+    ({"epsilon": 0.5, "beta": 1.0}, "beta"),
+    ({"epsilon": 0.5, "beta": float("nan")}, "beta"),
+])
+def test_estimate_rejects_bad_parameters(kwargs, shown):
+    p, q = gaussian_samples(100, 1.0, seed=0)
+    with pytest.raises(ValueError, match=shown):
+        ClassifierHockeyStick().estimate(p, q, rng=0, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"train_fraction": 0.0}, {"train_fraction": 1.0}, {"epochs": 0}, {"batch_size": 0},
+    {"max_steps": 0}, {"learning_rate": 0.0},
+])
+def test_constructor_validation(kwargs):
+    with pytest.raises(ValueError):
+        ClassifierHockeyStick(**kwargs)
+
+
+def test_divergence_bound_epsilon_and_delta_conversions():
+    def bound(p_lo, q_hi):
+        return DivergenceBound("hockey-stick", "P||Q", 0.0, 0.0, p_lo - q_hi, 0.05, p_lo, q_hi, 0, 0, 1, 1, 2)
+
+    b = bound(0.5, 0.1)
+    # p_lo - e^eps q_hi = delta  <=>  eps = ln((p_lo - delta) / q_hi).
+    assert b.epsilon_lower_bound(0.0) == pytest.approx(math.log(5.0))
+    assert b.epsilon_lower_bound(0.2) == pytest.approx(math.log(3.0))
+    assert b.epsilon_lower_bound(0.5) == 0.0
+    assert bound(0.05, 0.1).epsilon_lower_bound(0.0) == 0.0  # p_lo < q_hi: rejects no eps >= 0
+    assert bound(0.5, 0.0).epsilon_lower_bound(0.0) == math.inf
+    np.testing.assert_allclose(b.delta_lower_bound(np.array([0.0, math.log(2.0)])), [0.4, 0.3])
+    assert isinstance(b.delta_lower_bound(1.0), float)
+
+
+# --------------------------------------------------------------------------- slow: coverage
+COVERAGE_REPS = 300
+COVERAGE_N = 2000  # samples per distribution: half train, half test
+COVERAGE_BETA = 0.1
+COVERAGE_EPS = 0.5
+GRID = np.linspace(0.0, 2.0, 41)  # eps' for the simultaneous check; both H's vanish or are tiny at 2
+SMALL = dict(hidden_sizes=(16,), epochs=10, batch_size=128, max_steps=100)
+
+CASES = {
+    # name: (sampler(seed) -> (P, Q), exact H as a function of eps)
+    "gaussian": (lambda seed: gaussian_samples(COVERAGE_N, 1.0, seed), lambda e: gaussian_hockey_stick(1.0, e)),
+    "laplace": (lambda seed: laplace_samples(COVERAGE_N, seed), lambda e: laplace_hockey_stick(1.0, e)),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def coverage_runs(request):
+    sampler, exact = CASES[request.param]
+    est = ClassifierHockeyStick(**SMALL)
+    lower = np.empty((COVERAGE_REPS, 2))
+    grid_fail = np.zeros((COVERAGE_REPS, 2), dtype=bool)
+    exact_grid = exact(GRID)
+    for rep in range(COVERAGE_REPS):
+        p, q = sampler([rep, 7001])
+        ev = est.estimate(p, q, epsilon=COVERAGE_EPS, beta=COVERAGE_BETA, rng=[rep, 7002])
+        for j, b in enumerate((ev.forward, ev.reverse)):
+            lower[rep, j] = b.lower
+            grid_fail[rep, j] = bool(np.any(b.delta_lower_bound(GRID) > exact_grid))
+    return {"name": request.param, "lower": lower, "grid_fail": grid_fail, "exact": float(exact(COVERAGE_EPS))}
+
+
+def _consistent_with_rate(failures: int, reps: int, rate: float) -> float:
+    """p-value of the one-sided test of 'failure rate <= rate'."""
+    return stats.binomtest(int(failures), reps, rate, alternative="greater").pvalue
+
+
+@pytest.mark.slow
+def test_coverage_at_the_reported_epsilon(coverage_runs):
+    lower, exact = coverage_runs["lower"], coverage_runs["exact"]
+    for j, direction in enumerate(("P||Q", "Q||P")):
+        failures = int(np.sum(lower[:, j] > exact))
+        print(f"{coverage_runs['name']} {direction}: {failures}/{COVERAGE_REPS} failures at beta={COVERAGE_BETA}")
+        assert _consistent_with_rate(failures, COVERAGE_REPS, COVERAGE_BETA) > 0.001
+
+
+@pytest.mark.slow
+def test_coverage_simultaneous_over_epsilon_grid(coverage_runs):
+    fails = coverage_runs["grid_fail"]
+    for j, direction in enumerate(("P||Q", "Q||P")):
+        failures = int(fails[:, j].sum())
+        print(f"{coverage_runs['name']} {direction} grid: {failures}/{COVERAGE_REPS} failures at beta={COVERAGE_BETA}")
+        assert _consistent_with_rate(failures, COVERAGE_REPS, COVERAGE_BETA) > 0.001
+
+
+@pytest.mark.slow
+def test_bound_is_not_absurdly_loose(coverage_runs):
+    lower, exact = coverage_runs["lower"], coverage_runs["exact"]
+    # At n = 2000 (1000 held out per distribution) Clopper-Pearson alone costs about 0.05; the
+    # small classifier loses a little more. Most runs must find real evidence.
+    for j in range(2):
+        assert np.median(lower[:, j]) >= exact - 0.1
+        assert np.mean(lower[:, j] > 0.05) >= 0.9
