@@ -171,7 +171,7 @@ class RenyiDP:
         """Largest ``H_{e^eps'}`` an (alpha, epsilon)-RDP mechanism can have, for an array of eps'.
 
         ``delta(eps') = min(1, exp((alpha - 1)(epsilon - eps')) (1 - 1/alpha)^(alpha - 1) / alpha)``
-        (Canonne, Kamath, Steinke 2020, Prop. 12; derivation in ``docs/claims.md``). Valid for every
+        (Canonne, Kamath, Steinke 2020, Prop. 12; derivation in ``docs/hockey_stick.md`` §3). Valid for every
         real eps'; tighter than Mironov's ``exp((alpha - 1)(epsilon - eps'))`` by the factor
         ``(1 - 1/alpha)^(alpha - 1) / alpha``.
         """

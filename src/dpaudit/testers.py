@@ -127,6 +127,7 @@ class HockeyStickTester:
             "max_steps": e.max_steps,
             "train_fraction": e.train_fraction,
             "device": str(e.device),
+            "num_threads": e.num_threads,
         }
 
     def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:

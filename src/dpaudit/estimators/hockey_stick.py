@@ -20,6 +20,7 @@ inequality. dpaudit keeps the idea and tightens every step:
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -42,6 +43,22 @@ def _check_samples(name: str, x) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
     return arr
+
+
+@contextmanager
+def _torch_threads(num_threads: int | None):
+    """Temporarily set torch's intra-op CPU threads (no-op for None)."""
+    import torch
+
+    if num_threads is None:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(num_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 @dataclass(frozen=True)
@@ -82,12 +99,19 @@ class ClassifierHockeyStick:
         Fraction of each sample used to train and choose the regions; the rest bounds them.
     device : str or torch.device, default "cpu"
         Where the classifier is trained (``"cuda"`` for a GPU).
+    num_threads : int or None, default 1
+        CPU threads torch may use while training and scoring (restored afterwards). The MLP is
+        small, so one thread is fastest and does not collapse when other processes load the
+        cores (measured: 0.14 s vs 0.19 s per 50k trial idle, 0.5 s vs 5-31 s under load).
+        ``None`` keeps torch's setting.
 
     Notes
     -----
     Inputs are standardised per coordinate with the median and a robust scale of the training
-    samples, and fed both as ``clip(z, -10, 10)`` and ``asinh(z)``: heavy-tailed outputs (where
-    privacy violations of mis-scaled noise live) stay informative without dominating training.
+    samples, and fed as ``clip(z, -10, 10)`` and ``asinh(c z)`` for zoom levels
+    ``c = 1, 10, 100, 1000``: heavy-tailed outputs (where violations of mis-scaled noise live) stay
+    informative without dominating training, and a small shift hidden under a heavy-tailed noise
+    mixture (e.g. a mean computed with the true count) is still resolved.
     """
 
     def __init__(
@@ -99,6 +123,7 @@ class ClassifierHockeyStick:
         max_steps: int = 1500,
         train_fraction: float = 0.5,
         device: str = "cpu",
+        num_threads: int | None = 1,
     ):
         if not (0.0 < train_fraction < 1.0):
             raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
@@ -115,11 +140,20 @@ class ClassifierHockeyStick:
         self.max_steps = int(max_steps)
         self.train_fraction = float(train_fraction)
         self.device = device
+        if num_threads is not None and int(num_threads) < 1:
+            raise ValueError(f"num_threads must be >= 1 or None, got {num_threads!r}")
+        self.num_threads = None if num_threads is None else int(num_threads)
 
     # ------------------------------------------------------------------ classifier
+    _ZOOM = (1.0, 10.0, 100.0, 1000.0)
+
     def _features(self, x: np.ndarray, center: np.ndarray, scale: np.ndarray) -> np.ndarray:
         z = (x - center) / scale
-        return np.concatenate([np.clip(z, -10.0, 10.0), np.arcsinh(z)], axis=1).astype(np.float32)
+        feats = [np.clip(z, -10.0, 10.0)]
+        # asinh at several zoom levels: ~linear within |z| < 1/c, logarithmic beyond, so both a
+        # small shift hidden under heavy-tailed noise and the tails themselves stay visible.
+        feats += [np.arcsinh(c * z) / np.log1p(2.0 * c) for c in self._ZOOM]
+        return np.concatenate(feats, axis=1).astype(np.float32)
 
     def _train_scorer(self, p_train: np.ndarray, q_train: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray]:
         import torch
@@ -304,12 +338,12 @@ class ClassifierHockeyStick:
         p_tr, p_te = p[:n_tr_p], p[n_tr_p:]
         q_tr, q_te = q[:n_tr_q], q[n_tr_q:]
 
-        t_train = time.perf_counter()
-        scorer = self._train_scorer(p_tr, q_tr, seed=int(rng.integers(2**31 - 1)))
-        train_seconds = time.perf_counter() - t_train
-
-        s_p_tr, s_q_tr = scorer(p_tr), scorer(q_tr)
-        s_p_te, s_q_te = scorer(p_te), scorer(q_te)
+        with _torch_threads(self.num_threads):
+            t_train = time.perf_counter()
+            scorer = self._train_scorer(p_tr, q_tr, seed=int(rng.integers(2**31 - 1)))
+            train_seconds = time.perf_counter() - t_train
+            s_p_tr, s_q_tr = scorer(p_tr), scorer(q_tr)
+            s_p_te, s_q_te = scorer(p_te), scorer(q_te)
 
         if delta_profile is None:
             eps_grid = np.array([epsilon])
