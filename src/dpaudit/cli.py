@@ -16,6 +16,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -50,7 +51,7 @@ class Search(str, Enum):
 
 
 def _fail(message: str) -> "typer.Exit":
-    console.print(f"[bold red]error:[/] {message}")
+    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
     return typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -140,7 +141,7 @@ def _render(result, out: Console) -> None:
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
-    head.add_row("mechanism", result.mechanism)
+    head.add_row("mechanism", escape(result.mechanism))
     head.add_row("claim", claim.describe())
     head.add_row("verdict", verdict)
     head.add_row(
@@ -158,9 +159,9 @@ def _render(result, out: Console) -> None:
         ev = Table(title=("Witness" if result.violation else "Strongest evidence") + f" (trial {s.index + 1})", show_header=False)
         ev.add_column(style="bold")
         ev.add_column()
-        ev.add_row("neighbouring pair", f"{s.pair.relation}: {s.pair.description}")
-        ev.add_row("D0", _fmt_dataset(s.pair.d0))
-        ev.add_row("D1", _fmt_dataset(s.pair.d1))
+        ev.add_row("neighbouring pair", escape(f"{s.pair.relation}: {s.pair.description}"))
+        ev.add_row("D0", escape(_fmt_dataset(s.pair.d0)))
+        ev.add_row("D1", escape(_fmt_dataset(s.pair.d1)))
         ev.add_row("direction", f"{b.direction} (P = M(D0), Q = M(D1))")
         ev.add_row("samples", f"{s.num_samples:,} per dataset ({b.n_test_p:,} held out for the bound)")
         ev.add_row(f"H_e^eps estimate (eps={claim.epsilon:g})", f"{b.estimate:.6g}")
@@ -181,7 +182,7 @@ def _render(result, out: Console) -> None:
             o = r.outcome
             b = o.bounds[o.strongest]
             tt.add_row(
-                str(r.index + 1), r.finder, r.pair.description or "-", f"{b.estimate:.4g}", f"{b.lower:.4g}",
+                str(r.index + 1), r.finder, escape(r.pair.description or "-"), f"{b.estimate:.4g}", f"{b.lower:.4g}",
                 f"{o.margin:.4g}", "[red]yes[/]" if o.violation else "no", f"{r.sample_seconds + r.test_seconds:.1f}",
             )
         out.print(tt)
@@ -275,7 +276,7 @@ def test_cmd(
 
     if not json_out:
         console.print(
-            f"Auditing [bold]{getattr(mechanism, 'name', target)}[/] against {claim.describe()} "
+            f"Auditing [bold]{escape(str(getattr(mechanism, 'name', target)))}[/] against {claim.describe()} "
             f"({relation.name} neighbours, {samples:,} samples per dataset, up to {trials} trial(s), beta={beta:g})"
         )
     progress = Progress(

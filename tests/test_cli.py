@@ -1,0 +1,144 @@
+"""End-to-end tests of the command line (exit codes, evidence printed, JSON report, bad input)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from typer.testing import CliRunner
+
+from dpaudit.cli import app
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    """A user module with per-call mechanisms, importable as `usermech`."""
+    (tmp_path / "usermech.py").write_text(textwrap.dedent(
+        """
+        import numpy as np
+
+        def noisy_sum(dataset, rng):
+            return dataset.sum() + rng.laplace(0.0, 1.0)      # sensitivity 1, scale 1: 1-DP
+
+        def leaky_sum(dataset, rng):
+            return dataset.sum() + rng.laplace(0.0, 0.1)      # 10-DP, claimed 1-DP
+
+        def returns_nan(dataset):
+            return float("nan")
+
+        def raises(dataset):
+            raise RuntimeError("database offline")
+
+        NOT_A_MECHANISM = 3
+        """
+    ))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_buggy_zoo_mechanism_exits_1_and_prints_witness(tmp_path):
+    report = tmp_path / "r.json"
+    res = run("test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "20000",
+              "--seed", "0", "--report", str(report), "--quiet")
+    assert res.exit_code == 1, res.output
+    assert "VIOLATION" in res.output
+    assert "D0" in res.output and "D1" in res.output
+    data = json.loads(report.read_text())
+    assert data["violation"] is True
+    ev = data["evidence"]
+    assert ev["divergence_lower_bound"] > 0
+    assert ev["epsilon_lower_bound"] > 0.01
+    t = data["trials"][0]
+    assert t["num_samples"] == 20000 and t["seed_key"] == [0]
+    assert set(data["versions"]) >= {"dpaudit", "numpy", "scipy", "torch", "python"}
+
+
+def test_correct_zoo_mechanism_exits_0():
+    res = run("test", "zoo:dp-laplace", "--epsilon", "0.01", "--samples", "20000", "--trials", "2",
+              "--seed", "0", "--quiet")
+    assert res.exit_code == 0, res.output
+    assert "no violation found" in res.output
+
+
+def test_json_output_parses_and_matches_exit_code():
+    res = run("test", "zoo:non-dp-laplace-1", "--epsilon", "1", "--samples", "20000", "--seed", "1", "--json")
+    data = json.loads(res.stdout)
+    assert data["violation"] is (res.exit_code == 1)
+    assert data["claim"] == {"kind": "pure-dp", "epsilon": 1.0}
+
+
+def test_zoo_lists_mechanisms_with_claims():
+    res = run("zoo")
+    assert res.exit_code == 0
+    for name in ("dp-laplace", "non-dp-laplace-1", "non-dp-laplace-2", "non-dp-gaussian-1", "non-dp-gaussian-2"):
+        assert name in res.output
+    data = json.loads(run("zoo", "--json").stdout)
+    assert {e["name"]: e["private"] for e in data}["dp-laplace"] is True
+    assert {e["name"]: e["private"] for e in data}["non-dp-laplace-1"] is False
+
+
+def test_user_function_targets(user_module):
+    leaky = run("test", "usermech:leaky_sum", "--epsilon", "1", "--samples", "3000", "--seed", "0",
+                "--pairs", "[[[1.0], [1.0, 1.0]]]", "--search", "grid", "--quiet")
+    assert leaky.exit_code == 1, leaky.output
+    ok = run("test", "usermech:noisy_sum", "--epsilon", "1", "--samples", "3000", "--seed", "0",
+             "--pairs", "[[[1.0], [1.0, 1.0]]]", "--search", "grid", "--quiet")
+    assert ok.exit_code == 0, ok.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["zoo:dp-laplace", "--epsilon", "-1"], "epsilon"),
+        (["zoo:dp-laplace", "--epsilon", "nan"], "epsilon"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--delta", "1.5"], "delta"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--alpha", "0.5"], "alpha"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--alpha", "2", "--delta", "0.1"], "not both"),
+        (["zoo:no-such-thing", "--epsilon", "1"], "no-such-thing"),
+        (["not_a_target", "--epsilon", "1"], "TARGET"),
+        (["no_such_module_xyz:f", "--epsilon", "1"], "no_such_module_xyz"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--samples", "2"], "samples"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--beta", "0"], "beta"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--domain", "0-1"], "LOWER:UPPER"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "[[[0.5], [0.1, 0.2]]]"], "not add/remove neighbours"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "[[[5.0], [5.0, 0.0]]]"], "outside the domain"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "{not json"], "JSON"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(args, message):
+    res = run("test", *args, "--quiet")
+    assert res.exit_code == 2, res.output
+    assert message in res.output
+
+
+def test_grid_search_without_pairs_is_bad_input(user_module):
+    res = run("test", "usermech:noisy_sum", "--epsilon", "1", "--search", "grid")
+    assert res.exit_code == 2 and "--pairs" in res.output
+
+
+@pytest.mark.parametrize("target, message", [
+    ("usermech:returns_nan", "non-finite value nan"),
+    ("usermech:raises", "database offline"),
+    ("usermech:NOT_A_MECHANISM", "neither a Mechanism"),
+])
+def test_broken_mechanisms_exit_2_naming_the_problem(user_module, target, message):
+    res = run("test", target, "--epsilon", "1", "--samples", "50", "--quiet")
+    assert res.exit_code == 2, res.output
+    assert message in res.output.replace("\n", " ")
+    if "usermech:r" in target:
+        assert "on dataset [" in res.output
+
+
+def test_help_explains_the_command():
+    res = run("test", "--help")
+    assert res.exit_code == 0
+    for word in ("--epsilon", "--delta", "--alpha", "--neighbouring", "--samples", "--trials", "--report", "--exhaustive"):
+        assert word in res.output
