@@ -43,9 +43,19 @@ class Mechanism(ABC):
     """A randomised algorithm under audit.
 
     Subclasses implement :meth:`sample`. The attribute ``name`` is used in reports and errors.
+
+    Optional audit hints, used by ``dpaudit test`` when the user gives no option for them:
+
+    ``neighbouring``
+        The relation the mechanism claims privacy under (an ``AddRemove`` or ``Replace`` object,
+        which also carries the record domain and dataset sizes).
+    ``witness_pairs``
+        Neighbouring pairs ``(D0, D1)`` (nested lists of records) worth testing first.
     """
 
     name: str = "mechanism"
+    neighbouring = None
+    witness_pairs: tuple = ()
 
     @abstractmethod
     def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:

@@ -1,0 +1,5 @@
+"""Ready-made mechanisms to audit, importable by the CLI as ``dpaudit.examples.<module>:<name>``.
+
+* :mod:`dpaudit.examples.diffprivlib_mean`: IBM diffprivlib's mean, used correctly (``dpl_mean``)
+  and with data-dependent bounds (``broken_mean``); needs ``pip install 'dpaudit[diffprivlib]'``.
+"""
