@@ -323,7 +323,7 @@ def audit(
         t2 = time.perf_counter()
         record = TrialRecord(
             index=t,
-            finder=getattr(finder, "name", type(finder).__name__),
+            finder=getattr(finder, "last_finder", None) or getattr(finder, "name", type(finder).__name__),
             pair=pair,
             num_samples=int(num_samples),
             outcome=outcome,

@@ -175,16 +175,20 @@ def _render(result, out: Console) -> None:
         out.print(ev)
 
     if len(result.trials) > 1:
-        tt = Table(title="Trials")
-        for col in ("#", "finder", "pair", "estimate", "lower bound", "margin", "violation", "seconds"):
-            tt.add_column(col, justify="right" if col not in ("finder", "pair") else "left")
+        tt = Table(title="Trials", expand=False)
+        tt.add_column("#", justify="right")
+        tt.add_column("pair", overflow="ellipsis", max_width=28, no_wrap=True)
+        for col in ("estimate", "lower", "margin", "viol.", "s"):
+            tt.add_column(col, justify="right", no_wrap=True)
         for r in result.trials[:50]:
             o = r.outcome
             b = o.bounds[o.strongest]
             tt.add_row(
-                str(r.index + 1), r.finder, escape(r.pair.description or "-"), f"{b.estimate:.4g}", f"{b.lower:.4g}",
-                f"{o.margin:.4g}", "[red]yes[/]" if o.violation else "no", f"{r.sample_seconds + r.test_seconds:.1f}",
+                str(r.index + 1), escape(r.pair.description or "-"), f"{b.estimate:+.4f}", f"{b.lower:+.4f}",
+                f"{o.margin:+.4f}", "[red]yes[/]" if o.violation else "no", f"{r.sample_seconds + r.test_seconds:.1f}",
             )
+        if len(result.trials) > 50:
+            tt.caption = f"first 50 of {len(result.trials)} trials; all are in the JSON report"
         out.print(tt)
 
 

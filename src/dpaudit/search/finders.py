@@ -94,12 +94,14 @@ class ChainFinder:
         caps = [f.capacity for f in self.finders]
         self.capacity = None if any(c is None for c in caps) else sum(caps)
         self._owner: dict[int, object] = {}
+        self.last_finder: str | None = None
 
     def ask(self) -> NeighbouringPair | None:
         for f in self.finders:
             pair = f.ask()
             if pair is not None:
                 self._owner[id(pair)] = f
+                self.last_finder = f.name
                 return pair
         return None
 
