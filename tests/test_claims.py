@@ -233,3 +233,13 @@ def test_gaussian_mechanism_lies_below_its_tight_approx_dp_profile(sigma, epsilo
     exact = gaussian_mechanism_hockey_stick(sigma, eps_prime)
     assert np.all(exact <= claim.delta_profile(eps_prime) + 1e-12)
     assert claim.delta_profile(epsilon) == pytest.approx(exact[np.argmin(np.abs(eps_prime - epsilon))], abs=1e-9)
+
+
+@pytest.mark.parametrize("bad", [True, False, "0.5", b"1"])
+def test_bools_and_strings_are_not_privacy_parameters(bad):
+    with pytest.raises(InvalidClaimError, match="real number"):
+        PureDP(bad)
+    with pytest.raises(InvalidClaimError, match="real number"):
+        ApproxDP(1.0, bad)
+    with pytest.raises(InvalidClaimError, match="real number"):
+        RenyiDP(bad, 1.0)

@@ -22,11 +22,18 @@ from .errors import InvalidClaimError
 __all__ = ["ApproxDP", "Claim", "PureDP", "RenyiDP", "make_claim"]
 
 
-def _check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+def _as_real(value, name: str) -> float:
+    """A claim parameter as float; bools and strings are rejected (a caller's bug, not a number)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise InvalidClaimError(f"{name} must be a real number, got {value!r}")
     try:
-        value = float(epsilon)
+        return float(value)
     except (TypeError, ValueError):
-        raise InvalidClaimError(f"{name} must be a number, got {epsilon!r}") from None
+        raise InvalidClaimError(f"{name} must be a number, got {value!r}") from None
+
+
+def _check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    value = _as_real(epsilon, name)
     if not math.isfinite(value) or value < 0:
         raise InvalidClaimError(f"{name} must be finite and >= 0, got {epsilon!r}")
     return value
@@ -111,10 +118,7 @@ class ApproxDP:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
-        try:
-            delta = float(self.delta)
-        except (TypeError, ValueError):
-            raise InvalidClaimError(f"delta must be a number, got {self.delta!r}") from None
+        delta = _as_real(self.delta, "delta")
         if not (0.0 <= delta < 1.0):
             raise InvalidClaimError(f"delta must satisfy 0 <= delta < 1, got {self.delta!r}")
         object.__setattr__(self, "delta", delta)
@@ -158,10 +162,7 @@ class RenyiDP:
     epsilon: float
 
     def __post_init__(self) -> None:
-        try:
-            alpha = float(self.alpha)
-        except (TypeError, ValueError):
-            raise InvalidClaimError(f"alpha must be a number, got {self.alpha!r}") from None
+        alpha = _as_real(self.alpha, "alpha")
         if not math.isfinite(alpha) or alpha <= 1.0:
             raise InvalidClaimError(f"alpha must be finite and > 1, got {self.alpha!r}")
         object.__setattr__(self, "alpha", alpha)
