@@ -26,17 +26,6 @@ from dpaudit.estimators import ClassifierHockeyStick, DivergenceBound, hockey_st
 from exact_divergences import gaussian_hockey_stick, hockey_stick_numeric, laplace_hockey_stick
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    # The classifiers here are tiny: intra-op threads buy nothing, and on a shared 2-core machine
-    # two torch threads per process slow training down 10-50x when another process is busy.
-    torch = pytest.importorskip("torch")
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 def gaussian_samples(n, mu, seed):
     rng = np.random.default_rng(seed)
     return rng.normal(0.0, 1.0, (n, 1)), rng.normal(mu, 1.0, (n, 1))

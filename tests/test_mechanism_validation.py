@@ -227,17 +227,7 @@ def test_describe_dataset_is_short():
 
 
 # --------------------------------------------------------------------------- audit propagates
-@pytest.fixture
-def one_torch_thread():
-    # A tiny classifier: two torch threads only slow it down when another process shares the cores.
-    torch = pytest.importorskip("torch")
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
-def test_audit_propagates_mechanism_error(one_torch_thread):
+def test_audit_propagates_mechanism_error():
     """A failure on the second trial's dataset must stop the audit with the error, not be skipped."""
 
     class FailsOnThreeRecords(Mechanism):

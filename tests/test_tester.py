@@ -36,17 +36,6 @@ from dpaudit import (
 from exact_divergences import gaussian_mechanism_hockey_stick
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    # Tiny classifiers: intra-op threads buy nothing, and two torch threads per process slow
-    # training down 10-50x when another process shares the 2 cores.
-    torch = pytest.importorskip("torch")
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 SMALL = dict(hidden_sizes=(16,), epochs=10, batch_size=128, max_steps=100)
 
 

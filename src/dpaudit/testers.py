@@ -8,7 +8,6 @@ accused with probability at most ``beta``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -180,6 +179,6 @@ class HockeyStickTester:
             witness_epsilon=witness_eps,
             delta_lower_bound=delta_lb,
             claimed_delta=claimed_delta,
-            epsilon_lower_bound=eps_lb if math.isfinite(eps_lb) else float("inf"),
+            epsilon_lower_bound=eps_lb,
             objective=float(objective),
         )
