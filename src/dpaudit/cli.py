@@ -368,6 +368,17 @@ def version_cmd() -> None:
         typer.echo(f"{k} {v}")
 
 
+def _register_subcommands() -> None:
+    from .accounting.cli import register as register_accounting
+    from .scores.cli import register as register_scores
+
+    register_scores(app)
+    register_accounting(app)
+
+
+_register_subcommands()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -1,0 +1,1 @@
+"""dpaudit.scores (under construction)."""
