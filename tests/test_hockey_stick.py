@@ -21,7 +21,7 @@ import pytest
 from scipy import stats
 
 from dpaudit.bounds import clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.estimators import ClassifierHockeyStick, DivergenceBound, hockey_stick_lower_bound
+from dpaudit.estimators import ClassifierHockeyStick, HockeyStickBound, bound_from_dict, hockey_stick_lower_bound
 
 from exact_divergences import gaussian_hockey_stick, hockey_stick_numeric, laplace_hockey_stick
 
@@ -108,7 +108,7 @@ def test_bound_fields_are_consistent():
         assert b.delta_lower_bound(eps) == pytest.approx(b.lower, abs=1e-15)
         assert "classifier score" in b.region
         d = b.to_dict()
-        assert DivergenceBound(**d) == b
+        assert bound_from_dict(d) == b and d["type"] == "HockeyStickBound"
 
 
 def test_identical_distributions_give_no_evidence():
@@ -186,7 +186,11 @@ def test_constructor_validation(kwargs):
 
 def test_divergence_bound_epsilon_and_delta_conversions():
     def bound(p_lo, q_hi):
-        return DivergenceBound("hockey-stick", "P||Q", 0.0, 0.0, p_lo - q_hi, 0.05, p_lo, q_hi, 0, 0, 1, 1, 2)
+        return HockeyStickBound(
+            divergence="hockey-stick", direction="P||Q", estimate=0.0, lower=p_lo - q_hi, beta=0.05,
+            epsilon=0.0, p_mass_lower=p_lo, q_mass_upper=q_hi, p_count=0, q_count=0,
+            n_test_p=1, n_test_q=1, n_train=2,
+        )
 
     b = bound(0.5, 0.1)
     # p_lo - e^eps q_hi = delta  <=>  eps = ln((p_lo - delta) / q_hi).

@@ -263,7 +263,7 @@ def test_audit_json_round_trip():
     assert back == result
     assert back.to_dict() == result.to_dict()
     d = json.loads(text)
-    assert d["schema_version"] == 1 and d["trials_run"] == 3
+    assert d["schema_version"] == 2 and d["trials_run"] == 3
     assert d["verdict"] == ("violation" if result.violation else "no violation found")
     assert d["neighbouring"]["relation"] == "add-remove"
     with pytest.raises(ValueError, match="schema_version"):

@@ -10,10 +10,10 @@ from .audit import AuditResult, TrialRecord, audit
 from .claims import ApproxDP, PureDP, RenyiDP, make_claim
 from .datasets import AddRemove, Domain, NeighbouringPair, Replace
 from .errors import DPAuditError, InvalidClaimError, MechanismError, NeighbouringError
-from .estimators import ClassifierHockeyStick, DivergenceBound, hockey_stick_lower_bound
+from .estimators import ClassifierHockeyStick, DivergenceBound, HockeyStickBound, hockey_stick_lower_bound
 from .mechanisms import CallableMechanism, Mechanism, draw
 from .search import ChainFinder, GridFinder, RandomFinder
-from .testers import HockeyStickTester, TestOutcome
+from .testers import CombinedTester, HockeyStickTester, Tester, TestOutcome, make_tester
 
 __all__ = [
     "AddRemove",
@@ -22,10 +22,12 @@ __all__ = [
     "CallableMechanism",
     "ChainFinder",
     "ClassifierHockeyStick",
+    "CombinedTester",
     "DPAuditError",
     "DivergenceBound",
     "Domain",
     "GridFinder",
+    "HockeyStickBound",
     "HockeyStickTester",
     "InvalidClaimError",
     "Mechanism",
@@ -37,9 +39,11 @@ __all__ = [
     "RenyiDP",
     "Replace",
     "TestOutcome",
+    "Tester",
     "TrialRecord",
     "audit",
     "draw",
     "hockey_stick_lower_bound",
     "make_claim",
+    "make_tester",
 ]

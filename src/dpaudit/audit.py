@@ -23,11 +23,12 @@ import numpy as np
 from .claims import Claim, claim_from_dict
 from .datasets import NeighbouringPair
 from .mechanisms.base import Mechanism, draw
-from .testers import HockeyStickTester, TestOutcome
+from .testers import HockeyStickTester, Tester, TestOutcome
 
 __all__ = ["AuditResult", "TrialRecord", "audit", "library_versions"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+_READABLE_SCHEMAS = (1, 2)
 
 
 def library_versions() -> dict:
@@ -120,7 +121,8 @@ class AuditResult:
     trials : tuple of TrialRecord
         Every trial run, in order.
     strongest_trial : int or None
-        Index of the trial with the largest margin (the evidence to show).
+        Index of the trial with the strongest evidence: a violating trial if any (the largest
+        margin among them), else the trial with the largest margin.
     stopped_early : bool
         True when the audit stopped at the first violation before its budget.
     seed : int
@@ -159,9 +161,24 @@ class AuditResult:
         return None if self.strongest_trial is None else self.trials[self.strongest_trial]
 
     @property
+    def inconclusive(self) -> bool:
+        """True when no violation was found and every trial was inconclusive (samples too few
+        for the tester's bound to say anything; see each outcome's ``note``)."""
+        return (not self.violation) and bool(self.trials) and all(t.outcome.inconclusive for t in self.trials)
+
+    @property
+    def verdict(self) -> str:
+        """``"violation"``, ``"inconclusive"`` or ``"no violation found"``."""
+        if self.violation:
+            return "violation"
+        return "inconclusive" if self.inconclusive else "no violation found"
+
+    @property
     def exit_code(self) -> int:
-        """CLI exit code: 1 if a violation was found, else 0."""
-        return 1 if self.violation else 0
+        """CLI exit code: 1 if a violation was found, 3 if inconclusive, else 0."""
+        if self.violation:
+            return 1
+        return 3 if self.inconclusive else 0
 
     def to_dict(self) -> dict:
         s = self.strongest
@@ -171,8 +188,12 @@ class AuditResult:
             b = o.bounds[o.strongest]
             summary = {
                 "trial": s.index,
+                "tester": o.tester if not o.parts else o.parts[_part_of(o)].tester,
+                "status": o.status,
+                "note": o.note,
                 "pair": s.pair.to_dict(),
                 "direction": b.direction,
+                "divergence": b.divergence,
                 "divergence_estimate": b.estimate,
                 "divergence_lower_bound": b.lower,
                 "delta_lower_bound_at_claimed_epsilon": o.delta_lower_bound,
@@ -185,7 +206,7 @@ class AuditResult:
             "schema_version": SCHEMA_VERSION,
             "mechanism": self.mechanism,
             "claim": self.claim.to_dict(),
-            "verdict": "violation" if self.violation else "no violation found",
+            "verdict": self.verdict,
             "violation": self.violation,
             "beta": self.beta,
             "beta_per_trial": self.beta_per_trial,
@@ -211,7 +232,7 @@ class AuditResult:
     @classmethod
     def from_dict(cls, d: dict) -> "AuditResult":
         """Rebuild a result from :meth:`to_dict` output (e.g. a JSON report)."""
-        if d.get("schema_version") != SCHEMA_VERSION:
+        if d.get("schema_version") not in _READABLE_SCHEMAS:
             raise ValueError(f"unsupported report schema_version {d.get('schema_version')!r}")
         return cls(
             mechanism=d["mechanism"],
@@ -233,12 +254,22 @@ class AuditResult:
         )
 
 
+def _part_of(outcome: TestOutcome) -> int:
+    """Index of the part (of a combined outcome) that holds the strongest bound."""
+    seen = 0
+    for i, p in enumerate(outcome.parts):
+        seen += len(p.bounds)
+        if outcome.strongest < seen:
+            return i
+    return 0
+
+
 def audit(
     mechanism: Mechanism,
     claim: Claim,
     finder,
     *,
-    tester: HockeyStickTester | None = None,
+    tester: Tester | None = None,
     num_samples: int = 50_000,
     trials: int = 10,
     beta: float = 0.01,
@@ -258,8 +289,9 @@ def audit(
         The guarantee it claims.
     finder : Finder
         Proposes pairs (``GridFinder``, ``RandomFinder``, ``ChainFinder``...).
-    tester : HockeyStickTester, optional
-        Default: ``HockeyStickTester()`` on CPU.
+    tester : Tester, optional
+        Default: ``HockeyStickTester()`` on CPU. Any :class:`~dpaudit.testers.Tester`, e.g.
+        ``make_tester("all")``.
     num_samples : int, default 50_000
         Outputs drawn on **each** dataset per trial.
     trials : int, default 10
@@ -283,6 +315,8 @@ def audit(
     ------
     ValueError
         On invalid num_samples, trials or beta.
+    InvalidClaimError
+        If the tester cannot test this kind of claim.
     MechanismError
         If the mechanism fails or returns unusable outputs (never silently dropped).
     """
@@ -293,6 +327,7 @@ def audit(
     if not (0.0 < beta < 1.0):
         raise ValueError(f"beta must be in (0, 1), got {beta!r}")
     tester = tester or HockeyStickTester()
+    tester.require(claim)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
     budget = int(trials)
@@ -341,7 +376,9 @@ def audit(
 
     strongest = None
     if records:
-        strongest = max(range(len(records)), key=lambda i: records[i].outcome.margin)
+        strongest = max(
+            range(len(records)), key=lambda i: (records[i].outcome.violation, records[i].outcome.margin)
+        )
     return AuditResult(
         mechanism=name,
         claim=claim,

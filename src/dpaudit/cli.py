@@ -1,7 +1,8 @@
 """Command-line interface: ``dpaudit test``, ``dpaudit zoo``.
 
 Exit codes of ``dpaudit test``: 0 no violation found, 1 violation found, 2 bad input (invalid
-options, unknown target, or a mechanism whose outputs cannot be audited).
+options, unknown target, a tester that cannot test the claim, or a mechanism whose outputs cannot
+be audited), 3 inconclusive (every trial had too few samples for the tester's bound).
 """
 
 from __future__ import annotations
@@ -36,12 +37,20 @@ app = typer.Typer(
 )
 
 console = Console(stderr=True)
-EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 
 
 class Neighbouring(str, Enum):
     add_remove = "add-remove"
     replace = "replace"
+
+
+class TesterName(str, Enum):
+    hockey_stick = "hockey-stick"
+    renyi = "renyi"
+    mmd = "mmd"
+    histogram = "histogram"
+    all = "all"
 
 
 class Search(str, Enum):
@@ -130,62 +139,102 @@ def _fmt_dataset(d) -> str:
     return describe_dataset(d, max_items=10)
 
 
+_DIVERGENCE_LABEL = {
+    "hockey-stick": "hockey-stick H_e^eps",
+    "renyi": "Rényi D_alpha",
+    "mmd": "MMD",
+}
+
+
+def _evidence_rows(ev: Table, s, claim) -> None:
+    """Rows describing the strongest evidence of one trial, whatever the tester."""
+    o = s.outcome
+    b = o.bounds[o.strongest]
+    part = o
+    if o.parts:  # combined tester: show which tester holds the strongest bound
+        seen = 0
+        for p in o.parts:
+            seen += len(p.bounds)
+            if o.strongest < seen:
+                part = p
+                break
+        ev.add_row("tester", f"{part.tester} (of: {', '.join(p.tester for p in o.parts)})")
+    ev.add_row("direction", f"{b.direction} (P = M(D0), Q = M(D1))")
+    held_out = getattr(b, "n_test_p", None)
+    ev.add_row("samples", f"{s.num_samples:,} per dataset" + (f" ({held_out:,} held out for the bound)" if held_out else ""))
+    label = _DIVERGENCE_LABEL.get(b.divergence, b.divergence)
+    order = getattr(b, "epsilon", None) if b.divergence == "hockey-stick" else getattr(b, "alpha", None)
+    order_txt = "" if order is None else (f" (eps={order:g})" if b.divergence == "hockey-stick" else f" (alpha={order:g})")
+    ev.add_row(f"{label} estimate{order_txt}", f"{b.estimate:.6g}")
+    ev.add_row(f"{label} lower bound", f"{b.lower:.6g}")
+    if part.threshold is not None and b.divergence != "hockey-stick":
+        ev.add_row("claim allows", f"{part.threshold:.6g}")
+    if o.delta_lower_bound is not None and o.claimed_delta is not None:
+        ev.add_row("delta lower bound at claimed eps", f"{o.delta_lower_bound:.6g}  (claim allows {o.claimed_delta:.6g})")
+    if s.outcome.violation:
+        if part.witness_epsilon is not None:
+            ev.add_row("violation shown at eps'", f"{part.witness_epsilon:.4g} (margin {part.margin:.4g})")
+        else:
+            ev.add_row("margin", f"{part.margin:.4g}")
+    eps_lb = o.epsilon_lower_bound
+    if eps_lb is not None:
+        delta_note = "0" if claim.__class__.__name__ != "ApproxDP" else f"{claim.delta:g}"
+        ev.add_row(f"empirical epsilon lower bound (delta={delta_note})", f"{eps_lb:.4g}" if eps_lb > 0 else "none")
+    if o.note:
+        ev.add_row("note", escape(o.note))
+
+
 def _render(result, out: Console) -> None:
     claim = result.claim
     s = result.strongest
-    verdict = (
-        "[bold red]VIOLATION FOUND[/]: the evidence rejects the claim"
-        if result.violation
-        else "[bold green]no violation found[/] (this does not prove the claim)"
-    )
+    if result.violation:
+        verdict = "[bold red]VIOLATION FOUND[/]: the evidence rejects the claim"
+    elif result.inconclusive:
+        verdict = "[bold yellow]INCONCLUSIVE[/]: too few samples for the tester's bound to say anything"
+    else:
+        verdict = "[bold green]no violation found[/] (this does not prove the claim)"
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
     head.add_row("mechanism", escape(result.mechanism))
     head.add_row("claim", claim.describe())
+    head.add_row("tester", escape(str(result.tester.get("tester", "?"))))
     head.add_row("verdict", verdict)
     head.add_row(
         "confidence",
         f"a violation is reported wrongly with probability <= {result.beta:g} "
-        f"(beta spent over {result.trial_budget} trial(s) x 2 directions)",
+        f"(beta spent over {result.trial_budget} trial(s) x 2 directions"
+        + (f" x {len(result.tester.get('parts', []))} testers" if result.tester.get("parts") else "")
+        + ")",
     )
     head.add_row("trials", f"{len(result.trials)} run of {result.trial_budget}" + (" (stopped at first violation)" if result.stopped_early else ""))
     head.add_row("time", f"{result.wall_seconds:.1f} s, seed {result.seed}")
-    out.print(Panel(head, title="dpaudit test", border_style="red" if result.violation else "green"))
+    style = "red" if result.violation else ("yellow" if result.inconclusive else "green")
+    out.print(Panel(head, title="dpaudit test", border_style=style))
 
     if s is not None:
-        o = s.outcome
-        b = o.bounds[o.strongest]
         ev = Table(title=("Witness" if result.violation else "Strongest evidence") + f" (trial {s.index + 1})", show_header=False)
         ev.add_column(style="bold")
         ev.add_column()
         ev.add_row("neighbouring pair", escape(f"{s.pair.relation}: {s.pair.description}"))
         ev.add_row("D0", escape(_fmt_dataset(s.pair.d0)))
         ev.add_row("D1", escape(_fmt_dataset(s.pair.d1)))
-        ev.add_row("direction", f"{b.direction} (P = M(D0), Q = M(D1))")
-        ev.add_row("samples", f"{s.num_samples:,} per dataset ({b.n_test_p:,} held out for the bound)")
-        ev.add_row(f"H_e^eps estimate (eps={claim.epsilon:g})", f"{b.estimate:.6g}")
-        ev.add_row(f"H_e^eps lower bound", f"{b.lower:.6g}")
-        ev.add_row("delta lower bound at claimed eps", f"{o.delta_lower_bound:.6g}  (claim allows {o.claimed_delta:.6g})")
-        if result.violation:
-            ev.add_row("violation shown at eps'", f"{o.witness_epsilon:.4g} (margin {o.margin:.4g})")
-        eps_lb = o.epsilon_lower_bound
-        delta_note = "0" if claim.__class__.__name__ != "ApproxDP" else f"{claim.delta:g}"
-        ev.add_row(f"empirical epsilon lower bound (delta={delta_note})", f"{eps_lb:.4g}" if eps_lb > 0 else "none")
+        _evidence_rows(ev, s, claim)
         out.print(ev)
 
     if len(result.trials) > 1:
         tt = Table(title="Trials", expand=False)
         tt.add_column("#", justify="right")
         tt.add_column("pair", overflow="ellipsis", max_width=28, no_wrap=True)
-        for col in ("estimate", "lower", "margin", "viol.", "s"):
+        for col in ("estimate", "lower", "margin", "verdict", "s"):
             tt.add_column(col, justify="right", no_wrap=True)
         for r in result.trials[:50]:
             o = r.outcome
             b = o.bounds[o.strongest]
+            status = {"violation": "[red]violation[/]", "inconclusive": "[yellow]inconcl.[/]"}.get(o.status, "pass")
             tt.add_row(
                 str(r.index + 1), escape(r.pair.description or "-"), f"{b.estimate:+.4f}", f"{b.lower:+.4f}",
-                f"{o.margin:+.4f}", "[red]yes[/]" if o.violation else "no", f"{r.sample_seconds + r.test_seconds:.1f}",
+                f"{o.margin:+.4f}", status, f"{r.sample_seconds + r.test_seconds:.1f}",
             )
         if len(result.trials) > 50:
             tt.caption = f"first 50 of {len(result.trials)} trials; all are in the JSON report"
@@ -213,7 +262,8 @@ def test_cmd(
     domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain, one LOWER:UPPER per coordinate (repeat the option). Default: the mechanism's own, else 0:1."),
     min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size for random search."),
     max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset size for random search."),
-    device: str = typer.Option("cpu", "--device", help="Where the classifier trains: cpu, cuda, cuda:1, mps."),
+    tester_name: TesterName = typer.Option(TesterName.hockey_stick, "--tester", help="Which divergence bound decides: hockey-stick (trained classifier; every claim), renyi (variational Rényi bound; Rényi and pure claims), mmd (kernel MMD; pure and approximate claims), histogram (binned outputs), or all (every tester that supports the claim, beta split among them)."),
+    device: str = typer.Option("cpu", "--device", help="Where trained testers run: cpu, cuda, cuda:1, mps."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout instead of tables."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -233,7 +283,7 @@ def test_cmd(
     from .claims import make_claim
     from .datasets import make_relation
     from .search import ChainFinder, GridFinder, RandomFinder
-    from .testers import HockeyStickTester
+    from .testers import make_tester
 
     try:
         obj, kind = _load_target(target)
@@ -268,7 +318,8 @@ def test_cmd(
             finder = RandomFinder(relation, rng=None if seed is None else seed + 1)
         else:
             finder = ChainFinder([GridFinder(known), RandomFinder(relation, rng=None if seed is None else seed + 1)])
-        tester = HockeyStickTester(device=device)
+        tester = make_tester(tester_name.value, device=device)
+        tester.require(claim)
         if samples < 8:
             raise DPAuditError(f"--samples must be >= 8, got {samples}")
         if trials < 1:

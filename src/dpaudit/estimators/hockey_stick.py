@@ -27,22 +27,9 @@ from typing import Callable
 import numpy as np
 
 from ..bounds import clopper_pearson_lower, clopper_pearson_upper
-from .base import DivergenceBound
+from .base import HockeyStickBound, check_sample_pair, profile_grid
 
 __all__ = ["ClassifierHockeyStick", "HockeyStickEvidence", "hockey_stick_lower_bound"]
-
-
-def _check_samples(name: str, x) -> np.ndarray:
-    arr = np.asarray(x, dtype=float)
-    if arr.ndim == 1:
-        arr = arr.reshape(-1, 1)
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must have shape (n_samples, output_dim), got shape {arr.shape}")
-    if arr.shape[0] < 4:
-        raise ValueError(f"{name} needs at least 4 samples (half train, half test), got {arr.shape[0]}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return arr
 
 
 @contextmanager
@@ -67,16 +54,16 @@ class HockeyStickEvidence:
 
     Attributes
     ----------
-    forward : DivergenceBound
+    forward : HockeyStickBound
         Bound on ``H(P || Q)``.
-    reverse : DivergenceBound
+    reverse : HockeyStickBound
         Bound on ``H(Q || P)``.
     train_seconds, total_seconds : float
         Wall time of the classifier training and of the whole estimate.
     """
 
-    forward: DivergenceBound
-    reverse: DivergenceBound
+    forward: HockeyStickBound
+    reverse: HockeyStickBound
     train_seconds: float
     total_seconds: float
 
@@ -254,13 +241,13 @@ class ClassifierHockeyStick:
     def _bound_region(
         in_test: np.ndarray, out_test: np.ndarray, t: float, epsilon: float, beta: float,
         direction: str, n_train: int, region: str,
-    ) -> DivergenceBound:
+    ) -> HockeyStickBound:
         k_in = int(np.count_nonzero(in_test > t))
         k_out = int(np.count_nonzero(out_test > t))
         m_in, m_out = len(in_test), len(out_test)
         p_lo = clopper_pearson_lower(k_in, m_in, beta / 2)
         q_hi = clopper_pearson_upper(k_out, m_out, beta / 2)
-        return DivergenceBound(
+        return HockeyStickBound(
             divergence="hockey-stick",
             direction=direction,
             epsilon=float(epsilon),
@@ -320,10 +307,7 @@ class ClassifierHockeyStick:
         import time
 
         t0 = time.perf_counter()
-        p = _check_samples("p_samples", p_samples)
-        q = _check_samples("q_samples", q_samples)
-        if p.shape[1] != q.shape[1]:
-            raise ValueError(f"p_samples and q_samples have different output dimensions: {p.shape[1]} vs {q.shape[1]}")
+        p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
         if not (math.isfinite(epsilon) and epsilon >= 0):
             raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
         if not (0.0 < beta < 1.0):
@@ -365,16 +349,9 @@ class ClassifierHockeyStick:
         return HockeyStickEvidence(forward, reverse, train_seconds, time.perf_counter() - t0)
 
 
-def profile_grid(epsilon: float, num: int = 256) -> np.ndarray:
-    """Grid of eps' (nats) on which a claim's privacy profile is compared with the evidence:
-    0, the claimed epsilon, and a geometric grid up to ``max(20, 4 epsilon)``."""
-    top = max(20.0, 4.0 * epsilon)
-    return np.unique(np.concatenate([[0.0, epsilon], np.geomspace(1e-4, top, num)]))
-
-
 def hockey_stick_lower_bound(
     p_samples, q_samples, epsilon: float, *, beta: float = 0.05, rng=None, **estimator_kwargs
-) -> DivergenceBound:
+) -> HockeyStickBound:
     """Lower confidence bound on ``H_{e^epsilon}(P || Q)`` from two samples (one direction).
 
     Convenience wrapper around :class:`ClassifierHockeyStick` for notebooks.
@@ -392,7 +369,7 @@ def hockey_stick_lower_bound(
 
     Returns
     -------
-    DivergenceBound
+    HockeyStickBound
         ``lower`` holds ``<= H_{e^epsilon}(P||Q)`` with probability ``>= 1 - beta``.
     """
     ev = ClassifierHockeyStick(**estimator_kwargs).estimate(

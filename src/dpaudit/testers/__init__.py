@@ -1,0 +1,80 @@
+"""Testers: a claim, two samples and a failure probability in; a verdict with its evidence out.
+
+============== ===================================================== =========================
+name           divergence bounded                                    source
+============== ===================================================== =========================
+hockey-stick   hockey-stick, by a trained classifier's region        paper 000 Alg. 5-6
+renyi          Rényi, variational lower bound                        paper 000 Alg. 2, 002 Alg. 1
+mmd            maximum mean discrepancy -> (eps, delta)              paper 000 Alg. 7-8
+histogram      hockey-stick over a finite (or binned) output space   paper 000 Alg. 3-4
+all            every tester that supports the claim, beta split      union bound
+============== ===================================================== =========================
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import Tester, TestOutcome, check_beta, profile_outcome
+from .combined import CombinedTester
+from .hockey_stick import HockeyStickTester
+
+__all__ = [
+    "CombinedTester",
+    "HockeyStickTester",
+    "TESTER_NAMES",
+    "TestOutcome",
+    "Tester",
+    "check_beta",
+    "make_tester",
+    "profile_outcome",
+]
+
+# name -> "module:Class" (imported on first use)
+_TESTERS = {
+    "hockey-stick": "dpaudit.testers.hockey_stick:HockeyStickTester",
+    "renyi": "dpaudit.testers.renyi:RenyiTester",
+    "mmd": "dpaudit.testers.mmd:MMDTester",
+    "histogram": "dpaudit.testers.histogram:HistogramTester",
+}
+TESTER_NAMES = (*_TESTERS, "all")
+
+
+def _tester_class(name: str):
+    module, cls = _TESTERS[name].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def make_tester(name: str = "hockey-stick", *, device: str | None = None) -> Tester:
+    """Build a tester by its CLI name with default hyper-parameters.
+
+    Parameters
+    ----------
+    name : {"hockey-stick", "renyi", "mmd", "histogram", "all"}
+    device : str, optional
+        Torch device for the trained testers (hockey-stick, renyi); default CPU.
+
+    Returns
+    -------
+    Tester
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    """
+    if name == "all":
+        return CombinedTester([make_tester(n, device=device) for n in _TESTERS])
+    if name not in _TESTERS:
+        raise ValueError(f"unknown tester {name!r}; choose from {', '.join(TESTER_NAMES)}")
+    cls = _tester_class(name)
+    if name in ("hockey-stick", "renyi") and device is not None:
+        return cls(device=device)
+    return cls()
+
+
+def __getattr__(name):  # lazy access to the other testers: dpaudit.testers.RenyiTester etc.
+    for key, target in _TESTERS.items():
+        if target.endswith(":" + name):
+            return _tester_class(key)
+    raise AttributeError(f"module 'dpaudit.testers' has no attribute {name!r}")

@@ -1,0 +1,209 @@
+"""The interface every tester implements and the result it returns.
+
+A tester knows which divergence to bound and how to compare the bound with a claim; it knows
+nothing of datasets or search (``docs/architecture.md``). Every tester bounds both directions
+``P||Q`` and ``Q||P`` and splits its failure probability between them (and among anything else
+it bounds), so a mechanism that satisfies the claim gets ``violation=True`` with probability at
+most the ``beta`` it was given.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from ..claims import Claim, RenyiDP
+from ..errors import InvalidClaimError
+from ..estimators.base import bound_from_dict, profile_grid
+
+__all__ = ["TestOutcome", "Tester", "check_beta", "profile_outcome", "profile_grid"]
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """What one test of two samples showed (the same object for every tester).
+
+    Attributes
+    ----------
+    tester : str
+        ``"hockey-stick"``, ``"renyi"``, ``"mmd"``, ``"histogram"`` or ``"all"``.
+    violation : bool
+        True when some bound exceeds what the claim allows.
+    beta : float
+        Probability that a mechanism satisfying the claim gets ``violation=True`` (at most).
+    bounds : tuple of DivergenceBound
+        The bounds the verdict rests on (typically one per direction, ``P||Q`` then ``Q||P``),
+        each at its share of ``beta``. For ``tester="all"``: every part's bounds, in order.
+    strongest : int
+        Index in ``bounds`` of the bound with the largest margin.
+    margin : float
+        Largest ``lower bound - what the claim allows``, in the units of the strongest bound's
+        divergence: positive iff ``violation``.
+    objective : float
+        Point estimate of the divergence margin, used by finders to rank pairs (same units for
+        every test made by one tester).
+    threshold : float or None
+        What the claim allows for the strongest bound's divergence (at ``witness_epsilon`` for
+        hockey-stick bounds, ``tau`` of paper 000 Alg. 1 otherwise).
+    witness_epsilon : float or None
+        For hockey-stick evidence: the eps' (nats) where the margin is attained.
+    delta_lower_bound : float or None
+        Lower bound on ``max(H_{e^eps}(P||Q), H_{e^eps}(Q||P))`` at the claimed epsilon (>= 0),
+        when the tester can give one.
+    claimed_delta : float or None
+        What the claim allows for that hockey-stick divergence.
+    epsilon_lower_bound : float or None
+        Largest epsilon the evidence rejects at the claim's delta (0 for Rényi and pure claims):
+        an empirical epsilon lower bound at confidence ``1 - beta`` (0.0 if none; None if the
+        tester cannot give one).
+    inconclusive : bool
+        True when the sample size was too small for the bound to say anything (see ``note``).
+    note : str
+        Human-readable remark, e.g. ``"inconclusive: needs n >= 81234 samples per dataset"``.
+    parts : tuple of TestOutcome
+        For ``tester="all"``: the outcome of each tester run, each at its share of ``beta``.
+    """
+
+    __test__ = False  # not a pytest class
+
+    tester: str
+    violation: bool
+    beta: float
+    bounds: tuple
+    strongest: int
+    margin: float
+    objective: float
+    threshold: float | None = None
+    witness_epsilon: float | None = None
+    delta_lower_bound: float | None = None
+    claimed_delta: float | None = None
+    epsilon_lower_bound: float | None = None
+    inconclusive: bool = False
+    note: str = ""
+    parts: tuple = ()
+
+    @property
+    def status(self) -> str:
+        """``"violation"``, ``"inconclusive"`` or ``"pass"``."""
+        if self.violation:
+            return "violation"
+        return "inconclusive" if self.inconclusive else "pass"
+
+    @property
+    def strongest_bound(self):
+        """The bound with the largest margin (``bounds[strongest]``)."""
+        return self.bounds[self.strongest]
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["bounds"] = [b.to_dict() for b in self.bounds]
+        d["parts"] = [p.to_dict() for p in self.parts]
+        d["status"] = self.status
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TestOutcome":
+        names = {f.name for f in fields(cls)}
+        d = {k: v for k, v in d.items() if k in names}
+        d["bounds"] = tuple(bound_from_dict(b) for b in d["bounds"])
+        d["parts"] = tuple(cls.from_dict(p) for p in d.get("parts", ()))
+        return cls(**d)
+
+
+def check_beta(beta) -> float:
+    """Return ``beta`` as a float in (0, 1); raise ValueError naming it otherwise."""
+    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) or not (0.0 < beta < 1.0):
+        raise ValueError(f"beta must be a number in (0, 1), got {beta!r}")
+    return float(beta)
+
+
+class Tester(ABC):
+    """A claim, two samples and a failure probability in; a :class:`TestOutcome` out.
+
+    Subclasses set ``name`` and implement :meth:`test`; :meth:`supports` says which claims they
+    can test. Every tester can be used alone on two sample arrays::
+
+        outcome = RenyiTester().test(x0, x1, RenyiDP(2.0, 0.5), beta=0.05, rng=0)
+    """
+
+    name: str = ""
+
+    def supports(self, claim: Claim) -> bool:
+        """Whether this tester can test ``claim`` (default: every claim)."""
+        return True
+
+    def require(self, claim: Claim) -> None:
+        """Raise :class:`InvalidClaimError` if :meth:`supports` is False for ``claim``."""
+        if not self.supports(claim):
+            raise InvalidClaimError(f"the {self.name} tester cannot test {claim.describe()}")
+
+    @abstractmethod
+    def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
+        """Test ``claim`` on samples of the outputs on two neighbouring datasets.
+
+        Parameters
+        ----------
+        p_samples, q_samples : array, shape (n, output_dim)
+            Outputs on D0 and on D1.
+        claim : PureDP, ApproxDP or RenyiDP
+        beta : float
+            Failure probability of this whole test (both directions), in (0, 1).
+        rng : Generator or int, optional
+
+        Returns
+        -------
+        TestOutcome
+        """
+
+    def config(self) -> dict:
+        """Hyper-parameters, recorded in audit reports."""
+        return {"tester": self.name}
+
+
+def profile_outcome(name: str, bounds, claim: Claim, beta: float) -> TestOutcome:
+    """Verdict from hockey-stick bounds valid simultaneously for every eps'.
+
+    Each bound must offer ``delta_lower_bound(eps_array)`` and ``epsilon_lower_bound(delta)``
+    (e.g. :class:`~dpaudit.estimators.HockeyStickBound`). Since the evidence bounds
+    ``H_{e^eps'}`` for all eps' at once, it is compared with the claim's whole privacy profile
+    ``delta(eps')`` (:meth:`PureDP.delta_profile` etc.) at no cost in confidence; for an
+    (eps, delta) claim this includes ``eps' = eps`` (paper 000 Alg. 6's ``tau = delta``).
+    """
+    eps = claim.epsilon
+    grid = profile_grid(eps)
+    allowed = claim.delta_profile(grid)
+    margins = [np.asarray(b.delta_lower_bound(grid)) - allowed for b in bounds]
+    best_per_bound = [float(np.max(m)) for m in margins]
+    strongest = int(np.argmax(best_per_bound))
+    margin = best_per_bound[strongest]
+    at = int(np.argmax(margins[strongest]))
+    claimed_delta = float(claim.delta_profile(np.array([eps]))[0])
+    report_delta = 0.0 if isinstance(claim, RenyiDP) else claim.delta
+    delta_lb = max(0.0, max(float(b.delta_lower_bound(eps)) for b in bounds))
+    eps_lb = max(b.epsilon_lower_bound(report_delta) for b in bounds)
+    objective = max(b.estimate - claimed_delta for b in bounds)
+    return TestOutcome(
+        tester=name,
+        violation=bool(margin > 0.0),
+        beta=beta,
+        bounds=tuple(bounds),
+        strongest=strongest,
+        margin=margin,
+        objective=float(objective),
+        threshold=float(allowed[at]),
+        witness_epsilon=float(grid[at]),
+        delta_lower_bound=delta_lb,
+        claimed_delta=claimed_delta,
+        epsilon_lower_bound=float(eps_lb),
+    )
+
+
+def finite_or_none(x) -> float | None:
+    """``float(x)`` or None for None/NaN (keeps reports free of NaN where a value is absent)."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x

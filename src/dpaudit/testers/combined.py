@@ -1,0 +1,101 @@
+"""Run several testers on the same samples with the failure probability split among them."""
+
+from __future__ import annotations
+
+from ..claims import Claim
+from ..errors import InvalidClaimError
+from .base import Tester, TestOutcome, check_beta
+
+__all__ = ["CombinedTester"]
+
+
+class CombinedTester(Tester):
+    """Runs every given tester that supports the claim, each at ``beta / k`` (k testers run).
+
+    By the union bound, a mechanism that satisfies the claim is accused by *any* of them with
+    probability at most ``beta``, whatever the dependence between the testers (they see the
+    same samples).
+
+    Parameters
+    ----------
+    testers : sequence of Tester
+        At least one; run in this order. The first tester's ``objective`` is the combined
+        objective (finders need one scale across trials).
+
+    Raises
+    ------
+    ValueError
+        If ``testers`` is empty.
+    """
+
+    name = "all"
+
+    def __init__(self, testers):
+        self.testers = tuple(testers)
+        if not self.testers:
+            raise ValueError("CombinedTester needs at least one tester")
+
+    def supports(self, claim: Claim) -> bool:
+        return any(t.supports(claim) for t in self.testers)
+
+    def applicable(self, claim: Claim) -> tuple:
+        """The testers that will run for ``claim``."""
+        return tuple(t for t in self.testers if t.supports(claim))
+
+    def config(self) -> dict:
+        return {"tester": self.name, "parts": [t.config() for t in self.testers]}
+
+    def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
+        """Run the applicable testers at ``beta / k`` each and combine their outcomes.
+
+        The combined outcome is a violation if any part is; ``margin`` is the largest part
+        margin (each in its own divergence's units, so positive iff some part found a violation);
+        ``epsilon_lower_bound`` and ``delta_lower_bound`` are the largest any part gives (all
+        hold at confidence ``1 - beta`` together); it is inconclusive only if every part is.
+
+        Raises
+        ------
+        InvalidClaimError
+            If no tester supports ``claim``.
+        ValueError
+            On invalid samples or beta.
+        """
+        import numpy as np
+
+        beta = check_beta(beta)
+        run = self.applicable(claim)
+        if not run:
+            raise InvalidClaimError(f"none of the testers {[t.name for t in self.testers]} can test {claim.describe()}")
+        rng = np.random.default_rng(rng)
+        seeds = rng.spawn(len(run))
+        parts = tuple(t.test(p_samples, q_samples, claim, beta=beta / len(run), rng=s) for t, s in zip(run, seeds))
+        bounds, owner = [], []
+        for i, p in enumerate(parts):
+            bounds.extend(p.bounds)
+            owner.extend([i] * len(p.bounds))
+        best = max(range(len(parts)), key=lambda i: (parts[i].violation, parts[i].margin))
+        primary = parts[best]
+        offset = owner.index(best)
+
+        def largest(attr):
+            vals = [getattr(p, attr) for p in parts if getattr(p, attr) is not None]
+            return max(vals) if vals else None
+
+        notes = [f"{p.tester}: {p.note}" for p in parts if p.note]
+        return TestOutcome(
+            tester=self.name,
+            violation=any(p.violation for p in parts),
+            beta=beta,
+            bounds=tuple(bounds),
+            strongest=offset + primary.strongest,
+            margin=max(p.margin for p in parts),
+            objective=parts[0].objective,
+            threshold=primary.threshold,
+            witness_epsilon=primary.witness_epsilon,
+            delta_lower_bound=largest("delta_lower_bound"),
+            claimed_delta=primary.claimed_delta if primary.claimed_delta is not None else largest("claimed_delta"),
+            epsilon_lower_bound=largest("epsilon_lower_bound"),
+            inconclusive=all(p.inconclusive for p in parts),
+            note="; ".join(notes),
+            parts=parts,
+        )
