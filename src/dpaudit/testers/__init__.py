@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import importlib
 
-from .base import Tester, TestOutcome, check_beta, profile_outcome
+from .base import NotApplicable, Tester, TestOutcome, check_beta, profile_outcome
 from .combined import CombinedTester
 from .hockey_stick import HockeyStickTester
 
 __all__ = [
     "CombinedTester",
     "HockeyStickTester",
+    "NotApplicable",
     "TESTER_NAMES",
     "TestOutcome",
     "Tester",

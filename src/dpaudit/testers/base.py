@@ -19,7 +19,13 @@ from ..claims import Claim, RenyiDP
 from ..errors import InvalidClaimError
 from ..estimators.base import bound_from_dict, profile_grid
 
-__all__ = ["TestOutcome", "Tester", "check_beta", "profile_outcome", "profile_grid"]
+__all__ = ["NotApplicable", "TestOutcome", "Tester", "check_beta", "profile_outcome", "profile_grid"]
+
+
+class NotApplicable(ValueError):
+    """Raised by a tester for samples it cannot handle (e.g. continuous multi-dimensional
+    outputs given to the histogram tester). :class:`CombinedTester` skips such a tester with a
+    note instead of failing."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..claims import Claim
 from ..errors import InvalidClaimError
-from .base import Tester, TestOutcome, check_beta
+from .base import NotApplicable, Tester, TestOutcome, check_beta
 
 __all__ = ["CombinedTester"]
 
@@ -57,6 +57,8 @@ class CombinedTester(Tester):
         ------
         InvalidClaimError
             If no tester supports ``claim``.
+        NotApplicable
+            If no tester can handle these samples.
         ValueError
             On invalid samples or beta.
         """
@@ -68,7 +70,17 @@ class CombinedTester(Tester):
             raise InvalidClaimError(f"none of the testers {[t.name for t in self.testers]} can test {claim.describe()}")
         rng = np.random.default_rng(rng)
         seeds = rng.spawn(len(run))
-        parts = tuple(t.test(p_samples, q_samples, claim, beta=beta / len(run), rng=s) for t, s in zip(run, seeds))
+        # beta is split over every applicable tester, including any that turn out not to apply
+        # to these samples (the split must not depend on the data).
+        parts, skipped = [], []
+        for t, s in zip(run, seeds):
+            try:
+                parts.append(t.test(p_samples, q_samples, claim, beta=beta / len(run), rng=s))
+            except NotApplicable as exc:
+                skipped.append(f"{t.name}: skipped ({exc})")
+        if not parts:
+            raise NotApplicable("; ".join(skipped))
+        parts = tuple(parts)
         bounds, owner = [], []
         for i, p in enumerate(parts):
             bounds.extend(p.bounds)
@@ -81,7 +93,7 @@ class CombinedTester(Tester):
             vals = [getattr(p, attr) for p in parts if getattr(p, attr) is not None]
             return max(vals) if vals else None
 
-        notes = [f"{p.tester}: {p.note}" for p in parts if p.note]
+        notes = [f"{p.tester}: {p.note}" for p in parts if p.note] + skipped
         return TestOutcome(
             tester=self.name,
             violation=any(p.violation for p in parts),
