@@ -15,6 +15,15 @@ __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "hoeffding_lower",
+    "canonne_tv_upper",
+    "empirical_bernstein_lower",
+    "empirical_tv_upper",
+    "empirical_tv_upper_plugin",
+    "bennett_sample_size",
+    "bennett_tail_bound",
+    "bernoulli_kl",
+    "kl_lower_tail_bound",
+    "kl_sample_size",
 ]
 
 
@@ -102,3 +111,360 @@ def hoeffding_lower(mean: float, n: int, beta: float, value_range: float = 1.0) 
     if n <= 0:
         raise ValueError(f"n must be positive, got {n!r}")
     return float(mean) - value_range * math.sqrt(math.log(1.0 / beta) / (2.0 * n))
+
+
+def canonne_tv_upper(num_samples, num_bins, beta: float):
+    """Upper confidence bound on the total variation between a k-bin distribution and its
+    empirical distribution (learning a discrete distribution; Canonne 2020).
+
+    With ``n`` i.i.d. draws from a distribution ``p`` on ``k`` fixed outcomes and empirical
+    frequencies ``p_hat``, ``Pr[TV(p_hat, p) <= e] >= 1 - beta`` for
+
+    ``e = sqrt((k - 1) / n) / 2 + sqrt(ln(1/beta) / (2 n))``.
+
+    Proof (Canonne 2020, Thm 1, with the constants kept): ``E[TV] <= (1/2) sum_i
+    sqrt(p_i (1 - p_i) / n) <= (1/2) sqrt((k - 1) / n)`` by Jensen and Cauchy–Schwarz
+    (``sum_i p_i (1 - p_i) <= 1 - 1/k``); moving one draw changes ``TV`` by at most ``1/n``, so
+    McDiarmid's inequality adds ``sqrt(ln(1/beta) / (2n))``. This is never larger than the
+    inverted sample-complexity form ``max(sqrt(k/n), sqrt(2 ln(2/beta) / n))`` quoted in paper 001
+    §4.3 (Lemma 2). The bins must not depend on the draws.
+
+    Parameters
+    ----------
+    num_samples : int or array of int
+        Number of draws ``n > 0``.
+    num_bins : int or array of int
+        Number of outcomes ``k >= 1`` (broadcasts with ``num_samples``).
+    beta : float
+        Failure probability in (0, 1).
+
+    Returns
+    -------
+    float or ndarray
+        The radius ``e`` (may exceed 1, in which case the bound is vacuous).
+
+    Raises
+    ------
+    ValueError
+        If beta is not in (0, 1), ``n <= 0`` or ``k < 1``.
+
+    References
+    ----------
+    Canonne (2020), "A short note on learning discrete distributions", arXiv:2002.11457;
+    paper 001 §4.3, Lemma 2.
+    """
+    beta = _check_beta(beta)
+    n = np.asarray(num_samples, dtype=float)
+    k = np.asarray(num_bins, dtype=float)
+    if np.any(~np.isfinite(n)) or np.any(n <= 0):
+        raise ValueError(f"num_samples must be positive, got {num_samples!r}")
+    if np.any(~np.isfinite(k)) or np.any(k < 1):
+        raise ValueError(f"num_bins must be >= 1, got {num_bins!r}")
+    e = 0.5 * np.sqrt((k - 1.0) / n) + np.sqrt(math.log(1.0 / beta) / (2.0 * n))
+    return float(e) if np.ndim(e) == 0 else e
+
+
+def empirical_bernstein_lower(mean, variance, n, beta: float, value_range: float = 1.0):
+    """Empirical-Bernstein lower confidence bound on the mean of ``n`` i.i.d. bounded variables.
+
+    For ``Z_1..Z_n`` i.i.d. with values in an interval of width ``value_range`` (``R``), with
+    probability at least ``1 - beta``::
+
+        E[Z] >= mean - sqrt(2 variance ln(2/beta) / n) - 7 R ln(2/beta) / (3 (n - 1))
+
+    where ``variance`` is the **unbiased** sample variance ``sum (Z_i - mean)^2 / (n - 1)``
+    (``V_n`` of the reference). This is Maurer & Pontil's Theorem 4 (stated for ``[0, 1]``)
+    applied to ``1 - (Z - a)/R``: the variance term scales by ``R`` through ``sqrt(variance)``,
+    the range term by ``R``. The ``2`` in ``ln(2/beta)`` already pays for estimating the variance
+    (``beta/2`` for the variance, ``beta/2`` for Bennett's inequality); nothing else is split.
+
+    Parameters
+    ----------
+    mean : float or array
+        Sample mean of the ``Z_i``.
+    variance : float or array
+        Unbiased sample variance (``ddof=1``), ``>= 0``.
+    n : int or array of int
+        Number of variables, ``>= 2``.
+    beta : float
+        Failure probability in (0, 1).
+    value_range : float, default 1.0
+        Width ``R > 0`` of an interval holding every ``Z_i`` (4 for values in ``[-2, 2]``).
+
+    Returns
+    -------
+    float or ndarray
+        The lower bound (may be below the range: a vacuous bound is not clipped).
+
+    Raises
+    ------
+    ValueError
+        If beta is not in (0, 1), ``n < 2``, ``variance < 0`` or ``value_range <= 0``.
+
+    References
+    ----------
+    Maurer & Pontil (2009), "Empirical Bernstein bounds and sample variance penalization",
+    COLT, Theorem 4; used by paper 000, proof of Theorem 4.15 (with ``R = 4``: ``28/3``).
+    """
+    beta = _check_beta(beta)
+    n_arr = np.asarray(n, dtype=float)
+    var = np.asarray(variance, dtype=float)
+    if np.any(~np.isfinite(n_arr)) or np.any(n_arr < 2):
+        raise ValueError(f"n must be >= 2, got {n!r}")
+    if np.any(~(var >= 0)):
+        raise ValueError(f"variance must be >= 0, got {variance!r}")
+    if not (value_range > 0 and math.isfinite(value_range)):
+        raise ValueError(f"value_range must be finite and > 0, got {value_range!r}")
+    log_term = math.log(2.0 / beta)
+    out = np.asarray(mean, dtype=float) - np.sqrt(2.0 * var * log_term / n_arr) - 7.0 * value_range * log_term / (3.0 * (n_arr - 1.0))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def empirical_tv_upper(n, num_cells: int, beta: float):
+    """Upper confidence bound on the total-variation distance between an empirical distribution
+    and the distribution it was drawn from, knowing only the number of cells.
+
+    For ``n`` i.i.d. draws from a distribution ``p`` on ``m = num_cells`` cells with empirical
+    distribution ``p_hat``, ``TV(p_hat, p) = ||p_hat - p||_1 / 2 = sup_S (p_hat(S) - p(S))``
+    satisfies, with probability at least ``1 - beta``,
+
+        TV(p_hat, p) <= sqrt((m - 1) / n) / 2 + sqrt(ln(1/beta) / (2 n)).
+
+    The first term bounds the mean: ``E|p_hat_i - p_i| <= sqrt(p_i (1 - p_i) / n)`` (Jensen), and
+    ``sum_i sqrt(p_i (1 - p_i)) <= sqrt(m (1 - sum_i p_i^2)) <= sqrt(m - 1)`` (Cauchy–Schwarz,
+    ``sum_i p_i^2 >= 1/m``). The second is McDiarmid's inequality: moving one draw to another
+    cell changes ``TV(p_hat, p)`` by at most ``1/n``. Derivation in ``docs/histogram.md``.
+
+    Parameters
+    ----------
+    n : int or array of int
+        Number of draws, ``>= 1``.
+    num_cells : int
+        Number of cells ``m >= 1`` of the (known, finite) universe.
+    beta : float
+        Failure probability in (0, 1).
+
+    Returns
+    -------
+    float or ndarray
+        Upper bound(s) on ``TV(p_hat, p)`` (may exceed 1, where it says nothing).
+
+    Raises
+    ------
+    ValueError
+        If beta is not in (0, 1), ``n < 1`` or ``num_cells < 1``.
+
+    References
+    ----------
+    McDiarmid (1989), "On the method of bounded differences". The L1 form with twice these
+    constants underlies the tolerance of Gilbert & McMillan (2018), paper 000 Alg. 3.
+    """
+    beta = _check_beta(beta)
+    n_arr = np.asarray(n, dtype=float)
+    if np.any(~np.isfinite(n_arr)) or np.any(n_arr < 1):
+        raise ValueError(f"n must be >= 1, got {n!r}")
+    if isinstance(num_cells, bool) or int(num_cells) != num_cells or num_cells < 1:
+        raise ValueError(f"num_cells must be an integer >= 1, got {num_cells!r}")
+    out = 0.5 * np.sqrt((num_cells - 1.0) / n_arr) + np.sqrt(math.log(1.0 / beta) / (2.0 * n_arr))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def empirical_tv_upper_plugin(counts, beta: float) -> float:
+    """Data-dependent upper confidence bound on ``TV(p_hat, p)`` from the cell counts themselves.
+
+    Like :func:`empirical_tv_upper`, but the mean term ``sum_i sqrt(p_i (1 - p_i) / n) / 2`` is
+    bounded by its largest value over the masses the data allow: exact two-sided Clopper–Pearson
+    intervals ``l_i <= p_i <= u_i`` (each side at ``beta / (4m)``, so all ``2m`` hold together with
+    probability ``>= 1 - beta/2``) intersected with ``sum_i p_i = 1``. The maximum of the concave
+    ``sum_i sqrt(p_i (1 - p_i))`` over that set is found by water-filling (KKT: every
+    ``p_i = clip((1 - s)/2, l_i, u_i)`` for one ``s``, found by bisection); it never exceeds
+    ``sqrt(m - 1)``, the value at the uniform distribution. McDiarmid's deviation is taken at
+    ``beta / 2``. With probability at least ``1 - beta``:
+
+        TV(p_hat, p) <= max_{p feasible} sum_i sqrt(p_i (1 - p_i) / n) / 2 + sqrt(ln(2/beta) / (2n)).
+
+    Much smaller than :func:`empirical_tv_upper` when the mass sits on few of the ``m`` cells.
+    Unlike the plug-in tolerance of paper 000 (``sum_i sqrt(p_hat_i)``, which is biased low by
+    Jensen's inequality), it is a valid confidence bound.
+
+    Parameters
+    ----------
+    counts : array of int, shape (m,)
+        Draws that fell in each cell of the (known, finite) universe, empty cells included;
+        ``n = counts.sum() >= 1``.
+    beta : float
+        Failure probability in (0, 1).
+
+    Returns
+    -------
+    float
+        Upper bound on ``TV(p_hat, p)``.
+
+    Raises
+    ------
+    ValueError
+        If beta is not in (0, 1), counts is not a non-empty 1-D array of non-negative integers, or
+        sums to 0.
+
+    References
+    ----------
+    Clopper & Pearson (1934); McDiarmid (1989). Derivation in ``docs/histogram.md``.
+    """
+    beta = _check_beta(beta)
+    k = np.asarray(counts)
+    if k.ndim != 1 or k.size < 1 or not np.all(np.isfinite(k)) or np.any(k < 0) or np.any(k != np.round(k)):
+        raise ValueError(f"counts must be a non-empty 1-D array of non-negative integers, got {counts!r}")
+    n = float(k.sum())
+    if n < 1:
+        raise ValueError("counts must contain at least one draw (they sum to 0)")
+    m = k.size
+    lo = np.asarray(clopper_pearson_lower(k, n, beta / (4.0 * m)), dtype=float).reshape(-1)
+    hi = np.asarray(clopper_pearson_upper(k, n, beta / (4.0 * m)), dtype=float).reshape(-1)
+    cap = math.sqrt(m - 1.0)
+    if lo.sum() <= 1.0 <= hi.sum():
+        # sum_i clip((1 - s)/2, lo_i, hi_i) decreases in s: bisect for the value 1.
+        s_lo, s_hi = -1.0, 1.0
+        for _ in range(100):
+            s = 0.5 * (s_lo + s_hi)
+            if np.clip((1.0 - s) / 2.0, lo, hi).sum() > 1.0:
+                s_lo = s
+            else:
+                s_hi = s
+        # the lower end of the bracket has total mass >= 1; use the larger objective of the two
+        vals = [np.clip((1.0 - t) / 2.0, lo, hi) for t in (s_lo, s_hi)]
+        best = max(float(np.sum(np.sqrt(v * (1.0 - v)))) for v in vals)
+        cap = min(cap, best)
+    mean_term = 0.5 * cap / math.sqrt(n)
+    return mean_term + math.sqrt(math.log(2.0 / beta) / (2.0 * n))
+
+
+def _bennett_h(u: float) -> float:
+    """``h(u) = (1 + u) ln(1 + u) - u``, accurate for small u."""
+    if u < 1e-4:
+        return u * u / 2.0 - u ** 3 / 6.0 + u ** 4 / 12.0
+    return (1.0 + u) * math.log1p(u) - u
+
+
+def bennett_tail_bound(deviation: float, second_moment: float, n: int, b: float = 0.0) -> float:
+    """Bennett's inequality for the mean of ``n`` independent variables bounded above.
+
+    If ``X_i <= b`` almost surely (``b >= 0``) and ``(1/n) sum_i E[X_i^2] <= second_moment``
+    (``v``), then for ``t = deviation > 0``::
+
+        Pr[mean(X) - E[mean(X)] >= t] <= exp(-(n v / b^2) h(b t / v)),  h(u) = (1+u) ln(1+u) - u,
+
+    and, as ``b -> 0+`` (variables that are never positive), ``exp(-n t^2 / (2 v))``. The bound
+    decreases as ``b`` decreases, so ``b = 0`` is the sharpest valid choice for ``X_i <= 0``.
+    Upper bound on a tail probability.
+
+    Parameters
+    ----------
+    deviation : float
+        t > 0, in the units of X.
+    second_moment : float
+        v > 0, an upper bound on the average uncentred second moment.
+    n : int
+        Number of variables, > 0.
+    b : float
+        Upper bound on each X_i, >= 0.
+
+    Returns
+    -------
+    float
+        The tail bound in (0, 1].
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range or NaN.
+
+    References
+    ----------
+    Boucheron, Lugosi & Massart (2013), Concentration Inequalities, Thm 2.9; paper 004,
+    App. D, Lemma 17 (used there with b -> 0+ on ``X_i = -delta_hat_i``).
+    """
+    t, v, b = float(deviation), float(second_moment), float(b)
+    if not (t > 0 and math.isfinite(t)):
+        raise ValueError(f"deviation must be a positive finite number, got {deviation!r}")
+    if not (v > 0 and math.isfinite(v)):
+        raise ValueError(f"second_moment must be a positive finite number, got {second_moment!r}")
+    if not (b >= 0 and math.isfinite(b)):
+        raise ValueError(f"b must be a finite number >= 0, got {b!r}")
+    if n <= 0:
+        raise ValueError(f"n must be positive, got {n!r}")
+    rate = t * t / (2.0 * v) if b == 0.0 else (v / (b * b)) * _bennett_h(b * t / v)
+    return float(math.exp(-n * rate))
+
+
+def bennett_sample_size(deviation: float, second_moment: float, beta: float, b: float = 0.0) -> int:
+    """Smallest n for which :func:`bennett_tail_bound` is at most ``beta``.
+
+    ``n = ceil(ln(1/beta) / ((v / b^2) h(b t / v)))``, which is ``ceil(2 v ln(1/beta) / t^2)`` for
+    ``b = 0`` (paper 004, Thm "smcsamplecomp": ``m >= 2 nu ln(tau / delta_est) / Delta^2``).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+    """
+    beta = _check_beta(beta)
+    t, v, b = float(deviation), float(second_moment), float(b)
+    bennett_tail_bound(t, v, 1, b)  # validates the arguments
+    rate = t * t / (2.0 * v) if b == 0.0 else (v / (b * b)) * _bennett_h(b * t / v)
+    return int(math.ceil(math.log(1.0 / beta) / rate))
+
+
+def bernoulli_kl(a, p):
+    """Kullback–Leibler divergence ``kl(a || p) = a ln(a/p) + (1-a) ln((1-a)/(1-p))`` (nats) between
+    Bernoulli(a) and Bernoulli(p), elementwise; ``0 ln 0 = 0``.
+
+    Raises
+    ------
+    ValueError
+        If a value is outside [0, 1] (``p`` must be in (0, 1) where ``a`` differs from it).
+    """
+    a = np.asarray(a, dtype=float)
+    p = np.asarray(p, dtype=float)
+    if np.any(~((a >= 0) & (a <= 1))) or np.any(~((p >= 0) & (p <= 1))):
+        raise ValueError(f"a and p must lie in [0, 1], got a={a!r}, p={p!r}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = np.where(a > 0, a * (np.log(a) - np.log(p)), 0.0)
+        t2 = np.where(a < 1, (1 - a) * (np.log1p(-a) - np.log1p(-p)), 0.0)
+    out = t1 + t2
+    return float(out) if out.ndim == 0 else out
+
+
+def kl_lower_tail_bound(threshold: float, mean: float, n: int) -> float:
+    """Chernoff–Hoeffding bound on the lower tail of the mean of ``n`` i.i.d. variables in [0, 1].
+
+    For ``0 <= threshold < mean``: ``Pr[mean(X) <= threshold] <= exp(-n kl(threshold || mean))``,
+    and the bound only gets smaller for larger true means. Upper bound on a tail probability;
+    returns 1 when ``threshold >= mean``.
+
+    References
+    ----------
+    Hoeffding (1963), Thm 1 (Bernoulli variables are the extreme case among [0, 1] ones).
+    """
+    a, p = float(threshold), float(mean)
+    if not (0.0 <= a <= 1.0 and 0.0 <= p <= 1.0):
+        raise ValueError(f"threshold and mean must lie in [0, 1], got {threshold!r}, {mean!r}")
+    if n <= 0:
+        raise ValueError(f"n must be positive, got {n!r}")
+    if a >= p:
+        return 1.0
+    return float(math.exp(-n * bernoulli_kl(a, p)))
+
+
+def kl_sample_size(threshold: float, mean: float, beta: float) -> int:
+    """Smallest n with :func:`kl_lower_tail_bound` at most ``beta``: ``ceil(ln(1/beta) / kl(threshold || mean))``.
+
+    Raises
+    ------
+    ValueError
+        If ``threshold >= mean`` (no n suffices) or an argument is out of range.
+    """
+    beta = _check_beta(beta)
+    a, p = float(threshold), float(mean)
+    if not (0.0 <= a < p <= 1.0):
+        raise ValueError(f"need 0 <= threshold < mean <= 1, got threshold={threshold!r}, mean={mean!r}")
+    return int(math.ceil(math.log(1.0 / beta) / bernoulli_kl(a, p)))

@@ -113,6 +113,14 @@ def bound_from_dict(d: dict) -> DivergenceBound:
     """
     d = dict(d)
     kind = d.pop("type", "HockeyStickBound")
+    if kind not in _BOUND_TYPES:  # bound types register on import: load the built-in estimators
+        import importlib
+
+        for module in ("hockey_stick", "renyi", "mmd", "histogram"):
+            try:
+                importlib.import_module(f"dpaudit.estimators.{module}")
+            except ImportError:  # pragma: no cover - an estimator module missing from the install
+                pass
     if kind not in _BOUND_TYPES:
         raise ValueError(f"unknown bound type {kind!r}; known: {sorted(_BOUND_TYPES)}")
     cls = _BOUND_TYPES[kind]
