@@ -19,7 +19,18 @@ import numpy as np
 
 from .errors import NeighbouringError
 
-__all__ = ["AddRemove", "Domain", "NeighbouringPair", "Replace", "as_dataset", "make_relation"]
+__all__ = [
+    "AddRemove",
+    "Domain",
+    "LabelledAddRemove",
+    "LabelledReplace",
+    "NeighbouringPair",
+    "PrivacyUnitAddRemove",
+    "PrivacyUnitDomain",
+    "Replace",
+    "as_dataset",
+    "make_relation",
+]
 
 
 def as_dataset(data, record_dim: int | None = None) -> np.ndarray:
@@ -264,14 +275,366 @@ def _differ_in_at_most_one(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def make_relation(name: str, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
-    """Build a relation by its CLI name: ``"add-remove"`` or ``"replace"``.
+    """Build a relation by its CLI name: ``"add-remove"`` or ``"replace"``, or one of the
+    structured relations ``"privacy-unit"``, ``"labelled-add-remove"``, ``"labelled-replace"``.
 
     Raises
     ------
     NeighbouringError
         For an unknown name.
     """
-    relations = {"add-remove": AddRemove, "replace": Replace}
+    relations = {"add-remove": AddRemove, "replace": Replace, **_STRUCTURED_RELATIONS}
     if name not in relations:
         raise NeighbouringError(f"unknown neighbouring relation {name!r}; choose one of {sorted(relations)}")
     return relations[name](domain, min_size, max_size)
+
+
+# =========================================================================== structured data
+# Relations for the adapters of dpaudit.mechanisms.adapters: rows that belong to privacy units
+# (PipelineDP) and labelled examples (Opacus). Datasets stay float arrays of shape
+# (n_records, record_dim); the structure lives in the relation and its domain.
+
+
+def _integers_in(lo: float, hi: float) -> tuple[int, int]:
+    """The smallest and largest integers in [lo, hi] (``first > last`` if there are none)."""
+    return int(np.ceil(lo)), int(np.floor(hi))
+
+
+def _multiset_difference(small: np.ndarray, big: np.ndarray) -> np.ndarray | None:
+    """Rows of ``big`` left after removing one copy of each row of ``small``; None if some row
+    of ``small`` is not in ``big``. Both of shape (n, record_dim); returns shape (m, record_dim)."""
+    remaining = [tuple(r) for r in big]
+    for r in small:
+        t = tuple(r)
+        if t in remaining:
+            remaining.remove(t)
+        else:
+            return None
+    return np.array(remaining, dtype=float).reshape(len(remaining), big.shape[1])
+
+
+@dataclass(frozen=True)
+class PrivacyUnitDomain(Domain):
+    """A box of rows ``(privacy_id, column_1, ..., column_k)`` grouped into privacy units.
+
+    Each row belongs to the privacy unit (user, household, ...) named by its column 0. A dataset
+    of shape ``(n_rows, record_dim)`` holds the rows of several units; one unit may own several
+    rows, at most ``max_rows_per_unit``. This is the input of user-level DP aggregations such as
+    PipelineDP's: for rows ``(privacy_id, partition, value)`` use
+    ``PrivacyUnitDomain((0, 0, 0.0), (99, 2, 1.0), integer_columns=(0, 1))``.
+
+    Parameters
+    ----------
+    lower, upper : sequence of float, length record_dim >= 1
+        Per-column bounds, as in :class:`Domain`; column 0 holds the privacy-unit id.
+    integer_columns : sequence of int, default (0,)
+        Columns whose values are integers (ids, partition keys). Column 0 is always one.
+    max_rows_per_unit : int, default 3
+        Largest number of rows a single privacy unit may contribute, ``>= 1``.
+
+    Raises
+    ------
+    NeighbouringError
+        If the box is invalid (see :class:`Domain`), a column index is not in
+        ``[0, record_dim)``, an integer column's bounds contain no integer, or
+        ``max_rows_per_unit`` is not a positive integer.
+    """
+
+    integer_columns: tuple = (0,)
+    max_rows_per_unit: int = 3
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        dim = len(self.lower)
+        try:
+            cols = {0} | {int(c) for c in self.integer_columns if int(c) == c}
+            bad = [c for c in self.integer_columns if int(c) != c or not 0 <= int(c) < dim]
+        except (TypeError, ValueError):
+            raise NeighbouringError(
+                f"integer_columns must be column indices, got {self.integer_columns!r}"
+            ) from None
+        if bad:
+            raise NeighbouringError(
+                f"integer_columns {list(self.integer_columns)!r} has {bad[0]!r}, not a column index in "
+                f"[0, {dim}) for rows of dimension {dim}"
+            )
+        for c in sorted(cols):
+            first, last = _integers_in(self.lower[c], self.upper[c])
+            if first > last:
+                raise NeighbouringError(
+                    f"integer column {c} has bounds [{self.lower[c]:g}, {self.upper[c]:g}], which contain no integer"
+                )
+        k = self.max_rows_per_unit
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise NeighbouringError(f"max_rows_per_unit must be a positive integer, got {k!r}")
+        object.__setattr__(self, "integer_columns", tuple(sorted(cols)))
+        object.__setattr__(self, "max_rows_per_unit", int(k))
+
+    @classmethod
+    def from_domain(cls, domain: Domain, **kwargs) -> "PrivacyUnitDomain":
+        """``domain`` itself if it is a PrivacyUnitDomain, else its box with ``kwargs`` (defaults)."""
+        if isinstance(domain, PrivacyUnitDomain):
+            return domain
+        return cls(domain.lower, domain.upper, **kwargs)
+
+    @property
+    def num_ids(self) -> int:
+        """Number of distinct privacy-unit ids the domain allows (integers in column 0's bounds)."""
+        first, last = _integers_in(self.lower[0], self.upper[0])
+        return last - first + 1
+
+    def contains(self, dataset: np.ndarray) -> bool:
+        """True if every row is in the box and has integer values in the integer columns."""
+        arr = np.asarray(dataset, dtype=float)
+        if not super().contains(arr):
+            return False
+        if arr.size == 0:
+            return True
+        ints = arr.reshape(-1, len(self.lower))[:, list(self.integer_columns)]
+        return bool(np.all(ints == np.round(ints)))
+
+    def random_records(self, n: int, rng: np.random.Generator, extreme_probability: float = 0.5) -> np.ndarray:
+        """Draw ``n`` rows as :meth:`Domain.random_records`, with uniform integers in the integer
+        columns (column 0, the id, is drawn too; relations overwrite it). Shape (n, record_dim)."""
+        rows = super().random_records(n, rng, extreme_probability)
+        for c in self.integer_columns:
+            first, last = _integers_in(self.lower[c], self.upper[c])
+            rows[:, c] = rng.integers(first, last + 1, size=n)
+        return rows
+
+    def to_dict(self) -> dict:
+        return {
+            **super().to_dict(),
+            "integer_columns": list(self.integer_columns),
+            "max_rows_per_unit": self.max_rows_per_unit,
+        }
+
+
+class PrivacyUnitAddRemove(_Relation):
+    """User-level add/remove adjacency: ``D1`` is ``D0`` plus **all** rows of one new privacy unit.
+
+    Datasets are arrays of rows ``(privacy_id, ...)`` (see :class:`PrivacyUnitDomain`). Two
+    datasets are neighbours when one equals the other (as multisets of rows) plus one or more
+    rows that all carry the same privacy id, an id that does not occur in the smaller dataset.
+    Removing a single row of a unit that has others, or rows of two units, is not a neighbour.
+    This is the adjacency of user-level DP (PipelineDP, Google's DP libraries: "privacy unit"),
+    the record-level :class:`AddRemove` applied to units rather than rows.
+
+    Parameters
+    ----------
+    domain : PrivacyUnitDomain or Domain, optional
+        Row domain. A plain :class:`Domain` is read as a PrivacyUnitDomain with default
+        ``integer_columns=(0,)`` and ``max_rows_per_unit=3``. Default: rows
+        ``(privacy_id, partition, value)`` with ids 0..99, partitions 0..2, values in [0, 1].
+    min_size, max_size : int
+        Range of the number of **privacy units** (not rows) in a dataset. Defaults 1 and 10.
+
+    Raises
+    ------
+    NeighbouringError
+        If the sizes are invalid, or the id range holds fewer than ``max_size`` ids.
+
+    References
+    ----------
+    Wilson et al., "Differentially Private SQL with Bounded User Contribution", PoPETs 2020,
+    §2 (user-level neighbouring datasets).
+    """
+
+    name = "privacy-unit"
+
+    def __init__(self, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
+        if domain is None:
+            domain = PrivacyUnitDomain((0.0, 0.0, 0.0), (99.0, 2.0, 1.0), integer_columns=(0, 1))
+        super().__init__(PrivacyUnitDomain.from_domain(domain), min_size, max_size)
+        if self.domain.num_ids < self.max_size:
+            raise NeighbouringError(
+                f"max_size={self.max_size} privacy units need as many distinct ids, but the id column's "
+                f"bounds [{self.domain.lower[0]:g}, {self.domain.upper[0]:g}] hold {self.domain.num_ids}"
+            )
+
+    def _check_rows(self, data, label: str) -> np.ndarray:
+        dom = self.domain
+        arr = as_dataset(data, dom.record_dim)
+        if arr.size and not Domain.contains(dom, arr):
+            raise NeighbouringError(
+                f"{label} = {arr.tolist()} has rows outside the domain [{list(dom.lower)}, {list(dom.upper)}]"
+            )
+        if arr.size and not dom.contains(arr):
+            raise NeighbouringError(
+                f"{label} = {arr.tolist()} has non-integer values in integer column(s) {list(dom.integer_columns)}"
+            )
+        ids, counts = np.unique(arr[:, 0], return_counts=True) if len(arr) else (np.empty(0), np.empty(0))
+        if len(ids) and counts.max() > dom.max_rows_per_unit:
+            i = int(np.argmax(counts))
+            raise NeighbouringError(
+                f"{label}: privacy unit {ids[i]:g} has {int(counts[i])} rows, more than "
+                f"max_rows_per_unit={dom.max_rows_per_unit}"
+            )
+        if not (self.min_size <= len(ids) <= self.max_size):
+            raise NeighbouringError(
+                f"{label} has {len(ids)} privacy units, outside the size range [{self.min_size}, {self.max_size}]"
+            )
+        return arr
+
+    def pair(self, d0, d1, description: str = "") -> NeighbouringPair:
+        """Validate and return the pair (rows of shape (n_rows, record_dim) each).
+
+        Raises
+        ------
+        NeighbouringError
+            If a dataset is outside the domain or size range, or the two are not neighbours:
+            the larger must equal the smaller plus all rows of exactly one privacy unit that is
+            absent from the smaller.
+        """
+        a, b = self._check_rows(d0, "D0"), self._check_rows(d1, "D1")
+        small, big = (a, b) if len(a) < len(b) else (b, a)
+        extra = None if len(a) == len(b) else _multiset_difference(small, big)
+        if extra is None:
+            raise NeighbouringError(
+                f"datasets {a.tolist()} and {b.tolist()} are not privacy-unit neighbours: one must equal "
+                "the other plus all rows of one privacy unit"
+            )
+        extra_ids = np.unique(extra[:, 0])
+        if len(extra_ids) != 1:
+            raise NeighbouringError(
+                f"datasets differ by rows of {len(extra_ids)} privacy units {extra_ids.tolist()}; "
+                "privacy-unit neighbours differ by the rows of exactly one"
+            )
+        unit = extra_ids[0]
+        if np.any(small[:, 0] == unit):
+            raise NeighbouringError(
+                f"datasets differ by {len(extra)} of the rows of privacy unit {unit:g}, which also has rows in "
+                "both; privacy-unit neighbours differ by all rows of one unit"
+            )
+        if not description:
+            verb = "added" if big is b else "removed"
+            description = f"privacy unit {unit:g} ({len(extra)} row{'s' if len(extra) > 1 else ''}) {verb}"
+        return NeighbouringPair(a, b, self.name, description)
+
+    def random_pair(self, rng: np.random.Generator) -> NeighbouringPair:
+        """A random pair: D0 with a uniform number of units in [min_size, max_size - 1], each with
+        1..max_rows_per_unit random rows and a distinct id; D1 = D0 plus one more unit's rows."""
+        if self.max_size < self.min_size + 1:
+            raise NeighbouringError("privacy-unit add/remove needs max_size >= min_size + 1")
+        dom = self.domain
+        n0 = int(rng.integers(self.min_size, self.max_size))
+        first_id, _ = _integers_in(dom.lower[0], dom.upper[0])
+        ids = first_id + rng.choice(dom.num_ids, size=n0 + 1, replace=False)
+        units = []
+        for uid in ids:
+            rows = dom.random_records(int(rng.integers(1, dom.max_rows_per_unit + 1)), rng)
+            rows[:, 0] = uid
+            units.append(rows)
+        d0 = np.vstack(units[:-1]) if n0 else np.empty((0, dom.record_dim))
+        d1 = np.vstack(units)
+        return NeighbouringPair(
+            d0, d1, self.name, f"random {n0} units + unit {ids[-1]:g} ({len(units[-1])} rows)"
+        )
+
+
+class _LabelledExamples:
+    """Checks and draws labelled examples ``(x_1, ..., x_d, label)``: the label is the last
+    column and an integer within the domain's bounds for it."""
+
+    domain: Domain
+
+    def _check_labelled_domain(self) -> None:
+        dom = self.domain
+        if dom.record_dim < 2:
+            raise NeighbouringError(
+                f"labelled examples need at least one feature and a label (record_dim >= 2), got domain "
+                f"of dimension {dom.record_dim}"
+            )
+        lo, hi = dom.lower[-1], dom.upper[-1]
+        if lo != round(lo) or hi != round(hi):
+            raise NeighbouringError(f"the label bounds must be integers (class indices), got [{lo:g}, {hi:g}]")
+
+    def _check_labels(self, data, label: str) -> None:
+        arr = as_dataset(data, self.domain.record_dim)
+        if arr.size:
+            labels = arr[:, -1]
+            bad = labels[labels != np.round(labels)]
+            if bad.size:
+                raise NeighbouringError(f"{label} has a non-integer label {bad[0]:g} (the last column is the class)")
+
+    def _random_examples(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        rows = self.domain.random_records(n, rng)
+        rows[:, -1] = rng.integers(int(self.domain.lower[-1]), int(self.domain.upper[-1]) + 1, size=n)
+        return rows
+
+
+class LabelledAddRemove(_LabelledExamples, AddRemove):
+    """Add/remove-one adjacency on labelled examples ``(x_1, ..., x_d, label)``, for learning
+    mechanisms (DP-SGD): one example, features and label together, is added or removed.
+
+    Parameters
+    ----------
+    domain : Domain, optional
+        Box of the examples, record_dim = d + 1; the last coordinate is the label, whose bounds
+        must be integers (class indices ``lower[-1]..upper[-1]``). Default: one feature in
+        [0, 1] and labels {0, 1}.
+    min_size, max_size : int
+        Range of the number of examples. Defaults 1 and 10.
+
+    Raises
+    ------
+    NeighbouringError
+        If the domain has no feature column or non-integer label bounds, or sizes are invalid.
+    """
+
+    name = "labelled-add-remove"
+
+    def __init__(self, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
+        super().__init__(domain if domain is not None else Domain((0.0, 0.0), (1.0, 1.0)), min_size, max_size)
+        self._check_labelled_domain()
+
+    def pair(self, d0, d1, description: str = "") -> NeighbouringPair:
+        """As :meth:`AddRemove.pair`; also raises :class:`NeighbouringError` for a non-integer label."""
+        self._check_labels(d0, "D0")
+        self._check_labels(d1, "D1")
+        return super().pair(d0, d1, description)
+
+    def random_pair(self, rng: np.random.Generator) -> NeighbouringPair:
+        """A random pair: D0 of a uniform size in [min_size, max_size - 1], D1 = D0 + one example."""
+        if self.max_size < self.min_size + 1:
+            raise NeighbouringError("add-remove needs max_size >= min_size + 1")
+        n0 = int(rng.integers(self.min_size, self.max_size))
+        d0 = self._random_examples(n0, rng)
+        d1 = np.vstack([d0, self._random_examples(1, rng)])
+        return NeighbouringPair(d0, d1, self.name, f"random {n0}+1 examples")
+
+
+class LabelledReplace(_LabelledExamples, Replace):
+    """Replace-one adjacency on labelled examples ``(x_1, ..., x_d, label)``: one example (features
+    and label) is replaced by another. Parameters and errors as :class:`LabelledAddRemove`."""
+
+    name = "labelled-replace"
+
+    def __init__(self, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
+        super().__init__(domain if domain is not None else Domain((0.0, 0.0), (1.0, 1.0)), min_size, max_size)
+        self._check_labelled_domain()
+
+    def pair(self, d0, d1, description: str = "") -> NeighbouringPair:
+        """As :meth:`Replace.pair`; also raises :class:`NeighbouringError` for a non-integer label."""
+        self._check_labels(d0, "D0")
+        self._check_labels(d1, "D1")
+        return super().pair(d0, d1, description)
+
+    def random_pair(self, rng: np.random.Generator) -> NeighbouringPair:
+        """A random pair: D0 of a uniform size in [max(min_size, 1), max_size], one example replaced."""
+        if self.max_size < 1:
+            raise NeighbouringError("replace needs max_size >= 1 (an example to replace)")
+        n = int(rng.integers(max(self.min_size, 1), self.max_size + 1))
+        d0 = self._random_examples(n, rng)
+        d1 = d0.copy()
+        i = int(rng.integers(n))
+        d1[i] = self._random_examples(1, rng)[0]
+        return NeighbouringPair(d0, d1, self.name, f"random {n} examples, #{i} replaced")
+
+
+_STRUCTURED_RELATIONS = {
+    PrivacyUnitAddRemove.name: PrivacyUnitAddRemove,
+    LabelledAddRemove.name: LabelledAddRemove,
+    LabelledReplace.name: LabelledReplace,
+}
+"""Relations :func:`make_relation` builds by name besides ``add-remove`` and ``replace``."""
