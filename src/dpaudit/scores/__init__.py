@@ -1,1 +1,58 @@
-"""dpaudit.scores (under construction)."""
+"""Auditing from two samples of scores (paper 001: histogram-based density estimation).
+
+A user with two 1-D samples — say a canary's loss under models trained *with* it (P) and
+*without* it (Q) — gets the tightest honest statement of how much privacy the samples prove lost:
+
+* :func:`histogram_audit` — histogram hockey-stick lower bounds, valid at every epsilon at once,
+  from Canonne TV bounds or sample-split Clopper–Pearson bounds (the tighter by default), with
+  the binning choice accounted for in the confidence; the result (:class:`ScoreAudit`) gives the
+  privacy-profile lower bound, epsilon lower bounds at any delta, an upper bound on the trade-off
+  curve, TV and Gaussian-DP ``mu`` lower bounds, and claim checks;
+* :func:`threshold_audit` and :func:`gdp_audit` — the threshold membership-inference baseline and
+  the Gaussian-DP audit of Nasr et al. (2023);
+* :func:`one_shot_audit` — random-canary cosines vs their exact null (Andrew et al. 2024);
+* :func:`estimate_pld` — white-box per-step scores to a privacy loss distribution, composed with
+  dp_accounting (an estimate, paper 001 §9.2).
+
+Derivations: ``docs/scores.md``.
+"""
+
+from .baselines import GDPAudit, gdp_audit, threshold_audit
+from .canaries import (
+    OneShotAudit,
+    cosine_scores,
+    null_cosines,
+    one_shot_audit,
+    random_canaries,
+    simulate_gaussian_canary_run,
+)
+from .evidence import ClaimCheck, ScoreAudit
+from .histogram import Bins, histogram_audit, histogram_hockey_stick, make_bins, scott_bin_width
+from .io import load_scores
+from .pld import EmpiricalPLD, estimate_pld, merge_sparse_bins
+from .plot import approx_dp_tradeoff, plot_tradeoff
+
+__all__ = [
+    "Bins",
+    "ClaimCheck",
+    "EmpiricalPLD",
+    "GDPAudit",
+    "OneShotAudit",
+    "ScoreAudit",
+    "approx_dp_tradeoff",
+    "cosine_scores",
+    "estimate_pld",
+    "gdp_audit",
+    "histogram_audit",
+    "histogram_hockey_stick",
+    "load_scores",
+    "make_bins",
+    "merge_sparse_bins",
+    "null_cosines",
+    "one_shot_audit",
+    "plot_tradeoff",
+    "random_canaries",
+    "scott_bin_width",
+    "simulate_gaussian_canary_run",
+    "threshold_audit",
+]

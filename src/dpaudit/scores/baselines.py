@@ -1,0 +1,261 @@
+"""Baselines: threshold membership inference and the Gaussian-DP audit of Nasr et al. (2023).
+
+A threshold ``t`` on the score is a two-bin histogram (paper 001 §6, Lemma 1): the set
+``S_t = {score > t}`` (or its complement, whichever favours P) has true positive rate
+``TPR = P(S_t)`` and false positive rate ``FPR = Q(S_t)``. With exact Clopper–Pearson bounds
+``TPR >= TPR_lo`` and ``FPR <= FPR_hi`` (Bonferroni over every threshold tried):
+
+* ``eps >= ln((TPR_lo - delta) / FPR_hi)`` and the complement form ``ln((1 - FPR_hi - delta) /
+  (1 - TPR_lo))`` (Kairouz, Oh, Viswanath 2015; paper 001 eq. (6.2)) — a valid lower bound;
+* a ``mu``-GDP mechanism has ``mu >= Phi^{-1}(1 - FPR_hi) - Phi^{-1}(FNR_hi)`` with
+  ``FNR_hi = 1 - TPR_lo`` (Nasr et al. 2023, §5; paper 001 eq. (2.4)). The epsilon of that
+  ``mu`` is a lower bound on the epsilon of any GDP guarantee, but **not** on the mechanism's
+  epsilon unless its trade-off function is Gaussian (e.g. it over-reports for Laplace noise, and
+  is threshold-dependent for the subsampled Gaussian, paper 001 §3).
+
+Candidate thresholds are quantiles of the pooled selection part of the samples (geometrically
+denser towards both tails); the bounds are computed on the other part, so choosing the
+thresholds costs no confidence beyond the Bonferroni factor.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+from ..profiles import gaussian_epsilon, gaussian_tradeoff
+from ._common import as_rng, check_confidence, check_delta, check_scores
+from .evidence import ScoreAudit, pareto_front
+
+__all__ = ["GDPAudit", "gdp_audit", "threshold_audit"]
+
+
+def _quantile_levels(num: int, n_select: int) -> np.ndarray:
+    """``num`` quantile levels in (0, 1), symmetric, geometrically spaced towards both tails."""
+    half = max(1, num // 2)
+    smallest = min(0.5, max(1.0 / max(n_select, 1), 1e-9))
+    low = np.geomspace(smallest, 0.5, half)
+    levels = np.unique(np.concatenate([low, 1.0 - low]))
+    return levels[(levels > 0) & (levels < 1)]
+
+
+def _threshold_evidence(x, y, thresholds, selection_fraction, rng, confidence):
+    """Shared by :func:`threshold_audit` and :func:`gdp_audit`."""
+    conf = check_confidence(confidence)
+    beta = 1.0 - conf
+    gen = as_rng(rng)
+    sf = float(selection_fraction)
+    if not (0.0 < sf < 1.0):
+        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction!r}")
+    xs = x[gen.permutation(x.size)]
+    ys = y[gen.permutation(y.size)]
+    if thresholds is None or np.ndim(thresholds) == 0:
+        num = 64 if thresholds is None else thresholds
+        if isinstance(num, (bool, np.bool_)) or int(num) != num or int(num) < 1:
+            raise ValueError(f"the number of thresholds must be an integer >= 1, got {thresholds!r}")
+        na = min(x.size - 1, max(1, int(round(sf * x.size))))
+        ma = min(y.size - 1, max(1, int(round(sf * y.size))))
+        xa, xb, ya, yb = xs[:na], xs[na:], ys[:ma], ys[ma:]
+        pooled = np.concatenate([xa, ya])
+        ts = np.unique(np.quantile(pooled, _quantile_levels(int(num), pooled.size)))
+        chosen_on = "selection split"
+    else:
+        ts = np.unique(np.asarray(thresholds, dtype=float).ravel())
+        if ts.size == 0 or np.any(~np.isfinite(ts)):
+            raise ValueError(f"thresholds must be finite numbers, got {thresholds!r}")
+        xa, ya, xb, yb = xs, ys, xs, ys  # fixed thresholds: every sample bounds, orientation below
+        chosen_on = "given"
+    # Orientation of each threshold (S = {> t} or {<= t}) chosen on the selection part (for given
+    # thresholds both orientations are kept and paid for).
+    if chosen_on != "given":
+        above_p = 1.0 - np.searchsorted(np.sort(xa), ts, side="right") / xa.size
+        above_q = 1.0 - np.searchsorted(np.sort(ya), ts, side="right") / ya.size
+    kp_gt = np.searchsorted(np.sort(xb), ts, side="right")
+    kq_gt = np.searchsorted(np.sort(yb), ts, side="right")
+    kp_gt = xb.size - kp_gt  # counts of {> t}
+    kq_gt = yb.size - kq_gt
+    if chosen_on == "given":
+        kp_s = np.concatenate([kp_gt, xb.size - kp_gt])
+        kq_s = np.concatenate([kq_gt, yb.size - kq_gt])
+        desc = [f"score > {t:.6g}" for t in ts] + [f"score <= {t:.6g}" for t in ts]
+    else:
+        up = above_p >= above_q
+        kp_s = np.where(up, kp_gt, xb.size - kp_gt)
+        kq_s = np.where(up, kq_gt, yb.size - kq_gt)
+        desc = [(f"score > {t:.6g}" if u else f"score <= {t:.6g}") for t, u in zip(ts, up)]
+    d = kp_s.size
+    level = beta / (2.0 * d)
+    tpr_lo = np.atleast_1d(clopper_pearson_lower(kp_s, xb.size, level))
+    fpr_hi = np.atleast_1d(clopper_pearson_upper(kq_s, yb.size, level))
+    info = {
+        "beta": beta, "thresholds": int(ts.size), "sets": int(d), "per_bound_beta": level,
+        "chosen_on": chosen_on, "n_p": int(xb.size), "n_q": int(yb.size),
+    }
+    return conf, tpr_lo, fpr_hi, desc, kp_s / xb.size, kq_s / yb.size, info
+
+
+def threshold_audit(
+    p_scores,
+    q_scores,
+    *,
+    thresholds=None,
+    confidence: float = 0.95,
+    selection_fraction: float = 0.5,
+    rng=None,
+) -> ScoreAudit:
+    """Threshold membership-inference audit with Clopper–Pearson bounds (the classic baseline).
+
+    Parameters
+    ----------
+    p_scores, q_scores : array, shape (n,), (m,)
+        Scores under P (with the canary) and Q (without). Finite, at least 2 each.
+    thresholds : int or array of float, optional
+        An int ``K``: ``K`` candidate thresholds at quantiles of the selection part (default 64);
+        an array: thresholds fixed in advance (all samples bound them; both orientations paid).
+    confidence : float
+        In (0, 1); all thresholds' bounds hold together with this probability.
+    selection_fraction : float
+        Fraction of each sample used to place the thresholds and pick orientations.
+    rng : numpy Generator or int, optional
+        Randomness of the split.
+
+    Returns
+    -------
+    ScoreAudit
+        With ``method="threshold"``: its :meth:`~ScoreAudit.epsilon_lower_bound` is the
+        Kairouz-et-al. bound of the best threshold, :attr:`~ScoreAudit.mu_lower_bound` the
+        Nasr-et-al. GDP bound.
+
+    Raises
+    ------
+    ValueError
+        On bad scores, confidence, thresholds or selection fraction.
+
+    References
+    ----------
+    Kairouz, Oh, Viswanath (2015); Jagielski et al. (2020); Nasr et al. (2023); paper 001 §6.
+    """
+    x = check_scores(p_scores, "p_scores", min_size=2)
+    y = check_scores(q_scores, "q_scores", min_size=2)
+    conf, tpr_lo, fpr_hi, desc, tpr, fpr, info = _threshold_evidence(x, y, thresholds, selection_fraction, rng, confidence)
+    p, q, src = pareto_front(tpr_lo, fpr_hi, ["threshold"] * tpr_lo.size)
+    tv_hat = float(np.max(np.abs(tpr - fpr))) if tpr.size else 0.0
+    return ScoreAudit(
+        method="threshold", confidence=conf, n_p=int(x.size), n_q=int(y.size),
+        p_lower=p, q_upper=q, sources=src, tv_estimate=tv_hat, details={"threshold": info},
+    )
+
+
+@dataclass(frozen=True)
+class GDPAudit:
+    """Result of the Gaussian-DP audit of Nasr et al. (2023).
+
+    Attributes
+    ----------
+    mu_lower_bound : float
+        ``max(0, max_t Phi^{-1}(1 - FPR_hi(t)) - Phi^{-1}(FNR_hi(t)))``: a lower confidence bound
+        on the parameter of any GDP guarantee of the mechanism (never an absolute value).
+    confidence : float
+        Confidence of the bound (Bonferroni over thresholds and both rates).
+    threshold : str
+        The test that attains the bound (e.g. ``"score > 1.23"``).
+    fpr_upper, fnr_upper : float
+        Its bounded error rates.
+    fpr_estimate, fnr_estimate : float
+        Its observed error rates on the bounding samples.
+    n_p, n_q : int
+        Sample sizes.
+    details : dict
+        Thresholds tried, failure-probability split.
+
+    References
+    ----------
+    Nasr et al. (2023), §5; paper 001 §2.3, eq. (2.4).
+    """
+
+    mu_lower_bound: float
+    confidence: float
+    threshold: str
+    fpr_upper: float
+    fnr_upper: float
+    fpr_estimate: float
+    fnr_estimate: float
+    n_p: int
+    n_q: int
+    details: dict
+
+    def epsilon(self, delta: float) -> float:
+        """Epsilon of ``mu_lower_bound``-GDP at ``delta`` (Balle & Wang 2018, Thm 8).
+
+        A lower bound on the epsilon of any GDP guarantee; for the mechanism's own epsilon only if
+        its trade-off function is Gaussian (see the module docstring).
+        """
+        delta = check_delta(delta)
+        return gaussian_epsilon(delta, self.mu_lower_bound)
+
+    def tradeoff(self, alpha):
+        """The trade-off function ``f_mu`` at the lower bound (type II error at type I ``alpha``)."""
+        return gaussian_tradeoff(alpha, self.mu_lower_bound)
+
+    def to_dict(self) -> dict:
+        out = {
+            "method": "gdp-threshold", "mu_lower_bound": self.mu_lower_bound, "confidence": self.confidence,
+            "threshold": self.threshold, "fpr_upper": self.fpr_upper, "fnr_upper": self.fnr_upper,
+            "fpr_estimate": self.fpr_estimate, "fnr_estimate": self.fnr_estimate,
+            "n_p": self.n_p, "n_q": self.n_q, "details": self.details,
+        }
+        return {k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in out.items()}
+
+
+def gdp_audit(
+    p_scores,
+    q_scores,
+    *,
+    thresholds=None,
+    confidence: float = 0.95,
+    selection_fraction: float = 0.5,
+    rng=None,
+) -> GDPAudit:
+    """Gaussian-DP audit from threshold tests (Nasr et al. 2023, §5; paper 001 §2.3 eq. (2.4)).
+
+    Clopper–Pearson upper bounds on FPR and FNR of every candidate threshold (Bonferroni over the
+    thresholds and the two rates), ``mu = Phi^{-1}(1 - FPR_hi) - Phi^{-1}(FNR_hi)``, maximised
+    over thresholds and clipped at 0 (identical distributions never yield a positive mu).
+
+    Parameters
+    ----------
+    p_scores, q_scores, thresholds, confidence, selection_fraction, rng
+        As in :func:`threshold_audit`.
+
+    Returns
+    -------
+    GDPAudit
+
+    Raises
+    ------
+    ValueError
+        On bad input (see :func:`threshold_audit`).
+
+    References
+    ----------
+    Nasr, Hayes, Steinke, Balle, Tramèr, Jagielski, Carlini, Terzis (2023), Tight auditing of
+    differentially private machine learning, USENIX Security, §5; Dong, Roth, Su (2022), Def. 2.6.
+    """
+    from scipy import special
+
+    x = check_scores(p_scores, "p_scores", min_size=2)
+    y = check_scores(q_scores, "q_scores", min_size=2)
+    conf, tpr_lo, fpr_hi, desc, tpr, fpr, info = _threshold_evidence(x, y, thresholds, selection_fraction, rng, confidence)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mus = special.ndtri(1.0 - fpr_hi) - special.ndtri(1.0 - tpr_lo)
+    mus = np.where(np.isnan(mus), -np.inf, mus)
+    j = int(np.argmax(mus))
+    mu = float(max(0.0, mus[j]))
+    return GDPAudit(
+        mu_lower_bound=mu, confidence=conf, threshold=desc[j], fpr_upper=float(fpr_hi[j]),
+        fnr_upper=float(1.0 - tpr_lo[j]), fpr_estimate=float(fpr[j]), fnr_estimate=float(1.0 - tpr[j]),
+        n_p=int(x.size), n_q=int(y.size), details=info,
+    )

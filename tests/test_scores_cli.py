@@ -1,0 +1,92 @@
+"""`dpaudit audit-scores` end to end (typer CliRunner on dpaudit.cli.app)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from dpaudit.cli import app
+from dpaudit.profiles import gaussian_epsilon
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def gaussian_files(tmp_path):
+    rng = np.random.default_rng(0)
+    mu = 1.5
+    np.save(tmp_path / "in.npy", rng.normal(mu, 1.0, 5000))
+    np.savetxt(tmp_path / "out.csv", rng.normal(0.0, 1.0, 5000), delimiter=",")
+    return tmp_path / "in.npy", tmp_path / "out.csv", mu
+
+
+def test_prints_bounds_and_baselines(gaussian_files):
+    a, b, _ = gaussian_files
+    res = run("audit-scores", a, b, "--seed", 1)
+    assert res.exit_code == 0, res.output
+    for text in ("epsilon lower bound", "mu (GDP) lower bound", "threshold MIA", "GDP audit", "scott"):
+        assert text in res.output
+
+
+def test_json_output_is_sound_and_reproducible(gaussian_files):
+    a, b, mu = gaussian_files
+    res = run("audit-scores", a, b, "--json", "--seed", 3, "--delta", "1e-3", "--bins", "40", "--confidence", "0.9")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["delta"] == 1e-3 and data["confidence"] == 0.9 and data["inputs"]["seed"] == 3
+    assert 0 < data["epsilon_lower_bound"] <= gaussian_epsilon(1e-3, mu)
+    assert 0 < data["mu_lower_bound"] <= mu
+    assert data["histogram"]["details"]["bins"]["k"] == 40
+    assert data["baselines"]["gdp"]["mu_lower_bound"] <= mu
+    again = json.loads(run("audit-scores", a, b, "--json", "--seed", 3, "--delta", "1e-3", "--bins", "40", "--confidence", "0.9").stdout)
+    assert again["epsilon_lower_bound"] == data["epsilon_lower_bound"]
+
+
+def test_claim_violation_exits_1_and_plot_is_written(gaussian_files, tmp_path):
+    a, b, _ = gaussian_files
+    png = tmp_path / "t.png"
+    res = run("audit-scores", a, b, "--claim-epsilon", "0.2", "--claim-delta", "1e-5", "--plot", png, "--seed", 0)
+    assert res.exit_code == 1, res.output
+    assert "VIOLATED" in res.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ok = run("audit-scores", a, b, "--claim-epsilon", "20", "--json", "--seed", 0)
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["claim"]["violated"] is False
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--delta", "0"], "--delta"),
+        (["--delta", "1.5"], "--delta"),
+        (["--confidence", "1"], "--confidence"),
+        (["--bins", "0"], "--bins"),
+        (["--bins", "many"], "--bins"),
+        (["--claim-delta", "1e-5"], "--claim-epsilon"),
+        (["--claim-epsilon", "-1"], "epsilon"),
+        (["--plot", "out.gif"], "--plot"),
+    ],
+)
+def test_bad_options_exit_2_naming_the_value(gaussian_files, extra, message):
+    a, b, _ = gaussian_files
+    res = run("audit-scores", a, b, *extra)
+    assert res.exit_code == 2
+    assert "error" in res.output and message in res.output
+
+
+def test_bad_files_exit_2(tmp_path, gaussian_files):
+    a, _, _ = gaussian_files
+    (tmp_path / "nan.txt").write_text("1.0\n2.0\nnan\n")
+    res = run("audit-scores", a, tmp_path / "nan.txt")
+    assert res.exit_code == 2 and "non-finite" in res.output and "nan.txt" in res.output
+    res = run("audit-scores", a, tmp_path / "missing.npy")
+    assert res.exit_code == 2 and "no such file" in res.output
+    (tmp_path / "one.txt").write_text("1.0\n")
+    res = run("audit-scores", a, tmp_path / "one.txt")
+    assert res.exit_code == 2 and "at least 2" in res.output
