@@ -19,7 +19,7 @@ from ..claims import Claim, RenyiDP
 from ..errors import InvalidClaimError
 from ..estimators.base import bound_from_dict, profile_grid
 
-__all__ = ["NotApplicable", "TestOutcome", "Tester", "check_beta", "profile_outcome", "profile_grid"]
+__all__ = ["NotApplicable", "TestOutcome", "Tester", "check_beta", "profile_outcome", "profile_grid", "rdp_epsilon_lower_bound"]
 
 
 class NotApplicable(ValueError):
@@ -62,9 +62,10 @@ class TestOutcome:
     claimed_delta : float or None
         What the claim allows for that hockey-stick divergence.
     epsilon_lower_bound : float or None
-        Largest epsilon the evidence rejects at the claim's delta (0 for Rényi and pure claims):
-        an empirical epsilon lower bound at confidence ``1 - beta`` (0.0 if none; None if the
-        tester cannot give one).
+        Empirical epsilon lower bound at confidence ``1 - beta``, of the claim's kind: the
+        largest epsilon whose ``(epsilon, delta)``-DP the evidence rejects at the claim's delta
+        (delta = 0 for pure claims), and for a Rényi claim the largest Rényi epsilon at the
+        claim's alpha that it rejects. 0.0 if none; None if the tester cannot give one.
     inconclusive : bool
         True when the sample size was too small for the bound to say anything (see ``note``).
     note : str
@@ -169,6 +170,41 @@ class Tester(ABC):
         return {"tester": self.name}
 
 
+def rdp_epsilon_lower_bound(bounds, alpha: float, eps_grid) -> float:
+    """Largest Rényi epsilon at order ``alpha`` that hockey-stick lower bounds rule out.
+
+    An (alpha, rho)-RDP mechanism has ``H_{e^eps'} <= c exp((alpha - 1)(rho - eps'))`` for every
+    real eps', ``c = (1 - 1/alpha)^(alpha - 1) / alpha`` (Canonne, Kamath, Steinke 2020, Prop. 12;
+    :meth:`RenyiDP.delta_profile`). So a lower bound ``L(eps') > 0`` on ``H_{e^eps'}`` implies
+    ``rho >= eps' + (ln L(eps') - ln c) / (alpha - 1)``; the maximum over eps' and bounds is
+    returned (0.0 if no bound is positive). Valid at the confidence of the bounds, since each
+    bound holds for every eps' at once.
+
+    Parameters
+    ----------
+    bounds : sequence of objects with ``delta_lower_bound(eps_array)``
+    alpha : float
+        Rényi order, > 1.
+    eps_grid : array of float, shape (k,)
+        Orders eps' (nats) at which the bounds are evaluated.
+
+    Returns
+    -------
+    float
+        Rényi epsilon lower bound (nats), >= 0.
+    """
+    grid = np.asarray(eps_grid, dtype=float)
+    log_c = (alpha - 1.0) * math.log1p(-1.0 / alpha) - math.log(alpha)
+    best = 0.0
+    for b in bounds:
+        low = np.asarray(b.delta_lower_bound(grid), dtype=float)
+        ok = low > 0.0
+        if np.any(ok):
+            rho = grid[ok] + (np.log(low[ok]) - log_c) / (alpha - 1.0)
+            best = max(best, float(np.max(rho)))
+    return best
+
+
 def profile_outcome(name: str, bounds, claim: Claim, beta: float) -> TestOutcome:
     """Verdict from hockey-stick bounds valid simultaneously for every eps'.
 
@@ -187,9 +223,11 @@ def profile_outcome(name: str, bounds, claim: Claim, beta: float) -> TestOutcome
     margin = best_per_bound[strongest]
     at = int(np.argmax(margins[strongest]))
     claimed_delta = float(claim.delta_profile(np.array([eps]))[0])
-    report_delta = 0.0 if isinstance(claim, RenyiDP) else claim.delta
     delta_lb = max(0.0, max(float(b.delta_lower_bound(eps)) for b in bounds))
-    eps_lb = max(b.epsilon_lower_bound(report_delta) for b in bounds)
+    if isinstance(claim, RenyiDP):  # a Rényi epsilon at the claim's alpha
+        eps_lb = rdp_epsilon_lower_bound(bounds, claim.alpha, grid)
+    else:
+        eps_lb = max(b.epsilon_lower_bound(claim.delta) for b in bounds)
     objective = max(b.estimate - claimed_delta for b in bounds)
     return TestOutcome(
         tester=name,
