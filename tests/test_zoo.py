@@ -275,3 +275,68 @@ def test_dp_gaussian_moments(eps):
     ex2 = m2 + s2
     assert_close(np.mean(out**2), ex2, math.sqrt((s4 + 6 * s2 + 1 - ex2**2) / N), "second moment")
 
+
+
+# --- the whole zoo: SVT, noisy max, median, DP-GD, randomized response; violates_for ----------
+
+NEW_ENTRIES = {
+    "svt1": True, "svt2": True, "svt3": False, "svt4": False, "svt5": False, "svt6": False,
+    "noisy-max-laplace": True, "noisy-max-gumbel": True, "noisy-max-half-noise": False, "noisy-max-value": False,
+    "dp-median": True,
+    "dp-gd": True, "scaled-gd": False, "wrong-sensitivity-sgd": False,
+    "randomized-response": True, "randomized-response-wrong-flip": False,
+}
+
+
+def test_new_entries_are_registered_with_their_privacy():
+    listed = {e.name: e for e in entries()}
+    assert set(NEW_ENTRIES) <= set(listed)
+    for name, private in NEW_ENTRIES.items():
+        assert listed[name].private is private, name
+
+
+@pytest.mark.parametrize("name", sorted(e.name for e in entries()))
+def test_every_entry_is_well_formed_and_samples_its_witnesses(name):
+    entry = get(name)
+    assert entry.name == name and name == name.lower() and " " not in name
+    assert entry.claim_kind in ("pure", "approx")
+    assert entry.relation in ("add-remove", "replace")
+    assert entry.summary and entry.true_guarantee and entry.source
+    assert (entry.bug is None) == entry.private
+    assert entry.witness_pairs, "every zoo entry needs a witness pair"
+    if entry.claim_kind == "approx":
+        assert entry.default_delta is not None
+    mech = entry.mechanism(0.5)
+    assert mech.name == name
+    claim = entry.claim(0.5)
+    assert claim.epsilon == 0.5
+    rng = np.random.default_rng(0)
+    for pair in entry.witnesses():
+        x0 = draw(mech, pair.d0, 64, rng)
+        x1 = draw(mech, pair.d1, 64, rng, output_dim=x0.shape[1])
+        assert x0.shape == x1.shape and np.all(np.isfinite(x0)) and np.all(np.isfinite(x1))
+    assert entry.violates(0.5) is (not entry.private and (entry.violates_for is None or entry.violates_for[0] < 0.5 < entry.violates_for[1]))
+
+
+def test_violates_for_marks_where_the_count_bugs_violate():
+    lap2, gau2 = get("non-dp-laplace-2"), get("non-dp-gaussian-2")
+    assert lap2.violates_for == (0.0, 0.96)
+    assert [lap2.violates(e) for e in (0.01, 0.5, 0.95, 0.97, 1.0)] == [True, True, True, False, False]
+    assert gau2.violates_for == (0.0, 0.2)
+    assert [gau2.violates(e) for e in (0.01, 0.19, 0.2, 1.0)] == [True, True, False, False]
+    for name in ("non-dp-laplace-1", "non-dp-gaussian-1", "svt4"):
+        assert get(name).violates_for is None and get(name).violates(1.0) and get(name).violates(0.01)
+    for name in ("dp-laplace", "svt1", "dp-gd"):
+        assert get(name).violates_for is None and not get(name).violates(0.01)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"private": True, "bug": None, "violates_for": (0.0, 1.0)}, "only for non-private"),
+    ({"private": False, "bug": "x", "violates_for": (1.0, 0.5)}, "eps_low < eps_high"),
+    ({"private": False, "bug": "x", "violates_for": (-1.0, 0.5)}, "eps_low < eps_high"),
+    ({"private": False, "bug": "x", "violates_for": ("a", "b")}, "pair"),
+    ({"private": False, "bug": "x", "violates_for": (0.1,)}, "pair"),
+])
+def test_violates_for_is_validated(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ZooEntry(name="x", factory=DPLaplace, claim_kind="pure", summary="s", true_guarantee="t", **kwargs)

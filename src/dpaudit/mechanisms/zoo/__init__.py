@@ -45,11 +45,24 @@ class ZooEntry:
         Dataset size range for random search.
     witness_pairs : tuple of (list, list)
         Neighbouring datasets (as nested lists of records) where the bug shows; for a correct
-        mechanism, pairs where it would show if it were wrong.
+        mechanism, pairs where it would show if it were wrong. The first pair is the main witness
+        (the one the detection benchmark uses).
     default_delta : float or None
         Delta used when the user gives none (approximate-DP mechanisms).
     source : str
         Where the mechanism comes from (paper and section).
+    violates_for : (float, float) or None
+        For a mechanism that is not private: the open interval ``(eps_low, eps_high)`` of the
+        privacy parameter epsilon (nats) over which it violates its claim (at ``default_delta``
+        for approximate-DP claims); outside it the mechanism meets its claim. ``None`` (the
+        default): violated at every epsilon > 0. Must be ``None`` for private entries. The ends
+        are numerical estimates (see the mechanism's docstring); close to them the violation is
+        too small for any test to see.
+
+    Raises
+    ------
+    ValueError
+        If ``violates_for`` is given for a private entry or is not ``0 <= eps_low < eps_high``.
     """
 
     name: str
@@ -66,6 +79,35 @@ class ZooEntry:
     witness_pairs: tuple = ()
     default_delta: float | None = None
     source: str = ""
+    violates_for: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.violates_for is None:
+            return
+        if self.private:
+            raise ValueError(f"zoo entry {self.name!r}: violates_for is only for non-private entries")
+        try:
+            lo, hi = (float(v) for v in self.violates_for)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"zoo entry {self.name!r}: violates_for must be a pair (eps_low, eps_high), got {self.violates_for!r}"
+            ) from None
+        if not (0.0 <= lo < hi):
+            raise ValueError(f"zoo entry {self.name!r}: violates_for needs 0 <= eps_low < eps_high, got {self.violates_for!r}")
+        object.__setattr__(self, "violates_for", (lo, hi))
+
+    def violates(self, epsilon: float) -> bool:
+        """Whether the mechanism built at ``epsilon`` violates its claim at that epsilon.
+
+        False for private entries; for the others True unless ``violates_for`` excludes epsilon.
+        (A violation may still be too small to detect: see the entry's ``true_guarantee``.)
+        """
+        if self.private:
+            return False
+        if self.violates_for is None:
+            return True
+        lo, hi = self.violates_for
+        return lo < float(epsilon) < hi
 
     def claim(self, epsilon: float, delta: float | None = None) -> Claim:
         """The guarantee the mechanism claims at these parameters."""
@@ -102,7 +144,13 @@ def register(entry: ZooEntry) -> ZooEntry:
 
 
 def _load() -> None:
-    from . import mean  # noqa: F401  (registers the mean mechanisms of paper 000 §6.1)
+    # Each import registers its entries (once: modules are cached).
+    from . import mean  # noqa: F401  (the mean mechanisms of paper 000 §6.1)
+    from . import svt  # noqa: F401  (SVT1-SVT6, Lyu, Su, Li 2017)
+    from . import noisy_max  # noqa: F401  (report noisy max, correct and buggy)
+    from . import median  # noqa: F401  (exponential-mechanism median)
+    from . import dpgd  # noqa: F401  (DP-GD, ScaledGD, WrongSensitivitySGD)
+    from . import randomized_response  # noqa: F401  (randomized response)
 
 
 def entries() -> list[ZooEntry]:
