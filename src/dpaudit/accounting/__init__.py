@@ -1,1 +1,79 @@
-"""dpaudit.accounting (under construction)."""
+"""dpaudit.accounting: privacy accounting as mean estimation (paper 004).
+
+* :mod:`.prv` — dominating pairs and privacy loss random variables (Gaussian, Laplace,
+  Poisson-subsampled Gaussian in both directions, heterogeneous compositions, dp_accounting
+  ``DpEvent`` conversion), exact Gaussian/Laplace profiles, RDP-based upper bounds.
+* :mod:`.monte_carlo` — the Monte Carlo accountant: delta(eps) and eps(delta) with confidence
+  intervals, online accounting, NumPy or torch backends.
+* :mod:`.verifier` — the Monte Carlo DP verifier with a proved false-positive rate.
+* :mod:`.evr` — Estimate–Verify–Release.
+* :mod:`.reference` — dp_accounting PLD/RDP and prv_accountant behind one interface.
+"""
+
+from .evr import ReleaseResult, VerifiableMechanism, release
+from .monte_carlo import (
+    ESTIMATORS,
+    ConditionalLossSamples,
+    DeltaEstimate,
+    EpsilonEstimate,
+    MonteCarloAccountant,
+    OnlineEpsilonEstimate,
+    PrivacyLossSamples,
+    estimate_delta,
+    estimate_epsilon,
+    estimate_epsilon_online,
+    sample_privacy_loss,
+)
+from .prv import (
+    ADD,
+    REMOVE,
+    Composition,
+    GaussianStep,
+    LaplaceStep,
+    Step,
+    SubsampledGaussianStep,
+    UnsupportedEventError,
+    as_composition,
+    delta_upper_bound,
+    epsilon_upper_bound,
+    gaussian_delta,
+    gaussian_epsilon,
+    laplace_delta,
+)
+from .verifier import VerificationPlan, VerificationResult, plan_verification, second_moment_bound, verify
+
+__all__ = [
+    "ADD",
+    "ESTIMATORS",
+    "REMOVE",
+    "Composition",
+    "ConditionalLossSamples",
+    "DeltaEstimate",
+    "EpsilonEstimate",
+    "GaussianStep",
+    "LaplaceStep",
+    "MonteCarloAccountant",
+    "OnlineEpsilonEstimate",
+    "PrivacyLossSamples",
+    "ReleaseResult",
+    "Step",
+    "SubsampledGaussianStep",
+    "UnsupportedEventError",
+    "VerifiableMechanism",
+    "VerificationPlan",
+    "VerificationResult",
+    "as_composition",
+    "delta_upper_bound",
+    "epsilon_upper_bound",
+    "estimate_delta",
+    "estimate_epsilon",
+    "estimate_epsilon_online",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "laplace_delta",
+    "plan_verification",
+    "release",
+    "sample_privacy_loss",
+    "second_moment_bound",
+    "verify",
+]
