@@ -7,6 +7,13 @@ budget: each trial is tested at ``beta / T`` (and each direction at ``beta / 2T`
 bound a mechanism that satisfies its claim is accused with probability at most ``beta`` however
 many trials run and whether or not the audit stops early. (DP-Auditorium tests every trial and
 direction at ``beta`` and still reports ``beta``.)
+
+The budget ``T`` is fixed before the first trial and never changes: a persistent audit
+(``storage=...``) stores it with the claim, tester, seed and the other settings, and a resumed
+audit refuses different ones (:mod:`dpaudit.study`). Trial ``t``'s randomness is spawn key ``t`` of
+the root seed whichever process or Dask worker runs it (:mod:`dpaudit.scale`), and trials may run
+in parallel: the pairs are chosen from earlier trials only, so each test still holds at
+``beta / T`` given its pair.
 """
 
 from __future__ import annotations
@@ -15,17 +22,21 @@ import datetime as _dt
 import json
 import platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
 
 from .claims import Claim, claim_from_dict
 from .datasets import NeighbouringPair
-from .mechanisms.base import Mechanism, draw
+from .mechanisms.base import Mechanism
 from .testers import HockeyStickTester, Tester, TestOutcome
 
 __all__ = ["AuditResult", "TrialRecord", "audit", "library_versions"]
+
+DEFAULT_NUM_SAMPLES = 50_000
+DEFAULT_TRIALS = 10
+DEFAULT_BETA = 0.01
 
 SCHEMA_VERSION = 2
 _READABLE_SCHEMAS = (1, 2)
@@ -64,7 +75,10 @@ class TrialRecord:
     seed_key : list of int
         ``SeedSequence`` spawn key of this trial's random stream (reproduces it from the seed).
     sample_seconds, test_seconds : float
-        Wall time spent sampling the mechanism (both datasets) and testing.
+        Time spent sampling the mechanism (both datasets; summed over chunks when the sampling
+        was split across Dask workers) and testing.
+    run : int
+        Which run of a persistent audit ran it (0: the first, then one per resume).
     """
 
     index: int
@@ -75,6 +89,7 @@ class TrialRecord:
     seed_key: tuple
     sample_seconds: float
     test_seconds: float
+    run: int = 0
 
     def to_dict(self) -> dict:
         return {
@@ -86,6 +101,7 @@ class TrialRecord:
             "seed_key": list(self.seed_key),
             "sample_seconds": self.sample_seconds,
             "test_seconds": self.test_seconds,
+            "run": self.run,
         }
 
     @classmethod
@@ -99,6 +115,7 @@ class TrialRecord:
             seed_key=tuple(d["seed_key"]),
             sample_seconds=d["sample_seconds"],
             test_seconds=d["test_seconds"],
+            run=d.get("run", 0),
         )
 
 
@@ -119,7 +136,7 @@ class AuditResult:
     trial_budget : int
         Number of trials the failure probability was split over.
     trials : tuple of TrialRecord
-        Every trial run, in order.
+        Every finished trial, by index (for a resumed audit: of every run).
     strongest_trial : int or None
         Index of the trial with the strongest evidence: a violating trial if any (the largest
         margin among them), else the trial with the largest margin.
@@ -134,8 +151,14 @@ class AuditResult:
     finder : str
     versions : dict
     started_at : str
-        ISO-8601 UTC time.
+        ISO-8601 UTC time (of the first run, for a resumed audit).
     wall_seconds : float
+        Wall time of the audit (summed over runs for a resumed audit).
+    study : dict
+        For a persistent audit: storage (password redacted), study name, and the runs (start,
+        wall time, trials finished); empty otherwise.
+    execution : dict
+        Where trials ran: ``{"executor": "in-process"}`` or the Dask scheduler and workers.
     """
 
     mechanism: str
@@ -154,6 +177,8 @@ class AuditResult:
     versions: dict = field(default_factory=dict)
     started_at: str = ""
     wall_seconds: float = 0.0
+    study: dict = field(default_factory=dict)
+    execution: dict = field(default_factory=dict)
 
     @property
     def strongest(self) -> TrialRecord | None:
@@ -222,6 +247,8 @@ class AuditResult:
             "versions": self.versions,
             "started_at": self.started_at,
             "wall_seconds": self.wall_seconds,
+            "study": self.study,
+            "execution": self.execution,
             "trials": [t.to_dict() for t in self.trials],
         }
 
@@ -251,6 +278,8 @@ class AuditResult:
             versions=d.get("versions", {}),
             started_at=d.get("started_at", ""),
             wall_seconds=d.get("wall_seconds", 0.0),
+            study=d.get("study", {}),
+            execution=d.get("execution", {}),
         )
 
 
@@ -264,20 +293,41 @@ def _part_of(outcome: TestOutcome) -> int:
     return 0
 
 
+
+def _finder_config(finder) -> dict:
+    cfg = getattr(finder, "config", None)
+    return cfg() if callable(cfg) else {"finder": getattr(finder, "name", type(finder).__name__)}
+
+
+def _check_inputs(num_samples, trials, beta) -> None:
+    if num_samples is not None and (int(num_samples) != num_samples or num_samples < 8):
+        raise ValueError(f"num_samples must be an integer >= 8, got {num_samples!r}")
+    if trials is not None and (int(trials) != trials or trials < 1):
+        raise ValueError(f"trials must be a positive integer, got {trials!r}")
+    if beta is not None and not (0.0 < beta < 1.0):
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+
+
 def audit(
     mechanism: Mechanism,
     claim: Claim,
     finder,
     *,
     tester: Tester | None = None,
-    num_samples: int = 50_000,
-    trials: int = 10,
-    beta: float = 0.01,
+    num_samples: int | None = None,
+    trials: int | None = None,
+    beta: float | None = None,
     exhaustive: bool = False,
     seed: int | None = None,
     neighbouring: dict | None = None,
     on_trial_start: Callable[[int, NeighbouringPair], None] | None = None,
     on_trial_end: Callable[[TrialRecord], None] | None = None,
+    on_start: Callable[[int, tuple], None] | None = None,
+    storage=None,
+    study_name: str | None = None,
+    resume: bool = False,
+    executor=None,
+    chunk_size: int | None = None,
 ) -> AuditResult:
     """Search neighbouring datasets for a violation of ``claim`` (paper 000, Algorithm 1).
 
@@ -288,7 +338,8 @@ def audit(
     claim : PureDP, ApproxDP or RenyiDP
         The guarantee it claims.
     finder : Finder
-        Proposes pairs (``GridFinder``, ``RandomFinder``, ``ChainFinder``...).
+        Proposes pairs (``GridFinder``, ``RandomFinder``, ``SpaceGridFinder``, ``BayesFinder``,
+        ``EvolutionFinder``, ``ChainFinder``...).
     tester : Tester, optional
         Default: ``HockeyStickTester()`` on CPU. Any :class:`~dpaudit.testers.Tester`, e.g.
         ``make_tester("all")``.
@@ -297,19 +348,39 @@ def audit(
     trials : int, default 10
         Trial budget T. If the finder can propose fewer pairs, its capacity is the budget.
     beta : float, default 0.01
-        Probability of accusing a mechanism that satisfies its claim (whole audit).
+        Probability of accusing a mechanism that satisfies its claim (whole audit); each trial
+        is tested at ``beta / T``.
     exhaustive : bool, default False
         Run every trial instead of stopping at the first violation.
     seed : int, optional
-        Root seed (drawn at random and recorded if omitted).
+        Root seed (drawn at random and recorded if omitted). Trial ``t`` uses spawn key ``t``.
     neighbouring : dict, optional
         Description of the relation, stored in the result.
     on_trial_start, on_trial_end : callable, optional
-        Progress callbacks.
+        Progress callbacks: ``on_trial_start(t, pair)`` when trial ``t`` is started (submitted,
+        for a parallel executor), ``on_trial_end(record)`` when it has finished and been stored.
+    on_start : callable, optional
+        ``on_start(budget, finished)`` once before the first new trial, with the trial budget
+        and the records already finished by earlier runs (empty for a new audit).
+    storage : str or optuna.storages.BaseStorage, optional
+        Keep the audit in Optuna storage (e.g. ``"sqlite:///audit.db"``) so that it can be
+        resumed after an interruption (:mod:`dpaudit.study`). Needs Optuna.
+    study_name : str, optional
+        Name of the audit in ``storage``; default ``"dpaudit-<mechanism name>"``.
+    resume : bool, default False
+        Continue the audit stored under ``study_name`` (or start it if there is none). Settings
+        left as None (``num_samples``, ``trials``, ``beta``, ``seed``) are taken from storage;
+        given ones must equal the stored ones.
+    executor : InProcessExecutor or DaskExecutor, optional
+        Where trials run (:mod:`dpaudit.scale`); default: in this process, one at a time.
+    chunk_size : int, optional
+        Calls per sampling chunk for per-call mechanisms (default
+        :data:`dpaudit.scale.DEFAULT_CHUNK_SIZE`). The samples depend on it, not on the executor.
 
     Returns
     -------
     AuditResult
+        With every finished trial, of every run for a resumed audit.
 
     Raises
     ------
@@ -319,81 +390,195 @@ def audit(
         If the tester cannot test this kind of claim.
     MechanismError
         If the mechanism fails or returns unusable outputs (never silently dropped).
+    SettingsMismatchError
+        If resuming with settings different from the stored audit's.
+    NotShippableError
+        If a Dask executor is given a mechanism that cannot be pickled.
     """
-    if int(num_samples) != num_samples or num_samples < 8:
-        raise ValueError(f"num_samples must be an integer >= 8, got {num_samples!r}")
-    if int(trials) != trials or trials < 1:
-        raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    if not (0.0 < beta < 1.0):
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    from .scale import DEFAULT_CHUNK_SIZE, InProcessExecutor, TrialSpec
+
+    _check_inputs(num_samples, trials, beta)
     tester = tester or HockeyStickTester()
     tester.require(claim)
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
-    budget = int(trials)
-    if getattr(finder, "capacity", None) is not None:
-        budget = min(budget, int(finder.capacity))
-    beta_trial = beta / budget
-    root = np.random.SeedSequence(seed)
-    streams = root.spawn(budget)
-
-    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    t_start = time.perf_counter()
-    records: list[TrialRecord] = []
-    stopped_early = False
     name = getattr(mechanism, "name", type(mechanism).__name__)
-    for t in range(budget):
-        pair = finder.ask()
-        if pair is None:
-            break
-        if on_trial_start:
-            on_trial_start(t, pair)
-        ss = streams[t]
-        sample_rng, test_rng = (np.random.default_rng(s) for s in ss.spawn(2))
-        t0 = time.perf_counter()
-        x0 = draw(mechanism, pair.d0, int(num_samples), sample_rng)
-        x1 = draw(mechanism, pair.d1, int(num_samples), sample_rng, output_dim=x0.shape[1])
-        t1 = time.perf_counter()
-        outcome = tester.test(x0, x1, claim, beta=beta_trial, rng=test_rng)
-        t2 = time.perf_counter()
-        record = TrialRecord(
-            index=t,
-            finder=getattr(finder, "last_finder", None) or getattr(finder, "name", type(finder).__name__),
-            pair=pair,
-            num_samples=int(num_samples),
-            outcome=outcome,
-            seed_key=tuple(int(k) for k in ss.spawn_key),
-            sample_seconds=t1 - t0,
-            test_seconds=t2 - t1,
-        )
-        records.append(record)
-        finder.tell(pair, outcome.objective)
-        if on_trial_end:
-            on_trial_end(record)
-        if outcome.violation and not exhaustive:
-            stopped_early = t + 1 < budget
-            break
+    capacity = getattr(finder, "capacity", None)
+    chunk = DEFAULT_CHUNK_SIZE if chunk_size is None else (int(chunk_size) if chunk_size else None)
+    if chunk is not None and chunk < 1:
+        raise ValueError(f"chunk_size must be a positive integer or 0 (no chunks), got {chunk_size!r}")
 
-    strongest = None
-    if records:
-        strongest = max(
-            range(len(records)), key=lambda i: (records[i].outcome.violation, records[i].outcome.margin)
+    def budget_of(t):
+        return None if t is None else (int(t) if capacity is None else min(int(t), int(capacity)))
+
+    ledger = None
+    previous: dict[int, TrialRecord] = {}
+    pending: list = []
+    t_start = time.perf_counter()
+    if storage is not None:
+        from .study import open_ledger
+
+        given = {
+            "mechanism": name,
+            "claim": claim.to_dict(),
+            "tester": tester.config(),
+            "seed": None if seed is None else int(seed),
+            "trial_budget": budget_of(trials),
+            "beta": None if beta is None else float(beta),
+            "num_samples": None if num_samples is None else int(num_samples),
+            "neighbouring": neighbouring,
+            "finder": _finder_config(finder),
+        }
+        defaults = {
+            "trial_budget": budget_of(DEFAULT_TRIALS),
+            "beta": DEFAULT_BETA,
+            "num_samples": DEFAULT_NUM_SAMPLES,
+            "neighbouring": {},
+        }
+        ledger = open_ledger(
+            storage, study_name or f"dpaudit-{name}", given, defaults, resume=resume,
+            record_from_dict=TrialRecord.from_dict,
         )
+        st = ledger.settings
+        seed, budget, beta, num_samples = int(st["seed"]), int(st["trial_budget"]), float(st["beta"]), int(st["num_samples"])
+        neighbouring = st.get("neighbouring") or neighbouring
+        run = ledger.run
+        try:
+            if getattr(finder, "uses_storage", False):
+                finder.attach(ledger.storage, ledger.search_study_name(), run=run)
+            history = [(pair, obj) for _, pair, obj in ledger.assigned]
+            restored = finder.restore(history) if history else []
+        except BaseException:
+            ledger.close(0.0, 0)
+            raise
+        by_index = {idx: p for (idx, _, _), p in zip(ledger.assigned, restored)}
+        previous = dict(ledger.finished)
+        pending = [(p.index, by_index.get(p.index, p.pair), p.finder) for p in ledger.pending]
+        next_index = ledger.next_index
+        started = ledger.runs[0]["started_at"] if ledger.runs else _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        earlier_wall = sum(float(r.get("wall_seconds", 0.0)) for r in ledger.runs if r.get("run") != run)
+    else:
+        if resume:
+            raise ValueError("resume=True needs a storage (e.g. storage='sqlite:///audit.db')")
+        num_samples = DEFAULT_NUM_SAMPLES if num_samples is None else int(num_samples)
+        beta = DEFAULT_BETA if beta is None else float(beta)
+        budget = budget_of(DEFAULT_TRIALS if trials is None else trials)
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2**63))
+        run, next_index = 0, 0
+        started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        earlier_wall = 0.0
+    beta_trial = beta / budget
+    fallback_name = getattr(finder, "name", type(finder).__name__)
+
+    records: dict[int, TrialRecord] = dict(previous)
+    stop = (not exhaustive) and any(r.outcome.violation for r in records.values())
+    if on_start:
+        on_start(budget, tuple(records[i] for i in sorted(records)))
+    executor = executor or InProcessExecutor()
+    in_flight: dict[int, tuple] = {}
+    finished_now = 0
+    execution = {}
+    exhausted = False
+
+    def cancel_in_flight(reason: str) -> None:
+        for spec in executor.cancel_all():
+            _, pair_obj, handle = in_flight.pop(spec.index, (None, spec.pair, None))
+            if ledger is not None and handle is not None:
+                ledger.fail(handle, reason)
+            if hasattr(finder, "abandon"):
+                finder.abandon(pair_obj)
+        for idx, (spec, pair_obj, handle) in list(in_flight.items()):
+            if ledger is not None and handle is not None:
+                ledger.fail(handle, reason)
+            if hasattr(finder, "abandon"):
+                finder.abandon(pair_obj)
+        in_flight.clear()
+
+    try:
+        if not stop and (pending or next_index < budget):
+            executor.start(mechanism, tester, claim, num_samples=int(num_samples), chunk_size=chunk)
+            execution = executor.describe()
+        else:
+            execution = {"executor": getattr(executor, "kind", "in-process"), "note": "no trial left to run"}
+        while True:
+            while not stop and len(in_flight) < executor.capacity:
+                if pending:
+                    idx, pair, fname = pending.pop(0)
+                elif next_index < budget and not exhausted:
+                    pair = finder.ask()
+                    if pair is None:
+                        exhausted = True
+                        break
+                    idx = next_index
+                    next_index += 1
+                    fname = getattr(finder, "last_finder", None) or fallback_name
+                else:
+                    break
+                handle = ledger.begin(idx, pair, fname) if ledger is not None else None
+                spec = TrialSpec(idx, pair, fname, int(num_samples), beta_trial, int(seed), chunk)
+                if on_trial_start:
+                    on_trial_start(idx, pair)
+                executor.submit(spec)
+                in_flight[idx] = (spec, pair, handle)
+            if not in_flight:
+                break
+            spec, result = executor.wait_any()
+            _, pair, handle = in_flight.pop(spec.index)
+            if isinstance(result, BaseException):
+                if ledger is not None:
+                    ledger.fail(handle, f"{type(result).__name__}: {result}")
+                if hasattr(finder, "abandon"):
+                    finder.abandon(pair)
+                cancel_in_flight("cancelled: another trial failed")
+                raise result
+            record = replace(result, run=run)
+            if ledger is not None:
+                ledger.finish(handle, record)
+            finder.tell(pair, record.outcome.objective)
+            records[record.index] = record
+            finished_now += 1
+            if on_trial_end:
+                on_trial_end(record)
+            if record.outcome.violation and not exhaustive:
+                stop = True
+                cancel_in_flight("cancelled: a violation was found")
+    except BaseException as exc:  # Ctrl-C, a failing trial: leave the ledger resumable
+        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
+        try:
+            cancel_in_flight(reason)
+        finally:
+            executor.close()
+            if ledger is not None:
+                ledger.close(time.perf_counter() - t_start, finished_now)
+        raise
+    executor.close()
+    wall = time.perf_counter() - t_start
+    study_info = {}
+    if ledger is not None:
+        ledger.close(wall, finished_now)
+        study_info = ledger.describe()
+
+    ordered = tuple(records[i] for i in sorted(records))
+    violation = any(r.outcome.violation for r in ordered)
+    strongest = None
+    if ordered:
+        strongest = max(range(len(ordered)), key=lambda i: (ordered[i].outcome.violation, ordered[i].outcome.margin))
     return AuditResult(
         mechanism=name,
         claim=claim,
-        violation=any(r.outcome.violation for r in records),
+        violation=violation,
         beta=beta,
         beta_per_trial=beta_trial,
         trial_budget=budget,
-        trials=tuple(records),
+        trials=ordered,
         strongest_trial=strongest,
-        stopped_early=stopped_early,
+        stopped_early=violation and not exhaustive and len(ordered) < budget,
         seed=int(seed),
         tester=tester.config(),
-        finder=getattr(finder, "name", type(finder).__name__),
+        finder=fallback_name,
         neighbouring=neighbouring or {},
         versions=library_versions(),
         started_at=started,
-        wall_seconds=time.perf_counter() - t_start,
+        wall_seconds=earlier_wall + wall,
+        study=study_info,
+        execution=execution,
     )

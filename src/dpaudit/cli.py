@@ -2,7 +2,8 @@
 
 Exit codes of ``dpaudit test``: 0 no violation found, 1 violation found, 2 bad input (invalid
 options, unknown target, a tester that cannot test the claim, or a mechanism whose outputs cannot
-be audited), 3 inconclusive (every trial had too few samples for the tester's bound).
+be audited), 3 inconclusive (every trial had too few samples for the tester's bound), 130
+interrupted (Ctrl-C; an audit kept with --storage/--resume continues where it stopped).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class Search(str, Enum):
     auto = "auto"
     grid = "grid"
     random = "random"
+    bayes = "bayes"
+    evolution = "evolution"
 
 
 def _fail(message: str) -> "typer.Exit":
@@ -209,6 +212,15 @@ def _render(result, out: Console) -> None:
     )
     head.add_row("trials", f"{len(result.trials)} run of {result.trial_budget}" + (" (stopped at first violation)" if result.stopped_early else ""))
     head.add_row("time", f"{result.wall_seconds:.1f} s, seed {result.seed}")
+    if result.study:
+        runs = result.study.get("runs", [])
+        head.add_row(
+            "stored", escape(f"{result.study.get('study_name')} in {result.study.get('storage')}")
+            + (f" ({len(runs)} runs: resumed)" if len(runs) > 1 else ""),
+        )
+    if result.execution.get("executor") == "dask":
+        ex = result.execution
+        head.add_row("ran on", escape(f"Dask {ex.get('scheduler')} ({ex.get('workers')} workers, {ex.get('threads')} threads)"))
     style = "red" if result.violation else ("yellow" if result.inconclusive else "green")
     out.print(Panel(head, title="dpaudit test", border_style=style))
 
@@ -241,8 +253,95 @@ def _render(result, out: Console) -> None:
         out.print(tt)
 
 
+def _explicit(ctx: "typer.Context", name: str) -> bool:
+    """Whether option ``name`` was given on the command line (not left at its default)."""
+    try:
+        source = ctx.get_parameter_source(name)
+    except Exception:  # pragma: no cover - old click
+        return True
+    # compared by name: typer may ship its own copy of click's ParameterSource enum
+    return source is not None and getattr(source, "name", "") not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def _make_finder(search: "Search", known: list, relation, seed: Optional[int]):
+    """The finder for --search (see the option's help)."""
+    from .search import BayesFinder, ChainFinder, EvolutionFinder, GridFinder, RandomFinder, optuna_available
+
+    finder_seed = None if seed is None else seed + 1
+    if search is not Search.grid and search is not Search.random and optuna_available():
+        import optuna
+
+        # Optuna's per-trial INFO lines and its warnings about its own internals (e.g. "greenlet
+        # unavailable") would interleave with the progress bar.
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+    if search is Search.grid:
+        if not known:
+            raise DPAuditError("--search grid needs pairs: give --pairs (or use a zoo mechanism with witness pairs)")
+        return GridFinder(known)
+    if search is Search.random:
+        return RandomFinder(relation, rng=finder_seed)
+    if search is Search.bayes:
+        return BayesFinder(relation, method="gp", seed=finder_seed)
+    if search is Search.evolution:
+        return EvolutionFinder(relation, seed=finder_seed)
+    # auto: the known pairs first, then Bayesian search (random search without Optuna)
+    try:
+        model = BayesFinder(relation, method=AUTO_BAYES_METHOD, seed=finder_seed) if optuna_available() else None
+    except DPAuditError:  # a relation the search space does not cover
+        model = None
+    follow = model if model is not None else RandomFinder(relation, rng=finder_seed)
+    return ChainFinder([GridFinder(known), follow]) if known else follow
+
+
+def _make_executor(scheduler: Optional[str], workers: Optional[str]):
+    """None (in this process), or a DaskExecutor for --scheduler / --workers."""
+    if scheduler is None and workers is None:
+        return None
+    if scheduler is not None and workers is not None:
+        raise DPAuditError("give either --scheduler (an existing Dask cluster) or --workers (a local one), not both")
+    from .scale import DaskExecutor
+
+    if scheduler is not None:
+        if "://" not in scheduler and ":" not in scheduler:
+            raise DPAuditError(f"--scheduler must be a Dask scheduler address like tcp://127.0.0.1:8786, got {scheduler!r}")
+        return DaskExecutor(scheduler)
+    if workers == "auto":
+        return DaskExecutor()
+    try:
+        n = int(workers)
+    except ValueError:
+        raise DPAuditError(f"--workers must be a positive integer or 'auto', got {workers!r}") from None
+    if n < 1:
+        raise DPAuditError(f"--workers must be a positive integer or 'auto', got {workers!r}")
+    return DaskExecutor(n_workers=n)
+
+
+def _ship_by_value(target: str) -> None:
+    """Let cloudpickle ship a user's mechanism module by value, so Dask workers that cannot
+    import it (another machine, another working directory) still can run it."""
+    if target.startswith("zoo:") or ":" not in target:
+        return
+    module = sys.modules.get(target.split(":", 1)[0])
+    path = getattr(module, "__file__", None) or ""
+    if module is None or "site-packages" in path or "dist-packages" in path:
+        return
+    try:
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(module)
+    except (ImportError, ValueError):  # pragma: no cover
+        pass
+
+
+# The Optuna sampler of --search auto after the known pairs: TPE proposes in milliseconds and
+# handles pending trials (parallel asks); the GP sampler of --search bayes (paper 000's GP bandit)
+# costs about a second per proposal and several seconds for its first.
+AUTO_BAYES_METHOD = "tpe"
+
+
 @app.command("test")
 def test_cmd(
+    ctx: typer.Context,
     target: str = typer.Argument(
         ..., help="What to audit: [bold]zoo:NAME[/] (see `dpaudit zoo`) or [bold]package.module:attribute[/] "
         "naming a Mechanism object or a function f(dataset) -> output."
@@ -257,7 +356,7 @@ def test_cmd(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for a reproducible run (recorded in the report)."),
     report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write the full result as JSON to this file."),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
-    search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: grid (given/witness pairs), random (random neighbouring pairs), auto (witness pairs first, then random)."),
+    search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: grid (given/witness pairs), random (random neighbouring pairs), bayes (Gaussian-process Bayesian optimisation of the divergence estimate over datasets, extreme datasets first; needs Optuna), evolution (NSGA-II evolutionary search; needs Optuna), auto (witness/given pairs first, then Bayesian search with Optuna's TPE sampler, or random search without Optuna)."),
     pairs: Optional[str] = typer.Option(None, "--pairs", help='Neighbouring pairs to test, as a JSON file or JSON text: [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
     domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain, one LOWER:UPPER per coordinate (repeat the option). Default: the mechanism's own, else 0:1."),
     min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size for random search."),
@@ -266,6 +365,11 @@ def test_cmd(
     device: str = typer.Option("cpu", "--device", help="Where trained testers run: cpu, cuda, cuda:1, mps."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout instead of tables."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    storage: Optional[str] = typer.Option(None, "--storage", help="Keep the audit in this Optuna storage (a database URL, e.g. sqlite:///audit.db) so an interrupted audit can be resumed. Default with --resume: sqlite:///audit.db."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the audit stored under --study-name (start it if there is none): finished trials are kept, interrupted ones re-run. Options not given are taken from the stored audit; given ones must match it."),
+    study_name: Optional[str] = typer.Option(None, "--study-name", help="Name of the audit in --storage. Default: dpaudit-<mechanism name>."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run trials on an existing Dask cluster: its scheduler address, e.g. tcp://127.0.0.1:8786. The mechanism must be picklable."),
+    workers: Optional[str] = typer.Option(None, "--workers", help="Run trials on a local Dask cluster of N worker processes (or 'auto': one per CPU core). Default: in this process, no Dask."),
 ) -> None:
     """Test whether a mechanism satisfies the DP guarantee it claims.
 
@@ -276,13 +380,17 @@ def test_cmd(
       dpaudit test zoo:dp-laplace --epsilon 0.01            # exits 0
 
       dpaudit test mypkg.mech:noisy_sum --epsilon 1 --delta 1e-6 --neighbouring replace --domain 0:1
+
+      dpaudit test zoo:dp-laplace --epsilon 0.01 --search bayes --trials 50 --resume   # resumable (sqlite:///audit.db)
+
+    Exit codes: 0 no violation found, 1 violation, 2 bad input, 3 inconclusive, 130 interrupted
+    (resume it with --resume).
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from .audit import audit
     from .claims import make_claim
     from .datasets import make_relation
-    from .search import ChainFinder, GridFinder, RandomFinder
     from .testers import make_tester
 
     try:
@@ -310,14 +418,17 @@ def test_cmd(
             known = [relation.pair(a, b, "pair suggested by the mechanism") for a, b in getattr(mechanism, "witness_pairs", ())]
         if pairs is not None:
             known = _parse_pairs(pairs, relation)
-        if search is Search.grid:
-            if not known:
-                raise DPAuditError("--search grid needs pairs: give --pairs (or use a zoo mechanism with witness pairs)")
-            finder = GridFinder(known)
-        elif search is Search.random or not known:
-            finder = RandomFinder(relation, rng=None if seed is None else seed + 1)
-        else:
-            finder = ChainFinder([GridFinder(known), RandomFinder(relation, rng=None if seed is None else seed + 1)])
+        if resume and storage is None:
+            storage = "sqlite:///audit.db"
+        stored = None
+        if resume:
+            from .study import peek_settings
+
+            name = getattr(mechanism, "name", type(mechanism).__name__)
+            stored = peek_settings(storage, study_name or f"dpaudit-{name}")
+            if stored is not None and seed is None:
+                seed = int(stored["seed"])  # the finder's stream too must be the stored one
+        finder = _make_finder(search, known, relation, seed)
         tester = make_tester(tester_name.value, device=device)
         tester.require(claim)
         if samples < 8:
@@ -326,6 +437,22 @@ def test_cmd(
             raise DPAuditError(f"--trials must be >= 1, got {trials}")
         if not (0 < beta < 1):
             raise DPAuditError(f"--beta must be in (0, 1), got {beta}")
+        if study_name is not None and storage is None:
+            raise DPAuditError("--study-name needs --storage (or --resume)")
+        executor = _make_executor(scheduler, workers)
+        if executor is not None:
+            _ship_by_value(target)
+        # On resume, options left at their defaults are taken from the stored audit.
+        stored_ok = resume
+
+        def given(name, value):
+            return None if (stored_ok and not _explicit(ctx, name)) else value
+
+        run_samples, run_trials, run_beta = given("samples", samples), given("trials", trials), given("beta", beta)
+        if stored is not None:  # what will run, for the header
+            samples = run_samples if run_samples is not None else stored["num_samples"]
+            trials = run_trials if run_trials is not None else stored["trial_budget"]
+            beta = run_beta if run_beta is not None else stored["beta"]
     except (DPAuditError, ValueError) as exc:
         raise _fail(str(exc))
 
@@ -333,6 +460,7 @@ def test_cmd(
         console.print(
             f"Auditing [bold]{escape(str(getattr(mechanism, 'name', target)))}[/] against {claim.describe()} "
             f"({relation.name} neighbours, {samples:,} samples per dataset, up to {trials} trial(s), beta={beta:g})"
+            + (f"; audit kept in {escape(storage)}" if storage else "")
         )
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
@@ -340,29 +468,47 @@ def test_cmd(
         MofNCompleteColumn(),
         TextColumn("best margin {task.fields[best]}"),
         TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
         console=console,
         disable=quiet or json_out,
         transient=False,
     )
     best = {"m": None}
+    task_box = {}
+
+    def show_best(m):
+        best["m"] = m if best["m"] is None else max(best["m"], m)
+        return f"{best['m']:+.3g}" + (" VIOLATION" if best["m"] > 0 else "")
+
+    def on_start(budget, finished):
+        shown = "-"
+        for rec in finished:
+            shown = show_best(rec.outcome.margin)
+        label = f"resuming: {len(finished)} trial(s) done" if finished else "starting"
+        task_box["task"] = progress.add_task(label, total=budget, completed=len(finished), best=shown)
 
     def start(i, pair):
-        progress.update(task, description=f"trial {i + 1}: {pair.description or 'pair'}")
+        progress.update(task_box["task"], description=f"trial {i + 1}: {pair.description or 'pair'}")
 
     def end(rec):
-        m = rec.outcome.margin
-        best["m"] = m if best["m"] is None else max(best["m"], m)
-        progress.update(task, advance=1, best=f"{best['m']:+.3g}" + (" VIOLATION" if best["m"] > 0 else ""))
+        progress.update(task_box["task"], advance=1, best=show_best(rec.outcome.margin))
 
     try:
         with progress:
-            budget = trials if finder.capacity is None else min(trials, finder.capacity)
-            task = progress.add_task("starting", total=budget, best="-")
             result = audit(
-                mechanism, claim, finder, tester=tester, num_samples=samples, trials=trials, beta=beta,
+                mechanism, claim, finder, tester=tester, num_samples=run_samples, trials=run_trials, beta=run_beta,
                 exhaustive=exhaustive, seed=seed, neighbouring=relation.to_dict(),
-                on_trial_start=start, on_trial_end=end,
+                on_trial_start=start, on_trial_end=end, on_start=on_start,
+                storage=storage, study_name=study_name, resume=resume, executor=executor,
             )
+    except KeyboardInterrupt:
+        console.print(
+            "[bold yellow]interrupted[/]"
+            + (f": finished trials are kept in {escape(storage)}; run the same command with --resume to continue"
+               if storage else " (use --storage/--resume to make an audit resumable)")
+        )
+        raise typer.Exit(130)
     except MechanismError as exc:
         raise _fail(str(exc))
     except (DPAuditError, ValueError) as exc:

@@ -1,0 +1,260 @@
+"""Dataset-search benchmark: paper 000 Table 2 reproduced on dpaudit's zoo, for every finder.
+
+For each buggy mean mechanism of the zoo (paper 000 §6.1), tester (hockey-stick, Rényi) and
+finder, an audit with a budget of 50 trials is run ``--runs`` times (different seeds) and the
+number of trials until the first violation is recorded, counting 50 when none is found (paper
+000 §6.3, Table 2: "the average number of trials the algorithm takes to find a privacy violation,
+with a maximum of 50 trials"; 10 runs; n = 500,000 samples; eps = 0.01).
+
+No finder is given the zoo's witness pairs: every finder searches the mechanism's declared space
+(add/remove neighbours, records in [0, 1], sizes 1..10):
+
+``grid``       :class:`~dpaudit.search.SpaceGridFinder`: deterministic grid, extremes and
+               small datasets first, largest change first (paper 000's "grid search")
+``random``     :class:`~dpaudit.search.RandomFinder`: ``relation.random_pair`` (paper 000's
+               "randomized")
+``bayes``      :class:`~dpaudit.search.BayesFinder` with Optuna's GP sampler (paper 000's
+               "Gaussian process bandit"), 2 grid points + 4 random before the model
+``bayes-tpe``  the same with Optuna's TPE sampler
+``evolution``  :class:`~dpaudit.search.EvolutionFinder`, NSGA-II, population 8 (paper 002's
+               Vizier NSGA-II)
+
+Statistics as in paper 000 §6 with dpaudit's accounting: failure probability ``beta = 1/3`` for
+the whole audit, spent over the 50-trial budget (each trial at 1/150; DP-Auditorium tests every
+trial at 1/3); pure-DP mechanisms against ``PureDP(eps)``; Gaussian ones against
+``ApproxDP(eps, 0.01)`` with the mechanism built for delta = 0.01 (paper 000 §6 "approximate DP
+testers set delta = 0.01"). A tester that cannot test a claim shows ``n/a`` (the Rényi tester and an
+(eps, delta) claim). If ``dpaudit.testers.renyi`` cannot be imported the Rényi column is skipped
+with a message.
+
+Cells are cached in ``benchmarks/results/search.json`` (``--force`` recomputes); the Markdown
+report ``benchmarks/results/search.md`` is rewritten from the cache after every cell.
+
+Full run (hours on 2 CPU cores at the paper's n = 500,000)::
+
+    python benchmarks/search_table.py --samples 500000
+
+A short run::
+
+    python benchmarks/search_table.py --samples 50000 --runs 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shlex
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+import dpaudit
+from dpaudit.audit import audit
+from dpaudit.claims import ApproxDP, PureDP
+from dpaudit.mechanisms import zoo
+from dpaudit.search import make_finder
+from dpaudit.testers import make_tester
+
+RESULTS = Path(__file__).parent / "results"
+CACHE = RESULTS / "search.json"
+REPORT = RESULTS / "search.md"
+
+MECHANISMS = ("non-dp-laplace-1", "non-dp-laplace-2", "non-dp-gaussian-1", "non-dp-gaussian-2")
+FINDERS = ("grid", "random", "bayes", "bayes-tpe", "evolution")
+TESTERS = ("hockey-stick", "renyi")
+CAP = 50
+EPSILON = 0.01
+DELTA = 0.01
+BETA = 1 / 3
+
+# Paper 000, Table 2 (average trials to find the bug, cap 50, 10 runs, n = 500k, eps = 0.01), for
+# the two testers dpaudit runs here. Keys: dpaudit zoo names; finder order GP bandit, randomized,
+# grid. (Histogram and MMD columns and the SVT rows, 50.0 everywhere for SVT, are not repeated.)
+PAPER_TABLE2 = {
+    "non-dp-laplace-1": {"hockey-stick": (1.2, 1.3, 1.1), "renyi": (1.0, 1.0, 1.0)},
+    "non-dp-laplace-2": {"hockey-stick": (2.5, 1.5, 30.2), "renyi": (9.5, 3.6, 3.0)},
+    "non-dp-gaussian-1": {"hockey-stick": (50.0, 50.0, 50.0), "renyi": (1.0, 1.0, 1.0)},
+    "non-dp-gaussian-2": {"hockey-stick": (19.1, 45.6, 50.0), "renyi": (3.6, 1.2, 11.3)},
+}
+PAPER_FINDERS = ("GP bandit", "randomized", "grid")
+
+
+def cell_key(mech: str, tester: str, finder: str, n: int) -> str:
+    return f"{mech}|{tester}|{finder}|{n}"
+
+
+def renyi_available() -> tuple[bool, str]:
+    try:
+        make_tester("renyi")
+    except Exception as exc:  # the module is being written
+        return False, f"{type(exc).__name__}: {exc}"
+    return True, ""
+
+
+def run_cell(entry, tester_name: str, finder_name: str, n: int, runs: int) -> dict:
+    d = DELTA if entry.claim_kind == "approx" else None
+    claim = PureDP(EPSILON) if d is None else ApproxDP(EPSILON, d)
+    mechanism = entry.mechanism(EPSILON, d)
+    tester = make_tester(tester_name)
+    if not tester.supports(claim):
+        return {"status": "n/a", "reason": f"{tester_name} cannot test {claim.describe()}"}
+    key = cell_key(entry.name, tester_name, finder_name, n)
+    found_at, seconds, firsts = [], [], []
+    for r in range(runs):
+        seed = zlib.crc32(f"{key}|{r}".encode())
+        finder = make_finder("grid-space" if finder_name == "grid" else finder_name, entry.neighbouring(), seed=seed + 1)
+        t0 = time.perf_counter()
+        result = audit(mechanism, claim, finder, tester=tester, num_samples=n, trials=CAP, beta=BETA, seed=seed)
+        seconds.append(time.perf_counter() - t0)
+        hit = next((t.index for t in result.trials if t.outcome.violation), None)
+        found_at.append(CAP if hit is None else hit + 1)
+        if hit is not None:
+            p = result.trials[hit].pair
+            firsts.append(f"{p.d0.ravel().tolist()} vs {p.d1.ravel().tolist()}")
+        print(f"  {key} run {r}: {found_at[-1]} trials, {seconds[-1]:.0f}s", flush=True)
+    return {
+        "status": "ok",
+        "trials": found_at,
+        "mean": float(np.mean(found_at)),
+        "found_runs": len(firsts),
+        "seconds": float(np.sum(seconds)),
+        "claim": claim.describe(),
+        "example_witness": firsts[0] if firsts else None,
+    }
+
+
+def fmt(rec) -> str:
+    if rec is None:
+        return " "
+    if rec["status"] != "ok":
+        return rec["status"]
+    return f"{rec['mean']:.1f} ({rec['found_runs']}/{len(rec['trials'])})"
+
+
+def render(cache: dict, meta: dict, testers, skipped: dict) -> str:
+    n = meta["samples"]
+    lines = [
+        "# Dataset search benchmark (paper 000, Table 2, on dpaudit's zoo)",
+        "",
+        f"Average number of trials until the first violation, cap {CAP} (a run that finds none counts "
+        f"{CAP}), over {meta['runs']} runs; in brackets, runs that found a violation. eps = {EPSILON}, "
+        f"{n:,} samples per dataset per trial, beta = 1/3 for the whole audit spent over the {CAP}-trial "
+        "budget (1/150 per trial), Gaussian mechanisms against (eps, 0.01)-DP. No finder sees the "
+        "zoo's witness pairs. See the docstring of `benchmarks/search_table.py` for the finders.",
+        "",
+        f"Regenerate: `{meta['command']}`",
+        "",
+        f"Machine: {meta['machine']}; dpaudit {dpaudit.__version__}. {meta.get('note', '')}",
+        "",
+    ]
+    for name, why in skipped.items():
+        lines += [f"**{name} tester skipped**: {why}", ""]
+    head = ["mechanism", "finder"] + [t for t in testers]
+    lines += ["## dpaudit: average trials to find the bug", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for m in MECHANISMS:
+        for f in FINDERS:
+            cells = [fmt(cache.get(cell_key(m, t, f, n))) for t in testers]
+            lines.append(f"| {m} | {f} | " + " | ".join(cells) + " |")
+    lines += ["", "## dpaudit's best finder against paper 000's best, per row", ""]
+    lines += [
+        "| mechanism | tester | dpaudit best (finder) | paper 000 best (finder) | paper 000: GP bandit / randomized / grid |",
+        "|---|---|---|---|---|",
+    ]
+    for m in MECHANISMS:
+        for t in TESTERS:
+            paper = PAPER_TABLE2[m][t]
+            pbest = min(paper)
+            pwho = ", ".join(PAPER_FINDERS[i] for i, v in enumerate(paper) if v == pbest)
+            recs = [(f, cache.get(cell_key(m, t, f, n))) for f in FINDERS]
+            recs = [(f, r) for f, r in recs if r and r["status"] == "ok"]
+            if t in skipped:
+                ours = "skipped (tester not available)"
+            elif not recs:
+                na = [r for f in FINDERS if (r := cache.get(cell_key(m, t, f, n))) and r["status"] != "ok"]
+                ours = na[0]["status"] if na else "not run"
+            else:
+                best = min(r["mean"] for _, r in recs)
+                who = ", ".join(f for f, r in recs if r["mean"] == best)
+                ours = f"{best:.1f} ({who})"
+            lines.append(
+                f"| {m} | {t} | {ours} | {pbest:.1f} ({pwho}) | {' / '.join(f'{v:.1f}' for v in paper)} |"
+            )
+    lines += [
+        "",
+        "Paper numbers: paper 000 (DP-Auditorium), Table 2, n = 500,000, eps = 0.01, 10 runs, beta = 1/3 per "
+        "test. The paper's SVT rows (50.0 for every finder and tester) have no counterpart in the zoo yet.",
+        "",
+        "Reading the table:",
+        "",
+        "* These four bugs all show most strongly at the extreme datasets (the zoo's witness pair "
+        "`[1]` vs `[1, 0]` is one); dpaudit's grid starts there (faces of the domain, smallest sizes, "
+        "largest change first) and the Bayesian and evolutionary finders start from the grid's first "
+        "two points, which is why they need so few trials. Where a bug is not at the extremes "
+        "(paper 002's WrongSensitivitySGD) the grid needs finer lattices and the model-based finders "
+        "their exploration; this table does not measure that case.",
+        "* dpaudit's random finder puts each coordinate on a face of the domain half the time "
+        "(`Domain.random_records`), DP-Auditorium's draws uniformly.",
+        "* dpaudit spends beta = 1/3 over the 50-trial budget (1/150 per trial) and uses 10x fewer "
+        "samples than the paper here, so each trial's test is stricter than the paper's; the counts "
+        "are comparable only as an upper bound on what dpaudit needs.",
+        "* `n/a`: dpaudit's Rényi tester tests Rényi-DP and pure-DP claims only; the Gaussian mechanisms "
+        "claim (eps, delta)-DP, which bounds no Rényi divergence (paper 000 does not say which claim its "
+        "Rényi column tested them against).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--samples", type=int, default=50_000, help="samples per dataset per trial (paper: 500000)")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS))
+    ap.add_argument("--finders", nargs="+", default=list(FINDERS))
+    ap.add_argument("--testers", nargs="+", default=list(TESTERS))
+    ap.add_argument("--force", action="store_true", help="recompute cached cells")
+    ap.add_argument("--note", default="", help="free text added to the report (machine load...)")
+    args = ap.parse_args(argv)
+
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+    skipped = {}
+    ok, why = renyi_available()
+    if not ok:
+        skipped["renyi"] = f"`dpaudit.testers.renyi` is not importable yet ({why})."
+        print(f"skipping the Rényi tester: {why}", file=sys.stderr)
+    testers = [t for t in args.testers if t not in skipped]
+    meta = {
+        "samples": args.samples,
+        "runs": args.runs,
+        "command": "python benchmarks/search_table.py " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "machine": f"{platform.machine()}, {platform.python_version()}, numpy {np.__version__}",
+        "note": args.note,
+    }
+    RESULTS.mkdir(exist_ok=True)
+    for m in args.mechanisms:
+        entry = zoo.get(m)
+        for t in testers:
+            for f in args.finders:
+                key = cell_key(m, t, f, args.samples)
+                if key in cache and not args.force and cache[key].get("runs", args.runs) == args.runs:
+                    continue
+                print(f"{key} ...", flush=True)
+                rec = run_cell(entry, t, f, args.samples, args.runs)
+                rec["runs"] = args.runs
+                cache[key] = rec
+                CACHE.write_text(json.dumps(cache, indent=1))
+                REPORT.write_text(render(cache, meta, list(TESTERS), skipped))
+    REPORT.write_text(render(cache, meta, list(TESTERS), skipped))
+    print(REPORT.read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
