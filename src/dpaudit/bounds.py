@@ -257,7 +257,8 @@ def empirical_tv_upper(n, num_cells: int, beta: float):
     References
     ----------
     McDiarmid (1989), "On the method of bounded differences". The L1 form with twice these
-    constants underlies the tolerance of Gilbert & McMillan (2018), paper 000 Alg. 3.
+    constants underlies the tolerance of Gilbert & McMillan (2018), paper 000 Alg. 3. This is
+    :func:`canonne_tv_upper` with an integer cell count.
     """
     beta = _check_beta(beta)
     n_arr = np.asarray(n, dtype=float)
@@ -265,8 +266,7 @@ def empirical_tv_upper(n, num_cells: int, beta: float):
         raise ValueError(f"n must be >= 1, got {n!r}")
     if isinstance(num_cells, bool) or int(num_cells) != num_cells or num_cells < 1:
         raise ValueError(f"num_cells must be an integer >= 1, got {num_cells!r}")
-    out = 0.5 * np.sqrt((num_cells - 1.0) / n_arr) + np.sqrt(math.log(1.0 / beta) / (2.0 * n_arr))
-    return float(out) if np.ndim(out) == 0 else out
+    return canonne_tv_upper(n_arr, num_cells, beta)  # the same bound (Canonne 2020, Thm 1)
 
 
 def empirical_tv_upper_plugin(counts, beta: float) -> float:
