@@ -835,13 +835,12 @@ def gaussian_delta(epsilon, mu: float):
     ValueError
         If ``mu <= 0`` or an epsilon is negative or not finite.
     """
+    from .. import profiles
+
     mu = _check_positive("mu", mu)
     e = _check_epsilon(epsilon)
-    la = special.log_ndtr(-e / mu + mu / 2.0)
-    lb = special.log_ndtr(-e / mu - mu / 2.0)
-    out = np.exp(la) * -np.expm1(e + lb - la)
-    out = np.maximum(out, 0.0)
-    return float(out) if out.ndim == 0 else out
+    out = profiles.gaussian_delta(e, mu)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def gaussian_epsilon(delta: float, mu: float) -> float:
@@ -852,15 +851,9 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     ValueError
         If ``delta`` is outside (0, 1) or ``mu <= 0``.
     """
-    delta = _check_delta(delta)
-    mu = _check_positive("mu", mu)
-    if gaussian_delta(0.0, mu) <= delta:
-        return 0.0
-    hi = 1.0
-    while gaussian_delta(hi, mu) > delta:
-        hi *= 2.0
-    f = lambda e: math.log(max(gaussian_delta(e, mu), 1e-320)) - math.log(delta)  # noqa: E731
-    return float(optimize.brentq(f, 0.0, hi, xtol=1e-14, rtol=1e-14))
+    from .. import profiles
+
+    return float(profiles.gaussian_epsilon(_check_delta(delta), _check_positive("mu", mu)))
 
 
 def laplace_delta(epsilon, scale: float):
@@ -872,10 +865,11 @@ def laplace_delta(epsilon, scale: float):
     ValueError
         If ``scale <= 0`` or an epsilon is negative.
     """
+    from .. import profiles
+
     b = _check_positive("scale", scale)
-    e = _check_epsilon(epsilon)
-    out = np.where(e < 1.0 / b, -np.expm1((e - 1.0 / b) / 2.0), 0.0)
-    return float(out) if out.ndim == 0 else out
+    out = profiles.laplace_delta(_check_epsilon(epsilon), 1.0 / b)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 # --------------------------------------------------------------------------------------------
