@@ -164,7 +164,8 @@ def _evidence_rows(ev: Table, s, claim) -> None:
         ev.add_row("tester", f"{part.tester} (of: {', '.join(p.tester for p in o.parts)})")
     ev.add_row("direction", f"{b.direction} (P = M(D0), Q = M(D1))")
     held_out = getattr(b, "n_test_p", None)
-    ev.add_row("samples", f"{s.num_samples:,} per dataset" + (f" ({held_out:,} held out for the bound)" if held_out else ""))
+    split = held_out and getattr(b, "n_train", 0)  # only sample-split bounds hold samples out
+    ev.add_row("samples", f"{s.num_samples:,} per dataset" + (f" ({held_out:,} held out for the bound)" if split else ""))
     label = _DIVERGENCE_LABEL.get(b.divergence, b.divergence)
     order = getattr(b, "epsilon", None) if b.divergence == "hockey-stick" else getattr(b, "alpha", None)
     order_txt = "" if order is None else (f" (eps={order:g})" if b.divergence == "hockey-stick" else f" (alpha={order:g})")
@@ -206,9 +207,9 @@ def _render(result, out: Console) -> None:
     head.add_row(
         "confidence",
         f"a violation is reported wrongly with probability <= {result.beta:g} "
-        f"(beta spent over {result.trial_budget} trial(s) x 2 directions"
+        f"(beta split over {result.trial_budget} trial(s)"
         + (f" x {len(result.tester.get('parts', []))} testers" if result.tester.get("parts") else "")
-        + ")",
+        + ", then within each test over the bounds it makes)",
     )
     head.add_row("trials", f"{len(result.trials)} run of {result.trial_budget}" + (" (stopped at first violation)" if result.stopped_early else ""))
     head.add_row("time", f"{result.wall_seconds:.1f} s, seed {result.seed}")
@@ -537,21 +538,31 @@ def zoo_cmd(json_out: bool = typer.Option(False, "--json", help="Print the list 
                 "name": e.name, "claim": e.claim_kind, "private": e.private, "summary": e.summary,
                 "bug": e.bug, "true_guarantee": e.true_guarantee, "neighbouring": e.relation,
                 "witness_pairs": [list(p) for p in e.witness_pairs], "default_delta": e.default_delta,
+                "violates_for": None if e.violates_for is None else list(e.violates_for),
+                "domain": e.domain.to_dict(), "min_size": e.min_size, "max_size": e.max_size,
                 "source": e.source,
             }
             for e in items
         ], indent=2))
         return
     table = Table(title="dpaudit zoo (use as TARGET: zoo:NAME)")
-    table.add_column("name", style="bold")
+    table.add_column("name", style="bold", no_wrap=True)
     table.add_column("claims")
+    table.add_column("neighbours")
     table.add_column("private?")
     table.add_column("what it does / its bug")
     for e in items:
-        claim = "eps-DP" if e.claim_kind == "pure" else f"(eps, delta)-DP, default delta {e.default_delta:g}"
+        claim = "eps-DP" if e.claim_kind == "pure" else f"(eps, delta)-DP\ndelta={e.default_delta:g}"
+        if e.private:
+            private = "[green]yes[/]"
+        elif e.violates_for is None:
+            private = "[red]no[/]"
+        else:
+            lo, hi = e.violates_for
+            private = f"[red]no[/] for eps in [{lo:g}, {hi:g}]" + "\n[green]yes[/] beyond"
         table.add_row(
-            e.name, claim, "[green]yes[/]" if e.private else "[red]no[/]",
-            e.summary + ("" if e.bug is None else f"\n[red]bug:[/] {e.bug}"),
+            e.name, claim, e.relation, private,
+            escape(e.summary) + ("" if e.bug is None else f"\n[red]bug:[/] {escape(e.bug)}"),
         )
     Console().print(table)
 
