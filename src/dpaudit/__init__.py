@@ -1,7 +1,12 @@
 """dpaudit: tells whether a differentially private system keeps its promise.
 
-Black-box testing of a mechanism's claimed guarantee (pure, approximate and Rényi DP), with
-finite-sample confidence bounds whose failure probability is the one reported.
+Three families in one library:
+
+* black-box testing of a mechanism's claimed guarantee (pure, approximate and Rényi DP), with
+  finite-sample confidence bounds whose failure probability is the one reported
+  (:func:`audit`, the testers in :mod:`dpaudit.testers`, the finders in :mod:`dpaudit.search`);
+* auditing from two samples of scores (:mod:`dpaudit.scores`, :mod:`dpaudit.profiles`);
+* accounting and verification (:mod:`dpaudit.accounting`).
 """
 
 __version__ = "0.1.0"
@@ -12,13 +17,29 @@ from .datasets import AddRemove, Domain, NeighbouringPair, Replace
 from .errors import DPAuditError, InvalidClaimError, MechanismError, NeighbouringError
 from .estimators import ClassifierHockeyStick, DivergenceBound, HockeyStickBound, hockey_stick_lower_bound
 from .mechanisms import CallableMechanism, Mechanism, draw
-from .search import ChainFinder, GridFinder, RandomFinder
+from .search import BayesFinder, ChainFinder, EvolutionFinder, GridFinder, RandomFinder, SpaceGridFinder
 from .testers import CombinedTester, HockeyStickTester, Tester, TestOutcome, make_tester
+
+_LAZY = {  # imported on first use: dpaudit.RenyiTester etc.
+    "RenyiTester": "dpaudit.testers.renyi",
+    "MMDTester": "dpaudit.testers.mmd",
+    "HistogramTester": "dpaudit.testers.histogram",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")
+
 
 __all__ = [
     "AddRemove",
     "ApproxDP",
     "AuditResult",
+    "BayesFinder",
     "CallableMechanism",
     "ChainFinder",
     "ClassifierHockeyStick",
@@ -26,10 +47,13 @@ __all__ = [
     "DPAuditError",
     "DivergenceBound",
     "Domain",
+    "EvolutionFinder",
     "GridFinder",
+    "HistogramTester",
     "HockeyStickBound",
     "HockeyStickTester",
     "InvalidClaimError",
+    "MMDTester",
     "Mechanism",
     "MechanismError",
     "NeighbouringError",
@@ -37,7 +61,9 @@ __all__ = [
     "PureDP",
     "RandomFinder",
     "RenyiDP",
+    "RenyiTester",
     "Replace",
+    "SpaceGridFinder",
     "TestOutcome",
     "Tester",
     "TrialRecord",
