@@ -80,6 +80,43 @@ def check_int(value, what: str, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def column_sums(dataset, k: int, name: str, role: str) -> np.ndarray:
+    """Counting queries of the SVT and noisy-max entries: column sums of records clipped to [0, 1].
+
+    Parameters
+    ----------
+    dataset : array, shape (n_records, k) (or (n_records,) when ``k == 1``)
+    k : int
+        Number of queries (record dimension).
+    name : str
+        Mechanism name, for error messages.
+    role : str
+        What the mechanism does with the sums, for error messages (e.g. "answers 4 queries").
+
+    Returns
+    -------
+    ndarray of float, shape (k,)
+        Zeros for an empty dataset.
+
+    Raises
+    ------
+    ValueError
+        If the records do not have dimension ``k`` or contain NaN/inf.
+    """
+    arr = np.asarray(dataset, dtype=float)
+    if arr.size == 0:
+        return np.zeros(k)
+    if arr.ndim == 1 and k == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2 or arr.shape[1] != k:
+        raise ValueError(
+            f"{name} {role} and needs records of dimension {k}, a dataset of shape (n, {k}); got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: dataset contains NaN or infinite values")
+    return np.clip(arr, 0.0, 1.0).sum(axis=0)
+
+
 def hockey_stick_discrete(p: dict, q: dict, epsilon: float) -> float:
     """``H_{e^eps}(P || Q) = sum_o max(0, P(o) - e^eps Q(o))`` for two discrete laws.
 

@@ -44,7 +44,7 @@ import numpy as np
 from ...datasets import Domain
 from ..base import Mechanism
 from . import ZooEntry, register
-from ._common import check_epsilon, check_int, check_nonneg_delta, laplace_cdf, piecewise_quadrature
+from ._common import check_epsilon, column_sums, check_int, check_nonneg_delta, laplace_cdf, piecewise_quadrature
 
 __all__ = ["NoisyMax", "noisy_max_index_probabilities"]
 
@@ -195,20 +195,8 @@ class NoisyMax(Mechanism):
         ValueError
             If the records do not have dimension ``k`` or contain NaN/inf.
         """
-        arr = np.asarray(dataset, dtype=float)
         k = self.num_queries
-        if arr.size == 0:
-            return np.zeros(k)
-        if arr.ndim == 1 and k == 1:
-            arr = arr.reshape(-1, 1)
-        if arr.ndim != 2 or arr.shape[1] != k:
-            raise ValueError(
-                f"{self.name} takes the max of {k} column sums and needs records of dimension {k}, "
-                f"a dataset of shape (n, {k}); got shape {arr.shape}"
-            )
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{self.name}: dataset contains NaN or infinite values")
-        return np.clip(arr, 0.0, 1.0).sum(axis=0)
+        return column_sums(dataset, k, self.name, f"takes the max of {k} column sums")
 
     def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
         """Draw ``num_samples`` independent releases (vectorised).
