@@ -34,6 +34,15 @@ class FinderStateError(DPAuditError, ValueError):
 
 
 class Finder(Protocol):
+    """What the audit loop needs from a finder (paper 000 Alg. 1, the dataset-search step).
+
+    ``ask()`` proposes the next :class:`~dpaudit.datasets.NeighbouringPair` (None when the finder
+    is exhausted); ``tell(pair, objective)`` reports the tester's objective for it (a divergence
+    estimate, larger = closer to a violation); ``capacity`` is the number of pairs it can propose
+    (None: unbounded), which caps the trial budget; ``restore(history)`` replays a stored search
+    when an audit resumes. Finders know nothing of testers.
+    """
+
     name: str
     capacity: int | None
 
