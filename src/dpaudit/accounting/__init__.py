@@ -1,5 +1,8 @@
 """dpaudit.accounting: privacy accounting as mean estimation (paper 004).
 
+* :mod:`.certified` — the entry point: :func:`get_epsilon` / :func:`get_delta` give a certified
+  upper bound (refined pessimistic PLD, then prv_accountant) and fall back to a Monte Carlo upper
+  confidence bound, saying which kind of number they return (:class:`AccountingResult`).
 * :mod:`.prv` — dominating pairs and privacy loss random variables (Gaussian, Laplace,
   Poisson-subsampled Gaussian in both directions, heterogeneous compositions, dp_accounting
   ``DpEvent`` conversion), exact Gaussian/Laplace profiles, RDP-based upper bounds.
@@ -10,6 +13,7 @@
 * :mod:`.reference` — dp_accounting PLD/RDP and prv_accountant behind one interface.
 """
 
+from .certified import AccountingResult, get_delta, get_epsilon
 from .evr import ReleaseResult, VerifiableMechanism, release
 from .monte_carlo import (
     ESTIMATORS,
@@ -44,6 +48,7 @@ from .verifier import VerificationPlan, VerificationResult, plan_verification, s
 
 __all__ = [
     "ADD",
+    "AccountingResult",
     "ESTIMATORS",
     "REMOVE",
     "Composition",
@@ -69,6 +74,8 @@ __all__ = [
     "estimate_epsilon",
     "estimate_epsilon_online",
     "gaussian_delta",
+    "get_delta",
+    "get_epsilon",
     "gaussian_epsilon",
     "laplace_delta",
     "plan_verification",

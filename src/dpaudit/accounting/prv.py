@@ -131,7 +131,13 @@ def _log_gauss_integral(log_f, sigma: float, lo: float, hi: float, n_max: int = 
     out = float(special.logsumexp(logphi + lf) + math.log(h))
     if abs(out) < 0.1:
         # small result: ln(1 + ∫ phi (f - 1)) keeps relative precision (∫ phi = 1 up to 1e-16)
-        out = math.log1p(float(np.sum(np.exp(logphi) * np.expm1(lf)) * h))
+        # (where f overflows, phi * f is taken whole: phi * expm1(lf) would be 0 * inf = nan)
+        big = lf > 700.0
+        terms = np.where(big, np.exp(np.where(big, logphi + lf, 0.0)),
+                         np.exp(logphi) * np.expm1(np.minimum(lf, 700.0)))
+        out = math.log1p(float(np.sum(terms)) * h)
+    if not math.isfinite(out) and not out == math.inf:
+        raise FloatingPointError(f"the Gaussian integral of the tilt is not a number ({out!r})")
     return out
 
 
@@ -889,14 +895,17 @@ def _min_over_tilts(comp: Composition, direction: str, objective) -> tuple[float
             vals.append(objective(lam, comp.log_mgf(lam, direction)))
         except (OverflowError, ValueError, FloatingPointError):
             vals.append(math.inf)
-    vals = np.asarray(vals)
+    vals = np.asarray(vals, dtype=float)
+    vals[np.isnan(vals)] = math.inf  # a failed evaluation must never win the minimum
+    if not np.any(np.isfinite(vals)):
+        raise FloatingPointError("no tilt gave a finite bound")
     i = int(np.argmin(vals))
     best_lam, best = float(grid[i]), float(vals[i])
     if 0 < i < len(grid) - 1 and grid[i + 1] <= _MAX_REAL_TILT:
         f = lambda lam: objective(lam, comp.log_mgf(lam, direction))  # noqa: E731
         res = optimize.minimize_scalar(f, bounds=(grid[i - 1], grid[i + 1]), method="bounded",
                                        options={"xatol": 1e-6 * grid[i]})
-        if res.success and res.fun < best:
+        if res.success and math.isfinite(res.fun) and res.fun < best:
             best_lam, best = float(res.x), float(res.fun)
     return best_lam, best
 

@@ -1,0 +1,565 @@
+"""One entry point for privacy accounting: certified upper bounds first, estimates only as a fallback.
+
+:func:`get_epsilon` and :func:`get_delta` answer "what eps (or delta) did this composition spend?"
+with the tightest number that errs on the safe side, and say what kind of number it is. With
+``method="auto"`` (the default of ``dpaudit account``) they try, in order:
+
+1. **PLD, pessimistic, refined** (``"pld"``): dp_accounting's privacy loss distribution with
+   pessimistic (upper) discretisation, on grids ``4e-3, 1e-3, 2.5e-4, ...`` (each 4x finer) until two
+   successive grids agree to ``tolerance`` (relative). Every grid's answer is an upper bound in exact
+   arithmetic (Meiser & Mohammadi 2018; Koskela et al. 2021; Doroshenko et al. 2022, the
+   connect-the-dots discretisation dp_accounting uses). What breaks it is floating point: the FFT
+   that composes the PLD leaves round-off noise of ~1e-16 relative on *every* bin, which at tiny
+   delta (or huge k) is as large as delta itself (measured: sigma=0.5, q=1e-3, k=1000,
+   delta=1e-13 gives eps 10.32 at grid 3e-4, *below* the true ~10.44, and 17.9 at grid 1e-4). So each
+   composed PMF's noise level is measured (the largest negative probability: in exact arithmetic
+   there are none, and round-off is symmetric) and charged to delta as
+   ``n_tail * noise`` (the number of bins above eps times the noise level), which makes the answer
+   pessimistic again; when that charge exceeds ``delta / 2``, or the grids do not agree within the
+   time budget, or the sequence is not monotone beyond round-off, PLD is declared to have failed.
+2. **PRV accountant** (``"prv"``): prv_accountant (Gopi, Lee & Wutschitz 2021) with its own
+   discretisation error bounds; its ``upper`` end is reported. It refuses tiny delta itself
+   ("Floating point errors will dominate"), which counts as a failure.
+3. **Monte Carlo** (``"mc"``): dpaudit's Monte Carlo accountant (paper 004, §5); an upper
+   *confidence* bound at ``confidence`` (statistical, not certified), reported as such.
+4. **RDP** (``"rdp"``): always computed (milliseconds) and always a rigorous upper bound, but loose
+   (Canonne, Kamath & Steinke 2020 conversion of the composed cumulant generating function). The
+   reported value is never above it: an answer above the RDP bound is replaced by the RDP bound and
+   the replacement is recorded, and when every other method fails the RDP bound is the answer.
+
+Which way each number errs is in :attr:`AccountingResult.kind`: ``"upper_bound"`` (certified, up to
+the stated floating-point control), ``"upper_confidence_bound"`` (Monte Carlo, holds with
+probability ``confidence``), or ``"estimate"`` (an explicitly requested point estimate).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import prv as _prv
+from .prv import Composition, GaussianStep, LaplaceStep, as_composition
+
+__all__ = [
+    "AccountingResult",
+    "KINDS",
+    "METHODS",
+    "PLD_GRIDS",
+    "get_delta",
+    "get_epsilon",
+    "pld_delta",
+    "pld_epsilon",
+]
+
+#: methods accepted by :func:`get_epsilon` / :func:`get_delta`
+METHODS = ("auto", "pld", "prv", "mc", "rdp")
+#: kinds of number an :class:`AccountingResult` can hold
+KINDS = ("upper_bound", "upper_confidence_bound", "estimate")
+#: the PLD value discretisation intervals tried in turn (nats); each is 4x finer than the last
+PLD_GRIDS = tuple(4e-3 / 4 ** i for i in range(7))
+
+ProgressFn = Callable[[str], None]
+
+
+class AccountingFailure(RuntimeError):
+    """A method could not give a trustworthy answer (the message says why); ``auto`` moves on."""
+
+
+# --------------------------------------------------------------------------------------------
+# result
+# --------------------------------------------------------------------------------------------
+def _clean(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        v = float(x)
+        return v if math.isfinite(v) else (None if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+@dataclass(frozen=True)
+class AccountingResult:
+    """The answer of :func:`get_epsilon` or :func:`get_delta`, and how it was obtained.
+
+    Attributes
+    ----------
+    query : {'epsilon', 'delta'}
+        What was asked: ``'epsilon'`` = eps(delta) for the given delta, ``'delta'`` = delta(eps).
+    epsilon, delta : float
+        The (eps, delta) pair the composition satisfies: the answer and the given value. eps in nats.
+    kind : {'upper_bound', 'upper_confidence_bound', 'estimate'}
+        Which way the answer errs. ``upper_bound``: certified (PLD with measured floating-point
+        control, prv_accountant's error bounds, or RDP); ``upper_confidence_bound``: Monte Carlo,
+        holds with probability ``confidence``; ``estimate``: a point estimate (only when asked for).
+    method : {'pld', 'prv', 'mc', 'rdp'}
+        The method that answered.
+    confidence : float or None
+        For ``upper_confidence_bound``: the probability that the bound holds.
+    estimate : float or None
+        The method's point estimate of the same quantity where it has one (Monte Carlo, prv).
+    rdp_bound : float or None
+        The RDP upper bound on the same quantity (always rigorous, usually loose).
+    attempts : tuple of dict
+        Every method tried, in order: ``{"method", "status": "answered"|"failed", "reason",
+        "value", "seconds"}``.
+    details : dict
+        Method-specific record (PLD: every grid's value, noise charge and time; Monte Carlo: its
+        estimate and diagnostics).
+    composition : dict
+        The composition (``Composition.to_dict()``).
+    seconds : float
+        Wall time of the whole call.
+    """
+
+    query: str
+    epsilon: float
+    delta: float
+    kind: str
+    method: str
+    confidence: float | None = None
+    estimate: float | None = None
+    rdp_bound: float | None = None
+    attempts: tuple = ()
+    details: dict = field(default_factory=dict)
+    composition: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def value(self) -> float:
+        """The answer: eps for an eps query, delta for a delta query."""
+        return self.epsilon if self.query == "epsilon" else self.delta
+
+    def statement(self) -> str:
+        """One sentence: the privacy guarantee and what kind of number it is."""
+        if self.kind == "upper_confidence_bound":
+            what = f"upper confidence bound at {self.confidence:.0%} (Monte Carlo, not certified)"
+        else:
+            what = {"upper_bound": "certified upper bound", "estimate": "estimate, not a bound"}[self.kind]
+        q = "epsilon" if self.query == "epsilon" else "delta"
+        return (f"({self.epsilon:.6g}, {self.delta:.6g})-DP; {q} is a {what} from "
+                f"{_METHOD_NAMES[self.method]}")
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict of every field plus ``statement``."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["statement"] = self.statement()
+        return _clean(d)
+
+
+_METHOD_NAMES = {
+    "pld": "dp_accounting's PLD (pessimistic, grid-refined)",
+    "prv": "prv_accountant (upper end of its error bounds)",
+    "mc": "dpaudit's Monte Carlo accountant",
+    "rdp": "the RDP bound (dp_accounting orders, Canonne-Kamath-Steinke conversion)",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# PLD with grid refinement and floating-point control
+# --------------------------------------------------------------------------------------------
+def _pld(comp: Composition, interval: float):
+    from .reference import _pld as build
+
+    return build(comp, interval, True)
+
+
+def _dense_parts(pmf):
+    """(losses, probs, infinity_mass) of a dp_accounting PLD PMF (dense form)."""
+    d = pmf.to_dense_pmf()
+    probs = np.asarray(d._probs, dtype=float)  # noqa: SLF001 - dp_accounting keeps these private
+    losses = (np.arange(probs.size) + d._lower_loss) * d._discretization  # noqa: SLF001
+    return losses, probs, float(d._infinity_mass)  # noqa: SLF001
+
+
+def _pmfs(pld) -> list:
+    pmfs = [pld._pmf_remove]  # noqa: SLF001
+    if not pld._symmetric:  # noqa: SLF001
+        pmfs.append(pld._pmf_add)  # noqa: SLF001
+    return pmfs
+
+
+def _noise_level(probs: np.ndarray) -> float:
+    """Floating-point noise of a composed PMF: the largest negative probability (exact: none)."""
+    neg = probs[probs < 0]
+    return float(-neg.min()) if neg.size else 0.0
+
+
+def _pmf_delta(losses, probs, inf_mass, eps: float) -> tuple[float, float]:
+    """(delta(eps) from the clipped PMF, floating-point charge n_tail * noise) for one PMF."""
+    noise = _noise_level(probs)
+    p = np.maximum(probs, 0.0)
+    above = losses > eps
+    d = inf_mass + float(np.sum(p[above] * -np.expm1(eps - losses[above])))
+    return min(1.0, d), noise * int(np.count_nonzero(above))
+
+
+def _pmf_epsilon(losses, probs, inf_mass, delta: float) -> tuple[float, float]:
+    """(smallest eps >= 0 with delta(eps) + charge <= delta, the charge at that eps) for one PMF.
+
+    delta(eps) of a discrete PLD is convex and decreasing; between consecutive losses it is
+    ``inf + S1 - e^eps S2`` with suffix sums S1 = sum p, S2 = sum p e^-l, so the root is found on
+    the breakpoints (vectorised) and then in closed form.
+    """
+    noise = _noise_level(probs)
+    p = np.maximum(probs, 0.0)
+    keep = (losses >= 0) & (p > 0)
+    ls, ps = losses[keep], p[keep]
+    if inf_mass >= delta:
+        return math.inf, 0.0
+    if ls.size == 0:
+        return 0.0, 0.0
+    # suffix sums over losses strictly above each breakpoint l_j (losses are increasing)
+    s1 = np.concatenate([np.cumsum(ps[::-1])[::-1][1:], [0.0]])
+    # S2 scaled by e^{l_j}: sum_{i>j} p_i e^{l_j - l_i} computed stably in log space
+    lp = np.log(ps) - ls
+    rev = np.logaddexp.accumulate(lp[::-1])[::-1]
+    log_s2 = np.concatenate([rev[1:], [-np.inf]])
+    n_above = np.arange(ls.size)[::-1]  # bins strictly above breakpoint j (among kept ones)
+    charge = noise * n_above
+    d_at = inf_mass + s1 - np.exp(ls + log_s2) + charge  # delta at eps = l_j, plus charge
+    ok = np.nonzero(d_at <= delta)[0]
+    if ok.size == 0:
+        return math.inf, 0.0
+    j = int(ok[0])
+    if j == 0:
+        # maybe eps < l_0: delta at 0 uses every kept bin
+        s1_all = float(s1[0] + ps[0])
+        log_s2_all = float(np.logaddexp(log_s2[0], lp[0]))
+        c0 = noise * ls.size
+        if inf_mass + s1_all - math.exp(log_s2_all) + c0 <= delta:
+            return 0.0, c0
+        e = math.log((inf_mass + s1_all + c0 - delta)) - log_s2_all
+        return max(0.0, min(e, float(ls[0]))), c0
+    # root in (l_{j-1}, l_j]: bins j..end above
+    s1_j = float(s1[j - 1])
+    log_s2_j = float(log_s2[j - 1])
+    c = float(charge[j - 1])
+    e = math.log(inf_mass + s1_j + c - delta) - log_s2_j
+    return float(min(max(e, ls[j - 1]), ls[j])), c
+
+
+def _grid_value(comp: Composition, interval: float, query: str, target: float) -> dict:
+    t0 = time.perf_counter()
+    pld = _pld(comp, interval)
+    vals, charges = [], []
+    for pmf in _pmfs(pld):
+        losses, probs, inf_mass = _dense_parts(pmf)
+        if query == "epsilon":
+            v, c = _pmf_epsilon(losses, probs, inf_mass, target)
+        else:
+            v, c = _pmf_delta(losses, probs, inf_mass, target)
+            v = min(1.0, v + c)
+        vals.append(v)
+        charges.append(c)
+    return {"interval": interval, "value": float(max(vals)), "noise_charge": float(max(charges)),
+            "seconds": time.perf_counter() - t0}
+
+
+def _pld_refined(comp: Composition, query: str, target: float, tolerance: float, max_seconds: float,
+                 progress: ProgressFn | None) -> dict:
+    """Run PLD on finer and finer grids; return the converged grid's record or raise AccountingFailure."""
+    t0 = time.perf_counter()
+    grids = []
+    floor = 1e-3 if query == "epsilon" else 0.0
+    for interval in PLD_GRIDS:
+        if grids:
+            predicted = 4.5 * grids[-1]["seconds"]
+            if time.perf_counter() - t0 + predicted > max_seconds:
+                raise AccountingFailure(
+                    f"PLD grids did not agree to {tolerance:g} within {max_seconds:g} s "
+                    f"(last grids: {_fmt_grids(grids)})")
+        if progress is not None:
+            progress(f"PLD grid {interval:.3g}")
+        g = _grid_value(comp, interval, query, target)
+        grids.append(g)
+        v = g["value"]
+        if query == "epsilon" and not math.isfinite(v):
+            raise AccountingFailure(f"PLD gives eps = inf at grid {interval:.3g} (delta below its infinity "
+                                    f"mass or floating-point noise charge)")
+        if query == "delta" and g["noise_charge"] > 0.5 * max(v - g["noise_charge"], 0.0) and v < 1.0:
+            raise AccountingFailure(
+                f"the FFT's floating-point noise ({g['noise_charge']:.3g}) is comparable to delta "
+                f"({v - g['noise_charge']:.3g}) at grid {interval:.3g}")
+        if query == "epsilon" and g["noise_charge"] > 0.5 * target:
+            raise AccountingFailure(
+                f"the FFT's floating-point noise ({g['noise_charge']:.3g}) is comparable to delta={target:g} "
+                f"at grid {interval:.3g}: PLD cannot resolve this delta")
+        if len(grids) >= 2:
+            prev = grids[-2]["value"]
+            scale = max(abs(v), floor, 1e-300)
+            if v > prev + tolerance * scale:
+                raise AccountingFailure(
+                    f"PLD is not converging: a finer grid gave a larger value ({_fmt_grids(grids)}); "
+                    f"floating-point error dominates")
+            if abs(prev - v) <= tolerance * scale:
+                return {"value": v, "interval": interval, "grids": grids}
+    raise AccountingFailure(f"PLD grids did not agree to {tolerance:g} down to grid {PLD_GRIDS[-1]:.3g} "
+                            f"({_fmt_grids(grids)})")
+
+
+def _fmt_grids(grids) -> str:
+    return ", ".join(f"{g['interval']:.3g}: {g['value']:.6g}" for g in grids[-3:])
+
+
+def pld_epsilon(composition, delta: float, *, tolerance: float = 1e-3, max_seconds: float = 60.0) -> dict:
+    """Certified eps(delta) from dp_accounting's pessimistic PLD, refined until two grids agree.
+
+    Parameters
+    ----------
+    composition : Composition, Step, list or dp_accounting DpEvent
+        The mechanism.
+    delta : float
+        delta in (0, 1).
+    tolerance : float
+        Relative agreement of two successive grids (4x apart) at which to stop.
+    max_seconds : float
+        Time budget; a grid predicted to overrun it is not started.
+
+    Returns
+    -------
+    dict
+        ``{"value", "interval", "grids": [{"interval", "value", "noise_charge", "seconds"}, ...]}``;
+        ``value`` is an upper bound on eps(delta) (module docstring: why, and the floating-point
+        control).
+
+    Raises
+    ------
+    AccountingFailure
+        When the grids do not agree in time, do not decrease, or round-off noise is comparable to
+        delta.
+    ValueError
+        For invalid delta or composition.
+    """
+    comp = as_composition(composition)
+    delta = _prv._check_delta(delta)
+    return _pld_refined(comp, "epsilon", delta, _check_tolerance(tolerance), max_seconds, None)
+
+
+def pld_delta(composition, epsilon: float, *, tolerance: float = 1e-3, max_seconds: float = 60.0) -> dict:
+    """Certified delta(eps) from dp_accounting's pessimistic PLD (see :func:`pld_epsilon`)."""
+    comp = as_composition(composition)
+    eps = _check_eps(epsilon)
+    return _pld_refined(comp, "delta", eps, _check_tolerance(tolerance), max_seconds, None)
+
+
+# --------------------------------------------------------------------------------------------
+# the other methods
+# --------------------------------------------------------------------------------------------
+def _prv_value(comp: Composition, query: str, target: float, tolerance: float) -> dict:
+    from . import reference
+
+    try:
+        if query == "epsilon":
+            r = reference.epsilon("prv", comp, target, eps_error=min(1e-2, tolerance * 10), delta_error=target * 1e-3)
+            value, est = r["upper"], r["epsilon"]
+        else:
+            r = reference.delta("prv", comp, target, eps_error=min(1e-2, tolerance * 10), delta_error=1e-15)
+            value, est = r["upper"], r["delta"]
+    except ValueError as exc:
+        raise AccountingFailure(f"prv_accountant: {exc}") from None
+    except (RuntimeError, FloatingPointError, OverflowError, MemoryError) as exc:  # its numerical failures
+        raise AccountingFailure(f"prv_accountant failed: {type(exc).__name__}: {exc}") from None
+    if value is None or not math.isfinite(value):
+        raise AccountingFailure("prv_accountant returned a non-finite bound")
+    return {"value": float(value), "estimate": float(est), "lower": r["lower"]}
+
+
+def _mc_value(comp: Composition, query: str, target: float, confidence: float, num_samples: int, rng,
+              backend, device) -> dict:
+    from .monte_carlo import MonteCarloAccountant
+
+    # the two-sided interval at level 2c - 1 has the one-sided upper end at level c
+    acc = MonteCarloAccountant(num_samples=num_samples, confidence=2.0 * confidence - 1.0, rng=rng,
+                               backend=backend, device=device)
+    try:
+        r = acc.get_epsilon(comp, target) if query == "epsilon" else acc.get_delta(comp, target)
+    except (RuntimeError, FloatingPointError, OverflowError) as exc:
+        raise AccountingFailure(f"Monte Carlo failed: {type(exc).__name__}: {exc}") from None
+    value = getattr(r, "epsilon_upper" if query == "epsilon" else "delta_upper", None)
+    if value is None:
+        value = r.ci_high
+    est = r.epsilon if query == "epsilon" else r.delta
+    if not math.isfinite(value):
+        raise AccountingFailure("Monte Carlo returned a non-finite bound")
+    return {"value": float(value), "estimate": float(est), "result": r.to_dict()}
+
+
+def _rdp_value(comp: Composition, query: str, target: float) -> float:
+    if query == "epsilon":
+        return float(_prv.epsilon_upper_bound(comp, target))
+    return float(_prv.delta_upper_bound(comp, target))
+
+
+# --------------------------------------------------------------------------------------------
+# the entry points
+# --------------------------------------------------------------------------------------------
+def _check_tolerance(tolerance) -> float:
+    t = float(tolerance)
+    if not (math.isfinite(t) and 0 < t < 1):
+        raise ValueError(f"tolerance must be in (0, 1), got {tolerance!r}")
+    return t
+
+
+def _check_eps(epsilon) -> float:
+    if isinstance(epsilon, bool):
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    try:
+        e = float(epsilon)
+    except (TypeError, ValueError):
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}") from None
+    if not (math.isfinite(e) and e >= 0):
+        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
+    return e
+
+
+def _check_method(method: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    return method
+
+
+def _account(comp: Composition, query: str, target: float, method: str, *, tolerance: float,
+             max_seconds: float, confidence: float, num_samples: int, rng, backend, device,
+             progress: ProgressFn | None) -> AccountingResult:
+    t0 = time.perf_counter()
+    attempts: list[dict] = []
+    rdp = _rdp_value(comp, query, target)
+    order = {"auto": ("pld", "prv", "mc"), "pld": ("pld",), "prv": ("prv",), "mc": ("mc",), "rdp": ()}[method]
+    if method == "auto" and not all(isinstance(s, (GaussianStep, LaplaceStep, _prv.SubsampledGaussianStep))
+                                    for s, _ in comp.segments):  # pragma: no cover - every Step type is here
+        order = ("mc",)
+    answer = None
+    for m in order:
+        t1 = time.perf_counter()
+        if progress is not None:
+            progress(_METHOD_NAMES[m])
+        try:
+            if m == "pld":
+                rec = _pld_refined(comp, query, target, tolerance, max_seconds, progress)
+                answer = {"method": m, "value": rec["value"], "kind": "upper_bound", "estimate": None,
+                          "details": {"interval": rec["interval"], "tolerance": tolerance, "grids": rec["grids"]}}
+            elif m == "prv":
+                rec = _prv_value(comp, query, target, tolerance)
+                answer = {"method": m, "value": rec["value"], "kind": "upper_bound", "estimate": rec["estimate"],
+                          "details": {"lower": rec["lower"], "estimate": rec["estimate"]}}
+            else:
+                rec = _mc_value(comp, query, target, confidence, num_samples, rng, backend, device)
+                answer = {"method": m, "value": rec["value"], "kind": "upper_confidence_bound",
+                          "estimate": rec["estimate"], "details": {"monte_carlo": rec["result"]}}
+            attempts.append({"method": m, "status": "answered", "reason": "", "value": answer["value"],
+                             "seconds": time.perf_counter() - t1})
+            break
+        except AccountingFailure as exc:
+            attempts.append({"method": m, "status": "failed", "reason": str(exc), "value": None,
+                             "seconds": time.perf_counter() - t1})
+            if method != "auto":
+                raise ValueError(f"method {m!r} cannot answer this query: {exc}") from None
+    if answer is None:
+        answer = {"method": "rdp", "value": rdp, "kind": "upper_bound", "estimate": None, "details": {}}
+        attempts.append({"method": "rdp", "status": "answered", "reason": "", "value": rdp, "seconds": 0.0})
+    elif answer["value"] > rdp:
+        # both are upper bounds (or the other is a confidence bound): the smaller one is still safe
+        answer["details"]["replaced_by_rdp"] = {"value": answer["value"], "rdp": rdp}
+        answer.update(value=rdp, method="rdp", kind="upper_bound")
+    value = answer["value"]
+    eps, dlt = (value, target) if query == "epsilon" else (target, value)
+    return AccountingResult(
+        query=query, epsilon=float(eps), delta=float(dlt), kind=answer["kind"], method=answer["method"],
+        confidence=confidence if answer["kind"] == "upper_confidence_bound" else None,
+        estimate=answer["estimate"], rdp_bound=rdp, attempts=tuple(attempts), details=answer["details"],
+        composition=comp.to_dict(), seconds=time.perf_counter() - t0,
+    )
+
+
+def get_epsilon(composition, delta: float, *, method: str = "auto", tolerance: float = 1e-3,
+                max_seconds: float = 60.0, confidence: float = 0.95, num_samples: int = 100_000, rng=None,
+                backend: str | None = None, device: str | None = None,
+                progress: ProgressFn | None = None) -> AccountingResult:
+    """eps(delta) of a composition: a certified upper bound where one can be had.
+
+    Parameters
+    ----------
+    composition : Composition, Step, list or dp_accounting DpEvent
+        The mechanism (Gaussian, Laplace and Poisson-subsampled Gaussian steps; add/remove
+        adjacency, both directions, the larger reported). See
+        :func:`dpaudit.accounting.prv.as_composition`.
+    delta : float
+        Target delta in (0, 1).
+    method : {'auto', 'pld', 'prv', 'mc', 'rdp'}
+        ``auto`` (default): PLD, then prv_accountant, then Monte Carlo, each only when the one
+        before failed (module docstring); the others run one method and raise if it fails.
+    tolerance : float
+        Relative agreement of successive PLD grids (default 1e-3); also sets prv_accountant's
+        eps_error (10x, at most 1e-2).
+    max_seconds : float
+        Time budget of the PLD refinement (default 60 s).
+    confidence : float
+        Confidence of a Monte Carlo upper bound (default 0.95).
+    num_samples : int
+        Monte Carlo samples per direction (default 100 000).
+    rng : numpy Generator, int or None
+        Monte Carlo randomness (an int makes it reproducible).
+    backend, device : str, optional
+        Monte Carlo backend ('numpy' or 'torch') and torch device.
+    progress : callable, optional
+        ``progress(message)`` as each method or grid starts.
+
+    Returns
+    -------
+    AccountingResult
+        ``result.epsilon`` with ``result.kind`` saying which way it errs and ``result.method``
+        which method answered; ``result.attempts`` lists every method tried and why it failed.
+
+    Raises
+    ------
+    ValueError
+        For an invalid delta, method, tolerance or composition, or when an explicitly chosen
+        method cannot answer (the message says why).
+
+    References
+    ----------
+    Doroshenko, Ghazi, Kamath, Kumar & Manurangsi (2022), *Connect the dots* (dp_accounting's
+    pessimistic PLD); Gopi, Lee & Wutschitz (2021) (prv_accountant); paper 004, §5 (Monte Carlo).
+    """
+    comp = as_composition(composition)
+    d = _prv._check_delta(delta)
+    return _account(comp, "epsilon", d, _check_method(method), tolerance=_check_tolerance(tolerance),
+                    max_seconds=float(max_seconds), confidence=_check_confidence(confidence),
+                    num_samples=int(num_samples), rng=rng, backend=backend, device=device, progress=progress)
+
+
+def get_delta(composition, epsilon: float, *, method: str = "auto", tolerance: float = 1e-3,
+              max_seconds: float = 60.0, confidence: float = 0.95, num_samples: int = 100_000, rng=None,
+              backend: str | None = None, device: str | None = None,
+              progress: ProgressFn | None = None) -> AccountingResult:
+    """delta(eps) of a composition: a certified upper bound where one can be had.
+
+    Same parameters, fallbacks and result as :func:`get_epsilon`, with ``epsilon`` (nats, >= 0)
+    given and ``result.delta`` the answer; ``tolerance`` is relative to delta.
+
+    Raises
+    ------
+    ValueError
+        For an invalid epsilon, method, tolerance or composition, or when an explicitly chosen
+        method cannot answer.
+    """
+    comp = as_composition(composition)
+    e = _check_eps(epsilon)
+    return _account(comp, "delta", e, _check_method(method), tolerance=_check_tolerance(tolerance),
+                    max_seconds=float(max_seconds), confidence=_check_confidence(confidence),
+                    num_samples=int(num_samples), rng=rng, backend=backend, device=device, progress=progress)
+
+
+def _check_confidence(confidence) -> float:
+    c = float(confidence)
+    if not (0.5 < c < 1.0):
+        raise ValueError(f"confidence must be in (0.5, 1), got {confidence!r}")
+    return c

@@ -1,0 +1,194 @@
+"""The certified accounting entry point (dpaudit.accounting.certified) and the RDP bounds it relies on.
+
+Reference values and where they come from:
+* the exact profile of mu-GDP (Balle & Wang 2018, Thm 8) for compositions of Gaussian steps;
+* the exact one-step Laplace profile ``1 - exp((eps - 1/b)/2)`` (docs/accounting.md §1);
+* prv_accountant's ``lower`` end (Gopi, Lee & Wutschitz 2021), a bound below the truth, for
+  Poisson-subsampled compositions, computed in the test with a fine error budget;
+* dp_accounting's PLD with the optimistic estimate, below the truth.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpaudit.accounting import Composition, GaussianStep, LaplaceStep, reference
+from dpaudit.accounting.certified import (
+    AccountingFailure,
+    AccountingResult,
+    _pmf_delta,
+    _pmf_epsilon,
+    get_delta,
+    get_epsilon,
+    pld_epsilon,
+)
+from dpaudit.accounting.prv import delta_upper_bound, epsilon_upper_bound, gaussian_delta, gaussian_epsilon
+
+GAUSS10 = Composition.from_steps([(GaussianStep(2.0), 10)])  # mu = sqrt(10)/2
+MU10 = math.sqrt(10.0) / 2.0
+
+
+def _prv_lower(comp, delta):
+    return reference.epsilon("prv", comp, delta, eps_error=1e-3, delta_error=delta * 1e-3)["lower"]
+
+
+# --------------------------------------------------------------------------------------------
+# RDP bounds: never below the truth
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sigma, q, k, delta", [
+    (3.0, 1e-2, 100, 1e-5),       # the remove direction's fractional-order quadrature overflowed to nan here
+    (1.1, 256 / 60000, 1000, 1e-5),
+    (0.8, 0.05, 50, 1e-6),
+    (2.0, 0.2, 10, 1e-8),
+])
+def test_rdp_epsilon_bound_is_never_below_the_truth(sigma, q, k, delta):
+    comp = Composition.dpsgd(sigma, q, k)
+    assert epsilon_upper_bound(comp, delta) >= _prv_lower(comp, delta)
+
+
+def test_rdp_delta_bound_is_never_below_the_truth():
+    comp = Composition.dpsgd(3.0, 1e-2, 100)
+    for eps in (0.05, 0.1, 0.3):
+        # optimistic PLD lies below the true delta(eps)
+        opt = reference.delta("pld", comp, eps, value_discretization_interval=1e-4, pessimistic=False)["delta"]
+        assert delta_upper_bound(comp, eps) >= opt
+
+
+# --------------------------------------------------------------------------------------------
+# the PMF helpers (exact small cases)
+# --------------------------------------------------------------------------------------------
+def test_pmf_delta_and_epsilon_invert_each_other_and_charge_noise():
+    losses = np.linspace(-1.0, 3.0, 401)
+    probs = np.exp(-0.5 * ((losses - 0.5) / 0.6) ** 2)
+    probs /= probs.sum()
+    for eps in (0.0, 0.4, 1.3):
+        d, charge = _pmf_delta(losses, probs, 1e-9, eps)
+        direct = 1e-9 + sum(p * (1 - math.exp(eps - l)) for l, p in zip(losses, probs) if l > eps)
+        assert d == pytest.approx(direct, rel=1e-12) and charge == 0.0
+        e, _ = _pmf_epsilon(losses, probs, 1e-9, d)
+        assert e == pytest.approx(eps, abs=1e-9)
+    # a negative entry (round-off) is clipped and its size charged once per bin above eps
+    noisy = probs.copy()
+    noisy[0] = -1e-12
+    d, charge = _pmf_delta(losses, noisy, 0.0, 0.4)
+    assert charge == pytest.approx(1e-12 * np.count_nonzero(losses > 0.4))
+    e_clean, _ = _pmf_epsilon(losses, probs, 0.0, 1e-3)
+    e_noisy, c = _pmf_epsilon(losses, noisy, 0.0, 1e-3)
+    assert c > 0 and e_noisy >= e_clean  # the charge can only make eps larger
+    assert _pmf_epsilon(losses, probs, 0.5, 0.1)[0] == math.inf  # infinity mass above delta
+
+
+# --------------------------------------------------------------------------------------------
+# get_epsilon / get_delta
+# --------------------------------------------------------------------------------------------
+def test_dpsgd_worked_example_is_certified_and_tight():
+    comp = Composition.dpsgd(1.1, 256 / 60000, 14100)
+    r = get_epsilon(comp, 1e-5)
+    # dp_accounting PLD at grid 1e-5 gives 2.38512; prv_accountant's bracket contains it
+    assert r.method == "pld" and r.kind == "upper_bound"
+    assert abs(r.epsilon / 2.3852 - 1) < 1e-3
+    assert r.epsilon >= _prv_lower(comp, 1e-5)
+    assert r.epsilon <= r.rdp_bound
+    grids = r.details["grids"]
+    assert len(grids) >= 2 and abs(grids[-1]["value"] - grids[-2]["value"]) <= 1e-3 * grids[-1]["value"]
+    assert "certified upper bound" in r.statement()
+
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-7, 1e-10])
+def test_gaussian_composition_upper_bound_matches_exact(delta):
+    r = get_epsilon(GAUSS10, delta)
+    exact = gaussian_epsilon(delta, MU10)
+    assert r.kind == "upper_bound"
+    assert exact <= r.epsilon <= exact * (1 + 5e-3) + 1e-3
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0, 5.0])
+def test_gaussian_delta_upper_bound_matches_exact(eps):
+    r = get_delta(GAUSS10, eps)
+    exact = gaussian_delta(eps, MU10)
+    assert r.query == "delta" and r.epsilon == eps and r.kind == "upper_bound"
+    assert exact <= r.delta <= exact * 1.01
+
+
+def test_laplace_single_step_is_exact_up_to_the_grid():
+    b = 0.5
+    r = get_epsilon(Composition.from_steps([LaplaceStep(b)]), 0.01)
+    exact = 1.0 / b + 2.0 * math.log(1.0 - 0.01)  # from delta(eps) = 1 - exp((eps - 1/b) / 2)
+    assert exact <= r.epsilon <= exact + 5e-3
+
+
+def test_tiny_delta_falls_back_from_pld_and_stays_above_the_truth():
+    comp = Composition.dpsgd(0.5, 1e-3, 30)
+    r = get_epsilon(comp, 1e-13)
+    first = r.attempts[0]
+    assert first["method"] == "pld" and first["status"] == "failed" and "floating-point" in first["reason"]
+    assert r.kind == "upper_bound" and r.method in ("prv", "rdp")
+    assert r.epsilon >= _prv_lower(comp, 1e-13)
+    assert r.epsilon <= r.rdp_bound
+
+
+def test_explicit_method_that_cannot_answer_raises_with_the_reason():
+    with pytest.raises(ValueError, match="method 'pld' cannot answer.*floating-point"):
+        get_epsilon(Composition.dpsgd(0.5, 1e-3, 30), 1e-13, method="pld")
+    with pytest.raises(AccountingFailure):
+        pld_epsilon(Composition.dpsgd(0.5, 1e-3, 30), 1e-13)
+
+
+def test_rdp_method_and_json():
+    r = get_epsilon(GAUSS10, 1e-5, method="rdp")
+    assert r.method == "rdp" and r.epsilon == r.rdp_bound >= gaussian_epsilon(1e-5, MU10)
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["kind"] == "upper_bound" and d["statement"].startswith("(") and d["composition"]
+
+
+def test_fallback_chain_reaches_monte_carlo_then_rdp(monkeypatch):
+    from dpaudit.accounting import certified
+
+    def fail(*a, **k):
+        raise AccountingFailure("forced")
+
+    monkeypatch.setattr(certified, "_pld_refined", fail)
+    monkeypatch.setattr(certified, "_prv_value", fail)
+    r = get_epsilon(GAUSS10, 1e-5, num_samples=4000, rng=3)
+    assert [a["status"] for a in r.attempts] == ["failed", "failed", "answered"]
+    assert r.method in ("mc", "rdp")
+    if r.method == "mc":
+        assert r.kind == "upper_confidence_bound" and r.confidence == 0.95
+        assert r.estimate <= r.epsilon
+        assert "Monte Carlo, not certified" in r.statement()
+    monkeypatch.setattr(certified, "_mc_value", fail)
+    r = get_epsilon(GAUSS10, 1e-5)
+    assert r.method == "rdp" and r.kind == "upper_bound" and r.epsilon == r.rdp_bound
+
+
+def test_answer_above_the_rdp_bound_is_replaced(monkeypatch):
+    from dpaudit.accounting import certified
+
+    monkeypatch.setattr(certified, "_pld_refined", lambda *a, **k: {"value": 99.0, "interval": 1e-3, "grids": []})
+    r = get_epsilon(GAUSS10, 1e-5)
+    assert r.method == "rdp" and r.epsilon == r.rdp_bound < 99.0
+    assert r.details["replaced_by_rdp"]["value"] == 99.0
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: get_epsilon(GAUSS10, 0.0), "delta must be in"),
+    (lambda: get_epsilon(GAUSS10, 1e-5, method="fft"), "method must be one of"),
+    (lambda: get_epsilon(GAUSS10, 1e-5, tolerance=0), "tolerance must be in"),
+    (lambda: get_delta(GAUSS10, -1.0), "epsilon must be a finite number >= 0, got -1.0"),
+    (lambda: get_delta(GAUSS10, float("nan")), "epsilon must be a finite number"),
+    (lambda: get_epsilon(GAUSS10, 1e-5, confidence=1.5), "confidence must be in"),
+])
+def test_bad_input_names_the_value(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_result_is_frozen():
+    r = get_epsilon(GAUSS10, 1e-5, method="rdp")
+    assert isinstance(r, AccountingResult)
+    with pytest.raises(AttributeError):
+        r.epsilon = 0.0  # type: ignore[misc]
