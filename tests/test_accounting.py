@@ -461,19 +461,39 @@ def _cli(*args):
 def test_cli_account_json_and_plot(tmp_path):
     png = tmp_path / "profile.png"
     res = _cli("account", "--noise-multiplier", "2", "--steps", "10", "--delta", "1e-6", "--samples", "5000",
-               "--seed", "0", "--json", "--plot", str(png))
+               "--method", "mc", "--seed", "0", "--json", "--plot", str(png))
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    assert data["method"] == "mc" and data["seed"] == 0
-    assert data["ci_low"] <= gaussian_epsilon(1e-6, MU10) <= data["ci_high"]
+    assert data["method"] == "mc" and data["seed"] == 0 and data["kind"] == "upper_confidence_bound"
+    mc = data["details"]["monte_carlo"]
+    assert mc["ci_low"] <= gaussian_epsilon(1e-6, MU10) <= mc["ci_high"]
     assert png.stat().st_size > 1000
     res = _cli("account", "-s", "2", "-k", "10", "--epsilon", "3", "--method", "rdp", "--json")
     assert res.exit_code == 0 and json.loads(res.stdout)["delta"] >= gaussian_delta(3.0, MU10)
-    res = _cli("account", "-s", "2", "-k", "5", "--delta", "1e-5", "--online", "--samples", "2000", "--json",
-               "--plot", str(tmp_path / "online.png"))
+    res = _cli("account", "-s", "2", "-k", "5", "--delta", "1e-5", "--online", "--method", "mc", "--samples",
+               "2000", "--json", "--plot", str(tmp_path / "online.png"))
     assert res.exit_code == 0 and len(json.loads(res.stdout)["epsilon"]) == 5
-    res = _cli("account", "-s", "1.1", "-q", "0.01", "-k", "20", "--delta", "1e-5", "--samples", "2000", "--seed", "1")
-    assert res.exit_code == 0 and "confidence interval" in res.stdout
+    res = _cli("account", "-s", "1.1", "-q", "0.01", "-k", "20", "--delta", "1e-5", "--samples", "2000", "--seed", "1",
+               "--method", "mc")
+    assert res.exit_code == 0 and "upper confidence bound" in res.stdout
+
+
+def test_cli_account_default_is_a_certified_upper_bound(tmp_path):
+    res = _cli("account", "-s", "2", "-k", "10", "--delta", "1e-6", "--json", "--plot", str(tmp_path / "p.png"))
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    exact = gaussian_epsilon(1e-6, MU10)
+    assert data["method"] == "pld" and data["kind"] == "upper_bound" and data["method_requested"] == "auto"
+    assert exact <= data["epsilon"] <= exact * 1.005
+    assert "certified upper bound" in data["statement"]
+    res = _cli("account", "-s", "2", "-k", "10", "--delta", "1e-6")
+    assert res.exit_code == 0 and "certified upper bound" in res.stdout and "time" in res.stdout
+    res = _cli("account", "-s", "2", "-k", "50", "--delta", "1e-6", "--online", "--json")
+    data = json.loads(res.stdout)
+    assert res.exit_code == 0 and data["kind"] == "upper_bound" and len(data["epsilon"]) == 50
+    exact_steps = [gaussian_epsilon(1e-6, math.sqrt(i) / 2.0) for i in (1, 10, 50)]
+    for i, e in zip((1, 10, 50), exact_steps):
+        assert e <= data["epsilon"][i - 1] <= e * 1.01 + 1e-3
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -192,3 +192,52 @@ def test_result_is_frozen():
     assert isinstance(r, AccountingResult)
     with pytest.raises(AttributeError):
         r.epsilon = 0.0  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------------------------
+# online
+# --------------------------------------------------------------------------------------------
+def test_online_pld_matches_offline_pld_on_the_same_grid():
+    from dpaudit.accounting import SubsampledGaussianStep
+    from dpaudit.accounting.pld_online import pld_online_epsilons
+
+    comp = Composition.from_steps([(SubsampledGaussianStep(1.0, 0.01), 30), (GaussianStep(3.0), 3),
+                                   (SubsampledGaussianStep(0.8, 0.05), 7)])
+    out = pld_online_epsilons(comp, [1e-5, 1e-8], interval=1e-3, steps=[1, 17, 30, 33, 40])
+    assert out["steps"] == [1, 17, 30, 33, 40] and out["unresolved"] == 0
+    for j, delta in enumerate((1e-5, 1e-8)):
+        for i, k in enumerate(out["steps"]):
+            pre = comp.prefix(k)
+            offline = reference.epsilon("pld", pre, delta, value_discretization_interval=1e-3)["epsilon"]
+            truth_low = reference.epsilon("pld", pre, delta, value_discretization_interval=1e-4,
+                                          pessimistic=False)["epsilon"]
+            assert out["epsilon"][j][i] == pytest.approx(offline, rel=1e-6, abs=1e-9)
+            assert out["epsilon"][j][i] >= truth_low
+
+
+def test_get_epsilon_online_is_certified_and_close_to_exact_gaussian():
+    from dpaudit.accounting.certified import get_epsilon_online
+
+    comp = Composition.from_steps([(GaussianStep(2.0), 40)])
+    r = get_epsilon_online(comp, 1e-6, steps=[1, 4, 40])
+    assert r.kind == "upper_bound" and r.method == "pld" and r.steps == (1, 4, 40)
+    for k, e in zip(r.steps, r.epsilon):
+        exact = gaussian_epsilon(1e-6, math.sqrt(k) / 2.0)
+        assert exact <= e <= exact * (1 + r.details["online_tolerance"]) + 1e-3
+    assert all(e <= b for e, b in zip(r.epsilon, r.rdp_bound))
+    with pytest.raises(ValueError, match="steps must lie in 1..40"):
+        get_epsilon_online(comp, 1e-6, steps=[0, 3])
+    with pytest.raises(ValueError, match="method must be one of"):
+        get_epsilon_online(comp, 1e-6, method="prv")
+
+
+def test_get_epsilon_online_tiny_delta_falls_back_and_never_exceeds_rdp(monkeypatch):
+    from dpaudit.accounting import certified
+
+    comp = Composition.dpsgd(0.5, 1e-3, 12)
+    r = certified.get_epsilon_online(comp, 1e-13, num_samples=2000, rng=0)
+    assert r.attempts[0]["method"] == "pld" and r.attempts[0]["status"] == "failed"
+    assert r.kind in ("upper_bound", "upper_confidence_bound")
+    assert all(e <= b for e, b in zip(r.epsilon, r.rdp_bound))
+    # the last step is never below the truth's lower end
+    assert r.epsilon[-1] >= _prv_lower(comp, 1e-13)

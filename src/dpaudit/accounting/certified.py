@@ -45,13 +45,17 @@ from . import prv as _prv
 from .prv import Composition, GaussianStep, LaplaceStep, as_composition
 
 __all__ = [
+    "AccountingFailure",
     "AccountingResult",
+    "OnlineAccountingResult",
     "KINDS",
     "METHODS",
     "PLD_GRIDS",
     "get_delta",
     "get_epsilon",
+    "get_epsilon_online",
     "pld_delta",
+    "profile_curve",
     "pld_epsilon",
 ]
 
@@ -218,10 +222,18 @@ def _pmf_epsilon(losses, probs, inf_mass, delta: float) -> tuple[float, float]:
         return 0.0, 0.0
     # suffix sums over losses strictly above each breakpoint l_j (losses are increasing)
     s1 = np.concatenate([np.cumsum(ps[::-1])[::-1][1:], [0.0]])
-    # S2 scaled by e^{l_j}: sum_{i>j} p_i e^{l_j - l_i} computed stably in log space
-    lp = np.log(ps) - ls
-    rev = np.logaddexp.accumulate(lp[::-1])[::-1]
-    log_s2 = np.concatenate([rev[1:], [-np.inf]])
+    # S2 = sum_{i>j} p_i e^{-l_i}: every term is <= p_i since l_i >= 0, so a plain sum is safe
+    # unless the largest losses underflow e^{-l}; then sum in log space
+    if ls[-1] < 700.0:
+        pe = ps * np.exp(-ls)
+        s2 = np.concatenate([np.cumsum(pe[::-1])[::-1][1:], [0.0]])
+        with np.errstate(divide="ignore"):
+            log_s2 = np.log(s2)
+        lp = np.log(ps) - ls
+    else:
+        lp = np.log(ps) - ls
+        rev = np.logaddexp.accumulate(lp[::-1])[::-1]
+        log_s2 = np.concatenate([rev[1:], [-np.inf]])
     n_above = np.arange(ls.size)[::-1]  # bins strictly above breakpoint j (among kept ones)
     charge = noise * n_above
     d_at = inf_mass + s1 - np.exp(ls + log_s2) + charge  # delta at eps = l_j, plus charge
@@ -309,6 +321,26 @@ def _fmt_grids(grids) -> str:
     return ", ".join(f"{g['interval']:.3g}: {g['value']:.6g}" for g in grids[-3:])
 
 
+def profile_curve(composition, epsilons, *, interval: float = 1e-3) -> np.ndarray:
+    """Upper bounds on the privacy profile delta(eps) at each eps of ``epsilons`` from one pessimistic
+    PLD on grid ``interval`` (FFT round-off charged as in :func:`pld_delta`); shape of ``epsilons``.
+    ``nan`` where the round-off charge is more than the resolved delta (the PLD cannot tell there).
+    Used for plots: a single grid, no refinement."""
+    comp = as_composition(composition)
+    e = np.asarray(epsilons, dtype=float)
+    if e.size == 0 or np.any(~np.isfinite(e)) or np.any(e < 0):
+        raise ValueError(f"epsilons must be finite and >= 0, got {epsilons!r}")
+    parts = [_dense_parts(p) for p in _pmfs(_pld(comp, float(interval)))]
+    out = np.zeros(e.shape)
+    for i, x in np.ndenumerate(e):
+        vals = []
+        for ls, ps, inf in parts:
+            d, charge = _pmf_delta(ls, ps, inf, float(x))
+            vals.append(math.nan if charge > d else min(1.0, d + charge))
+        out[i] = max(vals)
+    return out
+
+
 def pld_epsilon(composition, delta: float, *, tolerance: float = 1e-3, max_seconds: float = 60.0) -> dict:
     """Certified eps(delta) from dp_accounting's pessimistic PLD, refined until two grids agree.
 
@@ -373,12 +405,12 @@ def _prv_value(comp: Composition, query: str, target: float, tolerance: float) -
 
 
 def _mc_value(comp: Composition, query: str, target: float, confidence: float, num_samples: int, rng,
-              backend, device) -> dict:
+              backend, device, estimator: str = "auto") -> dict:
     from .monte_carlo import MonteCarloAccountant
 
     # the two-sided interval at level 2c - 1 has the one-sided upper end at level c
-    acc = MonteCarloAccountant(num_samples=num_samples, confidence=2.0 * confidence - 1.0, rng=rng,
-                               backend=backend, device=device)
+    acc = MonteCarloAccountant(num_samples=num_samples, estimator=estimator, confidence=2.0 * confidence - 1.0,
+                               rng=rng, backend=backend, device=device)
     try:
         r = acc.get_epsilon(comp, target) if query == "epsilon" else acc.get_delta(comp, target)
     except (RuntimeError, FloatingPointError, OverflowError) as exc:
@@ -428,7 +460,7 @@ def _check_method(method: str) -> str:
 
 def _account(comp: Composition, query: str, target: float, method: str, *, tolerance: float,
              max_seconds: float, confidence: float, num_samples: int, rng, backend, device,
-             progress: ProgressFn | None) -> AccountingResult:
+             progress: ProgressFn | None, estimator: str = "auto") -> AccountingResult:
     t0 = time.perf_counter()
     attempts: list[dict] = []
     rdp = _rdp_value(comp, query, target)
@@ -451,7 +483,7 @@ def _account(comp: Composition, query: str, target: float, method: str, *, toler
                 answer = {"method": m, "value": rec["value"], "kind": "upper_bound", "estimate": rec["estimate"],
                           "details": {"lower": rec["lower"], "estimate": rec["estimate"]}}
             else:
-                rec = _mc_value(comp, query, target, confidence, num_samples, rng, backend, device)
+                rec = _mc_value(comp, query, target, confidence, num_samples, rng, backend, device, estimator)
                 answer = {"method": m, "value": rec["value"], "kind": "upper_confidence_bound",
                           "estimate": rec["estimate"], "details": {"monte_carlo": rec["result"]}}
             attempts.append({"method": m, "status": "answered", "reason": "", "value": answer["value"],
@@ -481,7 +513,7 @@ def _account(comp: Composition, query: str, target: float, method: str, *, toler
 
 def get_epsilon(composition, delta: float, *, method: str = "auto", tolerance: float = 1e-3,
                 max_seconds: float = 60.0, confidence: float = 0.95, num_samples: int = 100_000, rng=None,
-                backend: str | None = None, device: str | None = None,
+                backend: str | None = None, device: str | None = None, estimator: str = "auto",
                 progress: ProgressFn | None = None) -> AccountingResult:
     """eps(delta) of a composition: a certified upper bound where one can be had.
 
@@ -509,6 +541,8 @@ def get_epsilon(composition, delta: float, *, method: str = "auto", tolerance: f
         Monte Carlo randomness (an int makes it reproducible).
     backend, device : str, optional
         Monte Carlo backend ('numpy' or 'torch') and torch device.
+    estimator : str
+        Monte Carlo estimator (:data:`dpaudit.accounting.monte_carlo.ESTIMATORS`; default 'auto').
     progress : callable, optional
         ``progress(message)`` as each method or grid starts.
 
@@ -533,12 +567,13 @@ def get_epsilon(composition, delta: float, *, method: str = "auto", tolerance: f
     d = _prv._check_delta(delta)
     return _account(comp, "epsilon", d, _check_method(method), tolerance=_check_tolerance(tolerance),
                     max_seconds=float(max_seconds), confidence=_check_confidence(confidence),
-                    num_samples=int(num_samples), rng=rng, backend=backend, device=device, progress=progress)
+                    num_samples=int(num_samples), rng=rng, backend=backend, device=device, progress=progress,
+                    estimator=estimator)
 
 
 def get_delta(composition, epsilon: float, *, method: str = "auto", tolerance: float = 1e-3,
               max_seconds: float = 60.0, confidence: float = 0.95, num_samples: int = 100_000, rng=None,
-              backend: str | None = None, device: str | None = None,
+              backend: str | None = None, device: str | None = None, estimator: str = "auto",
               progress: ProgressFn | None = None) -> AccountingResult:
     """delta(eps) of a composition: a certified upper bound where one can be had.
 
@@ -555,7 +590,8 @@ def get_delta(composition, epsilon: float, *, method: str = "auto", tolerance: f
     e = _check_eps(epsilon)
     return _account(comp, "delta", e, _check_method(method), tolerance=_check_tolerance(tolerance),
                     max_seconds=float(max_seconds), confidence=_check_confidence(confidence),
-                    num_samples=int(num_samples), rng=rng, backend=backend, device=device, progress=progress)
+                    num_samples=int(num_samples), rng=rng, backend=backend, device=device, progress=progress,
+                    estimator=estimator)
 
 
 def _check_confidence(confidence) -> float:
@@ -563,3 +599,187 @@ def _check_confidence(confidence) -> float:
     if not (0.5 < c < 1.0):
         raise ValueError(f"confidence must be in (0.5, 1), got {confidence!r}")
     return c
+
+
+# --------------------------------------------------------------------------------------------
+# online: eps(delta) after every step
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OnlineAccountingResult:
+    """eps(delta) after each reported step of a composition (:func:`get_epsilon_online`).
+
+    Attributes
+    ----------
+    delta : float
+        The target delta.
+    steps : tuple of int
+        The steps (1-based) after which eps is reported.
+    epsilon : tuple of float
+        eps(delta) after each step in ``steps`` (nats), erring as ``kind`` says.
+    kind : {'upper_bound', 'upper_confidence_bound'}
+        ``upper_bound``: every value is certified (PLD) or the RDP bound; ``upper_confidence_bound``:
+        Monte Carlo, each value holds with probability ``confidence`` (pointwise, not jointly).
+    method : {'pld', 'mc', 'rdp'}
+        What answered.
+    confidence : float or None
+        For Monte Carlo bounds.
+    rdp_bound : tuple of float
+        The RDP upper bound after each reported step; no reported value exceeds it.
+    attempts : tuple of dict
+        Methods tried, as in :class:`AccountingResult`.
+    details : dict
+        PLD: the grid, its error at the last step against the finest grid, FFT noise; Monte Carlo:
+        the estimator and its estimates.
+    composition : dict
+        The composition.
+    seconds : float
+        Wall time of the whole call.
+    """
+
+    delta: float
+    steps: tuple
+    epsilon: tuple
+    kind: str
+    method: str
+    confidence: float | None = None
+    rdp_bound: tuple = ()
+    attempts: tuple = ()
+    details: dict = field(default_factory=dict)
+    composition: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def statement(self) -> str:
+        """One sentence: the guarantee after the last step and what kind of number it is."""
+        what = ("certified upper bounds" if self.kind == "upper_bound"
+                else f"pointwise upper confidence bounds at {self.confidence:.0%} (Monte Carlo, not certified)")
+        return (f"after step {self.steps[-1]}: ({self.epsilon[-1]:.6g}, {self.delta:.6g})-DP; every epsilon is one of "
+                f"the {what} from {_METHOD_NAMES[self.method]}")
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict of every field plus ``statement``."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["statement"] = self.statement()
+        return _clean(d)
+
+
+def _rdp_online(comp: Composition, delta: float, steps: list[int]) -> np.ndarray:
+    from .monte_carlo import _online_rdp_bounds
+
+    b = np.max([_online_rdp_bounds(comp, [delta], d)[0] for d in comp.directions], axis=0)
+    return b[np.asarray(steps) - 1]
+
+
+def get_epsilon_online(composition, delta: float, *, method: str = "auto", steps=None,
+                       online_tolerance: float = 5e-3, max_seconds: float = 60.0, confidence: float = 0.95,
+                       num_samples: int = 100_000, rng=None, backend: str | None = None,
+                       device: str | None = None, estimator: str = "auto",
+                       progress: Callable[[int, int], None] | None = None) -> OnlineAccountingResult:
+    """eps(delta) after every step (online accounting), as upper bounds where they can be had.
+
+    ``auto`` (default) and ``pld``: the grid is chosen by refining the PLD at the last step
+    (:func:`pld_epsilon`, tolerance 1e-3) and taking the coarsest grid whose last-step value is
+    within ``online_tolerance`` (relative) of the converged one — the discretisation error grows
+    with the number of steps, so earlier steps are at least as accurate in absolute terms. Then
+    every step's PMF comes from one inverse FFT (:func:`dpaudit.accounting.pld_online.pld_online_epsilons`).
+    If the PLD cannot resolve delta, ``auto`` falls back to the Monte Carlo accountant's online
+    mode (pointwise upper confidence bounds) and then to the RDP bound of every prefix. Chosen
+    by measurement (docs/accounting.md, "Online"): at sigma=1, q=1e-3, k=10^4, delta=1e-9 the PLD
+    path is within 0.3 % of the finest grid at every step in about 12 s on one core, where
+    step-by-step ``compose`` of dp_accounting takes 35 s for 0.3 % and the Monte Carlo accountant
+    minutes.
+
+    Parameters
+    ----------
+    composition : Composition, Step, list or dp_accounting DpEvent
+        The mechanism.
+    delta : float
+        Target delta in (0, 1).
+    method : {'auto', 'pld', 'mc', 'rdp'}
+        As above.
+    steps : sequence of int, optional
+        Report only after these steps (1-based); default every step.
+    online_tolerance : float
+        Allowed relative discretisation error at the last step (default 0.5 %).
+    max_seconds : float
+        Budget of the PLD grid refinement.
+    confidence, num_samples, rng, backend, device, estimator
+        Monte Carlo settings (see :func:`get_epsilon`).
+    progress : callable, optional
+        ``progress(step, k)``.
+
+    Returns
+    -------
+    OnlineAccountingResult
+
+    Raises
+    ------
+    ValueError
+        For invalid arguments, or when an explicitly chosen method cannot answer.
+    """
+    t0 = time.perf_counter()
+    comp = as_composition(composition)
+    d = _prv._check_delta(delta)
+    if method not in ("auto", "pld", "mc", "rdp"):
+        raise ValueError(f"method must be one of auto, pld, mc, rdp for online accounting, got {method!r}")
+    tol = _check_tolerance(online_tolerance)
+    conf = _check_confidence(confidence)
+    k = comp.num_steps
+    report = list(range(1, k + 1)) if steps is None else sorted({int(s) for s in steps})
+    if not report or report[0] < 1 or report[-1] > k:
+        raise ValueError(f"steps must lie in 1..{k}, got {steps!r}")
+    rdp = _rdp_online(comp, d, report)
+    attempts: list[dict] = []
+    answer = None
+    order = {"auto": ("pld", "mc"), "pld": ("pld",), "mc": ("mc",), "rdp": ()}[method]
+    for m in order:
+        t1 = time.perf_counter()
+        try:
+            if m == "pld":
+                from .pld_online import pld_online_epsilons
+
+                rec = _pld_refined(comp, "epsilon", d, 1e-3, max_seconds, None)
+                best = rec["value"]
+                grid = next(g for g in rec["grids"] if g["value"] <= best * (1 + tol) + 1e-9)
+                out = pld_online_epsilons(comp, d, interval=grid["interval"], steps=report, progress=progress)
+                eps = np.asarray(out["epsilon"][0])
+                if np.any(np.isnan(eps)):
+                    raise AccountingFailure(f"FFT round-off is comparable to delta at {out['unresolved']} steps")
+                answer = {"method": "pld", "kind": "upper_bound", "epsilon": eps,
+                          "details": {"interval": grid["interval"], "last_step_value_at_grid": grid["value"],
+                                      "last_step_converged": best, "online_tolerance": tol,
+                                      "grid_size": out["grid_size"], "max_noise_charge": max(out["noise_charge"])}}
+            else:
+                from .monte_carlo import MonteCarloAccountant
+
+                acc = MonteCarloAccountant(num_samples=num_samples, estimator=estimator,
+                                           confidence=2.0 * conf - 1.0, rng=rng, backend=backend, device=device)
+                try:
+                    r = acc.get_epsilon_online(comp, d, progress=progress)
+                except (RuntimeError, FloatingPointError, OverflowError) as exc:
+                    raise AccountingFailure(f"Monte Carlo failed: {type(exc).__name__}: {exc}") from None
+                upper = np.asarray(getattr(r, "epsilon_upper", r.ci_high), dtype=float)[np.asarray(report) - 1]
+                if not np.all(np.isfinite(upper)):
+                    raise AccountingFailure("Monte Carlo returned non-finite bounds")
+                answer = {"method": "mc", "kind": "upper_confidence_bound", "epsilon": upper,
+                          "details": {"estimator": r.estimator, "num_samples": r.num_samples,
+                                      "estimate": [r.epsilon[i - 1] for i in report]}}
+            attempts.append({"method": m, "status": "answered", "reason": "", "seconds": time.perf_counter() - t1})
+            break
+        except AccountingFailure as exc:
+            attempts.append({"method": m, "status": "failed", "reason": str(exc), "seconds": time.perf_counter() - t1})
+            if method != "auto":
+                raise ValueError(f"method {m!r} cannot answer this query: {exc}") from None
+    if answer is None:
+        answer = {"method": "rdp", "kind": "upper_bound", "epsilon": rdp.copy(), "details": {}}
+        attempts.append({"method": "rdp", "status": "answered", "reason": "", "seconds": 0.0})
+    eps = np.asarray(answer["epsilon"], dtype=float)
+    over = eps > rdp
+    if np.any(over):
+        answer["details"]["steps_capped_by_rdp"] = int(np.count_nonzero(over))
+        eps = np.minimum(eps, rdp)
+    return OnlineAccountingResult(
+        delta=d, steps=tuple(report), epsilon=tuple(float(x) for x in eps), kind=answer["kind"],
+        method=answer["method"], confidence=conf if answer["kind"] == "upper_confidence_bound" else None,
+        rdp_bound=tuple(float(x) for x in rdp), attempts=tuple(attempts), details=answer["details"],
+        composition=comp.to_dict(), seconds=time.perf_counter() - t0,
+    )

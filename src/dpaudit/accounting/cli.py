@@ -25,6 +25,7 @@ EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 class Method(str, Enum):
+    auto = "auto"
     mc = "mc"
     pld = "pld"
     rdp = "rdp"
@@ -95,8 +96,8 @@ def _plot_profile(path: Path, comp, samples_by_dir, ref_curves, title: str, mark
         ax.plot(eps, d, "--", label=name)
         tops.append(np.asarray(d))
     if tops:
-        top = np.max(np.vstack(tops), axis=0)
-        pos = top[top > 0]
+        top = np.nanmax(np.vstack(tops), axis=0)
+        pos = top[np.isfinite(top) & (top > 0)]
         if pos.size:
             ax.set_ylim(max(pos.min() / 30.0, 1e-300), min(1.5, pos.max() * 3.0))
     if mark is not None:
@@ -142,88 +143,80 @@ def register(app: typer.Typer) -> None:
         steps: int = typer.Option(..., "--steps", "-k", help="Number of steps k."),
         delta: Optional[float] = typer.Option(None, "--delta", "-d", help="Target delta: report epsilon(delta)."),
         epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Target epsilon (nats): report delta(epsilon)."),
-        method: Method = typer.Option(Method.mc, "--method", "-m", help="mc: Monte Carlo accountant (estimate with a confidence interval); pld / rdp: dp_accounting's PLD (pessimistic estimate) / RDP (upper bound); prv: prv_accountant."),
+        method: Method = typer.Option(Method.auto, "--method", "-m", help="auto (default): a certified upper bound from dp_accounting's PLD refined until two grids agree, falling back to prv_accountant, then to a Monte Carlo upper confidence bound, never above the RDP bound; pld / prv / rdp: that method alone (an upper bound); mc: dpaudit's Monte Carlo accountant (upper confidence bound, estimate and interval)."),
+        tolerance: float = typer.Option(1e-3, "--tolerance", help="Relative agreement of two successive PLD grids at which the refinement stops."),
         online: bool = typer.Option(False, "--online", help="Report epsilon(delta) after every step 1..k (needs --delta)."),
         samples: int = typer.Option(100_000, "--samples", "-n", help="Monte Carlo samples per direction."),
         estimator: Estimator = typer.Option(Estimator.auto, "--estimator", help="Monte Carlo estimator: auto (cmc for subsampled, is otherwise), cmc (conditional MC + tilt), is (tilted importance sampling), simple, is-paper (paper 004 Def. 16)."),
-        confidence: float = typer.Option(0.95, "--confidence", help="Level of the Monte Carlo confidence interval."),
+        confidence: float = typer.Option(0.95, "--confidence", help="Confidence of a Monte Carlo upper bound (one-sided)."),
         seed: Optional[int] = typer.Option(None, "--seed", help="Seed for a reproducible Monte Carlo run (recorded in the JSON)."),
         backend: Optional[Backend] = typer.Option(None, "--backend", help="numpy (default) or torch."),
         device: Optional[str] = typer.Option(None, "--device", help="torch device: cpu, cuda, cuda:1 (implies --backend torch)."),
         plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG: delta(epsilon) (offline) or epsilon over steps (--online)."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
-        quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+        quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
     ) -> None:
         """Privacy accounting for DP-SGD: epsilon(delta) or delta(epsilon) after k steps.
+
+        By default the answer is a certified upper bound, and the output says which method gave
+        it and what kind of number it is.
 
         Examples:
 
           dpaudit account -s 1.1 -q 0.0042667 -k 14100 --delta 1e-5
 
-          dpaudit account -s 1.1 -q 0.0042667 -k 14100 --delta 1e-5 --method pld
+          dpaudit account -s 1.1 -q 0.0042667 -k 14100 --delta 1e-5 --method mc --samples 20000
 
-          dpaudit account -s 1.0 -q 0.001 -k 1000 --delta 1e-9 --online --plot eps.png
+          dpaudit account -s 1.0 -q 0.001 -k 10000 --delta 1e-9 --online --plot eps.png
         """
-        from . import reference
-        from .monte_carlo import MonteCarloAccountant
+        from . import certified
 
         try:
             _check_inputs(noise_multiplier, sampling_rate, steps, delta, epsilon)
             if online and delta is None:
                 raise ValueError("--online reports epsilon after each step: give --delta")
+            if online and method is Method.prv:
+                raise ValueError("--online supports --method auto, pld, mc or rdp (not prv)")
             if samples < 2:
                 raise ValueError(f"--samples must be >= 2, got {samples!r}")
-            if not (0 < confidence < 1):
-                raise ValueError(f"--confidence must be in (0, 1), got {confidence!r}")
+            if not (0.5 < confidence < 1):
+                raise ValueError(f"--confidence must be in (0.5, 1), got {confidence!r}")
+            if not (0 < tolerance < 1):
+                raise ValueError(f"--tolerance must be in (0, 1), got {tolerance!r}")
             if plot is not None and plot.suffix.lower() not in (".png", ".pdf", ".svg"):
                 raise ValueError(f"--plot must end in .png, .pdf or .svg, got {str(plot)!r}")
             comp = _composition(noise_multiplier, sampling_rate, steps)
-            acc = None
-            if method is Method.mc:
-                acc = MonteCarloAccountant(samples, estimator.value, confidence, seed,
-                                           None if backend is None else backend.value, device)
+            if method is Method.mc or (device is not None) or (backend is not None):
+                from ._backend import get_ops
+
+                get_ops(None if backend is None else backend.value, device)  # fail early on a bad device
         except ValueError as exc:
             raise _fail(str(exc))
 
-        disable = quiet or json_out
-        label = f"{method.value}{' online' if online else ''}"
-        result: dict
+        show = not (quiet or json_out)
+        mc_kw = dict(confidence=confidence, num_samples=samples, rng=seed,
+                     backend=None if backend is None else backend.value, device=device)
         try:
-            with _progress(disable, label) as prog:
-                task = prog.add_task(label, total=None)
-
-                def tick(done, total):
-                    prog.update(task, completed=done, total=total)
-
-                if method is Method.mc:
-                    if online:
-                        r = acc.get_epsilon_online(comp, delta, progress=tick)
-                    elif delta is not None:
-                        r = acc.get_epsilon(comp, delta, progress=tick)
-                    else:
-                        r = acc.get_delta(comp, epsilon, progress=tick)
-                    result = r.to_dict()
-                elif online:
-                    result = reference.online_epsilons(method.value, comp, delta, progress=tick)
-                    result.update(delta=delta, epsilon=result["epsilon"][0], steps=list(range(1, steps + 1)))
-                    del result["deltas"]
+            with _status(show, f"accounting ({method.value})") as say:
+                if online:
+                    res = certified.get_epsilon_online(comp, delta, method=method.value, progress=say.steps,
+                                                       estimator=estimator.value, **mc_kw)
                 elif delta is not None:
-                    result = reference.epsilon(method.value, comp, delta)
-                    result["delta"] = delta
+                    res = certified.get_epsilon(comp, delta, method=method.value, tolerance=tolerance,
+                                                progress=say.message, estimator=estimator.value, **mc_kw)
                 else:
-                    result = reference.delta(method.value, comp, epsilon)
-                    result["epsilon"] = epsilon
+                    res = certified.get_delta(comp, epsilon, method=method.value, tolerance=tolerance,
+                                              progress=say.message, estimator=estimator.value, **mc_kw)
         except ValueError as exc:
             raise _fail(str(exc))
-        result = {"command": "account", "method": method.value, "composition": comp.to_dict(), **result}
-        result["method"] = method.value
+        result = {"command": "account", "method_requested": method.value, "seed": seed, **res.to_dict()}
 
         if plot is not None:
-            _make_plot(plot, comp, method, result, online, delta, epsilon, acc)
+            _make_plot(plot, comp, res, online)
         if json_out:
             typer.echo(json.dumps(result, indent=2, default=str))
         else:
-            _render_account(result, comp, method, online)
+            _render_result(res, comp, online)
             if plot is not None:
                 console.print(f"Plot written to {plot}")
 
@@ -320,94 +313,136 @@ def _render_plan(plan, comp) -> None:
     Console().print(Panel(t, title="verification plan"))
 
 
-def _render_account(result: dict, comp, method, online: bool) -> None:
+class _Status:
+    """Progress for long accounting runs: a transient Rich line on a terminal; otherwise a plain
+    line on stderr at most every ``every`` seconds (so CI logs show the run is alive)."""
+
+    def __init__(self, show: bool, label: str, every: float = 10.0):
+        import time as _time
+
+        self.show, self.label, self.every = show, label, every
+        self._time = _time
+        self.t0 = self.last = _time.perf_counter()
+        self.live = None
+        self.task = None
+
+    def __enter__(self):
+        if self.show and console.is_terminal:
+            self.live = _progress(False, self.label)
+            self.live.__enter__()
+            self.task = self.live.add_task(self.label, total=None)
+        return self
+
+    def __exit__(self, *exc):
+        if self.live is not None:
+            self.live.__exit__(*exc)
+        return False
+
+    def _plain(self, text: str, force: bool = False) -> None:
+        now = self._time.perf_counter()
+        if self.show and self.live is None and (force or now - self.last >= self.every):
+            self.last = now
+            console.print(escape(f"[dpaudit] {self.label}: {text} ({now - self.t0:.0f} s)"), highlight=False,
+                          soft_wrap=True)
+
+    def message(self, text: str) -> None:
+        """A method or grid is starting."""
+        if self.live is not None:
+            self.live.update(self.task, description=f"{self.label}: {text}")
+        self._plain(text)
+
+    def steps(self, done: int, total: int) -> None:
+        """Online progress: step ``done`` of ``total``."""
+        if self.live is not None:
+            self.live.update(self.task, completed=done, total=total)
+        self._plain(f"step {done:,}/{total:,}")
+
+
+def _status(show: bool, label: str) -> _Status:
+    return _Status(show, label)
+
+
+_KIND_TEXT = {
+    "upper_bound": "certified upper bound",
+    "upper_confidence_bound": "upper confidence bound (Monte Carlo; holds with the stated confidence, not certified)",
+    "estimate": "estimate (not a bound)",
+}
+
+
+def _render_result(res, comp, online: bool) -> None:
+    from .certified import _METHOD_NAMES
+
     out = Console()
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
     head.add_row("mechanism", escape(comp.describe()))
-    head.add_row("method", method.value + ("" if method is not Method.mc else f" ({result.get('estimator')}, "
-                                           f"{result.get('num_samples', 0):,} samples per direction)"))
     if online:
-        eps = result["epsilon"]
-        k = len(eps)
-        head.add_row("delta", f"{result['delta']:g}")
-        head.add_row("epsilon after last step", f"{eps[-1]:.6g}")
-        secs = result.get("cumulative_seconds")
-        if secs:
-            head.add_row("cumulative time", f"{secs[-1]:.2f} s")
-        out.print(Panel(head, title="dpaudit account --online"))
+        head.add_row("delta", f"{res.delta:g}")
+        head.add_row("epsilon after last step", f"[bold]{res.epsilon[-1]:.6g}[/]")
+    elif res.query == "epsilon":
+        head.add_row("delta", f"{res.delta:g}")
+        head.add_row("epsilon", f"[bold]{res.epsilon:.6g}[/]")
+    else:
+        head.add_row("epsilon", f"{res.epsilon:g}")
+        head.add_row("delta", f"[bold]{res.delta:.6g}[/]")
+    kind = _KIND_TEXT[res.kind]
+    if res.kind == "upper_confidence_bound":
+        kind = f"upper confidence bound at {res.confidence:.0%} (Monte Carlo; not certified)"
+    head.add_row("kind", kind)
+    head.add_row("method", escape(_METHOD_NAMES[res.method]))
+    det = res.details
+    if res.method == "pld" and "interval" in det:
+        if online:
+            head.add_row("grid", f"{det['interval']:.3g} (last step within {det['online_tolerance']:.1%} of the "
+                                 f"converged grid: {det['last_step_value_at_grid']:.6g} vs {det['last_step_converged']:.6g})")
+        else:
+            g = det["grids"]
+            head.add_row("grid", f"{det['interval']:.3g}; successive grids agree to {det['tolerance']:g}: "
+                                 + ", ".join(f"{x['value']:.6g}" for x in g[-2:]))
+    if not online and res.estimate is not None:
+        head.add_row("estimate", f"{res.estimate:.6g}")
+    mc = det.get("monte_carlo")
+    if mc:
+        head.add_row("Monte Carlo", f"{mc.get('estimator')}, {mc.get('num_samples', 0):,} samples per direction; "
+                                    f"two-sided {mc['confidence']:.0%} interval [{mc['ci_low']:.6g}, {mc['ci_high']:.6g}]")
+    if "replaced_by_rdp" in det:
+        head.add_row("note", f"the method's value {det['replaced_by_rdp']['value']:.6g} was above the RDP bound; "
+                             f"the RDP bound is reported")
+    rdp = res.rdp_bound[-1] if online else res.rdp_bound
+    if rdp is not None and res.method != "rdp":
+        head.add_row("RDP bound", f"{rdp:.6g} (certified, looser)")
+    for a in res.attempts:
+        if a["status"] == "failed":
+            head.add_row(f"{a['method']} failed", escape(a["reason"]))
+    head.add_row("time", f"{res.seconds:.2f} s")
+    out.print(Panel(head, title="dpaudit account" + (" --online" if online else "")))
+    if online:
+        k = len(res.steps)
         t = Table(title="epsilon after selected steps (all steps are in --json)")
         t.add_column("step", justify="right")
         t.add_column("epsilon", justify="right")
-        has_ci = "ci_low" in result
-        if has_ci:
-            t.add_column("CI", justify="right")
-        for i in sorted({1, max(1, k // 10), max(1, k // 4), max(1, k // 2), max(1, 3 * k // 4), k}):
-            row = [str(i), f"{eps[i - 1]:.5g}"]
-            if has_ci:
-                row.append(f"[{result['ci_low'][i - 1]:.5g}, {result['ci_high'][i - 1]:.5g}]")
-            t.add_row(*row)
+        t.add_column("RDP bound", justify="right")
+        for i in sorted({0, k // 10, k // 4, k // 2, 3 * k // 4, k - 1}):
+            t.add_row(f"{res.steps[i]:,}", f"{res.epsilon[i]:.6g}", f"{res.rdp_bound[i]:.6g}")
         out.print(t)
-        return
-    if method is Method.mc:
-        eps_query = "pilot_epsilon" in result["per_direction"].get("remove", {})
-        if eps_query:
-            head.add_row("delta", f"{result['delta']:g}")
-            head.add_row("epsilon (estimate)", f"[bold]{result['epsilon']:.6g}[/]")
-        else:
-            head.add_row("epsilon", f"{result['epsilon']:g}")
-            head.add_row("delta (estimate)", f"[bold]{result['delta']:.6g}[/]  "
-                                             f"(relative s.e. {result.get('relative_std_error', float('nan')):.2g})")
-        head.add_row(f"{result['confidence']:.0%} confidence interval", f"[{result['ci_low']:.6g}, {result['ci_high']:.6g}]")
-        head.add_row("larger direction", result["direction"])
-        for d, v in result["per_direction"].items():
-            if v.get("skipped"):
-                head.add_row(f"  {d}", f"not sampled: its RDP bound {v['rdp_upper_bound']:.4g} is below the other direction's interval")
-                continue
-            val = v["epsilon"] if eps_query else v["delta"]
-            head.add_row(f"  {d}", f"{val:.6g}  [{v['ci_low']:.6g}, {v['ci_high']:.6g}]  "
-                                   f"estimator {v['estimator']}, tilt {', '.join(f'{x:.3g}' for x in v['tilts']) or '-'}")
-        head.add_row("note", "an estimate, not an upper bound: `dpaudit verify` turns it into a guarantee (EVR)")
-        head.add_row("time", f"{result['wall_seconds']:.2f} s on {result['backend']} ({result['device']})")
-    else:
-        kind = {"pld": "pessimistic estimate (upper)", "rdp": "upper bound", "prv": "estimate"}[method.value]
-        for key in ("delta", "epsilon"):
-            head.add_row(key, f"{result[key]:.6g}")
-        if result.get("lower") is not None:
-            head.add_row("prv bounds", f"[{result['lower']:.6g}, {result['upper']:.6g}]")
-        head.add_row("kind", kind)
-        head.add_row("time", f"{result['seconds']:.2f} s")
-    out.print(Panel(head, title="dpaudit account"))
 
 
-def _make_plot(path: Path, comp, method, result, online, delta, epsilon, acc) -> None:
+def _make_plot(path: Path, comp, res, online: bool) -> None:
     import numpy as np
-
-    from . import reference
 
     title = comp.describe()
     if online:
-        _plot_online(path, result.get("steps", list(range(1, len(result["epsilon"]) + 1))), result["epsilon"],
-                     result.get("ci_low"), result.get("ci_high"), f"{title}, delta={delta:g} ({method.value})")
+        _plot_online(path, list(res.steps), list(res.epsilon), None, None,
+                     f"{title}, delta={res.delta:g} ({res.kind.replace('_', ' ')}, {res.method})")
         return
-    center = result["epsilon"] if delta is not None else epsilon
-    grid = np.linspace(max(0.0, 0.5 * center), 1.6 * center + 0.5, 40)
-    curves, refs = {}, {}
-    if method is Method.mc:
-        from .monte_carlo import resolve_estimator, sample_privacy_loss
+    from .certified import profile_curve
 
-        est = resolve_estimator(acc.estimator, comp)
-        if est == "is-paper":
-            est = "cmc"
-        for d in comp.directions:
-            s = sample_privacy_loss(comp, min(acc.num_samples, 50_000), direction=d, estimator=est,
-                                    target_epsilon=list(grid[::8]), rng=acc.rng)
-            m, se = s.delta_curve(grid)
-            z = 1.959963984540054
-            curves[f"MC {est} ({d})"] = (grid, m, np.maximum(m - z * se, 0), m + z * se)
-    else:
-        vals = [reference.delta(method.value, comp, float(e))["delta"] for e in grid]
-        refs[method.value] = (grid, np.asarray(vals))
-    mark = (result["epsilon"], result["delta"]) if "epsilon" in result and "delta" in result else None
-    _plot_profile(path, comp, curves, refs, f"privacy profile: {title}", mark=mark)
+    center = res.epsilon
+    grid = np.linspace(max(0.0, 0.5 * center), 1.6 * center + 0.5, 40)
+    from .prv import delta_upper_bound
+
+    curves = {"PLD, pessimistic (upper bound; gaps: round-off exceeds delta)":
+              (grid, profile_curve(comp, grid, interval=res.details.get("interval", 1e-3))),
+              "RDP bound": (grid, np.array([delta_upper_bound(comp, float(x)) for x in grid]))}
+    _plot_profile(path, comp, {}, curves, f"privacy profile: {title}", mark=(res.epsilon, res.delta))
