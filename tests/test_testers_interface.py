@@ -186,3 +186,40 @@ def test_schema_1_reports_still_load():
             t["outcome"].pop(k)
     back = AuditResult.from_dict(d)
     assert back.trials[0].outcome.parts == () and back.trials[0].outcome.note == ""
+
+
+# --------------------------------------------------------------------------------------------
+# the hockey-stick tester says "inconclusive" when no data of its size could reject
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("claim", [PureDP(0.01), PureDP(1.0), ApproxDP(1.0, 1e-5)])
+def test_hockey_stick_needed_samples_is_where_the_best_case_first_rejects(claim):
+    from dpaudit.testers import HockeyStickTester
+
+    t = HockeyStickTester()
+    n = t.needed_samples(claim, 0.01)
+    assert t.best_case_margin(n, n, claim, 0.01) > 0.0 >= t.best_case_margin(n - 1, n - 1, claim, 0.01)
+
+
+def test_hockey_stick_vacuous_sample_is_inconclusive_with_the_needed_size():
+    from dpaudit.testers import HockeyStickTester
+
+    t = HockeyStickTester()
+    claim = PureDP(1.0)
+    needed = t.needed_samples(claim, 0.01)
+    tiny = np.r_[np.zeros(needed // 2 - 1), np.ones(needed // 2 - 1)][:, None]  # n < needed per dataset
+    out = t.test(tiny, -tiny, claim, beta=0.01, rng=0)
+    assert out.status == "inconclusive" and f"needs n >= {needed}" in out.note and not out.violation
+    # the most separated data at the needed size does reject: the bound is not vacuous there
+    big = t.test(np.ones((needed, 1)), -np.ones((needed, 1)), claim, beta=0.01, rng=0)
+    assert big.status == "violation"
+
+
+def test_cli_vacuous_hockey_stick_run_exits_3_with_the_needed_size():
+    from typer.testing import CliRunner
+
+    from dpaudit.cli import app
+
+    res = CliRunner().invoke(app, ["test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "10",
+                                   "--trials", "2", "--seed", "0"])
+    assert res.exit_code == 3, res.output
+    assert "needs n >=" in " ".join(res.output.split())

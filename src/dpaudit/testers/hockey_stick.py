@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
+import numpy as np
+
+from ..bounds import clopper_pearson_lower, clopper_pearson_upper
 from ..claims import Claim
+from ..estimators.base import profile_grid
 from ..estimators.hockey_stick import ClassifierHockeyStick
 from .base import Tester, TestOutcome, check_beta, profile_outcome
 
@@ -78,4 +85,55 @@ class HockeyStickTester(Tester):
             p_samples, q_samples, epsilon=claim.epsilon, beta=beta / 2,
             delta_profile=claim.delta_profile, rng=rng,
         )
-        return profile_outcome(self.name, (evidence.forward, evidence.reverse), claim, beta)
+        outcome = profile_outcome(self.name, (evidence.forward, evidence.reverse), claim, beta)
+        n_p, n_q = len(p_samples), len(q_samples)
+        if not outcome.violation and self.best_case_margin(n_p, n_q, claim, beta) <= 0.0:
+            needed = self.needed_samples(claim, beta)
+            outcome = dataclasses.replace(
+                outcome, inconclusive=True, margin=-math.inf,
+                note=f"inconclusive: needs n >= {needed} samples per dataset",
+            )
+        return outcome
+
+    def _held_out(self, n: int) -> int:
+        """Held-out rows of a sample of n rows (the estimator's split)."""
+        n_train = min(n - 2, max(2, int(round(self.estimator.train_fraction * n))))
+        return n - n_train
+
+    def best_case_margin(self, n_p: int, n_q: int, claim: Claim, beta: float) -> float:
+        """The largest margin over the claim's profile that *any* data of these sizes could give.
+
+        The region bound is ``P_lo(S) - e^eps' Q_hi(S)`` with one-sided Clopper–Pearson bounds at
+        ``beta/4`` each (``beta/2`` per direction); it is largest when every held-out P sample
+        and no held-out Q sample falls in S. When this best case does not exceed the claim's
+        ``delta(eps')`` for any eps', no outcome of the test can reject: the test is vacuous.
+
+        Returns
+        -------
+        float
+            ``max_eps' [P_lo - e^eps' Q_hi - delta_claim(eps')]`` over both directions.
+        """
+        grid = profile_grid(claim.epsilon)
+        allowed = np.asarray(claim.delta_profile(grid), dtype=float)
+        best = -math.inf
+        for m_in, m_out in ((self._held_out(n_p), self._held_out(n_q)), (self._held_out(n_q), self._held_out(n_p))):
+            p_lo = float(clopper_pearson_lower(m_in, m_in, beta / 4))
+            q_hi = float(clopper_pearson_upper(0, m_out, beta / 4))
+            best = max(best, float(np.max(p_lo - np.exp(grid) * q_hi - allowed)))
+        return best
+
+    def needed_samples(self, claim: Claim, beta: float) -> int:
+        """Smallest n (per dataset) at which :meth:`best_case_margin` is positive: below it the
+        test cannot reject whatever the mechanism does."""
+        lo, hi = 4, 8
+        while self.best_case_margin(hi, hi, claim, beta) <= 0.0:
+            lo, hi = hi, hi * 2
+            if hi > 1 << 40:  # pragma: no cover - only for claims no finite sample can refute
+                return hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.best_case_margin(mid, mid, claim, beta) > 0.0:
+                hi = mid
+            else:
+                lo = mid
+        return hi
