@@ -234,7 +234,9 @@ def _pmf_epsilon(losses, probs, inf_mass, delta: float) -> tuple[float, float]:
         lp = np.log(ps) - ls
         rev = np.logaddexp.accumulate(lp[::-1])[::-1]
         log_s2 = np.concatenate([rev[1:], [-np.inf]])
-    n_above = np.arange(ls.size)[::-1]  # bins strictly above breakpoint j (among kept ones)
+    # bins of the whole grid strictly above breakpoint j: clipped bins count too (their true mass
+    # is at most the noise level)
+    n_above = losses.size - 1 - np.nonzero(keep)[0]
     charge = noise * n_above
     d_at = inf_mass + s1 - np.exp(ls + log_s2) + charge  # delta at eps = l_j, plus charge
     ok = np.nonzero(d_at <= delta)[0]
@@ -245,7 +247,7 @@ def _pmf_epsilon(losses, probs, inf_mass, delta: float) -> tuple[float, float]:
         # maybe eps < l_0: delta at 0 uses every kept bin
         s1_all = float(s1[0] + ps[0])
         log_s2_all = float(np.logaddexp(log_s2[0], lp[0]))
-        c0 = noise * ls.size
+        c0 = noise * int(np.count_nonzero(losses >= 0))
         if inf_mass + s1_all - math.exp(log_s2_all) + c0 <= delta:
             return 0.0, c0
         e = math.log((inf_mass + s1_all + c0 - delta)) - log_s2_all
