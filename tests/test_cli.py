@@ -142,3 +142,54 @@ def test_help_explains_the_command():
     assert res.exit_code == 0
     for word in ("--epsilon", "--delta", "--alpha", "--neighbouring", "--samples", "--trials", "--report", "--exhaustive"):
         assert word in res.output
+
+
+# --------------------------------------------------------------------------------------------
+# exit codes CI can trust: an internal error is 4, never 1
+# --------------------------------------------------------------------------------------------
+def _main(monkeypatch, capsys, *argv):
+    import sys
+
+    from dpaudit import cli
+
+    monkeypatch.setattr(sys, "argv", ["dpaudit", *argv])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    out = capsys.readouterr()
+    return exc.value.code, out.out + out.err
+
+
+def test_internal_error_exits_4_with_a_hint_and_debug_shows_the_traceback(monkeypatch, capsys):
+    import importlib
+
+    audit_module = importlib.import_module("dpaudit.audit")  # the module (the package exports the function)
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug inside dpaudit")
+
+    monkeypatch.setattr(audit_module, "audit", broken)  # the command imports it at call time
+    code, text = _main(monkeypatch, capsys, "test", "zoo:dp-laplace", "--epsilon", "1", "--trials", "1",
+                       "--samples", "200")
+    assert code == 4
+    assert "internal error" in text and "ZeroDivisionError" in text and "--debug" in text
+    assert "Traceback" not in text
+    code, text = _main(monkeypatch, capsys, "--debug", "test", "zoo:dp-laplace", "--epsilon", "1", "--trials", "1",
+                       "--samples", "200")
+    assert code == 4 and "Traceback" in text and "a bug inside dpaudit" in text
+
+
+def test_main_keeps_the_command_exit_codes(monkeypatch, capsys):
+    code, text = _main(monkeypatch, capsys, "--version")
+    assert code == 0 and "dpaudit" in text
+    code, _ = _main(monkeypatch, capsys, "test", "zoo:no-such-mechanism", "--epsilon", "1")
+    assert code == 2
+    code, text = _main(monkeypatch, capsys, "test", "zoo:dp-laplace")  # missing --epsilon: click's usage error
+    assert code == 2 and "epsilon" in text
+    code, _ = _main(monkeypatch, capsys, "account", "-s", "2", "-k", "3", "--delta", "1e-5", "--quiet")
+    assert code == 0
+
+
+def test_debug_shows_the_mechanisms_own_traceback(user_module, monkeypatch, capsys):
+    code, text = _main(monkeypatch, capsys, "--debug", "test", "usermech:raises", "--epsilon", "1",
+                       "--trials", "1", "--samples", "50")
+    assert code == 2 and "database offline" in text and "Traceback" in text

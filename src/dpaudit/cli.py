@@ -2,8 +2,10 @@
 
 Exit codes of ``dpaudit test``: 0 no violation found, 1 violation found, 2 bad input (invalid
 options, unknown target, a tester that cannot test the claim, or a mechanism whose outputs cannot
-be audited), 3 inconclusive (every trial had too few samples for the tester's bound), 130
-interrupted (Ctrl-C; an audit kept with --storage/--resume continues where it stopped).
+be audited), 3 inconclusive (every trial had too few samples for the tester's bound), 4 an
+internal error of dpaudit itself (never 1, so that a crash never reads as a finding in CI; run
+with ``--debug`` for the traceback), 130 interrupted (Ctrl-C; an audit kept with
+--storage/--resume continues where it stopped).
 """
 
 from __future__ import annotations
@@ -38,7 +40,32 @@ app = typer.Typer(
 )
 
 console = Console(stderr=True)
-EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR = 0, 1, 2, 3, 4
+_DEBUG = {"on": False}
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"dpaudit {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _global_options(
+    debug: bool = typer.Option(False, "--debug", help="On an error, print the full traceback (the mechanism's own "
+                                                      "traceback too when it raised)."),
+    version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
+                                 help="Print dpaudit's version and exit."),
+) -> None:
+    """dpaudit tells whether a differentially private mechanism keeps its promise.
+
+    Exit codes: 0 no violation found / accepted / success; 1 violation found (test, audit-scores
+    with a claim) or rejected (verify); 2 bad input; 3 inconclusive; 4 internal error of dpaudit;
+    130 interrupted.
+    """
+    _DEBUG["on"] = debug
 
 
 class Neighbouring(str, Enum):
@@ -64,6 +91,12 @@ class Search(str, Enum):
 
 def _fail(message: str) -> "typer.Exit":
     console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
+    if _DEBUG["on"]:
+        import traceback
+
+        exc = sys.exc_info()[1]
+        if exc is not None:
+            console.print("".join(traceback.format_exception(exc)), highlight=False, markup=False, soft_wrap=True)
     return typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -588,8 +621,36 @@ _register_subcommands()
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point.
+
+    An exception that escapes a command is a bug in dpaudit (bad input and failing mechanisms
+    are reported with exit code 2 by the commands themselves): it exits with code 4, never with
+    1 (which means "violation found"), with a one-line message, or the full traceback under
+    ``--debug``.
+    """
+    try:
+        rc = app(standalone_mode=False)  # returns the exit code of typer.Exit
+    except typer.Exit as exc:  # pragma: no cover - click turns Exit into a return value
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        console.print("[bold yellow]interrupted[/]")
+        sys.exit(130)
+    except (typer.Abort,):
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        # usage errors (typer vendors click, so match its ClickException by name): click's message, exit 2
+        if any(c.__name__ == "ClickException" for c in type(exc).__mro__):
+            exc.show()
+            sys.exit(getattr(exc, "exit_code", EXIT_BAD_INPUT))
+        if _DEBUG["on"]:
+            import traceback
+
+            traceback.print_exc()
+        console.print(f"[bold red]internal error:[/] {escape(type(exc).__name__ + ': ' + str(exc))}\n"
+                      "This is a bug in dpaudit, not a finding about the mechanism (exit code 4). "
+                      "Run again with --debug for the traceback and report it.", soft_wrap=True, highlight=False)
+        sys.exit(EXIT_INTERNAL_ERROR)
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 if __name__ == "__main__":
