@@ -4,6 +4,8 @@ Structural facts checked on a 2-epoch schedule (46 DP-SGD steps on digits): the 
 that every row's privacy statement meets the target, that the EVR release carries the guarantee
 including the verifier's false-positive rate, and that a poor estimate is rejected (nothing
 trained). Accuracy is not compared: on this data the differences are within seed noise.
+The end-to-end checks share one tiny run (~15-20 s on 2 shared cores) and are marked slow; the
+unit checks (bisection, delta rule, schedule guard) run by default.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def test_evr_delta_rule_meets_the_target_exactly_from_below(ex):
         ex.evr_delta_estimate(1e-5, 0.9, 1e-5)
 
 
+@pytest.mark.slow  # the tiny end-to-end run takes ~15-20 s on 2 shared cores
 def test_noise_ordering(tiny):
     rows = _rows(tiny)
     rtol = tiny["settings"]["rtol"]
@@ -76,6 +79,7 @@ def test_noise_ordering(tiny):
     assert rows["evr"]["certified_epsilon_at_target_delta"] <= tiny["settings"]["epsilon"] + 1e-9
 
 
+@pytest.mark.slow  # the tiny end-to-end run takes ~15-20 s on 2 shared cores
 def test_evr_needs_no_more_noise_than_certified_at_the_same_delta(ex, tiny):
     s, rows = tiny["settings"], _rows(tiny)
     d_est = rows["evr"]["delta_estimate"]
@@ -85,6 +89,7 @@ def test_evr_needs_no_more_noise_than_certified_at_the_same_delta(ex, tiny):
     assert rows["evr"]["sigma"] <= sigma_cert_at_est * (1 + 2 * s["rtol"])
 
 
+@pytest.mark.slow  # the tiny end-to-end run takes ~15-20 s on 2 shared cores
 def test_every_statement_meets_the_target(tiny):
     s = tiny["settings"]
     for r in tiny["rows"]:
@@ -97,6 +102,7 @@ def test_every_statement_meets_the_target(tiny):
     assert s["steps"] == 2 * int(1 / s["sample_rate"]) and s["sample_rate"] == 1 / math.ceil(s["num_train"] / 64)
 
 
+@pytest.mark.slow  # the tiny end-to-end run takes ~15-20 s on 2 shared cores
 def test_evr_release_carries_the_guarantee_with_the_false_positive_rate(tiny):
     s, evr = tiny["settings"], _rows(tiny)["evr"]
     assert evr["released"] == evr["verifications"] == s["seeds"]
@@ -128,7 +134,7 @@ def test_train_refuses_a_schedule_that_differs_from_the_accounting(ex):
 def test_a_poor_estimate_is_rejected_and_nothing_is_trained(ex):
     # dp_accounting's optimistic PLD on a 1e-3 grid underestimates eps by ~15% after hundreds of
     # steps; the sigma it picks does not meet the target and the verifier must reject it.
-    res = ex.run(**dict(TINY, epochs=20, estimator="pld-optimistic"))
+    res = ex.run(**dict(TINY, epochs=5, estimator="pld-optimistic"))
     evr = _rows(res)["evr"]
     assert evr["certified_epsilon_at_target_delta"] > res["settings"]["epsilon"]
     assert evr["released"] == 0 and evr["accuracy_mean"] is None
