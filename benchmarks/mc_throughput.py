@@ -22,8 +22,9 @@ Measures, in one run and on the same machine:
 The engine is timed twice: the working tree's ``src/`` and a baseline revision (default: the
 commit before the fast generators, the SplitMix64 + ndtri engine), exported with ``git archive``
 into a temporary directory. Each is run in its own subprocess (``--worker``); every case is
-repeated ``--repeats`` times and the median is reported. The machine may be shared: read ratios
-from the same run only.
+repeated ``--repeats`` times (old and new alternating) and the median is reported. Times are the
+process's CPU time (``--wall`` for wall-clock time) with one BLAS thread, which is robust to other
+jobs sharing the machine; read ratios from the same run only.
 
 Run: ``python benchmarks/mc_throughput.py [--repeats 3] [--baseline REV] [--quick]``; writes
 benchmarks/results/mc_throughput.md.
@@ -50,11 +51,13 @@ BASELINE_REV = "f742dde"
 
 
 def _median_time(fn, repeats: int) -> float:
+    """Median over ``repeats`` calls of the process's CPU time (or wall time with ``--wall``)."""
+    clock = time.perf_counter if os.environ.get("MC_BENCH_WALL") else time.process_time
     ts = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        ts.append(time.perf_counter() - t0)
+        ts.append(clock() - t0)
     ts.sort()
     return ts[len(ts) // 2]
 
@@ -101,8 +104,11 @@ def worker(repeats: int, quick: bool) -> dict:
     return out
 
 
-def _run_worker(src: Path, repeats: int, quick: bool) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(src))
+def _run_worker(src: Path, repeats: int, quick: bool, wall: bool) -> dict:
+    # one BLAS thread: CPU time then measures single-core work
+    env = dict(os.environ, PYTHONPATH=str(src), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    if wall:
+        env["MC_BENCH_WALL"] = "1"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--repeats", str(repeats)]
     if quick:
         cmd.append("--quick")
@@ -126,6 +132,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--baseline", default=BASELINE_REV, help="git revision of the old engine ('' to skip)")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--wall", action="store_true", help="time wall clock instead of the process's CPU time")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", default=str(HERE / "results" / "mc_throughput.md"))
     a = ap.parse_args(argv)
@@ -133,11 +140,19 @@ def main(argv=None) -> None:
         print(json.dumps(worker(a.repeats, a.quick)))
         return
     t0 = time.perf_counter()
-    new = _run_worker(ROOT / "src", a.repeats, a.quick)
-    old = {}
-    if a.baseline:
-        with tempfile.TemporaryDirectory() as tmp:
-            old = _run_worker(_export(a.baseline, Path(tmp)), a.repeats, a.quick)
+    runs: dict = {"new": [], "old": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        old_src = _export(a.baseline, Path(tmp)) if a.baseline else None
+        # old and new alternate, one repeat per worker, so that load drift hits both alike
+        for _ in range(a.repeats):
+            if old_src is not None:
+                runs["old"].append(_run_worker(old_src, 1, a.quick, a.wall))
+            runs["new"].append(_run_worker(ROOT / "src", 1, a.quick, a.wall))
+
+    def med(rs):
+        return {c: sorted(r[c] for r in rs)[len(rs) // 2] for c in (rs[0] if rs else {})}
+
+    new, old = med(runs["new"]), med(runs["old"])
     rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
     lines = [
@@ -146,8 +161,10 @@ def main(argv=None) -> None:
         f"`python benchmarks/mc_throughput.py --repeats {a.repeats}{' --quick' if a.quick else ''}` — "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared with other jobs: "
         f"numbers are noisy; medians of {a.repeats} repeats), Python {platform.python_version()}, "
-        f"new = working tree at {rev}, old = {a.baseline or 'not run'}. Rates in samples x steps per second "
-        "(normal rows: normals per second).",
+        f"new = working tree at {rev}, old = {a.baseline or 'not run'} (run alternately, one BLAS thread). "
+        f"Rates from the {'wall-clock' if a.wall else 'process CPU'} time, in samples x steps per second "
+        "(normal rows: normals per second); the online and get_epsilon rows include pilots, both directions "
+        "and the eps solves.",
         "",
         "| case | old (M/s) | new (M/s) | new / old | new / numpy normal f64 |",
         "|---|---|---|---|---|",
