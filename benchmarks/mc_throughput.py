@@ -99,7 +99,9 @@ def worker(repeats: int, quick: bool) -> dict:
         out["online, last step only"] = 2 * m * k_on / _median_time(
             lambda: acc.get_epsilon_online(on_comp, 1e-5, report_steps=[k_on]), repeats)
     m_pilot = max(256, int(m / 16))
-    out["get_epsilon"] = 2 * (m + m_pilot) * k / _median_time(
+    res = MonteCarloAccountant(num_samples=m, rng=0).get_epsilon(comp, 1e-5)
+    dirs = sum(1 for v in res.per_direction.values() if not v.get("skipped"))  # pilots run per sampled direction
+    out["get_epsilon"] = dirs * (m + m_pilot) * k / _median_time(
         lambda: MonteCarloAccountant(num_samples=m, rng=0).get_epsilon(comp, 1e-5), repeats)
     return out
 

@@ -330,7 +330,7 @@ def test_mixture_components_and_losses_match_the_reference_formulas(sigma, q):
     step = SubsampledGaussianStep(sigma, q)
     for lam in (0.0, 1.0, 3.0, 11.0, 20.0):
         plan = step.plan(lam, REMOVE)
-        rs = Cell(ops, 5, 0, 2048, 0, 16).group(0, 1)
+        rs = Cell(ops, 5, 0, 2048, 0, 16).group(0, 2048)
         t = plan._draw_mixture(ops, rs)
         comp = plan.means[np.searchsorted(plan.edges, rs.uniform(0), side="right")]
         np.testing.assert_allclose(t, sigma * rs.normal(1) + comp, rtol=0, atol=1e-12)

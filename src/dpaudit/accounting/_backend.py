@@ -136,25 +136,27 @@ class Cell:
             a = self._cache[("u", slot)] = self.ops.uniform(self.name(KIND_CELL, slot), (self.nrows, self.ncols))
         return a
 
-    def group(self, offset: int, stride: int) -> "CellGroup":
-        """The rows ``offset::stride`` (one tilt group)."""
-        return CellGroup(self, offset, stride)
+    def group(self, start: int, count: int) -> "CellGroup":
+        """The rows ``start .. start + count - 1`` (one tilt group)."""
+        return CellGroup(self, start, count)
 
 
 class CellGroup:
-    """Rows ``offset::stride`` of a :class:`Cell`: what a step's sampler draws from.
+    """Contiguous rows ``start .. start + count - 1`` of a :class:`Cell`: what a step's sampler
+    draws from (one tilt group; contiguous so that NumPy's loops run over whole blocks).
 
     ``normal(slot)`` and ``uniform(slot)`` are views of the cell's arrays (never modify them);
     ``retry(n)`` gives the next rejection round's stream for ``n`` pending entries.
     """
 
-    def __init__(self, cell: Cell, offset: int, stride: int):
-        self.cell, self.offset, self.stride = cell, offset, stride
-        self.shape = (len(range(offset, cell.nrows, stride)), cell.ncols)
+    def __init__(self, cell: Cell, start: int, count: int):
+        self.cell, self.start, self.count = cell, start, count
+        self.shape = (count, cell.ncols)
+        self._whole = start == 0 and count == cell.nrows
         self._round = 0
 
     def _rows(self, a):
-        return a if self.stride == 1 else a[self.offset::self.stride]
+        return a if self._whole else a[self.start:self.start + self.count]
 
     def normal(self, slot: int):
         """Standard normals of ``slot`` for this group's rows."""
@@ -167,7 +169,7 @@ class CellGroup:
     def retry(self, n: int) -> "Stream":
         """The stream of the next rejection round (1, 2, ...) of this group, ``n`` values per slot."""
         self._round += 1
-        return Stream(self.cell.ops, self.cell.name(KIND_RETRY, self.offset, self.stride, self._round), n)
+        return Stream(self.cell.ops, self.cell.name(KIND_RETRY, self.start, self.count, self._round), n)
 
 
 class Stream:
@@ -260,6 +262,12 @@ class NumpyOps:
         """Sums of the rows of a 2-D array (a matrix-vector product: ~10x faster than ``sum(axis=1)``
         over short rows)."""
         return x @ np.ones(x.shape[1])
+
+    @staticmethod
+    def rowmax(x):
+        """Maxima of the rows of a 2-D array (reduced over the transpose: ~3x faster than
+        ``max(axis=1)`` over short rows)."""
+        return np.ascontiguousarray(x.T).max(axis=0)
 
     @staticmethod
     def logsumexp(x, axis):
@@ -401,6 +409,10 @@ class TorchOps:
     def rowsum(self, x):
         """Sums of the rows of a 2-D tensor."""
         return self.torch.sum(x, dim=1)
+
+    def rowmax(self, x):
+        """Maxima of the rows of a 2-D tensor."""
+        return self.torch.amax(x, dim=1)
 
     def logsumexp(self, x, axis):
         return self.torch.logsumexp(x, dim=axis)

@@ -541,7 +541,8 @@ def _paper_theta(step, epsilon: float) -> tuple[float, float, float]:
 class _Sampler:
     """Draws weighted PRV samples of one direction, tile by tile (see :mod:`._backend`).
 
-    Sample i uses tilt ``tilts[i % G]``. The draws of a tile of ``ops.tile_rows`` samples come
+    Sample i uses tilt ``tilts[i % G]``; within a tile, each tilt group draws from a contiguous
+    block of the cell's rows (see :meth:`_groups`). The draws of a tile of ``ops.tile_rows`` samples come
     from the cells of that tile (``TILE_STEPS`` steps of one segment each); ``num_samples`` (set
     by :func:`_run_offline` and :meth:`online`) ends the last tile, so that the draws do not
     depend on how the samples are split into blocks.
@@ -581,10 +582,18 @@ class _Sampler:
         end = r0 + self.tile_rows
         return end - r0 if self.num_samples is None else min(end, self.num_samples) - r0
 
-    def _offsets(self, tile: int) -> list:
-        """Row offset (within the tile) of each tilt group: global index i uses tilt i % G."""
+    def _groups(self, tile: int, n: int) -> list:
+        """``(offset, start, count)`` of each tilt group g of a tile of n samples: sample i uses tilt
+        i % G, so the group's samples are the tile's rows ``offset::G``; its random numbers are the
+        cell rows ``start .. start + count - 1`` (groups in order, contiguous)."""
         G = len(self.tilts)
-        return [(g - tile * self.tile_rows) % G for g in range(G)]
+        out, start = [], 0
+        for g in range(G):
+            off = (g - tile * self.tile_rows) % G
+            count = len(range(off, n, G))
+            out.append((off, start, count))
+            start += count
+        return out
 
     # --- offline ------------------------------------------------------------------------------
     def draw(self, lo: int, hi: int):
@@ -610,21 +619,21 @@ class _Sampler:
         ops = self.ops
         n = self._rows(ti)
         G = len(self.tilts)
-        offs = self._offsets(ti)
+        groups = self._groups(ti, n)
         L = ops.full((n,), 0.0)
         for (step, count), j0 in zip(self.comp.segments, self.starts):
             if self.collapse and isinstance(step, GaussianStep):
                 # sum of `count` Gaussian losses under the tilt: N(count (1/2 + lam)/s^2, count/s^2)
                 z = Cell(ops, self.key, ti, n, int(j0), 1).normal(SLOT_COLLAPSED)[:, 0]
-                for g, off in enumerate(offs):
-                    L[off::G] += count * (0.5 + self.tilts[g]) / step.sigma ** 2 + math.sqrt(count) / step.sigma * z[off::G]
+                for g, (off, a, c) in enumerate(groups):
+                    L[off::G] += count * (0.5 + self.tilts[g]) / step.sigma ** 2 + math.sqrt(count) / step.sigma * z[a:a + c]
                 continue
             plans = [step.plan(lam, self.direction) for lam in self.tilts]
             for c0, w in self._cells(j0, count):
                 cell = Cell(ops, self.key, ti, n, c0, w)
-                for g, off in enumerate(offs):
-                    if off < n:
-                        L[off::G] += ops.rowsum(plans[g].draw_loss(ops, cell.group(off, G)))
+                for g, (off, a, c) in enumerate(groups):
+                    if c:
+                        L[off::G] += ops.rowsum(plans[g].draw_loss(ops, cell.group(a, c)))
         if self.estimator == "simple":
             return ops.to_numpy(L), np.zeros(n)
         return ops.to_numpy(L), ops.to_numpy(_balance_log_weights(self.K, self.tilts, L, ops))
@@ -639,20 +648,20 @@ class _Sampler:
         """(L, S, M, log_w, log_w_others, segment of I) with I uniform over the steps, excluded from S and M."""
         ops = self.ops
         n, k, G = self._rows(ti), self.n_total, len(self.tilts)
-        offs = self._offsets(ti)
+        groups = self._groups(ti, n)
         pick = self._pick(ti, n)
         seg = np.searchsorted(self.starts, pick, side="right") - 1
-        picks = [pick[off::G] for off in offs]
+        picks = [pick[off::G] for off, _, _ in groups]
         acc = [[ops.full((len(p),), 0.0), ops.full((len(p),), 0.0), ops.full((len(p),), -math.inf)] for p in picks]
         for (step, count), j0 in zip(self.comp.segments, self.starts):
             plans = [step.plan(lam, self.direction) for lam in self.tilts]
             for c0, w in self._cells(j0, count):
                 cell = Cell(ops, self.key, ti, n, c0, w)
-                for g, off in enumerate(offs):
-                    if off >= n:
+                for g, (off, a, c) in enumerate(groups):
+                    if not c:
                         continue
                     Sg, Lg, Mg = acc[g]
-                    loss = plans[g].draw_loss(ops, cell.group(off, G))
+                    loss = plans[g].draw_loss(ops, cell.group(a, c))
                     s = ops.rowsum(loss)
                     Sg = Sg + s
                     Lg = Lg + s
@@ -665,11 +674,11 @@ class _Sampler:
                             cols_in = ops.torch.as_tensor(cols_in, device=ops.dev)
                         Sg[rows_in] = Sg[rows_in] - loss[rows_in, cols_in]
                         loss[rows_in, cols_in] = -math.inf
-                    acc[g] = [Sg, Lg, ops.maximum(Mg, ops.max(loss, 1))]
+                    acc[g] = [Sg, Lg, ops.maximum(Mg, ops.rowmax(loss))]
         S = np.zeros(n)
         L = np.zeros(n)
         M = np.full(n, -np.inf)
-        for g, off in enumerate(offs):
+        for g, (off, _, _) in enumerate(groups):
             S[off::G], L[off::G], M[off::G] = (ops.to_numpy(x) for x in acc[g])
         lam = np.asarray(self.tilts)
         kseg = np.array([[st.log_mgf(x, self.direction) for x in self.tilts] for st, _ in self.comp.segments])
@@ -691,7 +700,7 @@ class _Sampler:
             for c0, w in self._cells(j0, count):
                 cell = Cell(ops, self.key, ti, n, c0, w)
                 steps = np.arange(c0, c0 + w)
-                t = plan.draw(ops, cell.group(0, 1))
+                t = plan.draw(ops, cell.group(0, n))
                 mask_np = pick[:, None] == steps[None, :]
                 if mask_np.any():
                     mask = mask_np if ops.name == "numpy" else ops.torch.as_tensor(mask_np, device=ops.dev)
@@ -713,9 +722,9 @@ class _Sampler:
         for ti in range(-(-m // TS)):
             r0, n = ti * TS, self._rows(ti)
             cell = Cell(ops, self.key, ti, n, c0, w)
-            for g, off in enumerate(self._offsets(ti)):
-                if off < n:
-                    out[r0 + off:r0 + n:G] = plans[g].draw_loss(ops, cell.group(off, G))
+            for g, (off, a, c) in enumerate(self._groups(ti, n)):
+                if c:
+                    out[r0 + off:r0 + n:G] = plans[g].draw_loss(ops, cell.group(a, c))
             if with_reservoir:
                 res[r0:r0 + n] = ops.to_numpy(cell.uniform(6))
         return out, res
