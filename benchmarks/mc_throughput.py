@@ -2,8 +2,9 @@
 
 Measures, in one run and on the same machine:
 
-* the raw rate of NumPy's normal generator, ``np.random.default_rng().standard_normal(n)`` in
-  float64 and float32 (the ceiling for anything that needs one normal per sample and step);
+* the raw rate of NumPy's normal generator, ``np.random.default_rng().standard_normal(...)`` in
+  float64 and float32, into a preallocated buffer of 2^20 (the ceiling for anything that needs one
+  normal per sample and step);
 * the MC engine's throughput in samples x steps per second for
 
   - ``is``        — ``sample_privacy_loss`` with estimator 'is' on DP-SGD (sigma = 1.1,
@@ -63,8 +64,16 @@ def _median_time(fn, repeats: int) -> float:
 
 
 def worker(repeats: int, quick: bool) -> dict:
-    """Measure every case with the dpaudit importable from PYTHONPATH; returns {case: rate}."""
+    """Measure every case with the dpaudit importable from PYTHONPATH; returns {case: rate} and,
+    under "normal:<case>", the NumPy normal rate measured just before the case (to normalise)."""
     import numpy as np
+
+    class Rates(dict):
+        def __setitem__(self, case, rate):
+            super().__setitem__(case, rate)
+            if not case.startswith(("numpy", "normal:")):
+                # the machine's current speed, right after the case
+                super().__setitem__("normal:" + case, normal_rate(np.float64, 3))
 
     from dpaudit.accounting import Composition, LaplaceStep, MonteCarloAccountant
     from dpaudit.accounting.monte_carlo import sample_privacy_loss
@@ -72,11 +81,19 @@ def worker(repeats: int, quick: bool) -> dict:
     m = 4000 if quick else 20_000
     k = 200 if quick else 1000
     k_on = 50 if quick else 200
-    out: dict = {}
-    n = 1 << 22
     g = np.random.default_rng(0)
-    out["numpy normal f64"] = n / _median_time(lambda: g.standard_normal(n), repeats)
-    out["numpy normal f32"] = n / _median_time(lambda: g.standard_normal(n, dtype=np.float32), repeats)
+    bufs = {np.float64: np.zeros(1 << 20), np.float32: np.zeros(1 << 20, dtype=np.float32)}
+
+    def normal_rate(dtype, reps):
+        # into a preallocated, already touched buffer: generation only, no page faults
+        b = bufs[dtype]
+        return reps * b.size / _median_time(lambda: [g.standard_normal(out=b, dtype=dtype) for _ in range(reps)],
+                                            repeats)
+
+    out: dict = Rates()
+    normal_rate(np.float64, 1)
+    out["numpy normal f64"] = normal_rate(np.float64, 4)
+    out["numpy normal f32"] = normal_rate(np.float32, 4)
 
     comp = Composition.dpsgd(1.1, 256 / 60000, k)
     # tilts: 11.25 is the saddle point get_epsilon places for delta = 1e-5 (non-integer: the
@@ -151,10 +168,16 @@ def main(argv=None) -> None:
                 runs["old"].append(_run_worker(old_src, 1, a.quick, a.wall))
             runs["new"].append(_run_worker(ROOT / "src", 1, a.quick, a.wall))
 
-    def med(rs):
-        return {c: sorted(r[c] for r in rs)[len(rs) // 2] for c in (rs[0] if rs else {})}
+    def med(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2]
 
-    new, old = med(runs["new"]), med(runs["old"])
+    new = {c: med(r[c] for r in runs["new"]) for c in runs["new"][0]}
+    old = {c: med(r[c] for r in runs["old"]) for c in runs["old"][0]} if runs["old"] else {}
+    # ratios of runs adjacent in time, raw and relative to the NumPy normal rate measured with each
+    pair = {c: med(b[c] / a[c] for a, b in zip(runs["old"], runs["new"])) for c in old if c in new}
+    norm = {c: med((b[c] / b["normal:" + c]) / (a[c] / a["normal:" + c]) for a, b in zip(runs["old"], runs["new"]))
+            for c in pair if "normal:" + c in old}
     rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
     lines = [
@@ -168,14 +191,23 @@ def main(argv=None) -> None:
         "(normal rows: normals per second); the online and get_epsilon rows include pilots, both directions "
         "and the eps solves.",
         "",
-        "| case | old (M/s) | new (M/s) | new / old | new / numpy normal f64 |",
-        "|---|---|---|---|---|",
+        "",
+        "Columns: medians of the old and new rates; new / old: median of the ratios of adjacent old and new "
+        "runs; normalised: the same with each rate divided by the NumPy float64 normal rate measured right "
+        "after it in the same process (removes most of the drift of a shared machine); last: the new rate "
+        "over the new runs' NumPy normal rate (1.0 = as fast as drawing one normal per sample and step).",
+        "",
+        "| case | old (M/s) | new (M/s) | new / old | new / old, normalised | new / numpy normal f64 |",
+        "|---|---|---|---|---|---|",
     ]
     ref = new["numpy normal f64"]
     for case, v in new.items():
+        if case.startswith("normal:"):
+            continue
         o = old.get(case)
-        lines.append(f"| {case} | {o / 1e6:.1f} | " if o else f"| {case} | – | ")
-        lines[-1] += f"{v / 1e6:.1f} | {v / o:.2f} | {v / ref:.2f} |" if o else f"{v / 1e6:.1f} | – | {v / ref:.2f} |"
+        cells = [case, f"{o / 1e6:.1f}" if o else "–", f"{v / 1e6:.1f}", f"{pair[case]:.2f}" if case in pair else "–",
+                 f"{norm[case]:.2f}" if case in norm else "–", f"{v / ref:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
     lines += ["", f"Total benchmark time {time.perf_counter() - t0:.0f} s.", ""]
     text = "\n".join(lines)
     print(text)

@@ -15,8 +15,9 @@ this cell size). Hence
 * a result depends on the key (from ``rng``), the composition, the tilts, the sample count and the
   backend's generator, never on the chunk size or on the order in which blocks are processed;
 * the generator of a cell fills rows in order, so the draws of sample i do not depend on the
-  number of samples either (except, for rejection-sampled steps, in the last partial tile, where
-  retries are drawn in order of the pending entries);
+  number of samples either — except in the last partial tile when there are several tilts (each
+  tilt group draws from a contiguous block of rows whose start depends on the tile's size) or
+  rejection-sampled steps (retries are drawn in order of the pending entries);
 * offline and online runs over the same composition and sample count use the same cells, hence
   the same draws (except where the offline path collapses a run of Gaussian steps into one draw).
 
