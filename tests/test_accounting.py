@@ -273,7 +273,7 @@ def test_offline_and_online_use_the_same_draws():
     # non-integer tilts (the remove sampler rejects some draws; the add sampler always does)
     comp = Composition.from_steps([(SubsampledGaussianStep(1.0, 0.02), 21), (GaussianStep(3.0), 3),
                                    (SubsampledGaussianStep(0.8, 0.05), 10)])
-    m = TILE_ROWS + 300
+    m = 2 * TILE_ROWS + 300  # two tilts: tiles of 2 * TILE_ROWS samples
     for d, lam in ((REMOVE, (0.5, 3.25)), (ADD, (0.0, 2.5))):
         off = _Sampler(comp, d, "is", lam, None, 77, NumpyOps(), 1 << 21, False)
         L_off, lw_off = _run_offline(off, m, None)

@@ -1,10 +1,11 @@
 """Array backends (NumPy, PyTorch) and the tile-based random numbers of the Monte Carlo accountant.
 
 Randomness is generated per *cell*: the draws of ``num_samples x num_steps`` are cut into tiles of
-``tile_rows`` samples x :data:`TILE_STEPS` steps (aligned at sample 0 and step 0), and a tile is cut
-further where a segment of the composition starts, so that one cell holds steps of one segment
-only. Every array of random numbers is a pure function of its *name* and shape: the name
-``(key, kind, tile, first step, slot[, group, round])`` is hashed with BLAKE2b into the 128-bit
+``G * tile_rows`` samples (G tilts) x :data:`TILE_STEPS` steps (aligned at sample 0 and step 0), and
+a tile is cut further where a segment of the composition starts, so that one cell holds steps of
+one segment only. Each tilt group draws from its own block of rows of the cell, with streams of its
+own when G > 1 (so no array is larger than ``tile_rows x TILE_STEPS``: 256 KB). Every array of random numbers is a pure function of its *name* and shape: the name
+``(key, kind, tile, first step, slot[, group start][, round])`` is hashed with BLAKE2b into the 128-bit
 state and the odd 128-bit increment of NumPy's PCG64, which then fills the array row-major
 (normals by the ziggurat ``standard_normal``, uniforms by ``random``, mapped to (0, 1]). PCG64
 streams with different increments are distinct sequences of period 2^128, and a cell uses at most
@@ -51,7 +52,7 @@ TILE_ROWS = 2048
 #: samples per tile of torch's own generator (CUDA): larger cells keep the device busy
 TILE_ROWS_DEVICE = 1 << 16
 #: kinds of streams (first entry of the spawn key)
-KIND_CELL, KIND_SAMPLE, KIND_RETRY = 0, 1, 2
+KIND_CELL, KIND_SAMPLE, KIND_RETRY, KIND_GROUP = 0, 1, 2, 3
 #: slot of the one normal per sample that stands for a run of Gaussian steps (offline 'is'/'simple')
 SLOT_COLLAPSED = 8
 
@@ -143,29 +144,40 @@ class Cell:
 
 
 class CellGroup:
-    """Contiguous rows ``start .. start + count - 1`` of a :class:`Cell`: what a step's sampler
-    draws from (one tilt group; contiguous so that NumPy's loops run over whole blocks).
+    """Rows ``start .. start + count - 1`` of a :class:`Cell`: what a step's sampler draws from
+    (one tilt group). A group spanning the whole cell uses the cell's streams; a part of a cell has
+    streams of its own (named with ``start``), so that no array larger than the group's is drawn.
 
-    ``normal(slot)`` and ``uniform(slot)`` are views of the cell's arrays (never modify them);
-    ``retry(n)`` gives the next rejection round's stream for ``n`` pending entries.
+    ``normal(slot)`` and ``uniform(slot)`` are shared arrays (never modify them); ``retry(n)``
+    gives the next rejection round's stream for ``n`` pending entries.
     """
 
     def __init__(self, cell: Cell, start: int, count: int):
         self.cell, self.start, self.count = cell, start, count
         self.shape = (count, cell.ncols)
         self._whole = start == 0 and count == cell.nrows
+        self._cache: dict = {}
         self._round = 0
-
-    def _rows(self, a):
-        return a if self._whole else a[self.start:self.start + self.count]
 
     def normal(self, slot: int):
         """Standard normals of ``slot`` for this group's rows."""
-        return self._rows(self.cell.normal(slot))
+        if self._whole:
+            return self.cell.normal(slot)
+        a = self._cache.get(("n", slot))
+        if a is None:
+            a = self._cache[("n", slot)] = self.cell.ops.normal(self.cell.name(KIND_GROUP, slot, self.start),
+                                                                self.shape)
+        return a
 
     def uniform(self, slot: int):
         """Uniforms in (0, 1] of ``slot`` for this group's rows."""
-        return self._rows(self.cell.uniform(slot))
+        if self._whole:
+            return self.cell.uniform(slot)
+        a = self._cache.get(("u", slot))
+        if a is None:
+            a = self._cache[("u", slot)] = self.cell.ops.uniform(self.cell.name(KIND_GROUP, slot, self.start),
+                                                                 self.shape)
+        return a
 
     def retry(self, n: int) -> "Stream":
         """The stream of the next rejection round (1, 2, ...) of this group, ``n`` values per slot."""
@@ -284,7 +296,7 @@ class NumpyOps:
 
     @staticmethod
     def any(x) -> bool:
-        return bool(np.any(x))
+        return bool(x.any())
 
 
 class TorchOps:

@@ -541,9 +541,9 @@ def _paper_theta(step, epsilon: float) -> tuple[float, float, float]:
 class _Sampler:
     """Draws weighted PRV samples of one direction, tile by tile (see :mod:`._backend`).
 
-    Sample i uses tilt ``tilts[i % G]``; within a tile, each tilt group draws from a contiguous
-    block of the cell's rows (see :meth:`_groups`). The draws of a tile of ``ops.tile_rows`` samples come
-    from the cells of that tile (``TILE_STEPS`` steps of one segment each); ``num_samples`` (set
+    Sample i uses tilt ``tilts[i % G]``; a tile holds ``G * ops.tile_rows`` samples, and within a
+    tile each tilt group draws from its own block of rows (see :meth:`_groups`). The draws of a
+    tile come from the cells of that tile (``TILE_STEPS`` steps of one segment each); ``num_samples`` (set
     by :func:`_run_offline` and :meth:`online`) ends the last tile, so that the draws do not
     depend on how the samples are split into blocks.
     """
@@ -557,7 +557,8 @@ class _Sampler:
         self.collapse = collapse_gaussian and estimator not in ("is-paper", "cmc", "is-cmc")
         self.n_total = comp.num_steps
         self.num_samples = num_samples
-        self.tile_rows = int(ops.tile_rows)
+        # one tile holds ops.tile_rows samples per tilt group
+        self.tile_rows = int(ops.tile_rows) * len(self.tilts)
         self.starts = np.cumsum([0] + [c for _, c in comp.segments])[:-1]
         self.K = [comp.log_mgf(lam, direction) for lam in self.tilts]
         if estimator == "is-paper":
