@@ -205,7 +205,8 @@ def main(argv=None) -> None:
         if case.startswith("normal:"):
             continue
         o = old.get(case)
-        cells = [case, f"{o / 1e6:.1f}" if o else "–", f"{v / 1e6:.1f}", f"{pair[case]:.2f}" if case in pair else "–",
+        cells = [case, f"{o / 1e6:.1f}" if o else "–", f"{v / 1e6:.1f}",
+                 f"{pair[case]:.2f}" if case in pair else "–",
                  f"{norm[case]:.2f}" if case in norm else "–", f"{v / ref:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", f"Total benchmark time {time.perf_counter() - t0:.0f} s.", ""]

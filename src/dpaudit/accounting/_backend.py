@@ -4,7 +4,8 @@ Randomness is generated per *cell*: the draws of ``num_samples x num_steps`` are
 ``G * tile_rows`` samples (G tilts) x :data:`TILE_STEPS` steps (aligned at sample 0 and step 0), and
 a tile is cut further where a segment of the composition starts, so that one cell holds steps of
 one segment only. Each tilt group draws from its own block of rows of the cell, with streams of its
-own when G > 1 (so no array is larger than ``tile_rows x TILE_STEPS``: 256 KB). Every array of random numbers is a pure function of its *name* and shape: the name
+own when G > 1 (so no array is larger than ``tile_rows x TILE_STEPS``: 256 KB). Every array of
+random numbers is a pure function of its *name* and shape: the name
 ``(key, kind, tile, first step, slot[, group start][, round])`` is hashed with BLAKE2b into the 128-bit
 state and the odd 128-bit increment of NumPy's PCG64, which then fills the array row-major
 (normals by the ziggurat ``standard_normal``, uniforms by ``random``, mapped to (0, 1]). PCG64

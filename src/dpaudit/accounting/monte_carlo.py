@@ -627,7 +627,8 @@ class _Sampler:
                 # sum of `count` Gaussian losses under the tilt: N(count (1/2 + lam)/s^2, count/s^2)
                 z = Cell(ops, self.key, ti, n, int(j0), 1).normal(SLOT_COLLAPSED)[:, 0]
                 for g, (off, a, c) in enumerate(groups):
-                    L[off::G] += count * (0.5 + self.tilts[g]) / step.sigma ** 2 + math.sqrt(count) / step.sigma * z[a:a + c]
+                    mean = count * (0.5 + self.tilts[g]) / step.sigma ** 2
+                    L[off::G] += mean + math.sqrt(count) / step.sigma * z[a:a + c]
                 continue
             plans = [step.plan(lam, self.direction) for lam in self.tilts]
             for c0, w in self._cells(j0, count):
@@ -762,9 +763,10 @@ class _Sampler:
 
     def online_cmc(self, num_samples: int, report: Sequence[int] | None = None):
         """Generator for the conditional estimators: after each step i in ``report`` (default:
-        every step) yields ``(i, samples)``, a :class:`ConditionalLossSamples` for the first i steps. The integrated coordinate I is kept
-        uniform over the steps so far by reservoir sampling (step j replaces it with probability
-        1/(j+1), uniform of slot 6), so the running sums S and M are updated in O(m) per step."""
+        every step) yields ``(i, samples)``, a :class:`ConditionalLossSamples` for the first i steps.
+        The integrated coordinate I is kept uniform over the steps so far by reservoir sampling
+        (step j replaces it with probability 1/(j+1), uniform of slot 6), so the running sums S and
+        M are updated in O(m) per step."""
         self.num_samples = num_samples
         report = None if report is None else frozenset(report)
         m, G = num_samples, len(self.tilts)
