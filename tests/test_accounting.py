@@ -258,11 +258,89 @@ def test_numpy_and_torch_backends_agree_and_chunking_does_not_matter():
         c = sample_privacy_loss(comp, 2000, estimator=est, target_epsilon=1.5, rng=4, chunk_elements=1024)
         np.testing.assert_allclose(a.losses, b.losses, rtol=0, atol=1e-12)
         np.testing.assert_allclose(a.log_weights, b.log_weights, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(a.losses, c.losses, rtol=0, atol=1e-12)  # only the summation order differs
+        np.testing.assert_allclose(a.losses, c.losses, rtol=0, atol=1e-12)
         assert a.delta(1.5)[0] == pytest.approx(b.delta(1.5)[0], rel=1e-10)
     # different seeds give different draws
     d = sample_privacy_loss(comp, 2000, estimator="is", target_epsilon=1.5, rng=5)
     assert not np.allclose(d.losses, a.losses)
+
+
+def test_offline_and_online_use_the_same_draws():
+    from dpaudit.accounting._backend import TILE_ROWS
+    from dpaudit.accounting.monte_carlo import _Sampler, _run_offline
+
+    # segment boundaries inside a tile of steps, a partial last tile of samples, two tilt groups,
+    # non-integer tilts (the remove sampler rejects some draws; the add sampler always does)
+    comp = Composition.from_steps([(SubsampledGaussianStep(1.0, 0.02), 21), (GaussianStep(3.0), 3),
+                                   (SubsampledGaussianStep(0.8, 0.05), 10)])
+    m = 2 * TILE_ROWS + 300  # two tilts: tiles of 2 * TILE_ROWS samples
+    for d, lam in ((REMOVE, (0.5, 3.25)), (ADD, (0.0, 2.5))):
+        off = _Sampler(comp, d, "is", lam, None, 77, NumpyOps(), 1 << 21, False)
+        L_off, lw_off = _run_offline(off, m, None)
+        on = _Sampler(comp, d, "is", lam, None, 77, NumpyOps(), 1 << 21, False)
+        *_, (i, L_on, lw_on) = on.online(m)
+        assert i == comp.num_steps
+        np.testing.assert_allclose(L_on, L_off, rtol=0, atol=1e-12)  # only the summation order differs
+        np.testing.assert_allclose(lw_on, lw_off, rtol=0, atol=1e-12)
+        # any split into blocks gives the same draws
+        blocks = np.concatenate([off.draw(a, b)[0] for a, b in ((0, 1000), (1000, 2100), (2100, m))])
+        np.testing.assert_array_equal(blocks, L_off)
+
+
+def test_draws_of_a_sample_do_not_depend_on_the_number_of_samples():
+    comp = Composition.from_steps([(SubsampledGaussianStep(1.0, 0.02), 20), (GaussianStep(3.0), 3)])
+    a = sample_privacy_loss(comp, 2000, estimator="simple", rng=3)
+    b = sample_privacy_loss(comp, 5000, estimator="simple", rng=3)
+    np.testing.assert_array_equal(a.losses, b.losses[:2000])
+
+
+def test_torch_generator_is_reproducible_and_agrees_statistically_with_numpy():
+    # the generator used on CUDA (torch's own, per cell), exercised on the CPU
+    from dpaudit.accounting._backend import TorchOps
+    from dpaudit.accounting.monte_carlo import PrivacyLossSamples, _Sampler, _run_offline
+
+    comp = Composition.from_steps([(SubsampledGaussianStep(1.0, 0.05), 20), (GaussianStep(2.0), 4)])
+    eps = 1.0
+    lam = (saddlepoint_tilt(comp, eps),)
+
+    def run(ops, key, m=20_000):
+        smp = _Sampler(comp, REMOVE, "is", lam, None, key, ops, 1 << 21, False)
+        return smp, PrivacyLossSamples(*_run_offline(smp, m, None), REMOVE, "is", lam)
+
+    native = TorchOps("cpu", native_rng=True)
+    s1, a = run(native, 11)
+    _, b = run(TorchOps("cpu", native_rng=True), 11)
+    np.testing.assert_array_equal(a.losses, b.losses)
+    np.testing.assert_array_equal(s1.draw(0, 20_000)[0], np.concatenate([s1.draw(0, 777)[0], s1.draw(777, 20_000)[0]]))
+    _, c = run(native, 12)
+    assert not np.allclose(a.losses, c.losses)
+    _, n = run(NumpyOps(), 11)
+    assert not np.allclose(a.losses[:100], n.losses[:100])  # other generator, other draws
+    (da, sa), (dn, sn) = a.delta(eps), n.delta(eps)
+    # two independent unbiased estimates: within 4.5 combined standard errors (chance ~1e-5)
+    assert abs(da - dn) < 4.5 * math.hypot(sa, sn)
+    assert sa / da < 0.05 and sn / dn < 0.05
+
+
+@pytest.mark.parametrize("sigma, q", [(1.1, 0.004), (1.0, 0.1), (0.5, 0.6)])
+def test_mixture_components_and_losses_match_the_reference_formulas(sigma, q):
+    from dpaudit.accounting._backend import Cell
+
+    ops = NumpyOps()
+    step = SubsampledGaussianStep(sigma, q)
+    for lam in (0.0, 1.0, 3.0, 11.0, 20.0):
+        plan = step.plan(lam, REMOVE)
+        rs = Cell(ops, 5, 0, 2048, 0, 16).group(0, 2048)
+        t = plan._draw_mixture(ops, rs)
+        comp = plan.means[np.searchsorted(plan.edges, rs.uniform(0), side="right")]
+        np.testing.assert_allclose(t, sigma * rs.normal(1) + comp, rtol=0, atol=1e-12)
+    # the loss ln(1 - q + q e^x), x = (2t - 1)/(2 s^2), also beyond exp's range (x > 700)
+    tiny = SubsampledGaussianStep(0.05, q)
+    t = np.array([[-3.0, 0.0, 0.5, 1.0, 2.0, 5.0, 40.0]])
+    x = (2 * t - 1) / (2 * 0.05 ** 2)
+    ref = np.logaddexp(math.log1p(-q), math.log(q) + x)
+    np.testing.assert_allclose(tiny.plan(0.0, REMOVE).loss(ops, t), ref, rtol=1e-13, atol=2e-16)
+    np.testing.assert_allclose(tiny.plan(0.0, ADD).loss(ops, t), -ref, rtol=1e-13, atol=2e-16)
 
 
 def test_dpsgd_estimate_within_pld_bracket():
@@ -295,6 +373,25 @@ def test_online_matches_exact_gaussian_and_rdp_bounds_it():
 
     rdp = reference.online_epsilons("rdp", sub, 1e-5)["epsilon"][0]
     assert np.all(np.asarray(on2.ci_low) <= np.asarray(rdp))  # RDP is an upper bound
+
+
+def test_online_report_steps_match_the_full_run():
+    sub = Composition.dpsgd(1.0, 0.01, 40)
+    full = estimate_epsilon_online(sub, 1e-5, num_samples=3000, rng=9)
+    part = estimate_epsilon_online(sub, 1e-5, num_samples=3000, rng=9, report_steps=[40, 10, 25])
+    assert part.steps == (10, 25, 40) and len(part.epsilon) == 3
+    for s, e, lo, hi in zip(part.steps, part.epsilon, part.ci_low, part.ci_high):
+        # 'is-cmc' fixes its combination weights at the warm start (the previous reported step), so
+        # the estimate differs slightly from the every-step run (far inside the interval)
+        assert abs(e - full.epsilon[s - 1]) < 0.1 * (full.ci_high[s - 1] - full.ci_low[s - 1])
+        assert lo == pytest.approx(full.ci_low[s - 1], rel=1e-2) and hi == pytest.approx(full.ci_high[s - 1], rel=1e-2)
+    comp = Composition.from_steps([(GaussianStep(2.0), 12)])
+    full = MonteCarloAccountant(4000, rng=5).get_epsilon_online(comp, 1e-6)
+    part = MonteCarloAccountant(4000, rng=5).get_epsilon_online(comp, 1e-6, report_steps=(3, 12))
+    assert part.epsilon == (full.epsilon[2], full.epsilon[11])  # exact solves: identical
+    for bad in ([0], [13], [], ["x"]):
+        with pytest.raises(ValueError, match="report_steps"):
+            MonteCarloAccountant(100, rng=5).get_epsilon_online(comp, 1e-6, report_steps=bad)
 
 
 def test_accountant_results_are_reproducible_from_the_seed():

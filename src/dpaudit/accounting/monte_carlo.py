@@ -30,8 +30,9 @@ Confidence intervals are normal-approximation (Wald) intervals from the empirica
 terms; the eps interval inverts the pointwise delta interval. Both directions of a subsampled step
 are estimated and the larger profile is reported (as dp_accounting does).
 
-Randomness comes from the counter-based generator of :mod:`._backend` keyed by ``rng``: the NumPy
-and torch backends give the same draws, whatever the chunking.
+Randomness comes from the tile-based PCG64 streams of :mod:`._backend` keyed by ``rng``: a seed
+gives the same result whatever the chunking; the NumPy and torch-CPU backends give the same draws,
+torch on CUDA draws with its own generator (reproducible per seed, other draws).
 """
 
 from __future__ import annotations
@@ -45,7 +46,16 @@ import numpy as np
 from scipy import optimize, special
 
 from . import prv as _prv
-from ._backend import check_counter_space, get_ops, key_from_rng, splitmix64
+from ._backend import (
+    SLOT_COLLAPSED,
+    TILE_STEPS,
+    Cell,
+    check_counter_space,
+    get_ops,
+    key_from_rng,
+    sample_uniforms,
+    splitmix64,
+)
 from .prv import (
     ADD,
     REMOVE,
@@ -529,15 +539,26 @@ def _paper_theta(step, epsilon: float) -> tuple[float, float, float]:
 
 
 class _Sampler:
-    """Draws weighted PRV samples of one direction in blocks of samples x steps."""
+    """Draws weighted PRV samples of one direction, tile by tile (see :mod:`._backend`).
+
+    Sample i uses tilt ``tilts[i % G]``; a tile holds ``G * ops.tile_rows`` samples, and within a
+    tile each tilt group draws from its own block of rows (see :meth:`_groups`). The draws of a
+    tile come from the cells of that tile (``TILE_STEPS`` steps of one segment each); ``num_samples`` (set
+    by :func:`_run_offline` and :meth:`online`) ends the last tile, so that the draws do not
+    depend on how the samples are split into blocks.
+    """
 
     def __init__(self, comp: Composition, direction: str, estimator: str, tilts: Sequence[float],
-                 epsilon_paper: float | None, key: int, ops, chunk_elements: int, collapse_gaussian: bool):
+                 epsilon_paper: float | None, key: int, ops, chunk_elements: int, collapse_gaussian: bool,
+                 num_samples: int | None = None):
         self.comp, self.direction, self.estimator = comp, direction, estimator
         self.tilts = tuple(float(x) for x in tilts) if estimator in ("is", "cmc", "is-cmc") else (0.0,)
         self.key, self.ops, self.chunk = key, ops, chunk_elements
         self.collapse = collapse_gaussian and estimator not in ("is-paper", "cmc", "is-cmc")
         self.n_total = comp.num_steps
+        self.num_samples = num_samples
+        # one tile holds ops.tile_rows samples per tilt group
+        self.tile_rows = int(ops.tile_rows) * len(self.tilts)
         self.starts = np.cumsum([0] + [c for _, c in comp.segments])[:-1]
         self.K = [comp.log_mgf(lam, direction) for lam in self.tilts]
         if estimator == "is-paper":
@@ -545,91 +566,122 @@ class _Sampler:
                 raise ValueError("estimator 'is-paper' is defined for the 'remove' direction only")
             self.paper = [_paper_theta(s, float(epsilon_paper)) for s, _ in comp.segments]
 
+    # --- layout -------------------------------------------------------------------------------
+    @staticmethod
+    def _cells(j0: int, count: int) -> list:
+        """``(first step, width)`` of the cells of the segment with steps ``j0 .. j0 + count - 1``."""
+        out, c, end = [], int(j0), int(j0) + int(count)
+        while c < end:
+            nxt = min(end, (c // TILE_STEPS + 1) * TILE_STEPS)
+            out.append((c, nxt - c))
+            c = nxt
+        return out
+
+    def _rows(self, tile: int) -> int:
+        """Number of samples in sample tile ``tile``."""
+        r0 = tile * self.tile_rows
+        end = r0 + self.tile_rows
+        return end - r0 if self.num_samples is None else min(end, self.num_samples) - r0
+
+    def _groups(self, tile: int, n: int) -> list:
+        """``(offset, start, count)`` of each tilt group g of a tile of n samples: sample i uses tilt
+        i % G, so the group's samples are the tile's rows ``offset::G``; its random numbers are the
+        cell rows ``start .. start + count - 1`` (groups in order, contiguous)."""
+        G = len(self.tilts)
+        out, start = [], 0
+        for g in range(G):
+            off = (g - tile * self.tile_rows) % G
+            count = len(range(off, n, G))
+            out.append((off, start, count))
+            start += count
+        return out
+
     # --- offline ------------------------------------------------------------------------------
     def draw(self, lo: int, hi: int):
-        """(L, log_w) for the samples with global indices lo..hi-1, as backend arrays."""
-        ops = self.ops
-        idx_all = np.arange(lo, hi, dtype=np.int64)
-        L = ops.full((hi - lo,), 0.0)
-        if self.estimator == "is-paper":
-            return self._draw_paper(idx_all)
-        if self.estimator in ("cmc", "is-cmc"):
-            return self._draw_cmc(idx_all)
-        G = len(self.tilts)
-        for g in range(G):
-            sel = np.nonzero(idx_all % G == g)[0]
-            if sel.size == 0:
-                continue
-            Lg = self._losses(idx_all[sel], self.tilts[g])
-            if ops.name == "numpy":
-                L[sel] = Lg
+        """Draws of the samples with global indices lo..hi-1, as NumPy arrays: ``(L, log_w)``, or for
+        'cmc'/'is-cmc' ``(L, S, M, log_w, log_w_others, segment)``."""
+        TS = self.tile_rows
+        parts = []
+        for ti in range(lo // TS, (hi - 1) // TS + 1):
+            r0 = ti * TS
+            if self.estimator == "is-paper":
+                out = self._draw_paper(ti)
+            elif self.estimator in ("cmc", "is-cmc"):
+                out = self._draw_cmc(ti)
             else:
-                L[ops.torch.as_tensor(sel, device=ops.dev)] = Lg
-        if self.estimator == "simple":
-            return L, ops.full((hi - lo,), 0.0)
-        return L, _balance_log_weights(self.K, self.tilts, L, ops)
+                out = self._draw_is(ti)
+            a, b = max(lo - r0, 0), min(hi - r0, out[0].shape[0])
+            parts.append(tuple(x[a:b] for x in out))
+        if len(parts) == 1:
+            return parts[0]
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(len(parts[0])))
 
-    def _losses(self, idx: np.ndarray, lam: float):
+    def _draw_is(self, ti: int):
         ops = self.ops
-        n = idx.shape[0]
+        n = self._rows(ti)
+        G = len(self.tilts)
+        groups = self._groups(ti, n)
         L = ops.full((n,), 0.0)
         for (step, count), j0 in zip(self.comp.segments, self.starts):
             if self.collapse and isinstance(step, GaussianStep):
                 # sum of `count` Gaussian losses under the tilt: N(count (1/2 + lam)/s^2, count/s^2)
-                base = ops.counters(idx, np.array([j0]), self.n_total)[:, 0]
-                z = ops.ndtri(ops.uniform(base, self.key, 1))
-                L = L + count * (0.5 + lam) / step.sigma ** 2 + math.sqrt(count) / step.sigma * z
+                z = Cell(ops, self.key, ti, n, int(j0), 1).normal(SLOT_COLLAPSED)[:, 0]
+                for g, (off, a, c) in enumerate(groups):
+                    mean = count * (0.5 + self.tilts[g]) / step.sigma ** 2
+                    L[off::G] += mean + math.sqrt(count) / step.sigma * z[a:a + c]
                 continue
-            plan = step.plan(lam, self.direction)
-            width = max(1, self.chunk // max(n, 1))
-            for a in range(0, count, width):
-                b = min(count, a + width)
-                base = ops.counters(idx, np.arange(j0 + a, j0 + b), self.n_total)
-                L = L + ops.sum(plan.draw_loss(ops, base, self.key), axis=1)
-        return L
+            plans = [step.plan(lam, self.direction) for lam in self.tilts]
+            for c0, w in self._cells(j0, count):
+                cell = Cell(ops, self.key, ti, n, c0, w)
+                for g, (off, a, c) in enumerate(groups):
+                    if c:
+                        L[off::G] += ops.rowsum(plans[g].draw_loss(ops, cell.group(a, c)))
+        if self.estimator == "simple":
+            return ops.to_numpy(L), np.zeros(n)
+        return ops.to_numpy(L), ops.to_numpy(_balance_log_weights(self.K, self.tilts, L, ops))
 
-    def _draw_cmc(self, idx: np.ndarray):
-        """(S, M, log_w, segment of I) with I uniform over the steps, excluded from S and M."""
+    def _pick(self, ti: int, n: int) -> np.ndarray:
+        """The coordinate each sample of the tile integrates out (or tilts, for 'is-paper'), uniform."""
+        k = self.n_total
+        u = self.ops.to_numpy(sample_uniforms(self.ops, self.key, ti, n, 7))
+        return np.minimum((u * k).astype(np.int64), k - 1)
+
+    def _draw_cmc(self, ti: int):
+        """(L, S, M, log_w, log_w_others, segment of I) with I uniform over the steps, excluded from S and M."""
         ops = self.ops
-        n, k, G = idx.shape[0], self.n_total, len(self.tilts)
-        u_pick = ops.to_numpy(ops.uniform(ops.counters(idx, np.array([0]), k)[:, 0], self.key, 7))
-        pick = np.minimum((u_pick * k).astype(np.int64), k - 1)
+        n, k, G = self._rows(ti), self.n_total, len(self.tilts)
+        groups = self._groups(ti, n)
+        pick = self._pick(ti, n)
         seg = np.searchsorted(self.starts, pick, side="right") - 1
-        S = np.zeros(n)
-        L = np.zeros(n)
-        M = np.full(n, -np.inf)
-        for g in range(G):
-            rows = np.nonzero(idx % G == g)[0]
-            if rows.size == 0:
-                continue
-            lam = self.tilts[g]
-            sub_idx, sub_pick = idx[rows], pick[rows]
-            Sg = ops.full((rows.size,), 0.0)
-            Lg = ops.full((rows.size,), 0.0)
-            Mg = ops.full((rows.size,), -math.inf)
-            for (step, count), j0 in zip(self.comp.segments, self.starts):
-                plan = step.plan(lam, self.direction)
-                width = max(1, self.chunk // max(rows.size, 1))
-                for a in range(0, count, width):
-                    b = min(count, a + width)
-                    steps = np.arange(j0 + a, j0 + b)
-                    base = ops.counters(sub_idx, steps, k)
-                    loss = plan.draw_loss(ops, base, self.key)
-                    Sg = Sg + ops.sum(loss, axis=1)
-                    Lg = Lg + ops.sum(loss, axis=1)
+        picks = [pick[off::G] for off, _, _ in groups]
+        acc = [[ops.full((len(p),), 0.0), ops.full((len(p),), 0.0), ops.full((len(p),), -math.inf)] for p in picks]
+        for (step, count), j0 in zip(self.comp.segments, self.starts):
+            plans = [step.plan(lam, self.direction) for lam in self.tilts]
+            for c0, w in self._cells(j0, count):
+                cell = Cell(ops, self.key, ti, n, c0, w)
+                for g, (off, a, c) in enumerate(groups):
+                    if not c:
+                        continue
+                    Sg, Lg, Mg = acc[g]
+                    loss = plans[g].draw_loss(ops, cell.group(a, c))
+                    s = ops.rowsum(loss)
+                    Sg = Sg + s
+                    Lg = Lg + s
                     # exclude the integrated coordinate: subtract it from S and hide it from M
-                    rows_in = np.nonzero((sub_pick >= j0 + a) & (sub_pick < j0 + b))[0]
+                    rows_in = np.nonzero((picks[g] >= c0) & (picks[g] < c0 + w))[0]
                     if rows_in.size:
-                        cols_in = sub_pick[rows_in] - (j0 + a)
+                        cols_in = picks[g][rows_in] - c0
                         if ops.name != "numpy":
                             rows_in = ops.torch.as_tensor(rows_in, device=ops.dev)
                             cols_in = ops.torch.as_tensor(cols_in, device=ops.dev)
                         Sg[rows_in] = Sg[rows_in] - loss[rows_in, cols_in]
                         loss[rows_in, cols_in] = -math.inf
-                    Mg = ops.maximum(Mg, ops.max(loss, 1))
-            S[rows] = ops.to_numpy(Sg)
-            L[rows] = ops.to_numpy(Lg)
-            M[rows] = ops.to_numpy(Mg)
+                    acc[g] = [Sg, Lg, ops.maximum(Mg, ops.rowmax(loss))]
+        S = np.zeros(n)
+        L = np.zeros(n)
+        M = np.full(n, -np.inf)
+        for g, (off, _, _) in enumerate(groups):
+            S[off::G], L[off::G], M[off::G] = (ops.to_numpy(x) for x in acc[g])
         lam = np.asarray(self.tilts)
         kseg = np.array([[st.log_mgf(x, self.direction) for x in self.tilts] for st, _ in self.comp.segments])
         kminus = np.asarray(self.K)[None, :] - kseg[seg]          # (n, G): K of the other k-1 steps
@@ -637,73 +689,87 @@ class _Sampler:
         logw = math.log(G) - special.logsumexp(lam[None, :] * L[:, None] - np.asarray(self.K)[None, :], axis=1)
         return L, S, M, logw, logw_o, seg
 
-    def _draw_paper(self, idx: np.ndarray):
+    def _draw_paper(self, ti: int):
         ops = self.ops
-        n = idx.shape[0]
+        n = self._rows(ti)
         k = self.n_total
         L = ops.full((n,), 0.0)
         log_s = ops.full((n,), -math.inf)
-        u_pick = ops.uniform(ops.counters(idx, np.array([0]), k)[:, 0], self.key, 7)
-        pick = ops.to_numpy(u_pick * k).astype(np.int64)
-        pick = np.minimum(pick, k - 1)
+        pick = self._pick(ti, n)
         for (step, count), j0, (theta, log_m, (comp_logp, means)) in zip(self.comp.segments, self.starts, self.paper):
             plan = step.plan(0.0, REMOVE)
-            width = max(1, self.chunk // max(n, 1))
             edges = np.cumsum(np.exp(comp_logp))[:-1]
-            for a in range(0, count, width):
-                b = min(count, a + width)
-                steps = np.arange(j0 + a, j0 + b)
-                base = ops.counters(idx, steps, k)
-                t = plan.draw(ops, base, self.key)
+            for c0, w in self._cells(j0, count):
+                cell = Cell(ops, self.key, ti, n, c0, w)
+                steps = np.arange(c0, c0 + w)
+                t = plan.draw(ops, cell.group(0, n))
                 mask_np = pick[:, None] == steps[None, :]
                 if mask_np.any():
                     mask = mask_np if ops.name == "numpy" else ops.torch.as_tensor(mask_np, device=ops.dev)
-                    sub = base[mask]
-                    comp_i = ops.searchsorted(edges, ops.uniform(sub, self.key, 3))
-                    tt = ops.take(means, comp_i) + step.sigma * ops.ndtri(ops.uniform(sub, self.key, 4))
+                    comp_i = ops.searchsorted(edges, cell.uniform(3)[mask])
+                    tt = ops.take(means, comp_i) + step.sigma * cell.normal(4)[mask]
                     t[mask] = tt
                 L = L + ops.sum(plan.loss(ops, t), axis=1)
                 log_s = ops.logaddexp(log_s, ops.logsumexp(theta * t - log_m, 1))
-        return L, math.log(k) - log_s
+        return ops.to_numpy(L), ops.to_numpy(math.log(k) - log_s)
 
     # --- online -------------------------------------------------------------------------------
-    def online(self, num_samples: int):
-        """Generator: advance all samples one step at a time, yielding ``(i, L, log_w)`` after step i
-        (1-based). ``L`` holds the running sums of the losses (a backend array, updated in place)."""
+    def _cell_losses(self, plans, c0: int, w: int, with_reservoir: bool = False):
+        """Losses of every sample at steps c0..c0+w-1, shape (m, w) (backend array), and for
+        ``with_reservoir`` also the cells' slot-6 uniforms as a NumPy (m, w) array."""
         ops = self.ops
+        m, TS, G = self.num_samples, self.tile_rows, len(self.tilts)
+        out = ops.full((m, w), 0.0)
+        res = np.empty((m, w)) if with_reservoir else None
+        for ti in range(-(-m // TS)):
+            r0, n = ti * TS, self._rows(ti)
+            cell = Cell(ops, self.key, ti, n, c0, w)
+            for g, (off, a, c) in enumerate(self._groups(ti, n)):
+                if c:
+                    out[r0 + off:r0 + n:G] = plans[g].draw_loss(ops, cell.group(a, c))
+            if with_reservoir:
+                res[r0:r0 + n] = ops.to_numpy(cell.uniform(6))
+        return out, res
+
+    def online(self, num_samples: int, report: Sequence[int] | None = None):
+        """Generator: advance all samples one step at a time, yielding ``(i, L, log_w)`` after step i
+        (1-based) for each i in ``report`` (default: every step). ``L`` holds the running sums of
+        the losses (a backend array, updated in place).
+        The draws are those of the offline path with the same ``num_samples`` (cells of
+        ``TILE_STEPS`` steps are drawn at once, then consumed column by column)."""
+        ops = self.ops
+        self.num_samples = num_samples
+        report = None if report is None else frozenset(report)
         G = len(self.tilts)
-        idx_all = np.arange(num_samples, dtype=np.int64)
-        groups = [np.nonzero(idx_all % G == g)[0] for g in range(G)]
-        tgroups = groups if ops.name == "numpy" else [ops.torch.as_tensor(g, device=ops.dev) for g in groups]
         L = ops.full((num_samples,), 0.0)
         K = np.zeros(G)
         step_no = 0
         for (step, count), j0 in zip(self.comp.segments, self.starts):
             plans = [step.plan(lam, self.direction) for lam in self.tilts]
             kstep = np.array([step.log_mgf(lam, self.direction) for lam in self.tilts])
-            for a in range(count):
-                j = j0 + a
-                for g in range(G):
-                    base = ops.counters(idx_all[groups[g]], np.array([j]), self.n_total)
-                    L[tgroups[g]] += plans[g].draw_loss(ops, base, self.key)[:, 0]
-                K = K + kstep
-                step_no += 1
-                if self.estimator == "simple":
-                    logw = ops.full((num_samples,), 0.0)
-                else:
-                    logw = _balance_log_weights(list(K), self.tilts, L, ops)
-                yield step_no, L, logw
+            for c0, w in self._cells(j0, count):
+                losses, _ = self._cell_losses(plans, c0, w)
+                for a in range(w):
+                    L += losses[:, a]
+                    K = K + kstep
+                    step_no += 1
+                    if report is not None and step_no not in report:
+                        continue
+                    if self.estimator == "simple":
+                        logw = ops.full((num_samples,), 0.0)
+                    else:
+                        logw = _balance_log_weights(list(K), self.tilts, L, ops)
+                    yield step_no, L, logw
 
-
-    def online_cmc(self, num_samples: int):
-        """Generator for the conditional estimators: after each step i yields a
-        :class:`ConditionalLossSamples` for the first i steps. The integrated coordinate I is kept
-        uniform over the steps so far by reservoir sampling (step j replaces it with probability
-        1/(j+1), uniform of slot 6), so the running sums S and M are updated in O(m) per step."""
-        ops = self.ops
+    def online_cmc(self, num_samples: int, report: Sequence[int] | None = None):
+        """Generator for the conditional estimators: after each step i in ``report`` (default:
+        every step) yields ``(i, samples)``, a :class:`ConditionalLossSamples` for the first i steps.
+        The integrated coordinate I is kept uniform over the steps so far by reservoir sampling
+        (step j replaces it with probability 1/(j+1), uniform of slot 6), so the running sums S and
+        M are updated in O(m) per step."""
+        self.num_samples = num_samples
+        report = None if report is None else frozenset(report)
         m, G = num_samples, len(self.tilts)
-        idx_all = np.arange(m, dtype=np.int64)
-        groups = [np.nonzero(idx_all % G == g)[0] for g in range(G)]
         lam = np.asarray(self.tilts)
         L = np.zeros(m)
         l_i = np.zeros(m)
@@ -714,51 +780,61 @@ class _Sampler:
         steps = tuple(st for st, _ in self.comp.segments)
         for si, ((step, count), j0) in enumerate(zip(self.comp.segments, self.starts)):
             plans = [step.plan(x, self.direction) for x in self.tilts]
-            for a in range(count):
-                j = j0 + a
-                new = np.empty(m)
-                for g in range(G):
-                    base = ops.counters(idx_all[groups[g]], np.array([j]), self.n_total)
-                    new[groups[g]] = ops.to_numpy(plans[g].draw_loss(ops, base, self.key)[:, 0])
-                if j == 0:
-                    l_i[:] = new
-                    seg[:] = si
-                else:
-                    u = ops.to_numpy(ops.uniform(ops.counters(idx_all, np.array([j]), self.n_total)[:, 0], self.key, 6))
-                    rep = u < 1.0 / (j + 1)
-                    M = np.where(rep, np.maximum(M, l_i), np.maximum(M, new))
-                    l_i = np.where(rep, new, l_i)
-                    seg = np.where(rep, si, seg)
-                L += new
-                K = K + kseg[si]
-                S = L - l_i
-                logw = math.log(G) - special.logsumexp(lam[None, :] * L[:, None] - K[None, :], axis=1)
-                logw_o = math.log(G) - special.logsumexp(lam[None, :] * S[:, None] - (K[None, :] - kseg[seg]), axis=1)
-                yield j + 1, ConditionalLossSamples(L.copy(), S, M.copy(), logw, logw_o, seg.copy(), steps, j + 1,
-                                                    self.direction, self.estimator, tuple(self.tilts))
+            for c0, w in self._cells(j0, count):
+                losses, res = self._cell_losses(plans, c0, w, with_reservoir=True)
+                losses = self.ops.to_numpy(losses)
+                for a in range(w):
+                    j = c0 + a
+                    new = losses[:, a]
+                    if j == 0:
+                        l_i[:] = new
+                        seg[:] = si
+                    else:
+                        rep = res[:, a] < 1.0 / (j + 1)
+                        M = np.where(rep, np.maximum(M, l_i), np.maximum(M, new))
+                        l_i = np.where(rep, new, l_i)
+                        seg = np.where(rep, si, seg)
+                    L += new
+                    K = K + kseg[si]
+                    if report is not None and j + 1 not in report:
+                        continue
+                    S = L - l_i
+                    logw = math.log(G) - special.logsumexp(lam[None, :] * L[:, None] - K[None, :], axis=1)
+                    logw_o = math.log(G) - special.logsumexp(lam[None, :] * S[:, None] - (K[None, :] - kseg[seg]),
+                                                             axis=1)
+                    yield j + 1, ConditionalLossSamples(L.copy(), S, M.copy(), logw, logw_o, seg.copy(), steps, j + 1,
+                                                        self.direction, self.estimator, tuple(self.tilts))
+
+
+def _check_report_steps(report_steps, k: int) -> tuple:
+    """The sorted distinct report steps (default 1..k), each in 1..k."""
+    if report_steps is None:
+        return tuple(range(1, k + 1))
+    try:
+        steps = sorted({int(s) for s in report_steps})
+    except (TypeError, ValueError):
+        raise ValueError(f"report_steps must be a sequence of integers in 1..{k}, got {report_steps!r}") from None
+    if not steps or steps[0] < 1 or steps[-1] > k:
+        raise ValueError(f"report_steps must be non-empty integers in 1..{k}, got {report_steps!r}")
+    return tuple(steps)
+
+
+def _block_rows(sampler: _Sampler) -> int:
+    """Samples per block of :func:`_run_offline`: whole tiles, about ``chunk / steps`` samples."""
+    TS = sampler.tile_rows
+    return TS * max(1, sampler.chunk // max(1, sampler.n_total) // TS)
 
 
 def _run_offline(sampler: _Sampler, num_samples: int, progress: ProgressFn | None):
-    ops = sampler.ops
-    # samples per block: about chunk_elements / steps, at least 64 (blocks are split over steps too)
-    per = max(64, sampler.chunk // max(1, sampler.n_total))
-    if sampler.estimator in ("cmc", "is-cmc"):
-        parts = []
-        for lo in range(0, num_samples, per):
-            hi = min(num_samples, lo + per)
-            parts.append(sampler.draw(lo, hi))
-            if progress is not None:
-                progress(hi, num_samples)
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(6))
-    Ls, Ws = [], []
+    sampler.num_samples = num_samples
+    per = _block_rows(sampler)
+    parts = []
     for lo in range(0, num_samples, per):
         hi = min(num_samples, lo + per)
-        L, lw = sampler.draw(lo, hi)
-        Ls.append(ops.to_numpy(L))
-        Ws.append(ops.to_numpy(lw) if not isinstance(lw, float) else np.full(hi - lo, lw))
+        parts.append(sampler.draw(lo, hi))
         if progress is not None:
             progress(hi, num_samples)
-    return np.concatenate(Ls), np.concatenate(Ws)
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(len(parts[0])))
 
 
 def _choose_tilts(comp: Composition, direction: str, epsilons: Sequence[float]) -> tuple:
@@ -820,7 +896,8 @@ def sample_privacy_loss(composition, num_samples: int, *, direction: str = REMOV
     backend, device : str, optional
         'numpy' (default) or 'torch' on ``device`` ('cpu', 'cuda', 'cuda:1', ...).
     chunk_elements : int
-        Array elements per block (memory ~ 8 bytes x a few x this).
+        About how many samples x steps make one block of ``progress`` reports (whole tiles of
+        samples; memory is bounded by the tile size whatever this is; draws do not depend on it).
     progress : callable, optional
         ``progress(done, total)`` after each block of samples.
 
@@ -1231,7 +1308,8 @@ class MonteCarloAccountant:
             wall_seconds=time.perf_counter() - t0,
         )
 
-    def get_epsilon_online(self, composition, delta, progress: ProgressFn | None = None):
+    def get_epsilon_online(self, composition, delta, progress: ProgressFn | None = None,
+                           report_steps: Sequence[int] | None = None):
         """eps(delta) after each step 1..k from running sums (paper 004, §5 "online accounting").
 
         One set of m samples per direction is advanced one step at a time, O(m) work per step plus
@@ -1249,16 +1327,24 @@ class MonteCarloAccountant:
         delta : float or sequence of float
             Target delta(s); several are answered from the same samples.
         progress : callable, optional
-            ``progress(step, k)``.
+            ``progress(step, k)``, after each reported step.
+        report_steps : sequence of int, optional
+            The steps (1..k) after which eps(delta) is solved and reported (default: every step).
+            The samples are advanced through all k steps either way; the solves, which dominate
+            the cost for large m, happen only at these steps. The estimates at a reported step
+            do not depend on which other steps are reported (for 'is'/'simple' exactly; for the
+            conditional estimators up to the root-finding tolerance, as the solve is warm-started
+            at the previous reported step).
 
         Returns
         -------
         OnlineEpsilonEstimate, or a list of them (one per delta) when ``delta`` is a sequence.
+        Its ``steps`` are the reported steps.
 
         Raises
         ------
         ValueError
-            For a delta outside (0, 1) or an unsupported composition.
+            For a delta outside (0, 1), an unsupported composition, or a report step outside 1..k.
         """
         t0 = time.perf_counter()
         many = isinstance(delta, (list, tuple, np.ndarray))
@@ -1269,11 +1355,12 @@ class MonteCarloAccountant:
             est = "is"
         z = _z(self.confidence)
         k = comp.num_steps
+        rsteps = _check_report_steps(report_steps, k)
         dirs = self._dirs(comp)
         nd = len(deltas)
-        eps = np.zeros((nd, len(dirs), k))
-        lo = np.zeros((nd, len(dirs), k))
-        hi = np.zeros((nd, len(dirs), k))
+        eps = np.zeros((nd, len(dirs), len(rsteps)))
+        lo = np.zeros((nd, len(dirs), len(rsteps)))
+        hi = np.zeros((nd, len(dirs), len(rsteps)))
         tilts = {}
         checkpoints = sorted({int(round(x)) for x in np.geomspace(1, k, min(k, 6))})
         m_pilot = max(256, min(2000, int(self.num_samples * self.pilot_fraction)))
@@ -1302,30 +1389,30 @@ class MonteCarloAccountant:
             tilts[d] = list(lam)
             sampler = _Sampler(comp, d, est, lam, None, splitmix64(key ^ di), ops, self.chunk_elements, False)
             if est in ("cmc", "is-cmc"):
-                gens.append((di, d, lam, sampler.online_cmc(self.num_samples)))
+                gens.append((di, d, lam, sampler.online_cmc(self.num_samples, rsteps)))
             else:
                 gens.append((di, d, lam, ((i, PrivacyLossSamples(ops.to_numpy(L).copy(), ops.to_numpy(lw).copy(), d,
                                                                   est, lam))
-                                          for i, L, lw in sampler.online(self.num_samples))))
+                                          for i, L, lw in sampler.online(self.num_samples, rsteps))))
         add_bound = _online_rdp_bounds(comp, deltas, ADD) if len(dirs) > 1 else None
-        cum = np.zeros(k)
-        skipped = np.zeros((nd, k), dtype=bool)
-        for i in range(1, k + 1):
+        cum = np.zeros(len(rsteps))
+        skipped = np.zeros((nd, len(rsteps)), dtype=bool)
+        for r, i in enumerate(rsteps):
             for di, d, lam, gen in gens:
                 _, smp = next(gen)
                 for j, dd in enumerate(deltas):
-                    if d == ADD and add_bound is not None and add_bound[j, i - 1] <= lo[j, 0, i - 1]:
-                        eps[j, di, i - 1] = lo[j, di, i - 1] = hi[j, di, i - 1] = -math.inf
-                        skipped[j, i - 1] = True
+                    if d == ADD and add_bound is not None and add_bound[j, i - 1] <= lo[j, 0, r]:
+                        eps[j, di, r] = lo[j, di, r] = hi[j, di, r] = -math.inf
+                        skipped[j, r] = True
                         continue
-                    guess = eps[j, di, i - 2] if i > 1 else None
-                    eps[j, di, i - 1], lo[j, di, i - 1], hi[j, di, i - 1] = _online_point(smp, dd, guess, z)
-            cum[i - 1] = time.perf_counter() - t0
+                    guess = eps[j, di, r - 1] if r > 0 else None
+                    eps[j, di, r], lo[j, di, r], hi[j, di, r] = _online_point(smp, dd, guess, z)
+            cum[r] = time.perf_counter() - t0
             if progress is not None:
                 progress(i, k)
         out = [
             OnlineEpsilonEstimate(
-                delta=dd, steps=tuple(range(1, k + 1)), epsilon=tuple(eps[j].max(axis=0)),
+                delta=dd, steps=rsteps, epsilon=tuple(eps[j].max(axis=0)),
                 ci_low=tuple(lo[j].max(axis=0)), ci_high=tuple(hi[j].max(axis=0)), cumulative_seconds=tuple(cum),
                 confidence=self.confidence, num_samples=self.num_samples, estimator=est, tilts=tilts,
                 composition=comp.to_dict(), backend=ops.name, device=ops.device, seed=_seed_of(self.rng),
@@ -1378,8 +1465,10 @@ def estimate_epsilon(composition, delta: float, *, num_samples: int = 100_000, e
 
 def estimate_epsilon_online(composition, delta, *, num_samples: int = 100_000, estimator: str = "auto",
                             confidence: float = 0.95, rng=None, backend: str | None = None,
-                            device: str | None = None, progress: ProgressFn | None = None):
-    """eps(delta) after every step (functional form of :meth:`MonteCarloAccountant.get_epsilon_online`)."""
+                            device: str | None = None, progress: ProgressFn | None = None,
+                            report_steps: Sequence[int] | None = None):
+    """eps(delta) after every step, or after each of ``report_steps`` (functional form of
+    :meth:`MonteCarloAccountant.get_epsilon_online`)."""
     return MonteCarloAccountant(num_samples, estimator, confidence, rng, backend, device).get_epsilon_online(
-        composition, delta, progress)
+        composition, delta, progress, report_steps=report_steps)
 

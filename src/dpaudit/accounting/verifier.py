@@ -46,7 +46,7 @@ import numpy as np
 from .. import bounds
 from . import prv as _prv
 from ._backend import check_counter_space, get_ops, key_from_rng, splitmix64
-from .monte_carlo import ProgressFn, _Sampler, _jsonable, _check_epsilon, _check_samples
+from .monte_carlo import ProgressFn, _Sampler, _block_rows, _jsonable, _check_epsilon, _check_samples
 from .prv import Composition, _c1, _c2, as_composition, max_supported_tilt, saddlepoint_tilt
 
 __all__ = ["VerificationPlan", "VerificationResult", "plan_verification", "second_moment_bound", "verify"]
@@ -363,8 +363,9 @@ def verify(composition, epsilon: float, delta: float, *, false_positive_rate: fl
             continue
         lam = plan.per_direction[d]["tilt"]
         est = "is" if lam > 0 else "simple"
-        sampler = _Sampler(comp, d, est, (lam,), None, splitmix64(key ^ (di + 1)), ops, chunk_elements, True)
-        per_block = max(64, chunk_elements // max(1, comp.num_steps))
+        sampler = _Sampler(comp, d, est, (lam,), None, splitmix64(key ^ (di + 1)), ops, chunk_elements, True,
+                           num_samples=m)
+        per_block = _block_rows(sampler)
         s1 = s2 = 0.0
         for lo in range(0, m, per_block):
             hi = min(m, lo + per_block)
