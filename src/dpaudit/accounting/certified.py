@@ -756,15 +756,15 @@ def get_epsilon_online(composition, delta: float, *, method: str = "auto", steps
                 acc = MonteCarloAccountant(num_samples=num_samples, estimator=estimator,
                                            confidence=2.0 * conf - 1.0, rng=rng, backend=backend, device=device)
                 try:
-                    r = acc.get_epsilon_online(comp, d, progress=progress)
+                    r = acc.get_epsilon_online(comp, d, progress=progress, report_steps=report)
                 except (RuntimeError, FloatingPointError, OverflowError) as exc:
                     raise AccountingFailure(f"Monte Carlo failed: {type(exc).__name__}: {exc}") from None
-                upper = np.asarray(getattr(r, "epsilon_upper", r.ci_high), dtype=float)[np.asarray(report) - 1]
+                upper = np.asarray(getattr(r, "epsilon_upper", r.ci_high), dtype=float)
                 if not np.all(np.isfinite(upper)):
                     raise AccountingFailure("Monte Carlo returned non-finite bounds")
                 answer = {"method": "mc", "kind": "upper_confidence_bound", "epsilon": upper,
                           "details": {"estimator": r.estimator, "num_samples": r.num_samples,
-                                      "estimate": [r.epsilon[i - 1] for i in report]}}
+                                      "estimate": list(r.epsilon)}}
             attempts.append({"method": m, "status": "answered", "reason": "", "seconds": time.perf_counter() - t1})
             break
         except AccountingFailure as exc:
