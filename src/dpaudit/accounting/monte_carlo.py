@@ -26,8 +26,14 @@ is estimated from ``m`` independent draws (paper 004, §4.2 and §5, Alg. 3). Es
 
 ``eps(delta)`` is found on the same samples (paper 004, Alg. 3): exactly for ``simple``/``is`` (the
 estimate is ``(W - e^eps V)/m`` between consecutive sorted losses), by Brent's method otherwise.
-Confidence intervals are normal-approximation (Wald) intervals from the empirical variance of the
-terms; the eps interval inverts the pointwise delta interval. Both directions of a subsampled step
+Confidence intervals (``ci_low``/``ci_high``) are normal-approximation (Wald) intervals from the
+empirical variance of the terms; the eps interval inverts the pointwise delta interval. They
+undercover when the weights are heavy-tailed, so every result also carries a one-sided upper
+confidence bound (``delta_upper``/``epsilon_upper``) that needs no normal approximation: Maurer's
+(2003) lower-tail inequality applied to the importance-sampling terms, which are bounded a priori
+by the RDP bound at the sampling tilt, capped by the RDP bound itself. It comes with diagnostics
+(effective sample size, largest term's share, ``trusted``), see :class:`MonteCarloAccountant` and
+docs/accounting.md §3. Both directions of a subsampled step
 are estimated and the larger profile is reported (as dp_accounting does).
 
 Randomness comes from the counter-based generator of :mod:`._backend` keyed by ``rng``: the NumPy
