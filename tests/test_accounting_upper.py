@@ -278,3 +278,14 @@ def test_cross_check_records_when_pld_does_not_answer():
         warnings.simplefilter("error", MonteCarloCrossCheckWarning)
         out = cross_check(r, comp)
     assert out.cross_check["available"] is False and "error" in out.cross_check
+
+
+def test_a_sampler_that_cannot_finish_becomes_a_value_error(monkeypatch):
+    def stuck(*args, **kwargs):
+        raise RuntimeError("rejection sampler did not finish; the tilt is too large for this step")
+
+    monkeypatch.setattr(mc, "_run_offline", stuck)
+    with pytest.raises(ValueError, match="tilted sampler could not draw"):
+        MonteCarloAccountant(1000, rng=0).get_epsilon(Composition.dpsgd(0.5, 1e-3, 2), 1e-13)
+    with pytest.raises(ValueError, match="tilted sampler could not draw"):
+        MonteCarloAccountant(1000, rng=0).get_delta(Composition.dpsgd(0.5, 1e-3, 2), 8.0)

@@ -1456,6 +1456,7 @@ class MonteCarloAccountant:
     def _dirs(self, comp):
         return comp.directions
 
+    @_sampler_errors()
     def get_delta(self, composition, epsilon: float, progress: ProgressFn | None = None, *,
                   cross_check: bool = False) -> DeltaEstimate:
         """Estimate delta(eps) of the composition (max over directions).
@@ -1496,11 +1497,10 @@ class MonteCarloAccountant:
                               "note": "the RDP bound on this direction is below the other's confidence interval"}
                     continue
             est = estimator if (estimator != "is-paper" or d == REMOVE) else "is-cmc"
-            with _sampler_errors():
-                lam = _tilts_for(est, comp, d, [eps])
-                sampler = _Sampler(comp, d, est, lam, eps, splitmix64(key ^ di), ops, self.chunk_elements, True)
-                prog = None if progress is None else (lambda a, b, di=di: progress(di * b + a, len(dirs) * b))
-                s = _samples_from(sampler, _run_offline(sampler, self.num_samples, prog), lam)
+            lam = _tilts_for(est, comp, d, [eps])
+            sampler = _Sampler(comp, d, est, lam, eps, splitmix64(key ^ di), ops, self.chunk_elements, True)
+            prog = None if progress is None else (lambda a, b, di=di: progress(di * b + a, len(dirs) * b))
+            s = _samples_from(sampler, _run_offline(sampler, self.num_samples, prog), lam)
             mean, se = s.delta(eps)
             diag = term_diagnostics(s.terms(eps))
             du, how = _delta_upper(s, comp, d, eps, self.confidence, rdp)
@@ -1530,6 +1530,7 @@ class MonteCarloAccountant:
         )
         return _cross_check(out, comp) if cross_check else out
 
+    @_sampler_errors()
     def get_epsilon(self, composition, delta: float, progress: ProgressFn | None = None, *,
                     cross_check: bool = False) -> EpsilonEstimate:
         """Estimate eps(delta) of the composition (max over directions) by inverting the delta
@@ -1578,13 +1579,12 @@ class MonteCarloAccountant:
             est = estimator if (estimator != "is-paper" or d == REMOVE) else "is-cmc"
             dkey = splitmix64(key ^ di)
             lam, target, history = (0.0,), None, []
-            with _sampler_errors():
-                if est != "simple":
-                    target, history = _pilot_epsilon(comp, d, delta, m_pilot, dkey, ops, self.chunk_elements)
-                    lam = _tilts_for(est, comp, d, [target])
-                sampler = _Sampler(comp, d, est, lam, target, dkey, ops, self.chunk_elements, True)
-                prog = None if progress is None else (lambda a, b, di=di: progress(di * b + a, len(dirs) * b))
-                s = _samples_from(sampler, _run_offline(sampler, self.num_samples, prog), lam)
+            if est != "simple":
+                target, history = _pilot_epsilon(comp, d, delta, m_pilot, dkey, ops, self.chunk_elements)
+                lam = _tilts_for(est, comp, d, [target])
+            sampler = _Sampler(comp, d, est, lam, target, dkey, ops, self.chunk_elements, True)
+            prog = None if progress is None else (lambda a, b, di=di: progress(di * b + a, len(dirs) * b))
+            s = _samples_from(sampler, _run_offline(sampler, self.num_samples, prog), lam)
             e = s.epsilon(delta)
             diag = term_diagnostics(s.terms(e if math.isfinite(e) else rdp))
             eu, how = _epsilon_upper(s, comp, d, delta, self.confidence, rdp)
@@ -1617,6 +1617,7 @@ class MonteCarloAccountant:
         )
         return _cross_check(out, comp) if cross_check else out
 
+    @_sampler_errors()
     def get_epsilon_online(self, composition, delta, progress: ProgressFn | None = None):
         """eps(delta) after each step 1..k from running sums (paper 004, §5 "online accounting").
 
@@ -1664,36 +1665,35 @@ class MonteCarloAccountant:
         checkpoints = sorted({int(round(x)) for x in np.geomspace(1, k, min(k, 6))})
         m_pilot = max(256, min(2000, int(self.num_samples * self.pilot_fraction)))
         gens = []
-        with _sampler_errors():
-            for di, d in enumerate(dirs):
-                if est != "simple":
-                    cap = max_supported_tilt(comp, d)
-                    lams = set()
-                    for ci, c in enumerate(checkpoints):
-                        # pilot on the prefix: tilts at the RDP eps (and 0), then the saddle points of its estimates
-                        pre = comp.prefix(c)
-                        rough = {_sampling_tilt(pre, d, epsilon_upper_bound(pre, dd, d), cap)
-                                 for dd in deltas} | ({0.0} if est != "is" else set())
-                        pil = _Sampler(pre, d, est, _merge_tilts(sorted(rough)), None,
-                                       splitmix64(key ^ (0x9111 + 7 * ci + di)), ops, self.chunk_elements, True)
-                        smp = _samples_from(pil, _run_offline(pil, m_pilot, None), pil.tilts)
-                        for dd in deltas:
-                            e = smp.epsilon(dd)
-                            if math.isfinite(e):
-                                lams.add(_sampling_tilt(pre, d, e, cap))
-                    if est in ("cmc", "is-cmc"):
-                        lams.add(0.0)
-                    lam = _merge_tilts(sorted(lams))
-                else:
-                    lam = (0.0,)
-                tilts[d] = list(lam)
-                sampler = _Sampler(comp, d, est, lam, None, splitmix64(key ^ di), ops, self.chunk_elements, False)
+        for di, d in enumerate(dirs):
+            if est != "simple":
+                cap = max_supported_tilt(comp, d)
+                lams = set()
+                for ci, c in enumerate(checkpoints):
+                    # pilot on the prefix: tilts at the RDP eps (and 0), then the saddle points of its estimates
+                    pre = comp.prefix(c)
+                    rough = {_sampling_tilt(pre, d, epsilon_upper_bound(pre, dd, d), cap)
+                             for dd in deltas} | ({0.0} if est != "is" else set())
+                    pil = _Sampler(pre, d, est, _merge_tilts(sorted(rough)), None,
+                                   splitmix64(key ^ (0x9111 + 7 * ci + di)), ops, self.chunk_elements, True)
+                    smp = _samples_from(pil, _run_offline(pil, m_pilot, None), pil.tilts)
+                    for dd in deltas:
+                        e = smp.epsilon(dd)
+                        if math.isfinite(e):
+                            lams.add(_sampling_tilt(pre, d, e, cap))
                 if est in ("cmc", "is-cmc"):
-                    gens.append((di, d, lam, sampler.online_cmc(self.num_samples)))
-                else:
-                    gens.append((di, d, lam, ((i, PrivacyLossSamples(ops.to_numpy(L).copy(), ops.to_numpy(lw).copy(), d,
-                                                                      est, lam))
-                                              for i, L, lw in sampler.online(self.num_samples))))
+                    lams.add(0.0)
+                lam = _merge_tilts(sorted(lams))
+            else:
+                lam = (0.0,)
+            tilts[d] = list(lam)
+            sampler = _Sampler(comp, d, est, lam, None, splitmix64(key ^ di), ops, self.chunk_elements, False)
+            if est in ("cmc", "is-cmc"):
+                gens.append((di, d, lam, sampler.online_cmc(self.num_samples)))
+            else:
+                gens.append((di, d, lam, ((i, PrivacyLossSamples(ops.to_numpy(L).copy(), ops.to_numpy(lw).copy(), d,
+                                                                  est, lam))
+                                          for i, L, lw in sampler.online(self.num_samples))))
         add_bound = _online_rdp_bounds(comp, deltas, ADD) if len(dirs) > 1 else None
         rdp_all = {d: (add_bound if d == ADD and add_bound is not None else _online_rdp_bounds(comp, deltas, d))
                    for d in dirs}
@@ -1704,29 +1704,28 @@ class MonteCarloAccountant:
         diag_last: dict = {}
         cum = np.zeros(k)
         skipped = np.zeros((nd, k), dtype=bool)
-        with _sampler_errors():
-            for i in range(1, k + 1):
-                check = i in upper_at
-                pre = comp.prefix(i) if check else None
-                for di, d, lam, gen in gens:
-                    _, smp = next(gen)
-                    for j, dd in enumerate(deltas):
-                        if d == ADD and add_bound is not None and add_bound[j, i - 1] <= lo[j, 0, i - 1]:
-                            eps[j, di, i - 1] = lo[j, di, i - 1] = hi[j, di, i - 1] = -math.inf
-                            up[j, di, i - 1] = add_bound[j, i - 1]
-                            skipped[j, i - 1] = True
-                            continue
-                        guess = eps[j, di, i - 2] if i > 1 else None
-                        eps[j, di, i - 1], lo[j, di, i - 1], hi[j, di, i - 1] = _online_point(smp, dd, guess, z)
-                        if check:
-                            up[j, di, i - 1] = _epsilon_upper(smp, pre, d, dd, self.confidence,
-                                                              float(rdp_all[d][j, i - 1]))[0]
-                        if i == k:
-                            e = eps[j, di, i - 1]
-                            diag_last[(j, di)] = term_diagnostics(smp.terms(e if math.isfinite(e) else 0.0))
-                cum[i - 1] = time.perf_counter() - t0
-                if progress is not None:
-                    progress(i, k)
+        for i in range(1, k + 1):
+            check = i in upper_at
+            pre = comp.prefix(i) if check else None
+            for di, d, lam, gen in gens:
+                _, smp = next(gen)
+                for j, dd in enumerate(deltas):
+                    if d == ADD and add_bound is not None and add_bound[j, i - 1] <= lo[j, 0, i - 1]:
+                        eps[j, di, i - 1] = lo[j, di, i - 1] = hi[j, di, i - 1] = -math.inf
+                        up[j, di, i - 1] = add_bound[j, i - 1]
+                        skipped[j, i - 1] = True
+                        continue
+                    guess = eps[j, di, i - 2] if i > 1 else None
+                    eps[j, di, i - 1], lo[j, di, i - 1], hi[j, di, i - 1] = _online_point(smp, dd, guess, z)
+                    if check:
+                        up[j, di, i - 1] = _epsilon_upper(smp, pre, d, dd, self.confidence,
+                                                          float(rdp_all[d][j, i - 1]))[0]
+                    if i == k:
+                        e = eps[j, di, i - 1]
+                        diag_last[(j, di)] = term_diagnostics(smp.terms(e if math.isfinite(e) else 0.0))
+            cum[i - 1] = time.perf_counter() - t0
+            if progress is not None:
+                progress(i, k)
         out = []
         for j, dd in enumerate(deltas):
             rdp_max = np.max([rdp_all[d][j] for d in dirs], axis=0)
