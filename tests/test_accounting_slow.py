@@ -125,3 +125,38 @@ def test_verifier_false_positive_rate_subsampled_both_directions():
     rej = sum(not verify(comp, eps, good, tau=tau, false_positive_rate=beta, plan=plan_ok,
                          rng=np.random.default_rng(900 + i)).accepted for i in range(n))
     assert stats.binomtest(rej, n, beta, alternative="greater").pvalue > 1e-3
+
+
+# --------------------------------------------------------------------------------------------
+# one-sided upper confidence bounds (epsilon_upper / delta_upper); the expensive settings
+# (sigma = 1, q = 1e-3, k = 1e4, delta = 1e-9 and k = 1000 at delta = 1e-13) are in
+# benchmarks/mc_coverage.py (results in benchmarks/results/mc_coverage.md)
+# --------------------------------------------------------------------------------------------
+def test_epsilon_upper_coverage_gaussian():
+    delta = 1e-8
+    truth = gaussian_epsilon(delta, MU10)
+    acc = MonteCarloAccountant(1000, "is", confidence=0.95, rng=np.random.default_rng(78))
+    reps = 300
+    hits = sum(acc.get_epsilon(GAUSS10, delta).epsilon_upper >= truth for _ in range(reps))
+    assert _coverage_ok(hits, reps, 0.95), f"{hits}/{reps}"
+
+
+def test_delta_upper_coverage_gaussian():
+    eps = 8.0
+    truth = gaussian_delta(eps, MU10)
+    acc = MonteCarloAccountant(1000, "is", confidence=0.95, rng=np.random.default_rng(79))
+    reps = 300
+    hits = sum(acc.get_delta(GAUSS10, eps).delta_upper >= truth for _ in range(reps))
+    assert _coverage_ok(hits, reps, 0.95), f"{hits}/{reps}"
+
+
+@pytest.mark.parametrize("k", [2, 30])
+def test_epsilon_upper_coverage_tiny_delta(k):
+    """sigma = 0.5, q = 1e-3, delta = 1e-13 (where the rejection sampler used to crash): the
+    one-sided bound covers prv_accountant's upper end (a conservative truth) at >= 95%."""
+    comp = Composition.dpsgd(0.5, 1e-3, k)
+    truth = reference.epsilon("prv", comp, 1e-13)["upper"]
+    acc = MonteCarloAccountant(2000, confidence=0.95, rng=np.random.default_rng(800 + k))
+    reps = 200
+    hits = sum(acc.get_epsilon(comp, 1e-13).epsilon_upper >= truth for _ in range(reps))
+    assert _coverage_ok(hits, reps, 0.95), f"{hits}/{reps}"

@@ -7,7 +7,8 @@
   Poisson-subsampled Gaussian in both directions, heterogeneous compositions, dp_accounting
   ``DpEvent`` conversion), exact Gaussian/Laplace profiles, RDP-based upper bounds.
 * :mod:`.monte_carlo` — the Monte Carlo accountant: delta(eps) and eps(delta) with confidence
-  intervals, online accounting, NumPy or torch backends.
+  intervals, one-sided upper confidence bounds (``epsilon_upper``/``delta_upper``) with
+  diagnostics, online accounting, NumPy or torch backends.
 * :mod:`.verifier` — the Monte Carlo DP verifier with a proved false-positive rate.
 * :mod:`.evr` — Estimate–Verify–Release.
 * :mod:`.reference` — dp_accounting PLD/RDP and prv_accountant behind one interface.
@@ -21,8 +22,10 @@ from .monte_carlo import (
     DeltaEstimate,
     EpsilonEstimate,
     MonteCarloAccountant,
+    MonteCarloCrossCheckWarning,
     OnlineEpsilonEstimate,
     PrivacyLossSamples,
+    cross_check,
     estimate_delta,
     estimate_epsilon,
     estimate_epsilon_online,
@@ -58,6 +61,7 @@ __all__ = [
     "GaussianStep",
     "LaplaceStep",
     "MonteCarloAccountant",
+    "MonteCarloCrossCheckWarning",
     "OnlineEpsilonEstimate",
     "PrivacyLossSamples",
     "ReleaseResult",
@@ -68,6 +72,7 @@ __all__ = [
     "VerificationPlan",
     "VerificationResult",
     "as_composition",
+    "cross_check",
     "delta_upper_bound",
     "epsilon_upper_bound",
     "estimate_delta",

@@ -26,8 +26,14 @@ is estimated from ``m`` independent draws (paper 004, §4.2 and §5, Alg. 3). Es
 
 ``eps(delta)`` is found on the same samples (paper 004, Alg. 3): exactly for ``simple``/``is`` (the
 estimate is ``(W - e^eps V)/m`` between consecutive sorted losses), by Brent's method otherwise.
-Confidence intervals are normal-approximation (Wald) intervals from the empirical variance of the
-terms; the eps interval inverts the pointwise delta interval. Both directions of a subsampled step
+Confidence intervals (``ci_low``/``ci_high``) are normal-approximation (Wald) intervals from the
+empirical variance of the terms; the eps interval inverts the pointwise delta interval. They
+undercover when the weights are heavy-tailed, so every result also carries a one-sided upper
+confidence bound (``delta_upper``/``epsilon_upper``) that needs no normal approximation: Maurer's
+(2003) lower-tail inequality applied to the importance-sampling terms, which are bounded a priori
+by the RDP bound at the sampling tilt, capped by the RDP bound itself. It comes with diagnostics
+(effective sample size, largest term's share, ``trusted``), see :class:`MonteCarloAccountant` and
+docs/accounting.md §3. Both directions of a subsampled step
 are estimated and the larger profile is reported (as dp_accounting does).
 
 Randomness comes from the tile-based PCG64 streams of :mod:`._backend` keyed by ``rng``: a seed
@@ -37,8 +43,10 @@ torch on CUDA draws with its own generator (reproducible per seed, other draws).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -64,6 +72,7 @@ from .prv import (
     SubsampledGaussianStep,
     as_composition,
     epsilon_upper_bound,
+    feasible_tilt,
     max_supported_tilt,
     saddlepoint_tilt,
 )
@@ -73,12 +82,17 @@ __all__ = [
     "EpsilonEstimate",
     "ESTIMATORS",
     "MonteCarloAccountant",
+    "MonteCarloCrossCheckWarning",
     "OnlineEpsilonEstimate",
     "PrivacyLossSamples",
+    "cross_check",
     "estimate_delta",
     "estimate_epsilon",
     "estimate_epsilon_online",
+    "nonnegative_upper_bound",
     "sample_privacy_loss",
+    "term_diagnostics",
+    "term_log_bound",
 ]
 
 ESTIMATORS = ("auto", "is-cmc", "cmc", "is", "simple", "is-paper")
@@ -837,10 +851,18 @@ def _run_offline(sampler: _Sampler, num_samples: int, progress: ProgressFn | Non
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(len(parts[0])))
 
 
+def _sampling_tilt(comp: Composition, direction: str, epsilon: float, cap: float) -> float:
+    """Saddle-point tilt of ``epsilon``, moved to the nearest tilt whose rejection samplers accept at
+    least 10% of proposals (:func:`~dpaudit.accounting.prv.feasible_tilt`), rounded to 6 digits."""
+    lam = saddlepoint_tilt(comp, epsilon, direction, max_tilt=cap)
+    return round(feasible_tilt(comp, lam, direction), 6)
+
+
 def _choose_tilts(comp: Composition, direction: str, epsilons: Sequence[float]) -> tuple:
-    """Saddle-point tilts for the target eps values, merged when within 10% of each other."""
+    """Saddle-point tilts for the target eps values (made feasible for the samplers), merged when
+    within 10% of each other."""
     cap = max_supported_tilt(comp, direction)
-    return _merge_tilts(sorted({round(saddlepoint_tilt(comp, e, direction, max_tilt=cap), 6) for e in epsilons}))
+    return _merge_tilts(sorted({_sampling_tilt(comp, direction, e, cap) for e in epsilons}))
 
 
 def _merge_tilts(lams: Sequence[float]) -> tuple:
@@ -994,6 +1016,22 @@ class DeltaEstimate:
         The integer seed, when one was given (the run is reproducible from it).
     wall_seconds : float
         Time spent.
+    delta_upper : float
+        One-sided upper confidence bound on delta(eps) at level ``confidence`` (max over directions;
+        rule in :class:`MonteCarloAccountant`). This is the number to use as a guarantee.
+    upper_method : str
+        How ``delta_upper`` was obtained: 'maurer' (non-asymptotic bound from bounded terms),
+        'rdp' (the deterministic RDP bound was smaller, or the estimate was untrusted) or 'wald'
+        (one-sided normal approximation; 'is-paper' only).
+    ess : float
+        Effective sample size of the estimator's terms (smallest over directions).
+    max_term_share : float
+        Largest single term's share of the terms' sum (largest over directions).
+    trusted : bool
+        Whether ``ess >= MIN_ESS`` and ``max_term_share <= MAX_TERM_SHARE`` in every direction:
+        whether the point estimate and ``ci_low``/``ci_high`` can be relied on.
+    cross_check : dict or None
+        The comparison with dp_accounting's PLD accountant, when requested (:func:`cross_check`).
     """
 
     epsilon: float
@@ -1011,6 +1049,12 @@ class DeltaEstimate:
     device: str
     seed: int | None
     wall_seconds: float
+    delta_upper: float = math.inf
+    upper_method: str = "rdp"
+    ess: float = math.nan
+    max_term_share: float = math.nan
+    trusted: bool = False
+    cross_check: dict | None = None
 
     @property
     def relative_std_error(self) -> float:
@@ -1026,8 +1070,23 @@ class DeltaEstimate:
 
 @dataclass(frozen=True)
 class EpsilonEstimate:
-    """Monte Carlo estimate of eps(delta) with a confidence interval (fields as in
-    :class:`DeltaEstimate`, with ``epsilon`` the estimate and ``delta`` the query)."""
+    """Monte Carlo estimate of eps(delta) with a confidence interval and a one-sided upper
+    confidence bound (fields as in :class:`DeltaEstimate`, with ``epsilon`` the estimate and
+    ``delta`` the query).
+
+    Attributes
+    ----------
+    epsilon_upper : float
+        One-sided upper confidence bound on eps(delta) (nats) at level ``confidence``: with
+        probability at least ``confidence`` the true eps(delta) is at most this (max over
+        directions; rule in :class:`MonteCarloAccountant`). Use this as the guarantee.
+    upper_method, ess, max_term_share, trusted, cross_check
+        As in :class:`DeltaEstimate`.
+    per_direction : dict
+        Per direction: epsilon, ci_low, ci_high, epsilon_upper, upper_method, rdp_upper_bound,
+        tilts, pilot_epsilon, pilot_history (each pilot's eps, tilts and estimate), ess,
+        max_term_share, nonzero, trusted.
+    """
 
     delta: float
     epsilon: float
@@ -1043,6 +1102,12 @@ class EpsilonEstimate:
     device: str
     seed: int | None
     wall_seconds: float
+    epsilon_upper: float = math.inf
+    upper_method: str = "rdp"
+    ess: float = math.nan
+    max_term_share: float = math.nan
+    trusted: bool = False
+    cross_check: dict | None = None
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict of all fields."""
@@ -1063,6 +1128,16 @@ class OnlineEpsilonEstimate:
         Estimate and confidence interval after each step (max over directions).
     cumulative_seconds : tuple of float
         Wall time from the start until the estimate after each step was available.
+    epsilon_upper : tuple of float
+        One-sided upper confidence bound on eps(delta) after each step, at level ``confidence``
+        (pointwise, not simultaneous). It is computed as in :meth:`MonteCarloAccountant.get_epsilon`
+        at the steps ``upper_checkpoints`` (about 24, geometric in k, and k); at a step i between
+        them it is the bound of the next checkpoint c >= i (valid because eps(delta) cannot
+        decrease when steps are added), capped by the RDP bound of step i.
+    upper_checkpoints : tuple of int
+        Steps at which ``epsilon_upper`` was computed from the samples.
+    ess, max_term_share, trusted : float, float, bool
+        Diagnostics at the last step (as in :class:`DeltaEstimate`).
     """
 
     delta: float
@@ -1079,6 +1154,11 @@ class OnlineEpsilonEstimate:
     backend: str
     device: str
     seed: int | None
+    epsilon_upper: tuple = ()
+    upper_checkpoints: tuple = ()
+    ess: float = math.nan
+    max_term_share: float = math.nan
+    trusted: bool = False
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict of all fields."""
@@ -1096,14 +1176,211 @@ def _seed_of(rng) -> int | None:
     return int(rng) if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) else None
 
 
-def _pilot_epsilon(comp, direction, delta, m, key, ops, chunk) -> float:
-    """Rough eps(delta) from a small 'is' run tilted at the RDP eps (used to place the tilt)."""
-    e0 = epsilon_upper_bound(comp, delta, direction)
-    lam = _choose_tilts(comp, direction, [e0])
-    sampler = _Sampler(comp, direction, "is", lam, None, splitmix64(key ^ 0x5EED), ops, chunk, True)
-    L, lw = _run_offline(sampler, m, None)
-    s = PrivacyLossSamples(L, lw, direction, "is", lam)
-    return s.epsilon(delta)
+#: pilot iterations: at most this many runs, stopping when the tilt moves by less than PILOT_RTOL
+PILOT_MAX_ITER = 4
+PILOT_RTOL = 0.02
+#: the estimate is "trusted" when the terms that carry it have an effective sample size of at least
+#: MIN_ESS and no single term carries more than MAX_TERM_SHARE of their sum (docs/accounting.md §3)
+MIN_ESS = 100.0
+MAX_TERM_SHARE = 0.1
+#: online accounting: number of steps (geometric in k, plus k) at which the bound is computed
+ONLINE_UPPER_POINTS = 24
+UNTRUSTED_POLICIES = ("widen", "raise")
+
+
+def _pilot_epsilon(comp, direction, delta, m, key, ops, chunk) -> tuple[float, list]:
+    """Place the tilt by iterated pilot runs: start at the RDP eps, run a small 'is' pilot tilted at
+    the current eps, move eps to the pilot's estimate, and repeat until the tilt moves by less than
+    PILOT_RTOL (relative) or PILOT_MAX_ITER pilots ran. Each pilot has its own key (independent of
+    the main run, so the main run's samples stay i.i.d. given the tilt).
+
+    Returns the final eps and the history ``[(eps_used, tilts, pilot_eps), ...]``.
+    """
+    e = epsilon_upper_bound(comp, direction=direction, delta=delta)
+    history = []
+    for it in range(PILOT_MAX_ITER):
+        lam = _choose_tilts(comp, direction, [e])
+        sampler = _Sampler(comp, direction, "is", lam, None, splitmix64(key ^ (0x5EED + it)), ops, chunk, True)
+        L, lw = _run_offline(sampler, m, None)
+        e_new = PrivacyLossSamples(L, lw, direction, "is", lam).epsilon(delta)
+        history.append((e, list(lam), e_new))
+        if not (math.isfinite(e_new) and e_new > 0):
+            break
+        lam_new = _choose_tilts(comp, direction, [e_new])
+        e = e_new
+        if abs(lam_new[-1] - lam[-1]) <= PILOT_RTOL * max(abs(lam[-1]), 1e-12):
+            break
+    return e, history
+
+
+# --------------------------------------------------------------------------------------------
+# one-sided upper confidence bounds and diagnostics
+# --------------------------------------------------------------------------------------------
+def _z_one_sided(confidence: float) -> float:
+    return float(special.ndtri(confidence))
+
+
+def term_log_bound(comp: Composition, direction: str, tilts: Sequence[float], epsilon: float) -> float:
+    """ln of an a-priori bound B on every importance-sampling term ``w (1 - e^(eps - L))_+``.
+
+    With the balance-heuristic weight ``w = G / sum_g exp(lam_g L - K(lam_g))`` over G tilts,
+    ``w <= G exp(K(lam_g) - lam_g L)`` for every g, and ``sup_{x >= 0} (1 - e^-x) e^(-lam x) = c1(lam)``,
+    so every term is at most ``B = G min_g c1(lam_g) exp(K(lam_g) - lam_g eps)`` (for lam_g = 0 the
+    factor is 1: the term of simple Monte Carlo is at most 1). This is the RDP bound on delta(eps)
+    at the sampling tilt (docs/accounting.md §3). No tilts (simple Monte Carlo) gives ln 1 = 0.
+
+    Parameters
+    ----------
+    comp : Composition
+    direction : {'remove', 'add'}
+    tilts : sequence of float
+        The proposal's tilts (empty or (0,) for simple Monte Carlo).
+    epsilon : float
+        eps >= 0 (nats).
+
+    Returns
+    -------
+    float
+        ln B (<= ln G).
+    """
+    from .prv import _c1
+
+    lams = [float(x) for x in tilts] or [0.0]
+    best = 0.0
+    for lam in lams:
+        if lam > 0:
+            best = min(best, math.log(_c1(lam)) + comp.log_mgf(lam, direction) - lam * epsilon)
+    return math.log(len(lams)) + best
+
+
+def nonnegative_upper_bound(mean: float, bound: float, num_samples: int, confidence: float) -> float:
+    """One-sided upper confidence bound on E[Y] from m independent terms ``0 <= Y_i <= bound``.
+
+    Maurer (2003, Thm. 1): for independent non-negative X_i, ``Pr[E S - S >= t] <= exp(-t^2 / (2 sum E X_i^2))``;
+    with ``E X^2 <= bound E X`` this gives ``Pr[mean <= delta - t] <= exp(-m t^2 / (2 bound delta))``.
+    Inverting at ``alpha = 1 - confidence`` with ``u = ln(1/alpha)/m``:
+    ``delta <= (sqrt(bound u / 2) + sqrt(bound u / 2 + mean))^2``. Only the lower tail of the mean is
+    used, so no normal approximation and no variance estimate (which heavy-tailed weights make
+    unreliable) enter; it is tight when ``bound u`` is small next to delta.
+
+    Parameters
+    ----------
+    mean : float
+        Sample mean of the terms (>= 0).
+    bound : float
+        A-priori upper bound on each term.
+    num_samples : int
+        m.
+    confidence : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+        The upper confidence bound.
+    """
+    u = math.log(1.0 / (1.0 - _check_confidence(confidence))) / int(num_samples)
+    h = 0.5 * float(bound) * u
+    return (math.sqrt(h) + math.sqrt(h + max(float(mean), 0.0))) ** 2
+
+
+def _is_terms(samples, epsilon: float) -> np.ndarray:
+    """The plain importance-sampling terms (bounded by :func:`term_log_bound`) of a sample set."""
+    if isinstance(samples, ConditionalLossSamples):
+        return samples.components(epsilon, (0,))[:, 0]
+    return samples.terms(epsilon)
+
+
+def _bounded(samples) -> bool:
+    return samples.estimator in ("is", "simple", "cmc", "is-cmc")
+
+
+def _delta_upper(samples, comp, direction, epsilon, confidence, rdp):
+    """(one-sided upper bound on delta(eps), method) for one direction (see MonteCarloAccountant)."""
+    m = samples.num_samples
+    if _bounded(samples):
+        tilts = samples.tilts if samples.estimator != "simple" else ()
+        b = math.exp(term_log_bound(comp, direction, tilts, epsilon))
+        v = nonnegative_upper_bound(float(_is_terms(samples, epsilon).mean()), b, m, confidence)
+        how = "maurer"
+    else:
+        mean, se = samples.delta(epsilon)
+        v, how = mean + _z_one_sided(confidence) * se, "wald"
+    return (v, how) if v < rdp else (rdp, "rdp")
+
+
+def _epsilon_upper(samples, comp, direction, delta, confidence, rdp):
+    """(one-sided upper bound on eps(delta), method) for one direction: the largest eps at which the
+    upper bound on delta(eps) still exceeds delta (bisection; the bound decreases in eps), at most
+    the RDP bound ``rdp``."""
+    if _bounded(samples):
+        tilts = samples.tilts if samples.estimator != "simple" else ()
+        m = samples.num_samples
+
+        def f(e):
+            b = math.exp(term_log_bound(comp, direction, tilts, e))
+            return nonnegative_upper_bound(float(_is_terms(samples, e).mean()), b, m, confidence) - delta
+        how = "maurer"
+    else:
+        z1 = _z_one_sided(confidence)
+
+        def f(e):
+            mean, se = samples.delta(e)
+            return mean + z1 * se - delta
+        how = "wald"
+    if not math.isfinite(rdp):
+        rdp = 1e6
+    if f(rdp) > 0:
+        return rdp, "rdp"
+    if f(0.0) <= 0:
+        return 0.0, how
+    lo, hi = 0.0, rdp
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-9 * max(1.0, hi):
+            break
+    return float(hi), how
+
+
+def term_diagnostics(terms: np.ndarray) -> dict:
+    """Effective sample size and concentration of the non-negative terms whose mean is the estimate.
+
+    Returns
+    -------
+    dict
+        ``ess = (sum t)^2 / sum t^2`` (Kong 1992; between 1 and the number of non-zero terms, 0 when
+        all are 0), ``max_term_share = max t / sum t`` and ``nonzero`` (count).
+    """
+    t = np.asarray(terms, dtype=float)
+    t = np.where(t > 0, t, 0.0)
+    total = float(t.sum())
+    if total <= 0:
+        return {"ess": 0.0, "max_term_share": 1.0, "nonzero": 0}
+    scale = float(t.max())
+    r = t / scale
+    return {"ess": float(r.sum() ** 2 / np.sum(r * r)), "max_term_share": scale / total,
+            "nonzero": int(np.count_nonzero(t))}
+
+
+def _trusted(diag: dict) -> bool:
+    return diag["ess"] >= MIN_ESS and diag["max_term_share"] <= MAX_TERM_SHARE
+
+
+def _untrusted_message(what: str, diag: dict, num_samples: int) -> str:
+    fails = []
+    if diag["ess"] < MIN_ESS:
+        fails.append(f"effective sample size {diag['ess']:.1f} < {MIN_ESS:g}")
+    if diag["max_term_share"] > MAX_TERM_SHARE:
+        fails.append(f"largest term {100 * diag['max_term_share']:.1f}% of the sum > {100 * MAX_TERM_SHARE:g}%")
+    factor = max(2, int(math.ceil(MIN_ESS / max(diag["ess"], 1.0))))
+    return (f"Monte Carlo estimate of {what} cannot be trusted ({'; '.join(fails)}; {num_samples} samples): "
+            f"the importance weights are heavy-tailed. Increase num_samples (at least x{factor}; heavy tails "
+            f"may need more), or use untrusted='widen' and rely on epsilon_upper/delta_upper, which do not "
+            f"depend on these diagnostics")
 
 
 def _online_point(samples, delta: float, guess: float | None, z: float) -> tuple[float, float, float]:
@@ -1155,10 +1432,46 @@ def _online_point(samples, delta: float, guess: float | None, z: float) -> tuple
     return e, max(e - half, 0.0), e + half
 
 
+@contextlib.contextmanager
+def _sampler_errors():
+    """Turn a rejection sampler that did not finish (prv._reject's RuntimeError) into a ValueError.
+
+    Tilts are chosen by :func:`~dpaudit.accounting.prv.feasible_tilt` so that every sampler accepts
+    at least 10% of its proposals, which makes this practically unreachable."""
+    try:
+        yield
+    except RuntimeError as ex:
+        if "rejection sampler" not in str(ex):
+            raise
+        raise ValueError(f"the tilted sampler could not draw for this composition ({ex}); use estimator="
+                         f"'simple' or a smaller tilt") from ex
+
+
 class MonteCarloAccountant:
-    """Monte Carlo accountant (paper 004, §5, Alg. 3): estimates, not upper bounds.
+    """Monte Carlo accountant (paper 004, §5, Alg. 3): estimates with one-sided upper confidence bounds.
 
     Hyper-parameters only are stored; each ``get_*`` call draws fresh samples (consuming ``rng``).
+
+    **Upper confidence bounds** (``DeltaEstimate.delta_upper``, ``EpsilonEstimate.epsilon_upper``;
+    one-sided at ``confidence``; derivation in docs/accounting.md §3). For 'is', 'cmc', 'is-cmc' and
+    'simple' the plain importance-sampling terms ``Y_i = w_i (1 - e^(eps - L_i))_+`` of the same draws
+    are non-negative and at most ``B(eps) = G min_g c1(lam_g) e^(K(lam_g) - lam_g eps)``
+    (:func:`term_log_bound`); Maurer's (2003) lower-tail inequality for non-negative variables then
+    gives ``delta(eps) <= (sqrt(B u/2) + sqrt(B u/2 + mean))^2``, ``u = ln(1/(1-confidence))/m``
+    (:func:`nonnegative_upper_bound`) with no normal approximation (``upper_method='maurer'``). The
+    eps bound is the largest eps at which that bound still exceeds delta. Both are capped by the
+    deterministic RDP bounds (``upper_method='rdp'`` when the cap is active). For 'is-paper' (terms
+    not bounded a priori) the bound is the one-sided Wald bound ``mean + z_conf se`` ('wald'),
+    replaced by the RDP bound when the diagnostics fail. The maximum over directions is reported
+    (a direction not sampled contributes its RDP bound), so it covers the larger direction's truth
+    with probability at least ``confidence``.
+
+    **Diagnostics** (``ess``, ``max_term_share``, ``trusted``): at the estimate, the effective sample
+    size ``(sum t)^2 / sum t^2`` of the estimator's terms and the largest term's share of their sum.
+    The point estimate and the two-sided Wald interval ``ci_low``/``ci_high`` are trusted when
+    ``ess >= MIN_ESS`` (100) and ``max_term_share <= MAX_TERM_SHARE`` (0.1). ``untrusted='widen'``
+    (default) reports them anyway with ``trusted=False`` (the upper bound does not rely on them);
+    ``untrusted='raise'`` refuses with a ``ValueError``.
 
     Parameters
     ----------
@@ -1175,8 +1488,15 @@ class MonteCarloAccountant:
     chunk_elements : int
         Array elements per block.
     pilot_fraction : float
-        For eps(delta) with 'is'/'is-paper': fraction of ``num_samples`` spent (extra) on a pilot
-        run that places the tilt (default 1/16).
+        For eps(delta) with a tilted estimator: fraction of ``num_samples`` spent (extra) on each
+        pilot run that places the tilt (default 1/16; at most PILOT_MAX_ITER = 4 pilots).
+    untrusted : {'widen', 'raise'}
+        What to do when the diagnostics fail (see above).
+
+    Raises
+    ------
+    ValueError
+        For an invalid argument (named in the message).
 
     Examples
     --------
@@ -1186,8 +1506,11 @@ class MonteCarloAccountant:
 
     def __init__(self, num_samples: int = 100_000, estimator: str = "auto", confidence: float = 0.95, rng=None,
                  backend: str | None = None, device: str | None = None, chunk_elements: int = DEFAULT_CHUNK,
-                 pilot_fraction: float = 1.0 / 16.0):
+                 pilot_fraction: float = 1.0 / 16.0, untrusted: str = "widen"):
         self.num_samples = _check_samples(num_samples)
+        if untrusted not in UNTRUSTED_POLICIES:
+            raise ValueError(f"untrusted must be one of {', '.join(UNTRUSTED_POLICIES)}, got {untrusted!r}")
+        self.untrusted = untrusted
         if estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
         self.estimator = estimator
@@ -1210,7 +1533,9 @@ class MonteCarloAccountant:
     def _dirs(self, comp):
         return comp.directions
 
-    def get_delta(self, composition, epsilon: float, progress: ProgressFn | None = None) -> DeltaEstimate:
+    @_sampler_errors()
+    def get_delta(self, composition, epsilon: float, progress: ProgressFn | None = None, *,
+                  cross_check: bool = False) -> DeltaEstimate:
         """Estimate delta(eps) of the composition (max over directions).
 
         Parameters
@@ -1221,15 +1546,19 @@ class MonteCarloAccountant:
             eps >= 0 (nats).
         progress : callable, optional
             ``progress(done, total)`` over all directions' samples.
+        cross_check : bool
+            Also compare with dp_accounting's PLD accountant (:func:`cross_check`).
 
         Returns
         -------
         DeltaEstimate
+            With ``delta_upper``, the one-sided upper confidence bound at ``confidence``.
 
         Raises
         ------
         ValueError
-            For a negative or NaN epsilon or an unsupported composition.
+            For a negative or NaN epsilon, an unsupported composition, a sampler that cannot run,
+            or (with ``untrusted='raise'``) an estimate whose diagnostics fail.
         """
         t0 = time.perf_counter()
         eps = _check_epsilon(epsilon)
@@ -1238,10 +1567,10 @@ class MonteCarloAccountant:
         per = {}
         dirs = self._dirs(comp)
         for di, d in enumerate(dirs):
+            rdp = _prv.delta_upper_bound(comp, eps, d)
             if d == ADD and REMOVE in per:
-                ub = _prv.delta_upper_bound(comp, eps, ADD)
-                if ub <= per[REMOVE]["ci_low"]:
-                    per[d] = {"skipped": True, "rdp_upper_bound": ub,
+                if rdp <= per[REMOVE]["ci_low"]:
+                    per[d] = {"skipped": True, "rdp_upper_bound": rdp, "delta_upper": rdp,
                               "note": "the RDP bound on this direction is below the other's confidence interval"}
                     continue
             est = estimator if (estimator != "is-paper" or d == REMOVE) else "is-cmc"
@@ -1250,26 +1579,65 @@ class MonteCarloAccountant:
             prog = None if progress is None else (lambda a, b, di=di: progress(di * b + a, len(dirs) * b))
             s = _samples_from(sampler, _run_offline(sampler, self.num_samples, prog), lam)
             mean, se = s.delta(eps)
+            diag = term_diagnostics(s.terms(eps))
+            du, how = _delta_upper(s, comp, d, eps, self.confidence, rdp)
+            trusted = _trusted(diag)
+            if not trusted and how == "wald":
+                du, how = rdp, "rdp"
             per[d] = {"delta": mean, "std_error": se, "ci_low": max(0.0, mean - z * se), "ci_high": mean + z * se,
-                      "estimator": est, "tilts": list(s.tilts)}
+                      "delta_upper": du, "upper_method": how, "rdp_upper_bound": rdp,
+                      "estimator": est, "tilts": list(s.tilts), "trusted": trusted, **diag}
         done = {d: v for d, v in per.items() if not v.get("skipped")}
         best = max(done, key=lambda d: done[d]["delta"])
-        return DeltaEstimate(
+        upper_dir = max(per, key=lambda d: per[d]["delta_upper"])
+        trusted = all(v["trusted"] for v in done.values())
+        if not trusted and self.untrusted == "raise":
+            bad = min((v for v in done.values() if not v["trusted"]), key=lambda v: v["ess"])
+            raise ValueError(_untrusted_message(f"delta(eps={eps:g})", bad, self.num_samples))
+        out = DeltaEstimate(
             epsilon=eps, delta=per[best]["delta"], ci_low=max(p["ci_low"] for p in done.values()),
             ci_high=max(p["ci_high"] for p in done.values()), confidence=self.confidence,
             std_error=per[best]["std_error"], num_samples=self.num_samples, estimator=estimator,
             direction=best, per_direction=per, composition=comp.to_dict(), backend=ops.name, device=ops.device,
             seed=_seed_of(self.rng), wall_seconds=time.perf_counter() - t0,
+            delta_upper=max(p["delta_upper"] for p in per.values()),
+            upper_method=per[upper_dir].get("upper_method", "rdp"),
+            ess=min(v["ess"] for v in done.values()),
+            max_term_share=max(v["max_term_share"] for v in done.values()), trusted=trusted,
         )
+        return _cross_check(out, comp) if cross_check else out
 
-    def get_epsilon(self, composition, delta: float, progress: ProgressFn | None = None) -> EpsilonEstimate:
+    @_sampler_errors()
+    def get_epsilon(self, composition, delta: float, progress: ProgressFn | None = None, *,
+                    cross_check: bool = False) -> EpsilonEstimate:
         """Estimate eps(delta) of the composition (max over directions) by inverting the delta
-        estimate on one set of samples (paper 004, Alg. 3).
+        estimate on one set of samples (paper 004, Alg. 3), with a one-sided upper confidence bound.
+
+        The tilt is placed by iterated pilot runs (see :func:`_pilot_epsilon`). ``epsilon_upper`` is
+        the one-sided upper confidence bound at ``confidence`` (rule in the class docstring);
+        ``ess``/``max_term_share`` diagnose the estimate.
+
+        Parameters
+        ----------
+        composition : Composition, Step, list or DpEvent
+            The mechanism.
+        delta : float
+            In (0, 1).
+        progress : callable, optional
+            ``progress(done, total)`` over all directions' samples.
+        cross_check : bool
+            Also run dp_accounting's PLD accountant and compare (:func:`cross_check`); warns when
+            PLD's eps lies above ``epsilon_upper`` by more than its half-width.
+
+        Returns
+        -------
+        EpsilonEstimate
 
         Raises
         ------
         ValueError
-            For delta outside (0, 1) or an unsupported composition.
+            For delta outside (0, 1), an unsupported composition, a sampler that cannot run, or
+            (with ``untrusted='raise'``) an estimate whose diagnostics fail.
         """
         t0 = time.perf_counter()
         delta = _check_delta(delta)
@@ -1279,35 +1647,54 @@ class MonteCarloAccountant:
         dirs = self._dirs(comp)
         m_pilot = max(256, int(self.num_samples * self.pilot_fraction))
         for di, d in enumerate(dirs):
+            rdp = epsilon_upper_bound(comp, delta, d)
             if d == ADD and REMOVE in per:
-                ub = epsilon_upper_bound(comp, delta, ADD)
-                if ub <= per[REMOVE]["ci_low"]:
-                    per[d] = {"skipped": True, "rdp_upper_bound": ub,
+                if rdp <= per[REMOVE]["ci_low"]:
+                    per[d] = {"skipped": True, "rdp_upper_bound": rdp, "epsilon_upper": rdp,
                               "note": "the RDP bound on this direction is below the other's confidence interval"}
                     continue
             est = estimator if (estimator != "is-paper" or d == REMOVE) else "is-cmc"
             dkey = splitmix64(key ^ di)
-            lam, target = (0.0,), None
+            lam, target, history = (0.0,), None, []
             if est != "simple":
-                target = _pilot_epsilon(comp, d, delta, m_pilot, dkey, ops, self.chunk_elements)
+                target, history = _pilot_epsilon(comp, d, delta, m_pilot, dkey, ops, self.chunk_elements)
                 lam = _tilts_for(est, comp, d, [target])
             sampler = _Sampler(comp, d, est, lam, target, dkey, ops, self.chunk_elements, True)
             prog = None if progress is None else (lambda a, b, di=di: progress(di * b + a, len(dirs) * b))
             s = _samples_from(sampler, _run_offline(sampler, self.num_samples, prog), lam)
             e = s.epsilon(delta)
+            diag = term_diagnostics(s.terms(e if math.isfinite(e) else rdp))
+            eu, how = _epsilon_upper(s, comp, d, delta, self.confidence, rdp)
+            trusted = _trusted(diag)
+            if not trusted and how == "wald":
+                eu, how = rdp, "rdp"  # a normal-approximation bound on untrusted terms is widened to RDP
             per[d] = {"epsilon": e, "ci_low": s.epsilon(delta, -z), "ci_high": s.epsilon(delta, z),
+                      "epsilon_upper": eu, "upper_method": how, "rdp_upper_bound": rdp,
                       "delta_at_epsilon": s.delta(e)[0], "estimator": est,
-                      "tilts": list(s.tilts), "pilot_epsilon": target}
+                      "tilts": list(s.tilts), "pilot_epsilon": target,
+                      "pilot_history": [{"epsilon": h[0], "tilts": h[1], "pilot_epsilon": h[2]} for h in history],
+                      "trusted": trusted, **diag}
         done = {d: v for d, v in per.items() if not v.get("skipped")}
         best = max(done, key=lambda d: done[d]["epsilon"])
-        return EpsilonEstimate(
+        upper_dir = max(per, key=lambda d: per[d]["epsilon_upper"])
+        trusted = all(v["trusted"] for v in done.values())
+        if not trusted and self.untrusted == "raise":
+            bad = min((v for v in done.values() if not v["trusted"]), key=lambda v: v["ess"])
+            raise ValueError(_untrusted_message(f"eps(delta={delta:g})", bad, self.num_samples))
+        out = EpsilonEstimate(
             delta=delta, epsilon=per[best]["epsilon"], ci_low=max(p["ci_low"] for p in done.values()),
             ci_high=max(p["ci_high"] for p in done.values()), confidence=self.confidence,
             num_samples=self.num_samples, estimator=estimator, direction=best, per_direction=per,
             composition=comp.to_dict(), backend=ops.name, device=ops.device, seed=_seed_of(self.rng),
             wall_seconds=time.perf_counter() - t0,
+            epsilon_upper=max(p["epsilon_upper"] for p in per.values()),
+            upper_method=per[upper_dir].get("upper_method", "rdp"),
+            ess=min(v["ess"] for v in done.values()),
+            max_term_share=max(v["max_term_share"] for v in done.values()), trusted=trusted,
         )
+        return _cross_check(out, comp) if cross_check else out
 
+    @_sampler_errors()
     def get_epsilon_online(self, composition, delta, progress: ProgressFn | None = None,
                            report_steps: Sequence[int] | None = None):
         """eps(delta) after each step 1..k from running sums (paper 004, §5 "online accounting").
@@ -1372,7 +1759,7 @@ class MonteCarloAccountant:
                 for ci, c in enumerate(checkpoints):
                     # pilot on the prefix: tilts at the RDP eps (and 0), then the saddle points of its estimates
                     pre = comp.prefix(c)
-                    rough = {round(saddlepoint_tilt(pre, epsilon_upper_bound(pre, dd, d), d, max_tilt=cap), 6)
+                    rough = {_sampling_tilt(pre, d, epsilon_upper_bound(pre, dd, d), cap)
                              for dd in deltas} | ({0.0} if est != "is" else set())
                     pil = _Sampler(pre, d, est, _merge_tilts(sorted(rough)), None,
                                    splitmix64(key ^ (0x9111 + 7 * ci + di)), ops, self.chunk_elements, True)
@@ -1380,7 +1767,7 @@ class MonteCarloAccountant:
                     for dd in deltas:
                         e = smp.epsilon(dd)
                         if math.isfinite(e):
-                            lams.add(round(saddlepoint_tilt(pre, e, d, max_tilt=cap), 6))
+                            lams.add(_sampling_tilt(pre, d, e, cap))
                 if est in ("cmc", "is-cmc"):
                     lams.add(0.0)
                 lam = _merge_tilts(sorted(lams))
@@ -1395,31 +1782,142 @@ class MonteCarloAccountant:
                                                                   est, lam))
                                           for i, L, lw in sampler.online(self.num_samples, rsteps))))
         add_bound = _online_rdp_bounds(comp, deltas, ADD) if len(dirs) > 1 else None
-        cum = np.zeros(len(rsteps))
-        skipped = np.zeros((nd, len(rsteps)), dtype=bool)
+        rdp_all = {d: (add_bound if d == ADD and add_bound is not None else _online_rdp_bounds(comp, deltas, d))
+                   for d in dirs}
+        # rigorous upper bounds at some reported steps; eps(delta) grows with the number of steps,
+        # so a bound at a reported step c also bounds every reported step before c
+        nr = len(rsteps)
+        upper_idx = sorted({int(round(x)) - 1 for x in np.geomspace(1, nr, min(nr, ONLINE_UPPER_POINTS))} | {nr - 1})
+        upper_at = tuple(rsteps[r] for r in upper_idx)
+        up = np.full((nd, len(dirs), nr), -math.inf)
+        diag_last: dict = {}
+        cum = np.zeros(nr)
+        skipped = np.zeros((nd, nr), dtype=bool)
         for r, i in enumerate(rsteps):
+            check = r in upper_idx
+            pre = comp.prefix(i) if check else None
             for di, d, lam, gen in gens:
                 _, smp = next(gen)
                 for j, dd in enumerate(deltas):
                     if d == ADD and add_bound is not None and add_bound[j, i - 1] <= lo[j, 0, r]:
                         eps[j, di, r] = lo[j, di, r] = hi[j, di, r] = -math.inf
+                        up[j, di, r] = add_bound[j, i - 1]
                         skipped[j, r] = True
                         continue
                     guess = eps[j, di, r - 1] if r > 0 else None
                     eps[j, di, r], lo[j, di, r], hi[j, di, r] = _online_point(smp, dd, guess, z)
+                    if check:
+                        up[j, di, r] = _epsilon_upper(smp, pre, d, dd, self.confidence,
+                                                      float(rdp_all[d][j, i - 1]))[0]
+                    if r == nr - 1:
+                        e = eps[j, di, r]
+                        diag_last[(j, di)] = term_diagnostics(smp.terms(e if math.isfinite(e) else 0.0))
             cum[r] = time.perf_counter() - t0
             if progress is not None:
                 progress(i, k)
-        out = [
-            OnlineEpsilonEstimate(
-                delta=dd, steps=rsteps, epsilon=tuple(eps[j].max(axis=0)),
+        out = []
+        idx = np.asarray(rsteps) - 1
+        for j, dd in enumerate(deltas):
+            rdp_max = np.max([rdp_all[d][j] for d in dirs], axis=0)[idx]
+            upper = np.minimum(up[j].max(axis=0), rdp_max)
+            # between checkpoints: the bound at the next checkpoint (and the RDP bound of the step)
+            nxt = math.inf
+            for r in range(nr - 1, -1, -1):
+                if r in upper_idx:
+                    nxt = upper[r]
+                upper[r] = min(nxt, rdp_max[r])
+            dg = [diag_last[(j, di)] for di in range(len(dirs)) if (j, di) in diag_last]
+            ess = min((g["ess"] for g in dg), default=math.nan)
+            share = max((g["max_term_share"] for g in dg), default=math.nan)
+            trusted = bool(dg) and all(_trusted(g) for g in dg)
+            if not trusted and self.untrusted == "raise":
+                bad = min(dg, key=lambda g: g["ess"]) if dg else {"ess": 0.0, "max_term_share": 1.0}
+                raise ValueError(_untrusted_message(f"eps(delta={dd:g}) after {k} steps", bad, self.num_samples))
+            out.append(OnlineEpsilonEstimate(
+                delta=dd, steps=tuple(rsteps), epsilon=tuple(eps[j].max(axis=0)),
                 ci_low=tuple(lo[j].max(axis=0)), ci_high=tuple(hi[j].max(axis=0)), cumulative_seconds=tuple(cum),
                 confidence=self.confidence, num_samples=self.num_samples, estimator=est, tilts=tilts,
                 composition=comp.to_dict(), backend=ops.name, device=ops.device, seed=_seed_of(self.rng),
-            )
-            for j, dd in enumerate(deltas)
-        ]
+                epsilon_upper=tuple(float(x) for x in upper), upper_checkpoints=upper_at,
+                ess=ess, max_term_share=share, trusted=trusted,
+            ))
         return out if many else out[0]
+
+
+class MonteCarloCrossCheckWarning(UserWarning):
+    """dp_accounting's PLD value lies above the Monte Carlo upper bound by more than its half-width."""
+
+
+def cross_check(result, composition, *, value_discretization_interval: float = 1e-4):
+    """Compare a Monte Carlo result with dp_accounting's PLD accountant and record the comparison.
+
+    PLD (pessimistic, connect-the-dots) is an upper estimate of delta(eps) and eps(delta) up to its
+    discretisation. When its value lies above the Monte Carlo upper bound by more than the bound's
+    half-width (``upper - estimate``), the Monte Carlo run may under-report, and a
+    :class:`MonteCarloCrossCheckWarning` is issued. Where PLD does not answer (it fails at very
+    small delta, or raises) the comparison is recorded as unavailable and nothing is warned.
+
+    Parameters
+    ----------
+    result : EpsilonEstimate or DeltaEstimate
+        A Monte Carlo result.
+    composition : Composition or convertible
+        The composition the result is for.
+    value_discretization_interval : float
+        PLD grid (nats; default 1e-4).
+
+    Returns
+    -------
+    EpsilonEstimate or DeltaEstimate
+        A copy of ``result`` whose ``cross_check`` field holds ``{"method": "pld", "available",
+        "value", "mc_estimate", "mc_upper", "half_width", "excess", "flagged", "seconds"}``
+        (``excess = value - mc_upper``; ``flagged`` when ``excess > half_width``) or, when PLD
+        does not answer, ``{"method": "pld", "available": False, "error": ...}``.
+
+    Raises
+    ------
+    ValueError
+        If ``result`` is not an EpsilonEstimate or DeltaEstimate.
+    """
+    import dataclasses
+
+    from . import reference
+
+    comp = as_composition(composition)
+    if isinstance(result, EpsilonEstimate):
+        what, est, upper = f"eps(delta={result.delta:g})", result.epsilon, result.epsilon_upper
+        call = lambda: reference.epsilon("pld", comp, result.delta,  # noqa: E731
+                                         value_discretization_interval=value_discretization_interval)
+    elif isinstance(result, DeltaEstimate):
+        what, est, upper = f"delta(eps={result.epsilon:g})", result.delta, result.delta_upper
+        call = lambda: reference.delta("pld", comp, result.epsilon,  # noqa: E731
+                                       value_discretization_interval=value_discretization_interval)
+    else:
+        raise ValueError(f"result must be an EpsilonEstimate or a DeltaEstimate, got {type(result).__name__}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = call()
+        value = float(ref["epsilon"] if isinstance(result, EpsilonEstimate) else ref["delta"])
+        if not math.isfinite(value):
+            raise ValueError(f"PLD returned {value}")
+    except Exception as ex:  # PLD fails at tiny delta / large eps; the comparison is then unavailable
+        rec = {"method": "pld", "available": False, "error": f"{type(ex).__name__}: {ex}"}
+        return dataclasses.replace(result, cross_check=rec)
+    half = upper - est
+    excess = value - upper
+    flagged = bool(excess > half)
+    rec = {"method": "pld", "available": True, "value": value, "mc_estimate": est, "mc_upper": upper,
+           "half_width": half, "excess": excess, "flagged": flagged, "seconds": ref.get("seconds")}
+    if flagged:
+        warnings.warn(f"Monte Carlo may under-report {what}: dp_accounting PLD gives {value:.6g}, above the "
+                      f"Monte Carlo upper bound {upper:.6g} by {excess:.3g} (more than its half-width "
+                      f"{half:.3g}); increase num_samples or use the PLD value", MonteCarloCrossCheckWarning,
+                      stacklevel=2)
+    return dataclasses.replace(result, cross_check=rec)
+
+
+_cross_check = cross_check
 
 
 def _online_rdp_bounds(comp: Composition, deltas, direction: str) -> np.ndarray:

@@ -52,6 +52,8 @@ __all__ = [
     "as_composition",
     "delta_upper_bound",
     "epsilon_upper_bound",
+    "feasible_tilt",
+    "sampler_acceptance",
     "gaussian_delta",
     "gaussian_epsilon",
     "laplace_delta",
@@ -1085,3 +1087,99 @@ def max_supported_tilt(comp: Composition, direction: str) -> float:
                 cap = min(cap, math.log(0.1) / math.log1p(-s.sampling_rate))
     return cap
 
+
+
+#: smallest acceptance rate allowed for a rejection-sampled tilted step (see :func:`feasible_tilt`)
+MIN_ACCEPTANCE = 0.1
+
+
+def sampler_acceptance(step: "Step", lam: float, direction: str) -> float:
+    """Acceptance rate of the rejection sampler of ``step``'s tilted distribution ``P_lam`` (1 when
+    the sampler draws exactly).
+
+    * remove direction of a subsampled Gaussian: the proposal is the tilt at the integer
+      ``n = ceil(1 + lam)`` (a Gaussian mixture) and a draw is kept with probability
+      ``(a/(1-q))^(1 + lam - n)``, so the rate is ``E_Q[a^(1+lam)] / E_Q[a^n] (1-q)^(n-1-lam)
+      = exp(K(lam) - K(n-1) + (n-1-lam) ln(1-q))``;
+    * add direction: proposal N(0, s^2), kept with probability ``((1-q)/a)^lam``, rate
+      ``exp(lam ln(1-q) + K_add(lam))``.
+
+    Parameters
+    ----------
+    step : Step
+        One step of a composition.
+    lam : float
+        Tilt >= 0.
+    direction : {'remove', 'add'}
+
+    Returns
+    -------
+    float
+        The expected fraction of proposals accepted, in (0, 1].
+    """
+    lam = _check_tilt(lam)
+    direction = _check_direction(direction)
+    if not isinstance(step, SubsampledGaussianStep) or step.sampling_rate == 1.0:
+        return 1.0
+    log1mq = math.log1p(-step.sampling_rate)
+    if direction == REMOVE:
+        n = int(math.ceil(1.0 + lam - 1e-12))
+        if n - 1.0 - lam > -1e-12 and (n - 1.0 - lam) < 1e-12:
+            return 1.0
+        out = step.log_mgf(lam, REMOVE) - step.log_mgf(float(n - 1), REMOVE) + (n - 1.0 - lam) * log1mq
+    else:
+        if lam == 0.0:
+            return 1.0
+        out = lam * log1mq + step.log_mgf(lam, ADD)
+    return float(min(1.0, math.exp(out)))
+
+
+def feasible_tilt(composition, lam: float, direction: str, min_acceptance: float = MIN_ACCEPTANCE) -> float:
+    """The tilt actually used for sampling: ``lam`` itself when every step's sampler accepts at
+    least ``min_acceptance`` of its proposals, otherwise the nearest tilt that does.
+
+    For the remove direction of a subsampled Gaussian an integer tilt is sampled exactly (no
+    rejection), so ``lam`` is rounded to the nearest integer; for the add direction the tilt is
+    lowered (bisection) until the rate is reached. Any tilt gives an unbiased importance sampling
+    estimator; this only trades some variance for a sampler that always finishes (a sampler that
+    accepts ``r`` of its proposals leaves an entry pending after the 1024 rounds of
+    :func:`_reject` with probability ``(1 - r)^1024``, about 1e-47 at r = 0.1).
+
+    Parameters
+    ----------
+    composition : Composition or convertible
+    lam : float
+        Requested tilt >= 0.
+    direction : {'remove', 'add'}
+    min_acceptance : float
+        Smallest acceptable rate, in (0, 1].
+
+    Returns
+    -------
+    float
+        A tilt in [0, max(lam, 1)] whose samplers accept at least ``min_acceptance``.
+    """
+    comp = as_composition(composition)
+    lam = _check_tilt(lam)
+    direction = _check_direction(direction)
+    if not (0.0 < min_acceptance <= 1.0):
+        raise ValueError(f"min_acceptance must be in (0, 1], got {min_acceptance!r}")
+
+    def ok(x: float) -> bool:
+        return all(sampler_acceptance(s, x, direction) >= min_acceptance for s, _ in comp.segments)
+
+    if ok(lam):
+        return float(lam)
+    if direction == REMOVE:
+        r = float(round(lam))
+        return min(r, _MAX_REAL_TILT)
+    lo, hi = 0.0, float(lam)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-6 * max(1.0, hi):
+            break
+    return float(lo)
