@@ -407,19 +407,25 @@ def _prv_value(comp: Composition, query: str, target: float, tolerance: float) -
 
 
 def _mc_value(comp: Composition, query: str, target: float, confidence: float, num_samples: int, rng,
-              backend, device, estimator: str = "auto") -> dict:
-    from .monte_carlo import MonteCarloAccountant
+              backend, device, estimator: str = "auto", cross_check: bool = False) -> dict:
+    import warnings
 
-    # the two-sided interval at level 2c - 1 has the one-sided upper end at level c
-    acc = MonteCarloAccountant(num_samples=num_samples, estimator=estimator, confidence=2.0 * confidence - 1.0,
+    from .monte_carlo import MonteCarloAccountant, MonteCarloCrossCheckWarning
+
+    acc = MonteCarloAccountant(num_samples=num_samples, estimator=estimator, confidence=confidence,
                                rng=rng, backend=backend, device=device)
     try:
-        r = acc.get_epsilon(comp, target) if query == "epsilon" else acc.get_delta(comp, target)
+        with warnings.catch_warnings():  # the comparison is recorded in the result and shown by the CLI
+            warnings.simplefilter("ignore", MonteCarloCrossCheckWarning)
+            if query == "epsilon":
+                r = acc.get_epsilon(comp, target, cross_check=cross_check)
+            else:
+                r = acc.get_delta(comp, target, cross_check=cross_check)
     except (RuntimeError, FloatingPointError, OverflowError) as exc:
         raise AccountingFailure(f"Monte Carlo failed: {type(exc).__name__}: {exc}") from None
-    value = getattr(r, "epsilon_upper" if query == "epsilon" else "delta_upper", None)
-    if value is None:
-        value = r.ci_high
+    except ValueError as exc:  # e.g. a sampler that cannot draw this tilt
+        raise AccountingFailure(f"Monte Carlo failed: {exc}") from None
+    value = r.epsilon_upper if query == "epsilon" else r.delta_upper
     est = r.epsilon if query == "epsilon" else r.delta
     if not math.isfinite(value):
         raise AccountingFailure("Monte Carlo returned a non-finite bound")
@@ -485,7 +491,8 @@ def _account(comp: Composition, query: str, target: float, method: str, *, toler
                 answer = {"method": m, "value": rec["value"], "kind": "upper_bound", "estimate": rec["estimate"],
                           "details": {"lower": rec["lower"], "estimate": rec["estimate"]}}
             else:
-                rec = _mc_value(comp, query, target, confidence, num_samples, rng, backend, device, estimator)
+                rec = _mc_value(comp, query, target, confidence, num_samples, rng, backend, device, estimator,
+                                cross_check=(method == "mc"))
                 answer = {"method": m, "value": rec["value"], "kind": "upper_confidence_bound",
                           "estimate": rec["estimate"], "details": {"monte_carlo": rec["result"]}}
             attempts.append({"method": m, "status": "answered", "reason": "", "value": answer["value"],
@@ -754,17 +761,19 @@ def get_epsilon_online(composition, delta: float, *, method: str = "auto", steps
                 from .monte_carlo import MonteCarloAccountant
 
                 acc = MonteCarloAccountant(num_samples=num_samples, estimator=estimator,
-                                           confidence=2.0 * conf - 1.0, rng=rng, backend=backend, device=device)
+                                           confidence=conf, rng=rng, backend=backend, device=device)
                 try:
                     r = acc.get_epsilon_online(comp, d, progress=progress, report_steps=report)
-                except (RuntimeError, FloatingPointError, OverflowError) as exc:
+                except (RuntimeError, FloatingPointError, OverflowError, ValueError) as exc:
                     raise AccountingFailure(f"Monte Carlo failed: {type(exc).__name__}: {exc}") from None
-                upper = np.asarray(getattr(r, "epsilon_upper", r.ci_high), dtype=float)
+                upper = np.asarray(r.epsilon_upper, dtype=float)
                 if not np.all(np.isfinite(upper)):
                     raise AccountingFailure("Monte Carlo returned non-finite bounds")
                 answer = {"method": "mc", "kind": "upper_confidence_bound", "epsilon": upper,
                           "details": {"estimator": r.estimator, "num_samples": r.num_samples,
-                                      "estimate": list(r.epsilon)}}
+                                      "estimate": list(r.epsilon), "trusted": r.trusted, "ess": r.ess,
+                                      "max_term_share": r.max_term_share,
+                                      "upper_checkpoints": list(r.upper_checkpoints)}}
             attempts.append({"method": m, "status": "answered", "reason": "", "seconds": time.perf_counter() - t1})
             break
         except AccountingFailure as exc:

@@ -405,7 +405,19 @@ def _render_result(res, comp, online: bool) -> None:
     mc = det.get("monte_carlo")
     if mc:
         head.add_row("Monte Carlo", f"{mc.get('estimator')}, {mc.get('num_samples', 0):,} samples per direction; "
-                                    f"two-sided {mc['confidence']:.0%} interval [{mc['ci_low']:.6g}, {mc['ci_high']:.6g}]")
+                                    f"bound: {mc.get('upper_method')}; two-sided {mc['confidence']:.0%} normal "
+                                    f"interval of the estimate [{mc['ci_low']:.6g}, {mc['ci_high']:.6g}]")
+        trusted = mc.get("trusted")
+        head.add_row("diagnostics", f"effective sample size {mc.get('ess', float('nan')):.4g}, largest term "
+                                    f"{mc.get('max_term_share', float('nan')):.2%} of the sum: "
+                                    + ("trusted" if trusted else "[bold yellow]not trusted[/] (the bound holds but "
+                                       "is wide; more --samples tighten it)"))
+        cc = mc.get("cross_check") or {}
+        if cc.get("available"):
+            line = f"dp_accounting PLD gives {cc['value']:.6g}"
+            if cc.get("flagged"):
+                line = f"[bold red]{line}: above the Monte Carlo bound by more than its half-width[/]"
+            head.add_row("cross-check", line)
     if "replaced_by_rdp" in det:
         head.add_row("note", f"the method's value {det['replaced_by_rdp']['value']:.6g} was above the RDP bound; "
                              f"the RDP bound is reported")
