@@ -142,6 +142,51 @@ def test_a_trial_left_running_by_a_killed_process_is_rerun_on_the_same_pair():
     assert states.count((2, "FAIL")) == 1 and states.count((2, "COMPLETE")) == 1
 
 
+def test_a_kill_between_two_storage_writes_is_resumed_deterministically():
+    """A SIGKILL can land between two storage writes of one trial: (a) a ledger trial holding its
+    index but not yet its pair (written by older versions, which stored the index first), and (b) a
+    search proposal whose parameters Optuna had only partly stored. Both are half-written trials
+    that never ran: the resume marks them failed and runs every index once (this made the kill -9
+    test below fail now and then)."""
+    from optuna.trial import TrialState
+
+    from dpaudit.audit import TrialRecord
+    from dpaudit.scale import TrialSpec, run_trial
+    from dpaudit.study import open_ledger
+
+    storage = optuna.storages.InMemoryStorage()
+    finder = BayesFinder(REL, method="tpe", seed=5)
+    given = {"mechanism": "noisy-mean(0.3)", "claim": PureDP(1.0).to_dict(), "tester": MeanShiftTester(5.0).config(),
+             "seed": 1, "trial_budget": 4, "beta": 0.1, "num_samples": 64, "neighbouring": None,
+             "finder": finder.config()}
+    ledger = open_ledger(storage, "t", given, {}, resume=True, record_from_dict=TrialRecord.from_dict)
+    finder.attach(storage, ledger.search_study_name(), run=0)
+    for idx in range(2):
+        pair = finder.ask()
+        trial = ledger.begin(idx, pair, "bayes")
+        record = run_trial(NoisyMean(0.3), MeanShiftTester(5.0), PureDP(1.0), TrialSpec(idx, pair, "bayes", 64, 0.1 / 4, 1))
+        ledger.finish(trial, record)
+        finder.tell(pair, record.outcome.objective)
+    # (a) the ledger trial of index 2: index stored, pair not
+    half = ledger.study.ask()
+    half.set_user_attr("dpaudit.index", 2)
+    # (b) a search proposal with only its first parameter stored
+    search = optuna.load_study(study_name=ledger.search_study_name(), storage=storage)
+    first = dict([next(iter(finder.space.optuna_distributions().items()))])
+    partial = search.ask(fixed_distributions=first)
+    ledger.close(0.0, 2)
+
+    resumed = audit(NoisyMean(0.3), PureDP(1.0), BayesFinder(REL, method="tpe", seed=5), tester=MeanShiftTester(5.0),
+                    storage=storage, study_name="t", resume=True, exhaustive=True)
+    assert [t.index for t in resumed.trials] == [0, 1, 2, 3]
+    assert {t.run for t in resumed.trials[2:]} == {1}
+    states = {t.number: t.state for t in optuna.load_study(study_name=ledger.search_study_name(),
+                                                           storage=storage).get_trials()}
+    assert states[partial.number] == TrialState.FAIL
+    ledger_trials = optuna.load_study(study_name="t", storage=storage).get_trials()
+    assert next(t for t in ledger_trials if t.number == half.number).state == TrialState.FAIL
+
+
 # --------------------------------------------------------------------------- slow: kill -9
 def _records(url: str) -> dict:
     """index -> record of the finished trials in the ledger (read while the audit runs)."""

@@ -226,10 +226,12 @@ class AuditStudy:
             The ledger trial, to pass to :meth:`finish` or :meth:`fail`.
         """
         trial = self.study.ask()
-        trial.set_user_attr(PREFIX + "index", int(index))
+        # Each attribute is its own storage write, and a kill can land between two of them: the
+        # index goes last, so a stored index always comes with its pair (see _load_trials).
         trial.set_user_attr(PREFIX + "pair", pair.to_dict())
         trial.set_user_attr(PREFIX + "finder", finder)
         trial.set_user_attr(PREFIX + "run", self.run)
+        trial.set_user_attr(PREFIX + "index", int(index))
         return trial
 
     def finish(self, trial, record) -> None:
@@ -298,6 +300,10 @@ def _load_trials(study, record_from_dict):
         else:
             if t.state == TrialState.RUNNING:  # orphan of a dead process
                 study.tell(t.number, state=TrialState.FAIL)
+            if PREFIX + "pair" not in attrs:
+                # killed between the index and the pair by a version that wrote the index first:
+                # the trial never started, and its index is assigned again
+                continue
             pairs.setdefault(idx, (NeighbouringPair.from_dict(attrs[PREFIX + "pair"]), attrs.get(PREFIX + "finder", "")))
     assigned = []
     pending = []

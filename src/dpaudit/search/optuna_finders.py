@@ -215,8 +215,14 @@ class OptunaFinder:
         from optuna.trial import TrialState
 
         study = self.study
-        running = [t for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)) if t.params]
-        orphans = [(self.space.decode(t.params, description=f"{self.name} #{t.number}"), t.number) for t in running]
+        running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        # a proposal killed while Optuna was still storing its parameters (one write each) is
+        # incomplete: it was never handed to the audit, so it is marked failed
+        complete = [t for t in running if set(self._dists) <= set(t.params)]
+        for t in running:
+            if not set(self._dists) <= set(t.params):
+                study.tell(t.number, state=TrialState.FAIL)
+        orphans = [(self.space.decode(t.params, description=f"{self.name} #{t.number}"), t.number) for t in complete]
         for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
             if t.value is not None and math.isfinite(t.value):
                 self._seen.append(float(t.value))
