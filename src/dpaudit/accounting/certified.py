@@ -77,16 +77,10 @@ class AccountingFailure(RuntimeError):
 # result
 # --------------------------------------------------------------------------------------------
 def _clean(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, (np.floating, float)):
-        v = float(x)
-        return v if math.isfinite(v) else (None if math.isnan(v) else ("inf" if v > 0 else "-inf"))
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
+    """JSON-safe copy (the accounting package's one converter: NaN -> None, inf -> "inf")."""
+    from .monte_carlo import _jsonable
+
+    return _jsonable(x)
 
 
 @dataclass(frozen=True)
@@ -449,15 +443,9 @@ def _check_tolerance(tolerance) -> float:
 
 
 def _check_eps(epsilon) -> float:
-    if isinstance(epsilon, bool):
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    try:
-        e = float(epsilon)
-    except (TypeError, ValueError):
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}") from None
-    if not (math.isfinite(e) and e >= 0):
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    return e
+    from .monte_carlo import _check_epsilon
+
+    return _check_epsilon(epsilon)
 
 
 def _check_method(method: str) -> str:
