@@ -632,3 +632,21 @@ def test_laplace_single_step_profile_and_composition_estimate():
         assert abs(r.delta - truth) < 4.5 * r.std_error
     # saddle point tilt is 0 when eps is below the mean loss
     assert saddlepoint_tilt(comp, 0.0) == 0.0
+
+
+def test_thread_count_does_not_change_monte_carlo_results():
+    from dpaudit.accounting import monte_carlo as mc
+
+    comp = Composition.dpsgd(1.1, 0.01, 300)
+    try:
+        out = []
+        for n in (1, 3):
+            mc.set_num_threads(n)
+            r = MonteCarloAccountant(num_samples=6000, rng=4, chunk_elements=1 << 16).get_epsilon(comp, 1e-6)
+            out.append((r.epsilon, r.epsilon_upper, r.ci_high))
+        assert out[0] == out[1]
+    finally:
+        mc.set_num_threads(None)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="positive integer"):
+            mc.set_num_threads(bad)

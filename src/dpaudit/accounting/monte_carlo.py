@@ -839,15 +839,52 @@ def _block_rows(sampler: _Sampler) -> int:
     return TS * max(1, sampler.chunk // max(1, sampler.n_total) // TS)
 
 
+_THREADS = {"n": None}
+
+
+def set_num_threads(n: int | None) -> None:
+    """Threads that draw the Monte Carlo blocks of one run in parallel (NumPy backend).
+
+    ``None`` (default): one per CPU core (``os.cpu_count()``). Blocks are keyed by their position
+    (:mod:`._backend`), every thread has its own generator, and the blocks are concatenated in
+    order, so the result is the same for every thread count; NumPy releases the GIL while it fills
+    arrays and evaluates ufuncs, so the threads run on separate cores.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not None or a positive integer.
+    """
+    if n is not None and (isinstance(n, bool) or int(n) != n or n < 1):
+        raise ValueError(f"the number of threads must be a positive integer or None, got {n!r}")
+    _THREADS["n"] = None if n is None else int(n)
+
+
+def _num_threads() -> int:
+    import os
+
+    return _THREADS["n"] or max(1, os.cpu_count() or 1)
+
+
 def _run_offline(sampler: _Sampler, num_samples: int, progress: ProgressFn | None):
     sampler.num_samples = num_samples
     per = _block_rows(sampler)
+    bounds = [(lo, min(num_samples, lo + per)) for lo in range(0, num_samples, per)]
+    threads = min(_num_threads(), len(bounds)) if sampler.ops.name == "numpy" else 1
     parts = []
-    for lo in range(0, num_samples, per):
-        hi = min(num_samples, lo + per)
-        parts.append(sampler.draw(lo, hi))
-        if progress is not None:
-            progress(hi, num_samples)
+    if threads > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            for (_, hi), part in zip(bounds, pool.map(lambda b: sampler.draw(*b), bounds)):
+                parts.append(part)
+                if progress is not None:
+                    progress(hi, num_samples)
+    else:
+        for lo, hi in bounds:
+            parts.append(sampler.draw(lo, hi))
+            if progress is not None:
+                progress(hi, num_samples)
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(len(parts[0])))
 
 
