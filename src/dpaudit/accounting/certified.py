@@ -83,8 +83,18 @@ def _clean(x: Any) -> Any:
     return _jsonable(x)
 
 
+class _StatementResult:
+    """``to_dict`` for the result types below: every dataclass field plus ``statement()``."""
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dict of every field plus ``statement``."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}  # type: ignore[attr-defined]
+        d["statement"] = self.statement()  # type: ignore[attr-defined]
+        return _clean(d)
+
+
 @dataclass(frozen=True)
-class AccountingResult:
+class AccountingResult(_StatementResult):
     """The answer of :func:`get_epsilon` or :func:`get_delta`, and how it was obtained.
 
     Attributes
@@ -144,12 +154,6 @@ class AccountingResult:
         q = "epsilon" if self.query == "epsilon" else "delta"
         return (f"({self.epsilon:.6g}, {self.delta:.6g})-DP; {q} is a {what} from "
                 f"{_METHOD_NAMES[self.method]}")
-
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict of every field plus ``statement``."""
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        d["statement"] = self.statement()
-        return _clean(d)
 
 
 _METHOD_NAMES = {
@@ -602,7 +606,7 @@ def _check_confidence(confidence) -> float:
 # online: eps(delta) after every step
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class OnlineAccountingResult:
+class OnlineAccountingResult(_StatementResult):
     """eps(delta) after each reported step of a composition (:func:`get_epsilon_online`).
 
     Attributes
@@ -651,12 +655,6 @@ class OnlineAccountingResult:
                 else f"pointwise upper confidence bounds at {self.confidence:.0%} (Monte Carlo, not certified)")
         return (f"after step {self.steps[-1]}: ({self.epsilon[-1]:.6g}, {self.delta:.6g})-DP; every epsilon is one of "
                 f"the {what} from {_METHOD_NAMES[self.method]}")
-
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict of every field plus ``statement``."""
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        d["statement"] = self.statement()
-        return _clean(d)
 
 
 def _rdp_online(comp: Composition, delta: float, steps: list[int]) -> np.ndarray:
