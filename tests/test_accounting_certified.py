@@ -241,3 +241,16 @@ def test_get_epsilon_online_tiny_delta_falls_back_and_never_exceeds_rdp(monkeypa
     assert all(e <= b for e, b in zip(r.epsilon, r.rdp_bound))
     # the last step is never below the truth's lower end
     assert r.epsilon[-1] >= _prv_lower(comp, 1e-13)
+
+
+def test_huge_grids_are_refused_before_they_are_built():
+    # sigma=0.5, q=0.01, k=1e5, delta=1e-13: prv_accountant's grid would need ~9e7 bins (it ran out of
+    # 24 GB of memory here); the precheck refuses it from the domain size alone
+    from dpaudit.accounting.certified import MAX_BINS, _prv_precheck
+
+    with pytest.raises(AccountingFailure, match="over the memory cap"):
+        _prv_precheck(Composition.dpsgd(0.5, 0.01, 100_000), 1e-2, 1e-16, 1e-13)
+    with pytest.raises(AccountingFailure, match="would refuse delta=1e-13"):
+        _prv_precheck(Composition.dpsgd(0.5, 1e-3, 1000), 1e-3, 1e-16, 1e-13)  # refused by prv itself
+    _prv_precheck(Composition.dpsgd(1.1, 0.01, 100), 1e-2, 1e-8, 1e-5)  # an ordinary case passes
+    assert MAX_BINS >= 1 << 20

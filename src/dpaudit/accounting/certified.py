@@ -65,6 +65,8 @@ METHODS = ("auto", "pld", "prv", "mc", "rdp")
 KINDS = ("upper_bound", "upper_confidence_bound", "estimate")
 #: the PLD value discretisation intervals tried in turn (nats); each is 4x finer than the last
 PLD_GRIDS = tuple(4e-3 / 4 ** i for i in range(7))
+#: largest grid (bins of a composed PMF) PLD or prv_accountant may build: about 270 MB per complex array
+MAX_BINS = 1 << 24
 
 ProgressFn = Callable[[str], None]
 
@@ -148,11 +150,11 @@ class AccountingResult(_StatementResult):
     def statement(self) -> str:
         """One sentence: the privacy guarantee and what kind of number it is."""
         if self.kind == "upper_confidence_bound":
-            what = f"upper confidence bound at {self.confidence:.0%} (Monte Carlo, not certified)"
+            what = f"an upper confidence bound at {self.confidence:.0%} (Monte Carlo, not certified)"
         else:
-            what = {"upper_bound": "certified upper bound", "estimate": "estimate, not a bound"}[self.kind]
+            what = {"upper_bound": "a certified upper bound", "estimate": "an estimate, not a bound"}[self.kind]
         q = "epsilon" if self.query == "epsilon" else "delta"
-        return (f"({self.epsilon:.6g}, {self.delta:.6g})-DP; {q} is a {what} from "
+        return (f"({self.epsilon:.6g}, {self.delta:.6g})-DP; {q} is {what} from "
                 f"{_METHOD_NAMES[self.method]}")
 
 
@@ -261,9 +263,10 @@ def _pmf_epsilon(losses, probs, inf_mass, delta: float) -> tuple[float, float]:
 def _grid_value(comp: Composition, interval: float, query: str, target: float) -> dict:
     t0 = time.perf_counter()
     pld = _pld(comp, interval)
-    vals, charges = [], []
+    vals, charges, bins = [], [], 0
     for pmf in _pmfs(pld):
         losses, probs, inf_mass = _dense_parts(pmf)
+        bins = max(bins, probs.size)
         if query == "epsilon":
             v, c = _pmf_epsilon(losses, probs, inf_mass, target)
         else:
@@ -272,7 +275,7 @@ def _grid_value(comp: Composition, interval: float, query: str, target: float) -
         vals.append(v)
         charges.append(c)
     return {"interval": interval, "value": float(max(vals)), "noise_charge": float(max(charges)),
-            "seconds": time.perf_counter() - t0}
+            "bins": int(bins), "seconds": time.perf_counter() - t0}
 
 
 def _pld_refined(comp: Composition, query: str, target: float, tolerance: float, max_seconds: float,
@@ -287,6 +290,11 @@ def _pld_refined(comp: Composition, query: str, target: float, tolerance: float,
             if time.perf_counter() - t0 + predicted > max_seconds:
                 raise AccountingFailure(
                     f"PLD grids did not agree to {tolerance:g} within {max_seconds:g} s "
+                    f"(last grids: {_fmt_grids(grids)})")
+            if 4 * grids[-1]["bins"] > MAX_BINS:
+                raise AccountingFailure(
+                    f"PLD grids did not agree to {tolerance:g} before the next grid's size "
+                    f"({4 * grids[-1]['bins']:,} bins) passed the memory cap of {MAX_BINS:,} bins "
                     f"(last grids: {_fmt_grids(grids)})")
         if progress is not None:
             progress(f"PLD grid {interval:.3g}")
@@ -385,16 +393,43 @@ def pld_delta(composition, epsilon: float, *, tolerance: float = 1e-3, max_secon
 # --------------------------------------------------------------------------------------------
 # the other methods
 # --------------------------------------------------------------------------------------------
+def _prv_precheck(comp: Composition, eps_error: float, delta_error: float, delta: float | None) -> None:
+    """Refuse (AccountingFailure) before prv_accountant builds a grid that would not fit in memory
+    or that it would reject for round-off after composing (its own test, computed from the
+    domain size it would use; both cost it minutes and many GB at k ~ 1e5 and tiny delta)."""
+    try:
+        from prv_accountant.accountant import compute_safe_domain_size
+    except ImportError as exc:
+        raise AccountingFailure(f"prv_accountant is not installed ({exc})") from None
+    from .reference import _prv_parts
+
+    prvs, counts = _prv_parts(comp)
+    half = compute_safe_domain_size(prvs, counts, eps_error=eps_error, delta_error=delta_error)
+    mesh = eps_error / math.sqrt(sum(counts) / 2 * math.log(12 / delta_error))
+    bins = int(2 * half / mesh) + 1
+    if bins > MAX_BINS:
+        raise AccountingFailure(f"prv_accountant's grid would have {bins:,} bins, over the memory cap of "
+                                f"{MAX_BINS:,}")
+    if delta is not None and float(np.finfo(np.longdouble).eps) * bins > delta - delta_error:
+        raise AccountingFailure(f"prv_accountant would refuse delta={delta:g}: floating-point error over its "
+                                f"{bins:,} bins dominates")
+
+
 def _prv_value(comp: Composition, query: str, target: float, tolerance: float) -> dict:
     from . import reference
 
+    eps_error = min(1e-2, tolerance * 10)
     try:
         if query == "epsilon":
-            r = reference.epsilon("prv", comp, target, eps_error=min(1e-2, tolerance * 10), delta_error=target * 1e-3)
+            _prv_precheck(comp, eps_error, target * 1e-3, target)
+            r = reference.epsilon("prv", comp, target, eps_error=eps_error, delta_error=target * 1e-3)
             value, est = r["upper"], r["epsilon"]
         else:
-            r = reference.delta("prv", comp, target, eps_error=min(1e-2, tolerance * 10), delta_error=1e-15)
+            _prv_precheck(comp, eps_error, 1e-15, None)
+            r = reference.delta("prv", comp, target, eps_error=eps_error, delta_error=1e-15)
             value, est = r["upper"], r["delta"]
+    except AccountingFailure:
+        raise
     except ValueError as exc:
         raise AccountingFailure(f"prv_accountant: {exc}") from None
     except (RuntimeError, FloatingPointError, OverflowError, MemoryError) as exc:  # its numerical failures
