@@ -214,9 +214,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dpaudit", "differential privacy audits (dpaudit)")
     group.addoption("--dpaudit-samples", type=int, default=None, metavar="N",
                     help="Mechanism outputs per dataset per trial for audits that do not set samples= "
-                         "(default: dpaudit.testing.DEFAULT_SAMPLES, 20000).")
+                         "(default: dpaudit.testing.DEFAULT_SAMPLES, 50000).")
     group.addoption("--dpaudit-trials", type=int, default=None, metavar="T",
-                    help="Trial budget for audits that do not set trials= (default 3).")
+                    help="Trial budget for audits that do not set trials= (default 5).")
     group.addoption("--dpaudit-seed", type=int, default=0, metavar="SEED",
                     help="Base seed; each audit's seed is a stable hash of it and the test's node id "
                          "unless the test sets seed= (default 0).")

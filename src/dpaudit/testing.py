@@ -6,11 +6,12 @@ the evidence and the exact ``dpaudit test ...`` command that reproduces it. The 
 (:mod:`dpaudit.pytest_plugin`, see ``docs/pytest.md``) builds on it.
 
 Defaults are chosen for test suites: a fixed seed (0), so a CI run is reproducible, and a budget
-of ``DEFAULT_SAMPLES`` outputs per dataset and ``DEFAULT_TRIALS`` trials, which costs a few
-seconds on a vectorised mechanism (measured on 2 shared CPU cores: ``zoo:dp-laplace`` at eps = 1,
-no violation, 3 trials, 4 to 5 s; ``zoo:non-dp-laplace-1``, violation at the first trial, 1 to
-2 s). The CLI's defaults (50,000 samples, 10 trials) search harder; raise ``samples`` and
-``trials`` for a nightly job.
+of ``DEFAULT_SAMPLES`` (50,000) outputs per dataset and ``DEFAULT_TRIALS`` (5) trials, which costs
+a second or two on a vectorised mechanism (measured on 2 shared CPU cores, after the first audit
+of the process, which also pays about 4 s of imports: ``zoo:dp-laplace``, ``zoo:dp-gaussian``,
+``zoo:dp-median`` at eps = 1, no violation, 1.3 to 1.5 s each; ``zoo:non-dp-laplace-1``,
+violation at the first trial, 0.2 s). The CLI searches harder by default (10 trials); raise
+``samples`` and ``trials`` for a nightly job.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ __all__ = [
     "assert_dp",
 ]
 
-DEFAULT_SAMPLES = 20_000
+DEFAULT_SAMPLES = 50_000
 """Mechanism outputs drawn on each dataset per trial by :func:`assert_dp`."""
 
-DEFAULT_TRIALS = 3
+DEFAULT_TRIALS = 5
 """Trial budget of :func:`assert_dp` (neighbouring pairs tested at most)."""
 
 DEFAULT_BETA = 0.01
@@ -438,9 +439,9 @@ def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, ne
     pairs : sequence of (D0, D1), optional
         Neighbouring pairs to test first (each dataset array-like of shape
         ``(n_records, record_dim)``), instead of the mechanism's witness pairs.
-    samples : int, default DEFAULT_SAMPLES (20,000)
+    samples : int, default DEFAULT_SAMPLES (50,000)
         Mechanism outputs drawn on **each** dataset per trial (>= 8).
-    trials : int, default DEFAULT_TRIALS (3)
+    trials : int, default DEFAULT_TRIALS (5)
         Trial budget: at most this many pairs are tested; the audit stops at the first
         violation unless ``exhaustive``.
     beta : float, default 0.01
@@ -489,9 +490,10 @@ def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, ne
     Notes
     -----
     Cost: ``2 * samples * trials`` mechanism outputs plus one classifier fit per trial. Measured
-    on 2 shared CPU cores with the defaults: ``assert_dp("zoo:dp-laplace", epsilon=1.0)`` 4 to
-    5 s (3 trials, no violation); ``assert_dp("zoo:non-dp-laplace-1", epsilon=1.0)`` raises after
-    1 to 2 s (first trial). A function called once per output costs its own time on top
+    on 2 shared CPU cores with the defaults: ``assert_dp("zoo:dp-laplace", epsilon=1.0)`` 1.3 s
+    (5 trials, no violation; 0.34 s with ``samples=20_000, trials=3``);
+    ``assert_dp("zoo:non-dp-laplace-1", epsilon=1.0)`` raises after 0.2 s (first trial). The
+    first audit in a process adds about 4 s of imports (PyTorch, Optuna). A function called once per output costs its own time on top
     (diffprivlib's mean: about 90 µs per call, so use ``samples`` of a few thousand).
 
     Examples
