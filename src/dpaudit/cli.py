@@ -10,7 +10,6 @@ with ``--debug`` for the traceback), 130 interrupted (Ctrl-C; an audit kept with
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
@@ -24,6 +23,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from ._assembly import AUTO_BAYES_METHOD  # noqa: F401  (the sampler of --search auto, importable from here as before)
 from .errors import DPAuditError, MechanismError
 
 app = typer.Typer(
@@ -101,21 +101,10 @@ def _fail(message: str) -> "typer.Exit":
 
 
 def _parse_domain(specs: list[str] | None):
-    from .datasets import Domain
+    """--domain LOWER:UPPER (one per coordinate) as a Domain, or None."""
+    from ._assembly import as_domain
 
-    if not specs:
-        return None
-    lo, hi = [], []
-    for spec in specs:
-        parts = spec.split(":")
-        if len(parts) != 2:
-            raise DPAuditError(f"--domain expects LOWER:UPPER for one coordinate, got {spec!r}")
-        try:
-            lo.append(float(parts[0]))
-            hi.append(float(parts[1]))
-        except ValueError:
-            raise DPAuditError(f"--domain bounds must be numbers, got {spec!r}") from None
-    return Domain(tuple(lo), tuple(hi))
+    return as_domain(specs)
 
 
 def _parse_pairs(spec: str, relation) -> list:
@@ -128,45 +117,16 @@ def _parse_pairs(spec: str, relation) -> list:
         raise DPAuditError(f"--pairs must be a JSON file or JSON text [[D0, D1], ...]: {exc}") from None
     if not isinstance(data, list) or not all(isinstance(p, (list, dict)) for p in data):
         raise DPAuditError(f"--pairs must be a list of [D0, D1] pairs, got {text[:80]!r}")
-    pairs = []
-    for i, p in enumerate(data):
-        d0, d1 = (p["d0"], p["d1"]) if isinstance(p, dict) else p
-        pairs.append(relation.pair(d0, d1, description=f"user pair {i + 1}"))
-    return pairs
+    from ._assembly import user_pairs
+
+    return user_pairs(data, relation)
 
 
 def _load_target(target: str):
-    """Resolve TARGET to (mechanism-or-zoo-entry, kind)."""
-    if target.startswith("zoo:"):
-        from .mechanisms import zoo
+    """Resolve TARGET to (mechanism-or-zoo-entry, kind) (see :func:`dpaudit._assembly.load_target`)."""
+    from ._assembly import load_target
 
-        return zoo.get(target[4:]), "zoo"
-    if ":" not in target:
-        raise DPAuditError(
-            f"TARGET must be zoo:NAME or package.module:attribute, got {target!r} "
-            "(see `dpaudit zoo` for the built-in mechanisms)"
-        )
-    module_name, attr = target.split(":", 1)
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise DPAuditError(f"cannot import module {module_name!r}: {exc}") from None
-    obj = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise DPAuditError(f"module {module_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    from .mechanisms.base import Mechanism
-
-    if hasattr(obj, "sample") and callable(obj.sample):
-        return obj, "mechanism"
-    if isinstance(obj, type):
-        raise DPAuditError(f"{target} is a class; point TARGET at an instance (a Mechanism object) or a function")
-    if callable(obj):
-        return Mechanism.from_callable(obj, name=target), "mechanism"
-    raise DPAuditError(f"{target} is neither a Mechanism (with .sample) nor a callable")
+    return load_target(target)
 
 
 def _fmt_dataset(d) -> str:
@@ -298,33 +258,10 @@ def _explicit(ctx: "typer.Context", name: str) -> bool:
 
 
 def _make_finder(search: "Search", known: list, relation, seed: Optional[int]):
-    """The finder for --search (see the option's help)."""
-    from .search import BayesFinder, ChainFinder, EvolutionFinder, GridFinder, RandomFinder, optuna_available
+    """The finder for --search (see the option's help and :func:`dpaudit._assembly.make_finder`)."""
+    from ._assembly import make_finder
 
-    finder_seed = None if seed is None else seed + 1
-    if search is not Search.grid and search is not Search.random and optuna_available():
-        import optuna
-
-        # Optuna's per-trial INFO lines and its warnings about its own internals (e.g. "greenlet
-        # unavailable") would interleave with the progress bar.
-        optuna.logging.set_verbosity(optuna.logging.ERROR)
-    if search is Search.grid:
-        if not known:
-            raise DPAuditError("--search grid needs pairs: give --pairs (or use a zoo mechanism with witness pairs)")
-        return GridFinder(known)
-    if search is Search.random:
-        return RandomFinder(relation, rng=finder_seed)
-    if search is Search.bayes:
-        return BayesFinder(relation, method="gp", seed=finder_seed)
-    if search is Search.evolution:
-        return EvolutionFinder(relation, seed=finder_seed)
-    # auto: the known pairs first, then Bayesian search (random search without Optuna)
-    try:
-        model = BayesFinder(relation, method=AUTO_BAYES_METHOD, seed=finder_seed) if optuna_available() else None
-    except DPAuditError:  # a relation the search space does not cover
-        model = None
-    follow = model if model is not None else RandomFinder(relation, rng=finder_seed)
-    return ChainFinder([GridFinder(known), follow]) if known else follow
+    return make_finder(search.value, known, relation, seed)
 
 
 def _make_executor(scheduler: Optional[str], workers: Optional[str]):
@@ -365,12 +302,6 @@ def _ship_by_value(target: str) -> None:
         cloudpickle.register_pickle_by_value(module)
     except (ImportError, ValueError):  # pragma: no cover
         pass
-
-
-# The Optuna sampler of --search auto after the known pairs: TPE proposes in milliseconds and
-# handles pending trials (parallel asks); the GP sampler of --search bayes (paper 000's GP bandit)
-# costs about a second per proposal and several seconds for its first.
-AUTO_BAYES_METHOD = "tpe"
 
 
 @app.command("test")
@@ -422,34 +353,18 @@ def test_cmd(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    from ._assembly import assemble
     from .audit import audit
-    from .claims import make_claim
-    from .datasets import make_relation
     from .testers import make_tester
 
     try:
         obj, kind = _load_target(target)
-        if kind == "zoo":
-            entry = obj
-            d = delta if delta is not None else (entry.default_delta if alpha is None else None)
-            claim = make_claim(epsilon, d, alpha)
-            mechanism = entry.mechanism(epsilon, d)
-            rel_name = neighbouring.value if neighbouring else entry.relation
-            dom = _parse_domain(domain) or entry.domain
-            lo = entry.min_size if min_size is None else min_size
-            hi = entry.max_size if max_size is None else max_size
-            relation = make_relation(rel_name, dom, lo, hi)
-            known = [] if rel_name != entry.relation else [relation.pair(a, b, f"witness pair of {entry.name}") for a, b in entry.witness_pairs]
-        else:
-            mechanism = obj
-            claim = make_claim(epsilon, delta, alpha)
-            hint = getattr(mechanism, "neighbouring", None)
-            rel_name = neighbouring.value if neighbouring else (hint.name if hint is not None else "add-remove")
-            dom = _parse_domain(domain) or (hint.domain if hint is not None else None)
-            lo = min_size if min_size is not None else (hint.min_size if hint is not None else 1)
-            hi = max_size if max_size is not None else (hint.max_size if hint is not None else 10)
-            relation = make_relation(rel_name, dom, lo, hi)
-            known = [relation.pair(a, b, "pair suggested by the mechanism") for a, b in getattr(mechanism, "witness_pairs", ())]
+        setup = assemble(
+            obj, kind, epsilon=epsilon, delta=delta, alpha=alpha,
+            neighbouring=neighbouring.value if neighbouring else None, domain=domain,
+            min_size=min_size, max_size=max_size,
+        )
+        mechanism, claim, relation, known = setup.mechanism, setup.claim, setup.relation, setup.known
         if pairs is not None:
             known = _parse_pairs(pairs, relation)
         if resume and storage is None:

@@ -1,0 +1,270 @@
+"""How an audit is assembled from a target, a claim and the audit options.
+
+Shared by ``dpaudit test`` (:mod:`dpaudit.cli`) and :func:`dpaudit.testing.assert_dp`, so that the
+Python API audits exactly what the command line would: the same mechanism (zoo entries built at
+the claimed epsilon and delta), the same neighbouring relation, the same known pairs and the same
+finder for a given seed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+
+from .errors import DPAuditError
+
+__all__ = ["AUTO_BAYES_METHOD", "SEARCH_NAMES", "AuditSetup", "as_domain", "assemble", "load_target", "make_finder", "user_pairs"]
+
+# The Optuna sampler of --search auto after the known pairs: TPE proposes in milliseconds and
+# handles pending trials (parallel asks); the GP sampler of --search bayes (paper 000's GP bandit)
+# costs about a second per proposal and several seconds for its first.
+AUTO_BAYES_METHOD = "tpe"
+
+SEARCH_NAMES = ("auto", "grid", "random", "bayes", "evolution")
+"""Names of the pair searches (``--search``)."""
+
+
+def load_target(target: str):
+    """Resolve a target string to ``(zoo entry or mechanism, kind)``.
+
+    Parameters
+    ----------
+    target : str
+        ``"zoo:NAME"`` or ``"package.module:attribute"`` naming a Mechanism object (anything with
+        a ``sample`` method) or a function ``f(dataset) -> output``. The current working directory
+        is put on ``sys.path`` first, as ``dpaudit test`` does.
+
+    Returns
+    -------
+    tuple
+        ``(ZooEntry, "zoo")`` or ``(Mechanism, "mechanism")``; a function is wrapped with
+        :meth:`Mechanism.from_callable` under the name ``target``.
+
+    Raises
+    ------
+    DPAuditError
+        For a malformed target, a module that cannot be imported, a missing attribute, a class, or
+        an object that is neither a mechanism nor callable.
+    """
+    if target.startswith("zoo:"):
+        from .mechanisms import zoo
+
+        return zoo.get(target[4:]), "zoo"
+    if ":" not in target:
+        raise DPAuditError(
+            f"TARGET must be zoo:NAME or package.module:attribute, got {target!r} "
+            "(see `dpaudit zoo` for the built-in mechanisms)"
+        )
+    module_name, attr = target.split(":", 1)
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise DPAuditError(f"cannot import module {module_name!r}: {exc}") from None
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise DPAuditError(f"module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    from .mechanisms.base import Mechanism
+
+    if hasattr(obj, "sample") and callable(obj.sample):
+        return obj, "mechanism"
+    if isinstance(obj, type):
+        raise DPAuditError(f"{target} is a class; point TARGET at an instance (a Mechanism object) or a function")
+    if callable(obj):
+        return Mechanism.from_callable(obj, name=target), "mechanism"
+    raise DPAuditError(f"{target} is neither a Mechanism (with .sample) nor a callable")
+
+
+@dataclass(frozen=True)
+class AuditSetup:
+    """What an audit runs: the mechanism, the claim, the relation and the pairs known up front.
+
+    Attributes
+    ----------
+    mechanism : Mechanism
+    claim : PureDP, ApproxDP or RenyiDP
+    relation : AddRemove, Replace or a structured relation
+    known : list of NeighbouringPair
+        The zoo entry's witness pairs (when auditing under its own relation) or the mechanism's
+        ``witness_pairs`` hint; replaced by user pairs when those are given.
+    zoo_entry : ZooEntry or None
+    """
+
+    mechanism: object
+    claim: object
+    relation: object
+    known: list
+    zoo_entry: object = None
+
+
+def as_domain(domain, name: str = "--domain"):
+    """A record domain from what a user gives.
+
+    Parameters
+    ----------
+    domain : Domain, sequence, or None
+        A :class:`~dpaudit.datasets.Domain`; a sequence of ``"LOWER:UPPER"`` strings (the CLI's
+        ``--domain``) or of ``(lower, upper)`` pairs, one per record coordinate; or one
+        ``(lower, upper)`` pair of numbers for scalar records. None or empty: None.
+    name : str
+        How the value is called in error messages.
+
+    Returns
+    -------
+    Domain or None
+
+    Raises
+    ------
+    DPAuditError
+        For a malformed specification (the message names the value).
+    """
+    from .datasets import Domain
+
+    if domain is None or isinstance(domain, Domain):
+        return domain
+    if isinstance(domain, (str, bytes)) or not hasattr(domain, "__len__"):
+        raise DPAuditError(f"{name} expects a Domain or a list of (lower, upper) bounds, got {domain!r}")
+    if len(domain) == 0:
+        return None
+    if len(domain) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in domain):
+        domain = [tuple(domain)]  # (lower, upper) of scalar records
+    lo, hi = [], []
+    for spec in domain:
+        if isinstance(spec, str):
+            parts = spec.split(":")
+            if len(parts) != 2:
+                raise DPAuditError(f"{name} expects LOWER:UPPER for one coordinate, got {spec!r}")
+        else:
+            parts = list(spec) if hasattr(spec, "__len__") else [spec]
+            if len(parts) != 2:
+                raise DPAuditError(f"{name} expects (lower, upper) for one coordinate, got {spec!r}")
+        try:
+            lo.append(float(parts[0]))
+            hi.append(float(parts[1]))
+        except (TypeError, ValueError):
+            raise DPAuditError(f"{name} bounds must be numbers, got {spec!r}") from None
+    return Domain(tuple(lo), tuple(hi))
+
+
+def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: str | None = None,
+             domain=None, min_size: int | None = None, max_size: int | None = None) -> AuditSetup:
+    """Build the claim, mechanism, relation and known pairs as ``dpaudit test`` does.
+
+    Parameters
+    ----------
+    obj, kind
+        What :func:`load_target` returned.
+    epsilon, delta, alpha : float
+        The claim's parameters, as ``--epsilon``, ``--delta``, ``--alpha`` (epsilon in nats). For
+        a zoo entry, an omitted delta is the entry's default delta (unless alpha is given).
+    neighbouring : str, optional
+        ``"add-remove"`` or ``"replace"``; default the mechanism's own, else add-remove.
+    domain : Domain or sequence, optional
+        Record domain, anything :func:`as_domain` reads; default the mechanism's own.
+    min_size, max_size : int, optional
+        Dataset size range of the relation; default the mechanism's own, else 1 and 10.
+
+    Returns
+    -------
+    AuditSetup
+
+    Raises
+    ------
+    InvalidClaimError, NeighbouringError, DPAuditError
+        For invalid claim parameters, relation or domain.
+    """
+    from .claims import make_claim
+    from .datasets import make_relation
+
+    if kind == "zoo":
+        entry = obj
+        d = delta if delta is not None else (entry.default_delta if alpha is None else None)
+        claim = make_claim(epsilon, d, alpha)
+        mechanism = entry.mechanism(epsilon, d)
+        rel_name = neighbouring if neighbouring else entry.relation
+        dom = as_domain(domain) or entry.domain
+        lo = entry.min_size if min_size is None else min_size
+        hi = entry.max_size if max_size is None else max_size
+        relation = make_relation(rel_name, dom, lo, hi)
+        known = [] if rel_name != entry.relation else [relation.pair(a, b, f"witness pair of {entry.name}") for a, b in entry.witness_pairs]
+        return AuditSetup(mechanism, claim, relation, known, entry)
+    mechanism = obj
+    claim = make_claim(epsilon, delta, alpha)
+    hint = getattr(mechanism, "neighbouring", None)
+    rel_name = neighbouring if neighbouring else (hint.name if hint is not None else "add-remove")
+    dom = as_domain(domain) or (hint.domain if hint is not None else None)
+    lo = min_size if min_size is not None else (hint.min_size if hint is not None else 1)
+    hi = max_size if max_size is not None else (hint.max_size if hint is not None else 10)
+    relation = make_relation(rel_name, dom, lo, hi)
+    known = [relation.pair(a, b, "pair suggested by the mechanism") for a, b in getattr(mechanism, "witness_pairs", ())]
+    return AuditSetup(mechanism, claim, relation, known, None)
+
+
+def user_pairs(pairs, relation) -> list:
+    """Pairs given by the user, ``[[D0, D1], ...]`` or ``[{"d0": D0, "d1": D1}, ...]``, as
+    :class:`NeighbouringPair` objects checked against ``relation`` (named ``user pair i``)."""
+    out = []
+    for i, p in enumerate(pairs):
+        d0, d1 = (p["d0"], p["d1"]) if isinstance(p, dict) else p
+        out.append(relation.pair(d0, d1, description=f"user pair {i + 1}"))
+    return out
+
+
+def make_finder(search: str, known: list, relation, seed: int | None):
+    """The finder for a pair search named as ``--search`` (see :data:`SEARCH_NAMES`).
+
+    Parameters
+    ----------
+    search : str
+        ``"grid"`` (the known pairs), ``"random"``, ``"bayes"`` (Gaussian-process), ``"evolution"``
+        (NSGA-II) or ``"auto"`` (the known pairs, then Optuna's TPE, or random search without
+        Optuna).
+    known : list of NeighbouringPair
+    relation
+        The neighbouring relation searched.
+    seed : int, optional
+        The audit's seed; the finder uses ``seed + 1``.
+
+    Returns
+    -------
+    Finder
+
+    Raises
+    ------
+    DPAuditError
+        For an unknown search, or ``"grid"`` without pairs.
+    """
+    from .search import BayesFinder, ChainFinder, EvolutionFinder, GridFinder, RandomFinder, optuna_available
+
+    search = getattr(search, "value", search)
+    if search not in SEARCH_NAMES:
+        raise DPAuditError(f"search must be one of {', '.join(SEARCH_NAMES)}, got {search!r}")
+    finder_seed = None if seed is None else seed + 1
+    if search not in ("grid", "random") and optuna_available():
+        import optuna
+
+        # Optuna's per-trial INFO lines and its warnings about its own internals (e.g. "greenlet
+        # unavailable") would interleave with the progress bar.
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+    if search == "grid":
+        if not known:
+            raise DPAuditError("--search grid needs pairs: give --pairs (or use a zoo mechanism with witness pairs)")
+        return GridFinder(known)
+    if search == "random":
+        return RandomFinder(relation, rng=finder_seed)
+    if search == "bayes":
+        return BayesFinder(relation, method="gp", seed=finder_seed)
+    if search == "evolution":
+        return EvolutionFinder(relation, seed=finder_seed)
+    # auto: the known pairs first, then Bayesian search (random search without Optuna)
+    try:
+        model = BayesFinder(relation, method=AUTO_BAYES_METHOD, seed=finder_seed) if optuna_available() else None
+    except DPAuditError:  # a relation the search space does not cover
+        model = None
+    follow = model if model is not None else RandomFinder(relation, rng=finder_seed)
+    return ChainFinder([GridFinder(known), follow]) if known else follow
