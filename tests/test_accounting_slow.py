@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from dpaudit.accounting import (
     Composition,
@@ -27,15 +26,12 @@ from dpaudit.accounting import (
     verify,
 )
 
+from _harness import assert_coverage_at_least, assert_rate_at_most
+
 pytestmark = pytest.mark.slow
 
 GAUSS10 = Composition.from_steps([(GaussianStep(2.0), 10)])
 MU10 = math.sqrt(10.0) / 2.0
-
-
-def _coverage_ok(hits: int, n: int, level: float) -> bool:
-    """One-sided binomial test of H0: coverage >= level; True unless rejected at 1e-3."""
-    return stats.binomtest(hits, n, level, alternative="less").pvalue > 1e-3
 
 
 @pytest.mark.parametrize("estimator, eps, m", [("simple", 2.0, 2000), ("is", 2.0, 2000), ("is", 8.0, 2000)])
@@ -47,7 +43,7 @@ def test_delta_interval_coverage_gaussian(estimator, eps, m):
     for _ in range(reps):
         r = acc.get_delta(GAUSS10, eps)
         hits += r.ci_low <= truth <= r.ci_high
-    assert _coverage_ok(hits, reps, 0.95), f"{hits}/{reps}"
+    assert_coverage_at_least(hits, reps, 0.95)
     assert hits < reps  # intervals that always cover would be uselessly wide at 95%
 
 
@@ -60,7 +56,7 @@ def test_epsilon_interval_coverage_gaussian():
     for _ in range(reps):
         r = acc.get_epsilon(GAUSS10, delta)
         hits += r.ci_low <= truth <= r.ci_high
-    assert _coverage_ok(hits, reps, 0.9), f"{hits}/{reps}"
+    assert_coverage_at_least(hits, reps, 0.9)
 
 
 def test_delta_interval_coverage_subsampled_against_pld_bracket():
@@ -78,7 +74,7 @@ def test_delta_interval_coverage_subsampled_against_pld_bracket():
     for _ in range(reps):
         r = acc.get_delta(comp, eps)
         hits += r.ci_low <= truth <= r.ci_high
-    assert _coverage_ok(hits, reps, 0.95), f"{hits}/{reps}"
+    assert_coverage_at_least(hits, reps, 0.95)
 
 
 def test_epsilon_agrees_with_pld_on_dpsgd_within_one_percent():
@@ -119,12 +115,12 @@ def test_verifier_false_positive_rate_subsampled_both_directions():
     n = 150
     acc = sum(verify(comp, eps, proposal, tau=tau, false_positive_rate=beta, plan=plan,
                      rng=np.random.default_rng(500 + i)).accepted for i in range(n))
-    assert stats.binomtest(acc, n, beta, alternative="greater").pvalue > 1e-3
+    assert_rate_at_most(acc, n, beta, what="acceptances")
     good = 0.5 * (hi + lo)
     plan_ok = plan_verification(comp, eps, good, tau=tau, false_positive_rate=beta)
     rej = sum(not verify(comp, eps, good, tau=tau, false_positive_rate=beta, plan=plan_ok,
                          rng=np.random.default_rng(900 + i)).accepted for i in range(n))
-    assert stats.binomtest(rej, n, beta, alternative="greater").pvalue > 1e-3
+    assert_rate_at_most(rej, n, beta, what="rejections")
 
 
 # --------------------------------------------------------------------------------------------
@@ -138,7 +134,7 @@ def test_epsilon_upper_coverage_gaussian():
     acc = MonteCarloAccountant(1000, "is", confidence=0.95, rng=np.random.default_rng(78))
     reps = 300
     hits = sum(acc.get_epsilon(GAUSS10, delta).epsilon_upper >= truth for _ in range(reps))
-    assert _coverage_ok(hits, reps, 0.95), f"{hits}/{reps}"
+    assert_coverage_at_least(hits, reps, 0.95)
 
 
 def test_delta_upper_coverage_gaussian():
@@ -147,7 +143,7 @@ def test_delta_upper_coverage_gaussian():
     acc = MonteCarloAccountant(1000, "is", confidence=0.95, rng=np.random.default_rng(79))
     reps = 300
     hits = sum(acc.get_delta(GAUSS10, eps).delta_upper >= truth for _ in range(reps))
-    assert _coverage_ok(hits, reps, 0.95), f"{hits}/{reps}"
+    assert_coverage_at_least(hits, reps, 0.95)
 
 
 @pytest.mark.parametrize("k", [2, 30])
@@ -159,4 +155,4 @@ def test_epsilon_upper_coverage_tiny_delta(k):
     acc = MonteCarloAccountant(2000, confidence=0.95, rng=np.random.default_rng(800 + k))
     reps = 200
     hits = sum(acc.get_epsilon(comp, 1e-13).epsilon_upper >= truth for _ in range(reps))
-    assert _coverage_ok(hits, reps, 0.95), f"{hits}/{reps}"
+    assert_coverage_at_least(hits, reps, 0.95)

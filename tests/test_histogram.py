@@ -38,6 +38,7 @@ from dpaudit.estimators.histogram import (
 from dpaudit.testers import CombinedTester, NotApplicable, TestOutcome, make_tester
 from dpaudit.testers.histogram import HistogramTester, rdp_epsilon_lower_bound
 
+from _harness import assert_rate_above, assert_rate_at_most
 from exact_divergences import laplace_hockey_stick
 
 VALID = ("split", "l1", "plug-in", "original")  # the proven tolerances
@@ -60,11 +61,6 @@ def randomized_response(keep, n, rng):
 
 def rr_keep(eps):
     return math.exp(eps) / (1.0 + math.exp(eps))
-
-
-def binomial_pvalue(failures, runs, rate):
-    """P[Bin(runs, rate) >= failures]: small when the failure rate is above ``rate``."""
-    return float(stats.binom.sf(failures - 1, runs, rate))
 
 
 # --------------------------------------------------------------------------- plain functions
@@ -491,7 +487,7 @@ def _discrete_failures(tol, runs, beta, p_probs=DISCRETE_P, q_probs=DISCRETE_Q, 
 def test_coverage_on_a_discrete_pair(tol):
     runs, beta = 300, 0.2
     fails = _discrete_failures(tol, runs, beta, **({} if tol == "split" else {"categories": [0, 1, 2, 3]}))
-    assert binomial_pvalue(fails, runs, beta) > 1e-3, f"{tol}: {fails}/{runs} failures at beta={beta}"
+    assert_rate_at_most(fails, runs, beta, what=f"{tol} failures")
 
 
 @pytest.mark.slow
@@ -502,9 +498,9 @@ def test_coverage_check_can_fail():
     runs, beta = 100, 0.2
     two_p, two_q = np.array([0.6, 0.4]), np.array([0.4, 0.6])
     fails = _discrete_failures("l1", runs, beta, broken=True, categories=[0, 1, 2, 3])
-    assert binomial_pvalue(fails, runs, beta) < 1e-3
+    assert_rate_above(fails, runs, beta)
     fails = _discrete_failures("split", runs, beta, two_p, two_q, n=1000, broken=True)
-    assert binomial_pvalue(fails, runs, beta) < 1e-3
+    assert_rate_above(fails, runs, beta)
 
 
 @pytest.mark.slow
@@ -518,7 +514,7 @@ def test_coverage_on_a_binned_laplace_pair(tol):
         p, q = rng.laplace(0, 1, n), rng.laplace(1, 1, n)
         ev = HistogramHockeyStick(tolerance=tol).estimate(p, q, epsilon=0.5, beta=beta, rng=r)
         fails += bool(any(np.any(b.delta_lower_bound(GRID) > exact) for b in (ev.forward, ev.reverse)))
-    assert binomial_pvalue(fails, runs, beta) > 1e-3
+    assert_rate_at_most(fails, runs, beta)
 
 
 @pytest.mark.slow
@@ -530,7 +526,7 @@ def test_false_positive_rate_at_a_tight_claim(tol):
     for r in range(runs):
         p, q = randomized_response(rr_keep(eps), 3000, np.random.default_rng(3000 + r))
         accused += HistogramTester(tolerance=tol).test(p, q, PureDP(eps), beta=beta, rng=r).violation
-    assert binomial_pvalue(accused, runs, beta) > 1e-3
+    assert_rate_at_most(accused, runs, beta, what="accused")
 
 
 @pytest.mark.slow

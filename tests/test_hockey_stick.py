@@ -23,6 +23,7 @@ from scipy import stats
 from dpaudit.bounds import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.estimators import ClassifierHockeyStick, HockeyStickBound, bound_from_dict, hockey_stick_lower_bound
 
+from _harness import assert_rate_at_most
 from exact_divergences import gaussian_hockey_stick, hockey_stick_numeric, laplace_hockey_stick
 
 
@@ -234,18 +235,13 @@ def coverage_runs(request):
     return {"name": request.param, "lower": lower, "grid_fail": grid_fail, "exact": float(exact(COVERAGE_EPS))}
 
 
-def _consistent_with_rate(failures: int, reps: int, rate: float) -> float:
-    """p-value of the one-sided test of 'failure rate <= rate'."""
-    return stats.binomtest(int(failures), reps, rate, alternative="greater").pvalue
-
-
 @pytest.mark.slow
 def test_coverage_at_the_reported_epsilon(coverage_runs):
     lower, exact = coverage_runs["lower"], coverage_runs["exact"]
     for j, direction in enumerate(("P||Q", "Q||P")):
         failures = int(np.sum(lower[:, j] > exact))
         print(f"{coverage_runs['name']} {direction}: {failures}/{COVERAGE_REPS} failures at beta={COVERAGE_BETA}")
-        assert _consistent_with_rate(failures, COVERAGE_REPS, COVERAGE_BETA) > 0.001
+        assert_rate_at_most(failures, COVERAGE_REPS, COVERAGE_BETA)
 
 
 @pytest.mark.slow
@@ -254,7 +250,7 @@ def test_coverage_simultaneous_over_epsilon_grid(coverage_runs):
     for j, direction in enumerate(("P||Q", "Q||P")):
         failures = int(fails[:, j].sum())
         print(f"{coverage_runs['name']} {direction} grid: {failures}/{COVERAGE_REPS} failures at beta={COVERAGE_BETA}")
-        assert _consistent_with_rate(failures, COVERAGE_REPS, COVERAGE_BETA) > 0.001
+        assert_rate_at_most(failures, COVERAGE_REPS, COVERAGE_BETA)
 
 
 @pytest.mark.slow

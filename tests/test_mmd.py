@@ -35,6 +35,8 @@ from dpaudit.mechanisms.zoo import get as zoo_get
 from dpaudit.testers import CombinedTester, TestOutcome, make_tester
 from dpaudit.testers.mmd import MMDTester, mmd_threshold, renyi_epsilon_from_tv, tv_cap
 
+from _harness import assert_rate_above, assert_rate_at_most
+
 
 # --------------------------------------------------------------------------- closed forms
 def _rbf_expectation(m, v, b):
@@ -127,10 +129,10 @@ def test_empirical_bernstein_coverage_on_skewed_variables():
     mean, var = z.mean(axis=1), z.var(axis=1, ddof=1)
     lo = empirical_bernstein_lower(mean, var, n, beta)
     fails = int(np.sum(lo > p))
-    assert stats.binomtest(fails, reps, beta, alternative="greater").pvalue > 0.001
+    assert_rate_at_most(fails, reps, beta)
     broken = mean
     broken_fails = int(np.sum(broken > p))
-    assert stats.binomtest(broken_fails, reps, beta, alternative="greater").pvalue < 1e-6
+    assert_rate_above(broken_fails, reps, beta, level=1e-6)
 
 
 # --------------------------------------------------------------------------- MMD vs TV vs (eps, delta)
@@ -473,11 +475,6 @@ COVERAGE_CASES = {
 }
 
 
-def _consistent_with_rate(failures: int, reps: int, rate: float) -> float:
-    """p-value of the one-sided test of 'failure rate <= rate'."""
-    return stats.binomtest(int(failures), reps, rate, alternative="greater").pvalue
-
-
 @pytest.fixture(scope="module", params=sorted(COVERAGE_CASES))
 def coverage_runs(request):
     mu_p, s_p, mu_q, s_q, n = COVERAGE_CASES[request.param]
@@ -501,7 +498,7 @@ def test_mmd_bound_coverage(coverage_runs):
     failures = int(np.sum(lower > exact))
     print(f"{name}: {failures}/{COVERAGE_REPS} failures at beta={COVERAGE_BETA}; "
           f"median lower/exact {np.median(lower / exact):.2f}, lower > 0 in {np.mean(lower > 0):.0%}")
-    assert _consistent_with_rate(failures, COVERAGE_REPS, COVERAGE_BETA) > 0.001
+    assert_rate_at_most(failures, COVERAGE_REPS, COVERAGE_BETA)
     assert np.mean(lower > 0) > 0.5  # the runs are informative, not vacuous
 
 
@@ -510,7 +507,7 @@ def test_coverage_test_rejects_a_broken_bound(coverage_runs):
     """The point estimate used as a 'bound' fails about half the time: the test must see it."""
     name, rows = coverage_runs
     failures = int(np.sum(rows[:, 1] > rows[:, 2]))
-    assert _consistent_with_rate(failures, COVERAGE_REPS, COVERAGE_BETA) < 1e-6
+    assert_rate_above(failures, COVERAGE_REPS, COVERAGE_BETA, level=1e-6)
 
 
 @pytest.mark.slow
@@ -524,11 +521,11 @@ def test_false_positive_rate_at_exact_guarantees():
         p, q = _rr(0.5, 4000, [rep, 1])
         fails += t.test(p, q, PureDP(0.5), beta=beta, rng=[rep, 2]).violation
     print(f"randomized response: {fails}/{reps} false positives at beta={beta}")
-    assert _consistent_with_rate(fails, reps, beta) > 0.001
+    assert_rate_at_most(fails, reps, beta, what="false positives")
     fails = 0
     for rep in range(reps):
         rng = np.random.default_rng([rep, 3])
         p, q = rng.normal(0, 0.5, (4000, 1)), rng.normal(1, 0.5, (4000, 1))
         fails += t.test(p, q, RenyiDP(2.0, 2.0 / (2 * 0.25)), beta=beta, rng=[rep, 4]).violation
     print(f"gaussian mechanism, exact RDP: {fails}/{reps} false positives at beta={beta}")
-    assert _consistent_with_rate(fails, reps, beta) > 0.001
+    assert_rate_at_most(fails, reps, beta, what="false positives")

@@ -49,6 +49,8 @@ from dpaudit.testers.renyi import (
     renyi_threshold,
 )
 
+from _harness import assert_rate_above, assert_rate_at_most
+
 FAST = dict(hidden_sizes=(16, 16), epochs=20, batch_size=512, max_steps=200)
 
 
@@ -171,11 +173,6 @@ def _exact_rh(alpha, lo, hi):
     return alpha / (alpha - 1) * math.log(e1) - math.log(e2)
 
 
-def _binom_p(failures, reps, rate):
-    """p-value of the one-sided test of 'failure rate <= rate'."""
-    return stats.binomtest(int(failures), reps, rate, alternative="greater").pvalue
-
-
 OR_REPS, OR_N, OR_BETA = 400, 3000, 0.2
 
 
@@ -194,7 +191,7 @@ def test_oracle_bound_covers_rh(concentration):
         lower[rep] = b.lower
         assert b.lower < b.estimate and b.beta == OR_BETA and not b.vacuous
     failures = int(np.sum(lower > exact))
-    assert _binom_p(failures, OR_REPS, OR_BETA) > 0.001
+    assert_rate_at_most(failures, OR_REPS, OR_BETA)
     # ... and the bound is informative: Bernstein within 0.25 nats, Chernoff (worst-case
     # constants) looser but positive on average at this size.
     if concentration == "bernstein":
@@ -215,8 +212,8 @@ def test_coverage_check_rejects_a_broken_bound():
         plug.append(b.estimate > exact)
         b100 = renyi_bound_from_values(np.tile(hp, 100), np.tile(hq, 100), alpha, lo, hi, beta=OR_BETA)
         narrow.append(b100.lower > exact)
-    assert _binom_p(sum(plug), 120, OR_BETA) < 0.001
-    assert _binom_p(sum(narrow), 120, OR_BETA) < 0.001
+    assert_rate_above(sum(plug), 120, OR_BETA, what="plug-in failures")
+    assert_rate_above(sum(narrow), 120, OR_BETA, what="narrow-bound failures")
 
 
 def test_bound_fields_and_formula():
@@ -427,7 +424,7 @@ def test_trained_bound_covers_true_divergence(case):
             fails[j] += b.lower > exact
             lowers.append(b.lower)
     for f in fails:
-        assert _binom_p(f, E2E_REPS, beta) > 0.001
+        assert_rate_at_most(f, E2E_REPS, beta)
     assert np.median(lowers) > 0.3 * exact  # and not trivially low
 
 
@@ -458,7 +455,7 @@ def test_false_positive_rate_at_exact_guarantee(case):
             p, q = rng.laplace(0, 1, (n, 1)), rng.laplace(1.0, 1, (n, 1))
             claim = PureDP(1.0)
         flagged += tester.test(p, q, claim, beta=beta, rng=[rep, 82]).violation
-    assert _binom_p(flagged, FPR_REPS, beta) > 0.001
+    assert_rate_at_most(flagged, FPR_REPS, beta, what="flagged")
 
 
 @pytest.mark.slow
