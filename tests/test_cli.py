@@ -193,3 +193,16 @@ def test_debug_shows_the_mechanisms_own_traceback(user_module, monkeypatch, caps
     code, text = _main(monkeypatch, capsys, "--debug", "test", "usermech:raises", "--epsilon", "1",
                        "--trials", "1", "--samples", "50")
     assert code == 2 and "database offline" in text and "Traceback" in text
+
+
+def test_cuda_on_a_machine_without_it_is_a_one_line_bad_input_error(monkeypatch, capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    code, text = _main(monkeypatch, capsys, "test", "zoo:dp-laplace", "-e", "1", "--device", "cuda")
+    assert code == 2 and "CUDA is not available" in text and "Traceback" not in text
+    from dpaudit._torch import check_device
+
+    assert check_device("cpu") == "cpu"
+    with pytest.raises(ValueError, match="not a torch device"):
+        check_device("gpu7")

@@ -317,15 +317,10 @@ class TorchOps:
     def __init__(self, device: str = "cpu", native_rng: bool | None = None) -> None:
         import torch
 
+        from .._torch import check_device
+
         self.torch = torch
-        dev = torch.device(device)
-        if dev.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(
-                f"device={device!r} was requested but CUDA is not available in this PyTorch build "
-                f"(torch {torch.__version__}); use device='cpu' or the default NumPy backend"
-            )
-        if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"device={device!r}: only {torch.cuda.device_count()} CUDA device(s) visible")
+        dev = torch.device(check_device(device))
         self.dev = dev
         self.device = str(dev)
         #: torch's own generator on the device (default on CUDA) or NumPy's PCG64 (default on the CPU)

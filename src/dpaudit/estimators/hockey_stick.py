@@ -26,6 +26,7 @@ from typing import Callable
 
 import numpy as np
 
+from .._torch import check_device
 from ..bounds import clopper_pearson_lower, clopper_pearson_upper
 from .base import HockeyStickBound, check_sample_pair, profile_grid
 
@@ -126,7 +127,7 @@ class ClassifierHockeyStick:
         self.learning_rate = float(learning_rate)
         self.max_steps = int(max_steps)
         self.train_fraction = float(train_fraction)
-        self.device = device
+        self.device = check_device(device)
         if num_threads is not None and int(num_threads) < 1:
             raise ValueError(f"num_threads must be >= 1 or None, got {num_threads!r}")
         self.num_threads = None if num_threads is None else int(num_threads)

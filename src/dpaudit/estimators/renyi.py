@@ -38,6 +38,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .._torch import check_device
 from ..bounds import empirical_bernstein_lower
 from .base import DivergenceBound, check_sample_pair, register_bound_type
 from .hockey_stick import _torch_threads
@@ -589,7 +590,7 @@ class VariationalRenyi:
         self.max_steps = int(max_steps)
         self.train_fraction = float(train_fraction)
         self.concentration = concentration
-        self.device = device
+        self.device = check_device(device)
         self.num_threads = None if num_threads is None else int(num_threads)
 
     def config(self) -> dict:
