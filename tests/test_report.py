@@ -73,7 +73,8 @@ def test_render_is_deterministic_and_markdown_writes_plots(audit_json, tmp_path)
     render_result(audit_json, b, command="dpaudit test x", samples=(x, x + 1))
     assert a.read_bytes() == b.read_bytes()
     md = tmp_path / "rep.md"
-    written = render_result(audit_json, md, samples=(np.ones((50, 3)), np.zeros((50, 3))))
+    rng = np.random.default_rng(0)
+    written = render_result(audit_json, md, samples=(rng.normal(size=(50, 3)), rng.normal(size=(50, 3))))
     assert [p.name for p in written] == ["rep.md", "outputs.png", "privacy-profile.png"]
     text = md.read_text()
     assert "](rep_files/outputs.png)" in text and "](rep_files/privacy-profile.png)" in text
@@ -81,6 +82,12 @@ def test_render_is_deterministic_and_markdown_writes_plots(audit_json, tmp_path)
     assert "principal axes" in text  # 3-D outputs: a 2-D projection
     for p in written[1:]:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_discrete_outputs_are_drawn_as_frequencies(audit_json, tmp_path):
+    x0 = np.array([[0.0, 1.0], [1.0, 1.0], [0.0, 1.0]] * 10)
+    render_result(audit_json, tmp_path / "d.md", samples=(x0, x0[::-1]))
+    assert "frequency of each of the 2 distinct output values" in (tmp_path / "d.md").read_text()
 
 
 def test_report_from_saved_json_without_mechanism(audit_json, tmp_path):

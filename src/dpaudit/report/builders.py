@@ -179,8 +179,16 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         if samples is not None:
             x0, x1 = samples
             dim = int(np.asarray(x0).reshape(len(x0), -1).shape[1])
-            what = ("histogram and empirical CDF" if dim == 1 else
-                    ("scatter of the two coordinates" if dim == 2 else f"scatter on the first two principal axes of the pooled {dim}-dimensional outputs"))
+            distinct = len(np.unique(np.vstack([np.asarray(x0, dtype=float).reshape(len(x0), -1),
+                                                np.asarray(x1, dtype=float).reshape(len(x1), -1)]), axis=0))
+            if distinct <= plots.MAX_DISCRETE:
+                what = f"frequency of each of the {distinct} distinct output values"
+            elif dim == 1:
+                what = "histogram and empirical CDF"
+            elif dim == 2:
+                what = "scatter of the two coordinates"
+            else:
+                what = f"scatter on the first two principal axes of the pooled {dim}-dimensional outputs"
             blocks.append(Plot("outputs", plots.output_distributions_png(x0, x1, title=f"outputs of {mech} at the pair of trial {s.index + 1}"),
                                alt="output distributions of M(D0) and M(D1)",
                                caption=f"Output distributions at this pair: {what} of {len(x0):,} outputs per dataset. {samples_note}".strip()))
@@ -192,7 +200,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         if hs:
             grid = profile_grid(claim.epsilon)
             allowed = claim.delta_profile(grid)
-            curves = [(bb.direction, np.asarray(bb.delta_lower_bound(grid), dtype=float)) for bb in hs]
+            curves = [(f"{bb.divergence} {bb.direction}" if len({x.divergence for x in hs}) > 1 else bb.direction, np.asarray(bb.delta_lower_bound(grid), dtype=float)) for bb in hs]
             png = plots.privacy_profile_png(grid, curves, allowed, claimed_epsilon=claim.epsilon,
                                             witness_epsilon=o.witness_epsilon if o.violation else None,
                                             title=f"privacy profile at the pair of trial {s.index + 1}")

@@ -21,6 +21,11 @@ __all__ = [
 ]
 
 _DPI = 110
+MAX_DISCRETE = 30  # outputs with at most this many distinct values are drawn as frequency bars
+
+
+def _g4(v) -> str:
+    return f"{float(v):.4g}"
 
 
 def _figure(width: float = 6.4, height: float = 4.0, ncols: int = 1):
@@ -66,13 +71,32 @@ def output_distributions_png(x0, x1, *, labels=("M(D0)", "M(D1)"), title: str = 
     Returns
     -------
     bytes
-        PNG image. Vector outputs of more than two coordinates are projected on the first two
-        principal axes of the pooled outputs.
+        PNG image. Outputs taking at most ``MAX_DISCRETE`` distinct values are drawn as the
+        frequency of each value; vector outputs of more than two coordinates are projected on the
+        first two principal axes of the pooled outputs.
     """
     x0 = np.asarray(x0, dtype=float)
     x1 = np.asarray(x1, dtype=float)
     x0 = x0.reshape(len(x0), -1)
     x1 = x1.reshape(len(x1), -1)
+    values = np.unique(np.vstack([x0, x1]), axis=0)
+    if len(values) <= MAX_DISCRETE:
+        fig, (ax,) = _figure(max(5.6, 0.35 * len(values) + 2.5), 3.8)
+        f0 = (x0[:, None, :] == values[None]).all(axis=2).mean(axis=0)
+        f1 = (x1[:, None, :] == values[None]).all(axis=2).mean(axis=0)
+        pos = np.arange(len(values))
+        ax.bar(pos - 0.2, f0, width=0.4, color="C0", label=labels[0])
+        ax.bar(pos + 0.2, f1, width=0.4, color="C3", label=labels[1])
+        names = [_g4(v[0]) if len(v) == 1 else "(" + ", ".join(_g4(t) for t in v) + ")" for v in values]
+        ax.set_xticks(pos)
+        ax.set_xticklabels(names, rotation=45 if len(values) > 6 or max(map(len, names)) > 8 else 0, ha="right", fontsize=7)
+        ax.set_ylabel("frequency")
+        ax.set_xlabel("output (each distinct value)")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3, axis="y")
+        if title:
+            fig.suptitle(title, fontsize=10)
+        return _png(fig)
     if x0.shape[1] == 1:
         fig, (ax, ax2) = _figure(9.0, 3.6, ncols=2)
         a, b = x0[:, 0], x1[:, 0]
