@@ -304,6 +304,37 @@ def _ship_by_value(target: str) -> None:
         pass
 
 
+REPORT_SAMPLES = 5_000
+
+
+def _write_test_report(ctx: "typer.Context", path: Path, result, mechanism) -> None:
+    """Write ``dpaudit test``'s --report: the JSON result, or an HTML/Markdown report rendered
+    from it (:mod:`dpaudit.report`) with outputs re-drawn at the strongest pair for the plot."""
+    from .report import render_result, report_format, reproduce_command
+
+    try:
+        if report_format(path) == "json":
+            path.write_text(result.to_json())
+            return
+        samples, note = None, ""
+        s = result.strongest
+        if s is not None:
+            from .scale import sample_pair, trial_streams
+
+            n = min(REPORT_SAMPLES, s.num_samples)
+            try:
+                sample_ss, _ = trial_streams(result.seed, s.index)
+                samples = sample_pair(mechanism, s.pair, n, sample_ss, None)
+                note = (f"The JSON result holds no outputs: these {n:,} per dataset were re-drawn for the plot from "
+                        f"trial {s.index + 1}'s recorded random stream (seed {result.seed}, spawn key {s.index}).")
+            except Exception as exc:  # noqa: BLE001 - a report without the plot is still a report
+                note = f"re-drawing outputs of the mechanism for the plot failed: {type(exc).__name__}: {exc}"
+        render_result(json.loads(result.to_json()), path, command=reproduce_command(ctx, {"seed": result.seed}),
+                      samples=samples, samples_note=note)
+    except OSError as exc:
+        raise _fail(f"--report: cannot write {str(path)!r}: {exc}")
+
+
 @app.command("test")
 def test_cmd(
     ctx: typer.Context,
@@ -319,7 +350,7 @@ def test_cmd(
     trials: int = typer.Option(10, "--trials", "-t", help="Trial budget: at most this many neighbouring pairs are tested."),
     beta: float = typer.Option(0.01, "--beta", help="Probability of a false accusation for the whole audit."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for a reproducible run (recorded in the report)."),
-    report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write the full result as JSON to this file."),
+    report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write a report to this file; the suffix picks the format: .json (the full result, machine-readable), .html (one self-contained page with plots) or .md (Markdown, plots as PNG files in <name>_files/). See docs/reports.md."),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
     search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: grid (given/witness pairs), random (random neighbouring pairs), bayes (Gaussian-process Bayesian optimisation of the divergence estimate over datasets, extreme datasets first; needs Optuna), evolution (NSGA-II evolutionary search; needs Optuna), auto (witness/given pairs first, then Bayesian search with Optuna's TPE sampler, or random search without Optuna)."),
     pairs: Optional[str] = typer.Option(None, "--pairs", help='Neighbouring pairs to test, as a JSON file or JSON text: [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
@@ -358,6 +389,10 @@ def test_cmd(
     from .testers import make_tester
 
     try:
+        if report is not None:
+            from .report import report_format
+
+            report_format(report)  # an unknown suffix is bad input before any work
         obj, kind = _load_target(target)
         setup = assemble(
             obj, kind, epsilon=epsilon, delta=delta, alpha=alpha,
@@ -464,7 +499,7 @@ def test_cmd(
         raise _fail(str(exc))
 
     if report is not None:
-        report.write_text(result.to_json())
+        _write_test_report(ctx, report, result, mechanism)
     if json_out:
         typer.echo(result.to_json())
     else:

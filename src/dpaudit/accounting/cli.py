@@ -138,6 +138,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("account")
     def account_cmd(
+        ctx: typer.Context,
         noise_multiplier: float = typer.Option(..., "--noise-multiplier", "-s", help="Noise multiplier sigma (noise std / clipping norm)."),
         sampling_rate: float = typer.Option(1.0, "--sampling-rate", "-q", help="Poisson sampling rate q in (0, 1]; 1 = full batch (plain Gaussian)."),
         steps: int = typer.Option(..., "--steps", "-k", help="Number of steps k."),
@@ -155,6 +156,7 @@ def register(app: typer.Typer) -> None:
         plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG: delta(epsilon) (offline) or epsilon over steps (--online)."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
         quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
+        report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write a report: .json (the JSON result), .html (self-contained page: epsilon against steps for --online, the privacy profile otherwise) or .md (Markdown, plots in <name>_files/). See docs/reports.md."),
     ) -> None:
         """Privacy accounting for DP-SGD: epsilon(delta) or delta(epsilon) after k steps.
 
@@ -185,6 +187,10 @@ def register(app: typer.Typer) -> None:
                 raise ValueError(f"--tolerance must be in (0, 1), got {tolerance!r}")
             if plot is not None and plot.suffix.lower() not in (".png", ".pdf", ".svg"):
                 raise ValueError(f"--plot must end in .png, .pdf or .svg, got {str(plot)!r}")
+            if report is not None:
+                from ..report import report_format
+
+                report_format(report)
             comp = _composition(noise_multiplier, sampling_rate, steps)
             if method is Method.mc or (device is not None) or (backend is not None):
                 from ._backend import get_ops
@@ -213,6 +219,8 @@ def register(app: typer.Typer) -> None:
 
         if plot is not None:
             _make_plot(plot, comp, res, online)
+        if report is not None:
+            _write_report(ctx, report, result, comp, res, online)
         if json_out:
             typer.echo(json.dumps(result, indent=2, default=str))
         else:
@@ -438,6 +446,44 @@ def _render_result(res, comp, online: bool) -> None:
         for i in sorted({0, k // 10, k // 4, k // 2, 3 * k // 4, k - 1}):
             t.add_row(f"{res.steps[i]:,}", f"{res.epsilon[i]:.6g}", f"{res.rdp_bound[i]:.6g}")
         out.print(t)
+
+
+def _profile_curves(comp, res) -> dict | None:
+    """delta(eps) upper bounds around the reported point, for the report (None if they cannot be had)."""
+    import numpy as np
+
+    from .certified import profile_curve
+    from .prv import delta_upper_bound
+
+    try:
+        center = float(res.epsilon)
+        grid = np.linspace(max(0.0, 0.5 * center), 1.6 * center + 0.5, 40)
+        pld = profile_curve(comp, grid, interval=res.details.get("interval", 1e-3))
+        rdp = np.array([delta_upper_bound(comp, float(x)) for x in grid])
+    except (ValueError, ArithmeticError, MemoryError):
+        return None
+    return {"epsilon": grid.tolist(),
+            "curves": [["PLD, pessimistic (upper bound)", [None if not np.isfinite(v) else float(v) for v in pld]],
+                       ["RDP bound", [float(v) for v in rdp]]]}
+
+
+def _write_report(ctx, path: Path, result: dict, comp, res, online: bool) -> None:
+    """--report: the JSON result, or an HTML/Markdown report rendered from it."""
+    from ..audit import library_versions
+    from ..report import render_result, report_format, reproduce_command
+
+    data = json.loads(json.dumps(result, default=str))
+    try:
+        if report_format(path) == "json":
+            path.write_text(json.dumps(data, indent=2))
+            return
+        if not online:
+            prof = _profile_curves(comp, res)
+            if prof is not None:
+                data["profile"] = prof
+        render_result(data, path, command=reproduce_command(ctx, {"seed": result.get("seed")}), versions=library_versions())
+    except OSError as exc:
+        raise _fail(f"--report: cannot write {str(path)!r}: {exc}")
 
 
 def _make_plot(path: Path, comp, res, online: bool) -> None:

@@ -74,11 +74,47 @@ def _plot(path, hist, thr, gdp, claim, audit_delta):
     return plot_tradeoff(path, curves, title=f"Trade-off curves (eps lower bound at delta={audit_delta:g}: {hist.epsilon_lower_bound(audit_delta):.3g})")
 
 
+def _curves(hist, thr, gdp, claim) -> dict:
+    """Trade-off curves for the report, on an FPR grid dense near 0 (for the log-log view)."""
+    import numpy as np
+
+    from .plot import approx_dp_tradeoff
+
+    a = np.unique(np.concatenate([[0.0], np.geomspace(1e-6, 1.0, 241), np.linspace(0.0, 1.0, 201)]))
+    out = {
+        "alpha": a.tolist(),
+        "upper": np.asarray(hist.tradeoff_upper_bound(a), dtype=float).tolist(),
+        "others": [["threshold MIA: upper bound", np.asarray(thr.tradeoff_upper_bound(a), dtype=float).tolist()],
+                   [f"GDP audit: mu={gdp.mu_lower_bound:.3g}", np.asarray(gdp.tradeoff(a), dtype=float).tolist()]],
+    }
+    if claim is not None:
+        out["claim"] = [f"claim: {claim.describe()}", approx_dp_tradeoff(a, claim.epsilon, claim.delta).tolist()]
+    return out
+
+
+def _write_report(ctx, path: Path, result: dict, hist, thr, gdp, claim, seed) -> None:
+    """--report: the JSON result, or an HTML/Markdown report rendered from it plus the curves."""
+    from ..audit import library_versions
+    from ..report import render_result, report_format, reproduce_command
+    from .evidence import _jsonable
+
+    data = json.loads(json.dumps(_jsonable(result)))
+    try:
+        if report_format(path) == "json":
+            path.write_text(json.dumps(data, indent=2))
+            return
+        render_result({**data, "curves": _curves(hist, thr, gdp, claim)}, path,
+                      command=reproduce_command(ctx, {"seed": seed}), versions=library_versions())
+    except OSError as exc:
+        raise _fail(f"--report: cannot write {str(path)!r}: {exc}")
+
+
 def register(app: typer.Typer) -> None:
     """Add this package's commands to app."""
 
     @app.command("audit-scores")
     def audit_scores_cmd(
+        ctx: typer.Context,
         in_path: Path = typer.Argument(..., metavar="IN", help="Scores WITH the canary (dataset D): .npy, .csv or .txt, one number per entry."),
         out_path: Path = typer.Argument(..., metavar="OUT", help="Scores WITHOUT the canary (neighbouring dataset D')."),
         delta: float = typer.Option(1e-5, "--delta", "-d", help="Delta at which the epsilon lower bound is reported."),
@@ -91,6 +127,7 @@ def register(app: typer.Typer) -> None:
         claim_delta: Optional[float] = typer.Option(None, "--claim-delta", help="Claimed delta (default 0: pure DP); needs --claim-epsilon."),
         seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the sample splits (recorded in the output)."),
         json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout instead of tables."),
+        report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write a report: .json (the JSON result), .html (self-contained page with the trade-off curve and its certified region, log axes for the low-FPR region) or .md (Markdown, plots in <name>_files/). See docs/reports.md."),
     ) -> None:
         """Bound the privacy loss that two samples of scores prove (paper 001).
 
@@ -122,6 +159,10 @@ def register(app: typer.Typer) -> None:
                 claim = make_claim(claim_epsilon, claim_delta)
             if plot is not None and plot.suffix.lower() not in (".png", ".pdf", ".svg"):
                 raise ValueError(f"--plot must name a .png, .pdf or .svg file, got {str(plot)!r}")
+            if report is not None:
+                from ..report import report_format
+
+                report_format(report)
             x = load_scores(in_path, name=f"IN ({in_path})")
             y = load_scores(out_path, name=f"OUT ({out_path})")
             if x.size < 2 or y.size < 2:
@@ -166,6 +207,8 @@ def register(app: typer.Typer) -> None:
             "plot": plot_written,
         }
         code = EXIT_VIOLATION if (check is not None and check.violated) else EXIT_OK
+        if report is not None:
+            _write_report(ctx, report, result, hist, thr, gdp, claim, seed)
         if json_out:
             from .evidence import _jsonable
 
