@@ -206,3 +206,24 @@ def test_cuda_on_a_machine_without_it_is_a_one_line_bad_input_error(monkeypatch,
     assert check_device("cpu") == "cpu"
     with pytest.raises(ValueError, match="not a torch device"):
         check_device("gpu7")
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal():
+    res = run("test", "zoo:dp-laplace", "--epsilon", "1", "--trials", "2", "--samples", "2000", "--seed", "0",
+              "--exhaustive")
+    assert res.exit_code == 0, res.output
+    assert "[dpaudit] trial 1/2 done" in res.output and "[dpaudit] trial 2/2 done" in res.output
+    # the heartbeat (printed by a timer thread while a trial runs), called directly: no timing involved
+    import io
+
+    from rich.console import Console
+
+    from dpaudit.cli import _PlainProgress
+
+    buf = io.StringIO()
+    plain = _PlainProgress(Console(file=buf, width=200), enabled=True, interval=0)
+    with plain:
+        plain.begin(5, 1, "-0.01")
+        plain.trial(2, "witness pair")
+        plain.heartbeat()
+    assert "[dpaudit] trial 2/5 running (witness pair); 1 done, best margin -0.01" in buf.getvalue()

@@ -89,6 +89,71 @@ class Search(str, Enum):
     evolution = "evolution"
 
 
+class _PlainProgress:
+    """Progress for ``dpaudit test`` when stderr is not a terminal (CI logs, pipes): a line when a
+    trial ends and, while one runs, a heartbeat line every ``interval`` seconds (environment
+    variable ``DPAUDIT_PROGRESS_INTERVAL``, default 30), so a long audit never looks hung."""
+
+    def __init__(self, console_: Console, *, enabled: bool, interval: float | None = None):
+        import threading
+
+        self.console, self.enabled = console_, enabled
+        self.interval = float(interval if interval is not None else os.environ.get("DPAUDIT_PROGRESS_INTERVAL", 30))
+        self.state = {"budget": 0, "done": 0, "best": "-", "trial": 0, "pair": ""}
+        self._stop = threading.Event()
+        self._thread = None
+        self._lock = threading.Lock()
+        self.t0 = 0.0
+
+    def _say(self, text: str) -> None:
+        import time
+
+        self.console.print(escape(f"[dpaudit] {text} ({time.monotonic() - self.t0:.0f} s)"), highlight=False,
+                           soft_wrap=True)
+
+    def heartbeat(self) -> None:
+        """Print the state of the running trial (called every ``interval`` seconds by a thread)."""
+        with self._lock:
+            st = dict(self.state)
+        self._say(f"trial {st['trial']}/{st['budget']} running ({st['pair']}); {st['done']} done, "
+                  f"best margin {st['best']}")
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.heartbeat()
+
+    def __enter__(self):
+        import threading
+        import time
+
+        self.t0 = time.monotonic()
+        if self.enabled and self.interval > 0:
+            self._thread = threading.Thread(target=self._beat, name="dpaudit-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        return False
+
+    def begin(self, budget: int, finished: int, best_: str) -> None:
+        with self._lock:
+            self.state.update(budget=budget, done=finished, best=best_)
+
+    def trial(self, number: int, pair: str) -> None:
+        with self._lock:
+            self.state.update(trial=number, pair=pair)
+
+    def done(self, best_: str) -> None:
+        with self._lock:
+            self.state.update(done=self.state["done"] + 1, best=best_)
+            st = dict(self.state)
+        if self.enabled:
+            self._say(f"trial {st['trial']}/{st['budget']} done; best margin {st['best']}")
+
+
 def _fail(message: str) -> "typer.Exit":
     console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
     if _DEBUG["on"]:
@@ -455,9 +520,10 @@ def test_cmd(
         TextColumn("ETA"),
         TimeRemainingColumn(),
         console=console,
-        disable=quiet or json_out,
+        disable=quiet or json_out or not console.is_terminal,
         transient=False,
     )
+    plain = _PlainProgress(console, enabled=not (quiet or json_out) and not console.is_terminal)
     best = {"m": None}
     task_box = {}
 
@@ -471,15 +537,19 @@ def test_cmd(
             shown = show_best(rec.outcome.margin)
         label = f"resuming: {len(finished)} trial(s) done" if finished else "starting"
         task_box["task"] = progress.add_task(label, total=budget, completed=len(finished), best=shown)
+        plain.begin(budget, len(finished), shown)
 
     def start(i, pair):
         progress.update(task_box["task"], description=f"trial {i + 1}: {pair.description or 'pair'}")
+        plain.trial(i + 1, pair.description or "pair")
 
     def end(rec):
-        progress.update(task_box["task"], advance=1, best=show_best(rec.outcome.margin))
+        shown = show_best(rec.outcome.margin)
+        progress.update(task_box["task"], advance=1, best=shown)
+        plain.done(shown)
 
     try:
-        with progress:
+        with progress, plain:
             result = audit(
                 mechanism, claim, finder, tester=tester, num_samples=run_samples, trials=run_trials, beta=run_beta,
                 exhaustive=exhaustive, seed=seed, neighbouring=relation.to_dict(),
