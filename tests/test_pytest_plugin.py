@@ -257,8 +257,8 @@ def test_the_example_test_file_passes(pytester):
     """examples/test_dp_library.py: diffprivlib's mean audited, its broken use xfails (strict)."""
     pytest.importorskip("diffprivlib")
     pytester.copy_example(str(ROOT / "examples" / "test_dp_library.py"))
-    res = pytester.runpytest("-p", "dpaudit.pytest_plugin", "--strict-markers", "test_dp_library.py")
-    opendp = importlib.util.find_spec("opendp") is not None
-    res.assert_outcomes(passed=1 + opendp, xfailed=2 + opendp, skipped=0 if opendp else 2)
-    res.stdout.fnmatch_lines([f"{3 + 2 * opendp} audit(s) in {3 + 2 * opendp} test(s): {1 + opendp} passed, "
-                              f"{2 + opendp} violation(s), 0 inconclusive*"])
+    # OpenDP's noise cannot be seeded, so its two tests are left out here: this run must be deterministic
+    res = pytester.runpytest("-p", "dpaudit.pytest_plugin", "--strict-markers", "test_dp_library.py",
+                             "-k", "not opendp")
+    res.assert_outcomes(passed=1, xfailed=2, deselected=2)
+    res.stdout.fnmatch_lines(["3 audit(s) in 3 test(s): 1 passed, 2 violation(s), 0 inconclusive*"])
