@@ -213,7 +213,7 @@ class AuditResult:
             b = o.bounds[o.strongest]
             summary = {
                 "trial": s.index,
-                "tester": o.tester if not o.parts else o.parts[_part_of(o)].tester,
+                "tester": o.strongest_part.tester,
                 "status": o.status,
                 "note": o.note,
                 "pair": s.pair.to_dict(),
@@ -281,16 +281,6 @@ class AuditResult:
             study=d.get("study", {}),
             execution=d.get("execution", {}),
         )
-
-
-def _part_of(outcome: TestOutcome) -> int:
-    """Index of the part (of a combined outcome) that holds the strongest bound."""
-    seen = 0
-    for i, p in enumerate(outcome.parts):
-        seen += len(p.bounds)
-        if outcome.strongest < seen:
-            return i
-    return 0
 
 
 

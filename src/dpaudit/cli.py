@@ -211,14 +211,8 @@ def _evidence_rows(ev: Table, s, claim) -> None:
     """Rows describing the strongest evidence of one trial, whatever the tester."""
     o = s.outcome
     b = o.bounds[o.strongest]
-    part = o
+    part = o.strongest_part
     if o.parts:  # combined tester: show which tester holds the strongest bound
-        seen = 0
-        for p in o.parts:
-            seen += len(p.bounds)
-            if o.strongest < seen:
-                part = p
-                break
         ev.add_row("tester", f"{part.tester} (of: {', '.join(p.tester for p in o.parts)})")
     ev.add_row("direction", f"{b.direction} (P = M(D0), Q = M(D1))")
     held_out = getattr(b, "n_test_p", None)

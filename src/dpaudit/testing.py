@@ -271,14 +271,7 @@ def _evidence(result) -> list[str]:
         return ["  no trial ran"]
     o = s.outcome
     b = o.bounds[o.strongest]
-    part = o
-    if o.parts:
-        seen = 0
-        for p in o.parts:
-            seen += len(p.bounds)
-            if o.strongest < seen:
-                part = p
-                break
+    part = o.strongest_part
     lines = [
         f"  neighbouring pair ({s.pair.relation}: {s.pair.description or 'pair'}), trial {s.index + 1}:",
         f"    D0 = {describe_dataset(s.pair.d0, max_items=10)}",

@@ -100,6 +100,22 @@ class TestOutcome:
         return "inconclusive" if self.inconclusive else "pass"
 
     @property
+    def strongest_part_index(self) -> int:
+        """For a combined outcome, the index of the part whose bounds contain ``bounds[strongest]``
+        (``bounds`` is the parts' bounds in order); 0 when there are no parts."""
+        seen = 0
+        for i, p in enumerate(self.parts):
+            seen += len(p.bounds)
+            if self.strongest < seen:
+                return i
+        return 0
+
+    @property
+    def strongest_part(self) -> "TestOutcome":
+        """The outcome that holds the strongest bound: that part of a combined outcome, else ``self``."""
+        return self.parts[self.strongest_part_index] if self.parts else self
+
+    @property
     def strongest_bound(self):
         """The bound with the largest margin (``bounds[strongest]``)."""
         return self.bounds[self.strongest]
