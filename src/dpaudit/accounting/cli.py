@@ -78,7 +78,7 @@ def _check_inputs(noise_multiplier, sampling_rate, steps, delta, epsilon, need_o
         raise ValueError(f"--epsilon must be a finite number >= 0, got {epsilon!r}")
 
 
-def _plot_profile(path: Path, comp, samples_by_dir, ref_curves, title: str, mark=None) -> None:
+def _plot_profile(path: Path, ref_curves, title: str, mark=None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -87,11 +87,6 @@ def _plot_profile(path: Path, comp, samples_by_dir, ref_curves, title: str, mark
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     tops = []
-    for name, (eps, d, lo, hi) in samples_by_dir.items():
-        ax.plot(eps, d, label=name)
-        tops.append(np.asarray(d))
-        if lo is not None:
-            ax.fill_between(eps, np.where(lo > 0, lo, np.nan), hi, alpha=0.25)
     for name, (eps, d) in ref_curves.items():
         ax.plot(eps, d, "--", label=name)
         tops.append(np.asarray(d))
@@ -503,4 +498,4 @@ def _make_plot(path: Path, comp, res, online: bool) -> None:
     curves = {"PLD, pessimistic (upper bound; gaps: round-off exceeds delta)":
               (grid, profile_curve(comp, grid, interval=res.details.get("interval", 1e-3))),
               "RDP bound": (grid, np.array([delta_upper_bound(comp, float(x)) for x in grid]))}
-    _plot_profile(path, comp, {}, curves, f"privacy profile: {title}", mark=(res.epsilon, res.delta))
+    _plot_profile(path, curves, f"privacy profile: {title}", mark=(res.epsilon, res.delta))

@@ -1567,6 +1567,28 @@ class MonteCarloAccountant:
         check_counter_space(self.num_samples, comp.num_steps)
         return comp, est, get_ops(self.backend, self.device), key_from_rng(self._gen)
 
+    def _summarise(self, per: dict, quantity: str, what: str) -> tuple[str, dict]:
+        """The direction reported (largest estimate of ``quantity``) and the fields shared by
+        :class:`DeltaEstimate` and :class:`EpsilonEstimate`, maximised (or, for the diagnostics,
+        worst-cased) over the sampled directions; raises with ``untrusted='raise'``."""
+        done = {d: v for d, v in per.items() if not v.get("skipped")}
+        best = max(done, key=lambda d: done[d][quantity])
+        upper = f"{quantity}_upper"
+        upper_dir = max(per, key=lambda d: per[d][upper])
+        trusted = all(v["trusted"] for v in done.values())
+        if not trusted and self.untrusted == "raise":
+            bad = min((v for v in done.values() if not v["trusted"]), key=lambda v: v["ess"])
+            raise ValueError(_untrusted_message(what, bad, self.num_samples))
+        return best, {
+            "ci_low": max(p["ci_low"] for p in done.values()),
+            "ci_high": max(p["ci_high"] for p in done.values()),
+            upper: max(p[upper] for p in per.values()),
+            "upper_method": per[upper_dir].get("upper_method", "rdp"),
+            "ess": min(v["ess"] for v in done.values()),
+            "max_term_share": max(v["max_term_share"] for v in done.values()),
+            "trusted": trusted,
+        }
+
     def _dirs(self, comp):
         return comp.directions
 
@@ -1624,23 +1646,12 @@ class MonteCarloAccountant:
             per[d] = {"delta": mean, "std_error": se, "ci_low": max(0.0, mean - z * se), "ci_high": mean + z * se,
                       "delta_upper": du, "upper_method": how, "rdp_upper_bound": rdp,
                       "estimator": est, "tilts": list(s.tilts), "trusted": trusted, **diag}
-        done = {d: v for d, v in per.items() if not v.get("skipped")}
-        best = max(done, key=lambda d: done[d]["delta"])
-        upper_dir = max(per, key=lambda d: per[d]["delta_upper"])
-        trusted = all(v["trusted"] for v in done.values())
-        if not trusted and self.untrusted == "raise":
-            bad = min((v for v in done.values() if not v["trusted"]), key=lambda v: v["ess"])
-            raise ValueError(_untrusted_message(f"delta(eps={eps:g})", bad, self.num_samples))
+        best, summary = self._summarise(per, "delta", f"delta(eps={eps:g})")
         out = DeltaEstimate(
-            epsilon=eps, delta=per[best]["delta"], ci_low=max(p["ci_low"] for p in done.values()),
-            ci_high=max(p["ci_high"] for p in done.values()), confidence=self.confidence,
+            epsilon=eps, delta=per[best]["delta"], confidence=self.confidence,
             std_error=per[best]["std_error"], num_samples=self.num_samples, estimator=estimator,
             direction=best, per_direction=per, composition=comp.to_dict(), backend=ops.name, device=ops.device,
-            seed=_seed_of(self.rng), wall_seconds=time.perf_counter() - t0,
-            delta_upper=max(p["delta_upper"] for p in per.values()),
-            upper_method=per[upper_dir].get("upper_method", "rdp"),
-            ess=min(v["ess"] for v in done.values()),
-            max_term_share=max(v["max_term_share"] for v in done.values()), trusted=trusted,
+            seed=_seed_of(self.rng), wall_seconds=time.perf_counter() - t0, **summary,
         )
         return _cross_check(out, comp) if cross_check else out
 
@@ -1711,23 +1722,12 @@ class MonteCarloAccountant:
                       "tilts": list(s.tilts), "pilot_epsilon": target,
                       "pilot_history": [{"epsilon": h[0], "tilts": h[1], "pilot_epsilon": h[2]} for h in history],
                       "trusted": trusted, **diag}
-        done = {d: v for d, v in per.items() if not v.get("skipped")}
-        best = max(done, key=lambda d: done[d]["epsilon"])
-        upper_dir = max(per, key=lambda d: per[d]["epsilon_upper"])
-        trusted = all(v["trusted"] for v in done.values())
-        if not trusted and self.untrusted == "raise":
-            bad = min((v for v in done.values() if not v["trusted"]), key=lambda v: v["ess"])
-            raise ValueError(_untrusted_message(f"eps(delta={delta:g})", bad, self.num_samples))
+        best, summary = self._summarise(per, "epsilon", f"eps(delta={delta:g})")
         out = EpsilonEstimate(
-            delta=delta, epsilon=per[best]["epsilon"], ci_low=max(p["ci_low"] for p in done.values()),
-            ci_high=max(p["ci_high"] for p in done.values()), confidence=self.confidence,
+            delta=delta, epsilon=per[best]["epsilon"], confidence=self.confidence,
             num_samples=self.num_samples, estimator=estimator, direction=best, per_direction=per,
             composition=comp.to_dict(), backend=ops.name, device=ops.device, seed=_seed_of(self.rng),
-            wall_seconds=time.perf_counter() - t0,
-            epsilon_upper=max(p["epsilon_upper"] for p in per.values()),
-            upper_method=per[upper_dir].get("upper_method", "rdp"),
-            ess=min(v["ess"] for v in done.values()),
-            max_term_share=max(v["max_term_share"] for v in done.values()), trusted=trusted,
+            wall_seconds=time.perf_counter() - t0, **summary,
         )
         return _cross_check(out, comp) if cross_check else out
 
