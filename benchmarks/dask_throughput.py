@@ -113,7 +113,7 @@ def main(argv=None) -> int:
     from distributed import Client, LocalCluster
 
     from dpaudit import Mechanism
-    from dpaudit.scale import DaskExecutor
+    from dpaudit.audit.executors import DaskExecutor
 
     mechanism = Mechanism.from_callable(clipped_mean_call, name="clipped-mean (per call)")
     cost = per_call_cost(mechanism)

@@ -1,6 +1,6 @@
 """Benchmark: auditing from two samples of scores (paper 001, Figs. 4–6), at 10^6 samples per side.
 
-Reproduces, with dpaudit.scores and exact reference curves from dpaudit.profiles:
+Reproduces, with dpaudit.scores and exact reference curves from dpaudit.privacy.profiles:
 
 * Fig. 4 — TV between N(1, 1) and N(0, 1) estimated from histograms, against the number of bins
   (fixed range [-5, 6]): plug-in estimate, Canonne TV lower bound, split Clopper–Pearson lower
@@ -35,7 +35,7 @@ import numpy as np
 from scipy import integrate, optimize, stats
 
 import dpaudit
-from dpaudit.profiles import (
+from dpaudit.privacy.profiles import (
     GaussianProfile,
     LaplaceProfile,
     SubsampledGaussianProfile,

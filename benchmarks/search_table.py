@@ -54,7 +54,7 @@ import numpy as np
 
 import dpaudit
 from dpaudit.audit import audit
-from dpaudit.claims import ApproxDP, PureDP
+from dpaudit.privacy.claims import ApproxDP, PureDP
 from dpaudit.mechanisms import zoo
 from dpaudit.search import make_finder
 from dpaudit.testers import make_tester

@@ -115,7 +115,7 @@ def run_experiment(*, runs: int = 1000, num_train: int = 200, batch_size: int = 
     """
     import torch
 
-    from dpaudit.profiles import SubsampledGaussianProfile
+    from dpaudit.privacy.profiles import SubsampledGaussianProfile
     from dpaudit.scores import gdp_audit, histogram_audit, threshold_audit
 
     warnings.filterwarnings("ignore")

@@ -17,7 +17,7 @@ pytest.importorskip("opacus")
 import torch  # noqa: E402
 
 from dpaudit import GridFinder, audit  # noqa: E402
-from dpaudit.claims import ApproxDP  # noqa: E402
+from dpaudit.privacy.claims import ApproxDP  # noqa: E402
 from dpaudit.datasets import LabelledAddRemove  # noqa: E402
 from dpaudit.errors import DPAuditError, MechanismError  # noqa: E402
 from dpaudit.mechanisms import Mechanism, draw  # noqa: E402

@@ -17,7 +17,7 @@ import pytest
 dp = pytest.importorskip("opendp.prelude")
 
 from dpaudit import GridFinder, audit  # noqa: E402
-from dpaudit.claims import ApproxDP, PureDP  # noqa: E402
+from dpaudit.privacy.claims import ApproxDP, PureDP  # noqa: E402
 from dpaudit.datasets import AddRemove, Domain, Replace  # noqa: E402
 from dpaudit.errors import DPAuditError, MechanismError  # noqa: E402
 from dpaudit.mechanisms import Mechanism, draw  # noqa: E402

@@ -15,7 +15,7 @@ import pytest
 pipeline_dp = pytest.importorskip("pipeline_dp")
 
 from dpaudit import GridFinder, audit  # noqa: E402
-from dpaudit.claims import PureDP  # noqa: E402
+from dpaudit.privacy.claims import PureDP  # noqa: E402
 from dpaudit.datasets import PrivacyUnitAddRemove  # noqa: E402
 from dpaudit.errors import DPAuditError, MechanismError  # noqa: E402
 from dpaudit.mechanisms import Mechanism, draw  # noqa: E402

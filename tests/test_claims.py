@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.claims import ApproxDP, PureDP, RenyiDP, claim_from_dict, make_claim
+from dpaudit.privacy.claims import ApproxDP, PureDP, RenyiDP, claim_from_dict, make_claim
 from dpaudit.errors import DPAuditError, InvalidClaimError
 
 from exact_divergences import (

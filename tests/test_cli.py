@@ -162,7 +162,7 @@ def _main(monkeypatch, capsys, *argv):
 def test_internal_error_exits_4_with_a_hint_and_debug_shows_the_traceback(monkeypatch, capsys):
     import importlib
 
-    audit_module = importlib.import_module("dpaudit.audit")  # the module (the package exports the function)
+    audit_module = importlib.import_module("dpaudit.audit.loop")  # the module the command imports audit from
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug inside dpaudit")
@@ -218,7 +218,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal():
 
     from rich.console import Console
 
-    from dpaudit.cli import _PlainProgress
+    from dpaudit.cli.app import _PlainProgress
 
     buf = io.StringIO()
     plain = _PlainProgress(Console(file=buf, width=200), enabled=True, interval=0)

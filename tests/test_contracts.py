@@ -28,7 +28,7 @@ import pytest
 
 from dpaudit.accounting import Composition, GaussianStep, gaussian_epsilon, get_epsilon
 from dpaudit.accounting.certified import METHODS as ACCOUNTING_METHODS
-from dpaudit.claims import ApproxDP, PureDP, RenyiDP
+from dpaudit.privacy.claims import ApproxDP, PureDP, RenyiDP
 from dpaudit.datasets import _STRUCTURED_RELATIONS, Domain, PrivacyUnitDomain, make_relation
 from dpaudit.errors import NeighbouringError
 from dpaudit.search import SEARCH_METHODS, ChainFinder, GridFinder, make_finder

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from dpaudit import Mechanism, PureDP, audit
 from dpaudit.cli import app
 from dpaudit.datasets import AddRemove
-from dpaudit.scale import DaskExecutor, NotShippableError, chunk_sizes, is_per_call, sample_pair, trial_streams
+from dpaudit.audit.executors import DaskExecutor, NotShippableError, chunk_sizes, is_per_call, sample_pair, trial_streams
 from dpaudit.search import RandomFinder
 
 from test_search_support import MeanShiftTester, NoisyMean, noisy_sum_call

@@ -26,7 +26,7 @@ import pytest
 from scipy import stats
 
 from dpaudit.bounds import clopper_pearson_lower, clopper_pearson_upper, empirical_tv_upper, empirical_tv_upper_plugin
-from dpaudit.claims import ApproxDP, PureDP, RenyiDP
+from dpaudit.privacy.claims import ApproxDP, PureDP, RenyiDP
 from dpaudit.estimators.base import bound_from_dict
 from dpaudit.estimators.histogram import (
     TOLERANCES,

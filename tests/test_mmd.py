@@ -28,7 +28,7 @@ import pytest
 from scipy import integrate, stats
 
 from dpaudit.bounds import empirical_bernstein_lower
-from dpaudit.claims import ApproxDP, PureDP, RenyiDP
+from dpaudit.privacy.claims import ApproxDP, PureDP, RenyiDP
 from dpaudit.errors import InvalidClaimError
 from dpaudit.estimators.mmd import KernelMMD, MMDBound, mmd_lower_bound, pairwise_kernel
 from dpaudit.mechanisms.zoo import get as zoo_get

@@ -1,4 +1,4 @@
-"""Analytic privacy profiles and trade-off functions (dpaudit.profiles).
+"""Analytic privacy profiles and trade-off functions (dpaudit.privacy.profiles).
 
 Reference values come from first principles, not from dpaudit's own outputs:
 * hockey-stick divergences by direct numerical integration of ``(p - e^eps q)_+`` (scipy quad);
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpaudit import profiles as pr
+from dpaudit.privacy import profiles as pr
 
 
 def npdf(m, s):

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpaudit.claims import ApproxDP, PureDP, RenyiDP
+from dpaudit.privacy.claims import ApproxDP, PureDP, RenyiDP
 from dpaudit.errors import InvalidClaimError
 from dpaudit.estimators.base import bound_from_dict
 from dpaudit.estimators.renyi import (

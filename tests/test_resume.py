@@ -20,7 +20,7 @@ from dpaudit import PureDP, audit
 from dpaudit.datasets import AddRemove
 from dpaudit.errors import DPAuditError
 from dpaudit.search import BayesFinder, RandomFinder
-from dpaudit.study import SettingsMismatchError, StudyInUseError, compare_settings
+from dpaudit.audit.ledger import SettingsMismatchError, StudyInUseError, compare_settings
 
 from test_search_support import MeanShiftTester, NoisyMean
 
@@ -115,7 +115,7 @@ def test_interrupted_audit_resumes_without_losing_or_repeating_trials(make_finde
 
 def test_a_trial_left_running_by_a_killed_process_is_rerun_on_the_same_pair():
     from dpaudit.audit import TrialRecord
-    from dpaudit.study import open_ledger
+    from dpaudit.audit.ledger import open_ledger
 
     storage = optuna.storages.InMemoryStorage()
     # Run 0 finishes trials 0 and 1, then "is killed" while trial 2 runs: the ledger keeps a
@@ -125,7 +125,7 @@ def test_a_trial_left_running_by_a_killed_process_is_rerun_on_the_same_pair():
              "finder": RandomFinder(REL, rng=11).config()}
     ledger = open_ledger(storage, "t", given, {}, resume=True, record_from_dict=TrialRecord.from_dict)
     proposer = RandomFinder(REL, rng=11)
-    from dpaudit.scale import TrialSpec, run_trial
+    from dpaudit.audit.executors import TrialSpec, run_trial
 
     for idx in range(3):
         pair = proposer.ask()
@@ -151,8 +151,8 @@ def test_a_kill_between_two_storage_writes_is_resumed_deterministically():
     from optuna.trial import TrialState
 
     from dpaudit.audit import TrialRecord
-    from dpaudit.scale import TrialSpec, run_trial
-    from dpaudit.study import open_ledger
+    from dpaudit.audit.executors import TrialSpec, run_trial
+    from dpaudit.audit.ledger import open_ledger
 
     storage = optuna.storages.InMemoryStorage()
     finder = BayesFinder(REL, method="tpe", seed=5)

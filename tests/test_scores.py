@@ -16,8 +16,8 @@ import pytest
 from scipy import stats
 
 from dpaudit.bounds import canonne_tv_upper
-from dpaudit.claims import ApproxDP, PureDP, RenyiDP
-from dpaudit.profiles import gaussian_delta, gaussian_epsilon, gaussian_tradeoff, laplace_delta, tv_from_mu
+from dpaudit.privacy.claims import ApproxDP, PureDP, RenyiDP
+from dpaudit.privacy.profiles import gaussian_delta, gaussian_epsilon, gaussian_tradeoff, laplace_delta, tv_from_mu
 from dpaudit.scores import (
     cosine_scores,
     estimate_pld,
@@ -301,7 +301,7 @@ def test_histogram_beats_threshold_on_a_non_gaussian_pair():
     assert np.mean(h.tradeoff_upper_bound(a)) <= np.mean(t.tradeoff_upper_bound(a)) + 0.01
     assert h.epsilon_lower_bound(1e-3) >= 0.8 * t.epsilon_lower_bound(1e-3)
     # The GDP curve at the audited mu is not an upper bound of this pair's curve everywhere.
-    from dpaudit.profiles import SubsampledGaussianProfile
+    from dpaudit.privacy.profiles import SubsampledGaussianProfile
 
     exact = SubsampledGaussianProfile(s, q).tradeoff(a)
     assert np.all(h.tradeoff_upper_bound(a) >= exact - 1e-9)

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dpaudit.cli import app
-from dpaudit.profiles import gaussian_epsilon
+from dpaudit.privacy.profiles import gaussian_epsilon
 
 runner = CliRunner()
 

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.profiles import (
+from dpaudit.privacy.profiles import (
     gaussian_delta,
     gaussian_epsilon,
     gaussian_tradeoff,

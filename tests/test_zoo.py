@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from dpaudit.claims import ApproxDP, PureDP
+from dpaudit.privacy.claims import ApproxDP, PureDP
 from dpaudit.datasets import AddRemove, Domain
 from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms import Mechanism, draw

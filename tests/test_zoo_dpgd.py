@@ -14,7 +14,7 @@ import pytest
 from scipy import integrate, stats
 
 from dpaudit import GridFinder, audit
-from dpaudit.claims import ApproxDP
+from dpaudit.privacy.claims import ApproxDP
 from dpaudit.datasets import AddRemove, Domain
 from dpaudit.mechanisms import draw
 from dpaudit.mechanisms.zoo import get

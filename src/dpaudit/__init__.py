@@ -5,14 +5,14 @@ Three families in one library:
 * black-box testing of a mechanism's claimed guarantee (pure, approximate and Rényi DP), with
   finite-sample confidence bounds whose failure probability is the one reported
   (:func:`audit`, the testers in :mod:`dpaudit.testers`, the finders in :mod:`dpaudit.search`);
-* auditing from two samples of scores (:mod:`dpaudit.scores`, :mod:`dpaudit.profiles`);
+* auditing from two samples of scores (:mod:`dpaudit.scores`, :mod:`dpaudit.privacy.profiles`);
 * accounting and verification (:mod:`dpaudit.accounting`).
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from .audit import AuditResult, TrialRecord, audit
-from .claims import ApproxDP, PureDP, RenyiDP, make_claim
+from .privacy import ApproxDP, PureDP, RenyiDP, make_claim
 from .datasets import AddRemove, Domain, NeighbouringPair, Replace
 from .errors import DPAuditError, InvalidClaimError, MechanismError, NeighbouringError
 from .estimators import ClassifierHockeyStick, DivergenceBound, HockeyStickBound, hockey_stick_lower_bound

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._assembly import SEARCH_NAMES, as_domain, assemble, load_target, make_finder, user_pairs
+from .audit.targets import SEARCH_NAMES, as_domain, assemble, load_target, make_finder, user_pairs
 from .errors import DPAuditError
 
 __all__ = [
@@ -196,7 +196,7 @@ def _mechanism_target(mechanism):
 # ------------------------------------------------------------------------------------ claims
 def _claim_parameters(claim, epsilon, delta, alpha, obj, kind):
     """``(epsilon, delta, alpha)`` as ``dpaudit test`` options, from a claim object or shortcuts."""
-    from .claims import ApproxDP, PureDP, RenyiDP
+    from .privacy.claims import ApproxDP, PureDP, RenyiDP
 
     if claim is not None:
         if epsilon is not None or delta is not None or alpha is not None:
@@ -340,7 +340,7 @@ def _run(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, neighbo
          beta=DEFAULT_BETA, seed=DEFAULT_SEED, tester="hockey-stick", search="auto", exhaustive=False,
          device="cpu") -> _Audit:
     """Run the audit :func:`assert_dp` describes and return it without judging it."""
-    from .audit import audit
+    from .audit.loop import audit
     from .testers import make_tester
 
     _check_options(samples, trials, beta, seed, tester, search, neighbouring)

@@ -923,7 +923,7 @@ def gaussian_delta(epsilon, mu: float):
     ValueError
         If ``mu <= 0`` or an epsilon is negative or not finite.
     """
-    from .. import profiles
+    from ..privacy import profiles
 
     mu = _check_positive("mu", mu)
     e = _check_epsilon(epsilon)
@@ -939,7 +939,7 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     ValueError
         If ``delta`` is outside (0, 1) or ``mu <= 0``.
     """
-    from .. import profiles
+    from ..privacy import profiles
 
     return float(profiles.gaussian_epsilon(_check_delta(delta), _check_positive("mu", mu)))
 
@@ -953,7 +953,7 @@ def laplace_delta(epsilon, scale: float):
     ValueError
         If ``scale <= 0`` or an epsilon is negative.
     """
-    from .. import profiles
+    from ..privacy import profiles
 
     b = _check_positive("scale", scale)
     out = profiles.laplace_delta(_check_epsilon(epsilon), 1.0 / b)

@@ -82,7 +82,7 @@ def _provenance(data: dict, command: str | None, versions: dict | None, seed) ->
 
 
 def _claim_text(claim: dict) -> str:
-    from ..claims import claim_from_dict
+    from ..privacy.claims import claim_from_dict
 
     try:
         return claim_from_dict(claim).describe()
@@ -112,7 +112,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
     -------
     Document
     """
-    from ..audit import AuditResult
+    from ..audit.loop import AuditResult
     from ..estimators.base import profile_grid
 
     result = AuditResult.from_dict(data)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bounds import clopper_pearson_lower, clopper_pearson_upper
-from ..profiles import gaussian_epsilon, gaussian_tradeoff
+from ..privacy.profiles import gaussian_epsilon, gaussian_tradeoff
 from ._common import as_rng, check_confidence, check_delta, check_scores
 from .evidence import ScoreAudit, pareto_front
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..profiles import gaussian_epsilon
+from ..privacy.profiles import gaussian_epsilon
 from ._common import as_rng, check_confidence, check_delta, check_scores
 from .evidence import ScoreAudit
 from .histogram import histogram_audit

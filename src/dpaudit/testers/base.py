@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..claims import Claim, RenyiDP
+from ..privacy.claims import Claim, RenyiDP
 from ..errors import InvalidClaimError
 from ..estimators.base import bound_from_dict, profile_grid
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..claims import Claim
+from ..privacy.claims import Claim
 from ..errors import InvalidClaimError
 from .base import NotApplicable, Tester, TestOutcome, check_beta
 

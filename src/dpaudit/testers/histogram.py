@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 
-from ..claims import Claim
+from ..privacy.claims import Claim
 from ..estimators.histogram import HistogramHockeyStick
 from .base import Tester, TestOutcome, check_beta, profile_outcome, rdp_epsilon_lower_bound
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..bounds import clopper_pearson_lower, clopper_pearson_upper
-from ..claims import Claim
+from ..privacy.claims import Claim
 from ..estimators.base import profile_grid
 from ..estimators.hockey_stick import ClassifierHockeyStick
 from .base import Tester, TestOutcome, check_beta, profile_outcome

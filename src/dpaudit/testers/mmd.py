@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..claims import ApproxDP, Claim, PureDP, RenyiDP
+from ..privacy.claims import ApproxDP, Claim, PureDP, RenyiDP
 from ..estimators.mmd import KernelMMD, MMDBound
 from .base import Tester, TestOutcome, check_beta
 

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..claims import Claim, PureDP, RenyiDP
+from ..privacy.claims import Claim, PureDP, RenyiDP
 from ..estimators.renyi import VariationalRenyi
 from .base import NotApplicable, Tester, TestOutcome, check_beta
 

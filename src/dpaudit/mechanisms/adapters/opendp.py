@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...claims import ApproxDP, PureDP
+from ...privacy.claims import ApproxDP, PureDP
 from ...datasets import AddRemove, Domain, Replace
 from ..base import CallableMechanism, Mechanism
 from . import MissingDependencyError

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ...claims import ApproxDP, Claim, PureDP
+from ...privacy.claims import ApproxDP, Claim, PureDP
 from ...datasets import AddRemove, Domain, NeighbouringPair, Replace
 from ...errors import DPAuditError
 from ..base import Mechanism

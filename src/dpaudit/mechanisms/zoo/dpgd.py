@@ -25,7 +25,7 @@ is post-processing. ``mu``-GDP is exactly ``(eps, delta_mu(eps))``-DP for all ep
 (Balle & Wang 2018, Thm 8, the analytic Gaussian mechanism; Dong, Roth, Su 2022, Cor. 2.13).
 Each mechanism is built for a target ``(eps, delta)``: :func:`analytic_gaussian_mu` solves
 ``delta_mu(eps) = delta`` for ``mu`` (scipy ``brentq``) and ``sigma = sqrt(T)/mu``. The claim is
-:class:`~dpaudit.claims.ApproxDP` ``(eps, delta)``: exact, not rounded up, so for the correct
+:class:`~dpaudit.privacy.claims.ApproxDP` ``(eps, delta)``: exact, not rounded up, so for the correct
 mechanism the hockey-stick divergence at a worst-case pair **equals** delta.
 
 Entries
@@ -115,7 +115,7 @@ def gaussian_dp_delta(epsilon: float, mu: float) -> float:
     eps = check_real(epsilon, "epsilon", "gaussian_dp_delta")
     if mu <= 0:
         raise ValueError(f"gaussian_dp_delta: mu must be > 0, got {mu!r}")
-    from ...profiles import gaussian_delta
+    from ...privacy.profiles import gaussian_delta
 
     return float(gaussian_delta(eps, mu))
 

@@ -17,7 +17,7 @@ from typing import Union
 
 import numpy as np
 
-from .errors import InvalidClaimError
+from ..errors import InvalidClaimError
 
 __all__ = ["ApproxDP", "Claim", "PureDP", "RenyiDP", "make_claim"]
 

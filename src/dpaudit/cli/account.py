@@ -58,7 +58,7 @@ def _progress(disable: bool, label: str):
 
 
 def _composition(noise_multiplier: float, sampling_rate: float, steps: int):
-    from .prv import Composition
+    from ..accounting.prv import Composition
 
     return Composition.dpsgd(noise_multiplier, sampling_rate, steps)
 
@@ -166,7 +166,7 @@ def register(app: typer.Typer) -> None:
 
           dpaudit account -s 1.0 -q 0.001 -k 10000 --delta 1e-9 --online --plot eps.png
         """
-        from . import certified
+        from ..accounting import certified
 
         try:
             _check_inputs(noise_multiplier, sampling_rate, steps, delta, epsilon)
@@ -188,7 +188,7 @@ def register(app: typer.Typer) -> None:
                 report_format(report)
             comp = _composition(noise_multiplier, sampling_rate, steps)
             if method is Method.mc or (device is not None) or (backend is not None):
-                from ._backend import get_ops
+                from ..accounting._backend import get_ops
 
                 get_ops(None if backend is None else backend.value, device)  # fail early on a bad device
         except ValueError as exc:
@@ -251,7 +251,7 @@ def register(app: typer.Typer) -> None:
 
           dpaudit verify -s 1.1 -q 0.0042667 -k 1000 --epsilon 0.6 --delta 1e-5 --false-positive-rate 1e-3
         """
-        from .verifier import plan_verification, verify
+        from ..accounting.verifier import plan_verification, verify
 
         try:
             _check_inputs(noise_multiplier, sampling_rate, steps, delta, epsilon, need_one=False)
@@ -373,7 +373,7 @@ _KIND_TEXT = {
 
 
 def _render_result(res, comp, online: bool) -> None:
-    from .certified import _METHOD_NAMES
+    from ..accounting.certified import _METHOD_NAMES
 
     out = Console()
     head = Table.grid(padding=(0, 2))
@@ -447,8 +447,8 @@ def _profile_curves(comp, res) -> dict | None:
     """delta(eps) upper bounds around the reported point, for the report (None if they cannot be had)."""
     import numpy as np
 
-    from .certified import profile_curve
-    from .prv import delta_upper_bound
+    from ..accounting.certified import profile_curve
+    from ..accounting.prv import delta_upper_bound
 
     try:
         center = float(res.epsilon)
@@ -464,7 +464,7 @@ def _profile_curves(comp, res) -> dict | None:
 
 def _write_report(ctx, path: Path, result: dict, comp, res, online: bool) -> None:
     """--report: the JSON result, or an HTML/Markdown report rendered from it."""
-    from ..audit import library_versions
+    from ..audit.loop import library_versions
     from ..report import render_result, report_format, reproduce_command
 
     data = json.loads(json.dumps(result, default=str))
@@ -489,11 +489,11 @@ def _make_plot(path: Path, comp, res, online: bool) -> None:
         _plot_online(path, list(res.steps), list(res.epsilon), None, None,
                      f"{title}, delta={res.delta:g} ({res.kind.replace('_', ' ')}, {res.method})")
         return
-    from .certified import profile_curve
+    from ..accounting.certified import profile_curve
 
     center = res.epsilon
     grid = np.linspace(max(0.0, 0.5 * center), 1.6 * center + 0.5, 40)
-    from .prv import delta_upper_bound
+    from ..accounting.prv import delta_upper_bound
 
     curves = {"PLD, pessimistic (upper bound; gaps: round-off exceeds delta)":
               (grid, profile_curve(comp, grid, interval=res.details.get("interval", 1e-3))),

@@ -13,7 +13,7 @@ import os
 import sys
 from dataclasses import dataclass
 
-from .errors import DPAuditError
+from ..errors import DPAuditError
 
 __all__ = ["AUTO_BAYES_METHOD", "SEARCH_NAMES", "AuditSetup", "as_domain", "assemble", "load_target", "make_finder", "user_pairs"]
 
@@ -49,7 +49,7 @@ def load_target(target: str):
         an object that is neither a mechanism nor callable.
     """
     if target.startswith("zoo:"):
-        from .mechanisms import zoo
+        from ..mechanisms import zoo
 
         return zoo.get(target[4:]), "zoo"
     if ":" not in target:
@@ -69,7 +69,7 @@ def load_target(target: str):
         if not hasattr(obj, part):
             raise DPAuditError(f"module {module_name!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
-    from .mechanisms.base import Mechanism
+    from ..mechanisms.base import Mechanism
 
     if hasattr(obj, "sample") and callable(obj.sample):
         return obj, "mechanism"
@@ -123,7 +123,7 @@ def as_domain(domain, name: str = "--domain"):
     DPAuditError
         For a malformed specification (the message names the value).
     """
-    from .datasets import Domain
+    from ..datasets import Domain
 
     if domain is None or isinstance(domain, Domain):
         return domain
@@ -178,8 +178,8 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
     InvalidClaimError, NeighbouringError, DPAuditError
         For invalid claim parameters, relation or domain.
     """
-    from .claims import make_claim
-    from .datasets import make_relation
+    from ..privacy.claims import make_claim
+    from ..datasets import make_relation
 
     if kind == "zoo":
         entry = obj
@@ -239,7 +239,7 @@ def make_finder(search: str, known: list, relation, seed: int | None):
     DPAuditError
         For an unknown search, or ``"grid"`` without pairs.
     """
-    from .search import BayesFinder, ChainFinder, EvolutionFinder, GridFinder, RandomFinder, optuna_available
+    from ..search import BayesFinder, ChainFinder, EvolutionFinder, GridFinder, RandomFinder, optuna_available
 
     search = getattr(search, "value", search)
     if search not in SEARCH_NAMES:

@@ -23,8 +23,8 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from ._assembly import AUTO_BAYES_METHOD  # noqa: F401  (the sampler of --search auto, importable from here as before)
-from .errors import DPAuditError, MechanismError
+from ..audit.targets import AUTO_BAYES_METHOD  # noqa: F401  (the sampler of --search auto, importable from here as before)
+from ..errors import DPAuditError, MechanismError
 
 app = typer.Typer(
     add_completion=False,
@@ -46,7 +46,7 @@ _DEBUG = {"on": False}
 
 def _version_callback(value: bool) -> None:
     if value:
-        from . import __version__
+        from .._version import __version__
 
         typer.echo(f"dpaudit {__version__}")
         raise typer.Exit(EXIT_OK)
@@ -167,7 +167,7 @@ def _fail(message: str) -> "typer.Exit":
 
 def _parse_domain(specs: list[str] | None):
     """--domain LOWER:UPPER (one per coordinate) as a Domain, or None."""
-    from ._assembly import as_domain
+    from ..audit.targets import as_domain
 
     return as_domain(specs)
 
@@ -182,20 +182,20 @@ def _parse_pairs(spec: str, relation) -> list:
         raise DPAuditError(f"--pairs must be a JSON file or JSON text [[D0, D1], ...]: {exc}") from None
     if not isinstance(data, list) or not all(isinstance(p, (list, dict)) for p in data):
         raise DPAuditError(f"--pairs must be a list of [D0, D1] pairs, got {text[:80]!r}")
-    from ._assembly import user_pairs
+    from ..audit.targets import user_pairs
 
     return user_pairs(data, relation)
 
 
 def _load_target(target: str):
-    """Resolve TARGET to (mechanism-or-zoo-entry, kind) (see :func:`dpaudit._assembly.load_target`)."""
-    from ._assembly import load_target
+    """Resolve TARGET to (mechanism-or-zoo-entry, kind) (see :func:`dpaudit.audit.targets.load_target`)."""
+    from ..audit.targets import load_target
 
     return load_target(target)
 
 
 def _fmt_dataset(d) -> str:
-    from .mechanisms.base import describe_dataset
+    from ..mechanisms.base import describe_dataset
 
     return describe_dataset(d, max_items=10)
 
@@ -317,8 +317,8 @@ def _explicit(ctx: "typer.Context", name: str) -> bool:
 
 
 def _make_finder(search: "Search", known: list, relation, seed: Optional[int]):
-    """The finder for --search (see the option's help and :func:`dpaudit._assembly.make_finder`)."""
-    from ._assembly import make_finder
+    """The finder for --search (see the option's help and :func:`dpaudit.audit.targets.make_finder`)."""
+    from ..audit.targets import make_finder
 
     return make_finder(search.value, known, relation, seed)
 
@@ -329,7 +329,7 @@ def _make_executor(scheduler: Optional[str], workers: Optional[str]):
         return None
     if scheduler is not None and workers is not None:
         raise DPAuditError("give either --scheduler (an existing Dask cluster) or --workers (a local one), not both")
-    from .scale import DaskExecutor
+    from ..audit.executors import DaskExecutor
 
     if scheduler is not None:
         if "://" not in scheduler and ":" not in scheduler:
@@ -369,7 +369,7 @@ REPORT_SAMPLES = 5_000
 def _write_test_report(ctx: "typer.Context", path: Path, result, mechanism) -> None:
     """Write ``dpaudit test``'s --report: the JSON result, or an HTML/Markdown report rendered
     from it (:mod:`dpaudit.report`) with outputs re-drawn at the strongest pair for the plot."""
-    from .report import render_result, report_format, reproduce_command
+    from ..report import render_result, report_format, reproduce_command
 
     try:
         if report_format(path) == "json":
@@ -378,7 +378,7 @@ def _write_test_report(ctx: "typer.Context", path: Path, result, mechanism) -> N
         samples, note = None, ""
         s = result.strongest
         if s is not None:
-            from .scale import sample_pair, trial_streams
+            from ..audit.executors import sample_pair, trial_streams
 
             n = min(REPORT_SAMPLES, s.num_samples)
             try:
@@ -443,13 +443,13 @@ def test_cmd(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from ._assembly import assemble
-    from .audit import audit
-    from .testers import make_tester
+    from ..audit.targets import assemble
+    from ..audit.loop import audit
+    from ..testers import make_tester
 
     try:
         if report is not None:
-            from .report import report_format
+            from ..report import report_format
 
             report_format(report)  # an unknown suffix is bad input before any work
         obj, kind = _load_target(target)
@@ -465,7 +465,7 @@ def test_cmd(
             storage = "sqlite:///audit.db"
         stored = None
         if resume:
-            from .study import peek_settings
+            from ..audit.ledger import peek_settings
 
             name = getattr(mechanism, "name", type(mechanism).__name__)
             stored = peek_settings(storage, study_name or f"dpaudit-{name}")
@@ -576,7 +576,7 @@ def test_cmd(
 @app.command("zoo")
 def zoo_cmd(json_out: bool = typer.Option(False, "--json", help="Print the list as JSON.")) -> None:
     """List the built-in reference mechanisms, their claims and their bugs."""
-    from .mechanisms import zoo
+    from ..mechanisms import zoo
 
     items = zoo.entries()
     if json_out:
@@ -617,15 +617,15 @@ def zoo_cmd(json_out: bool = typer.Option(False, "--json", help="Print the list 
 @app.command("version")
 def version_cmd() -> None:
     """Print the versions of dpaudit and the libraries it uses."""
-    from .audit import library_versions
+    from ..audit.loop import library_versions
 
     for k, v in library_versions().items():
         typer.echo(f"{k} {v}")
 
 
 def _register_subcommands() -> None:
-    from .accounting.cli import register as register_accounting
-    from .scores.cli import register as register_scores
+    from .account import register as register_accounting
+    from .scores import register as register_scores
 
     register_scores(app)
     register_accounting(app)

@@ -38,8 +38,8 @@ import os
 import socket
 from dataclasses import dataclass, field
 
-from .datasets import NeighbouringPair
-from .errors import DPAuditError
+from ..datasets import NeighbouringPair
+from ..errors import DPAuditError
 
 __all__ = [
     "AuditStudy",
@@ -352,7 +352,7 @@ def open_ledger(storage, study_name: str, given: dict, defaults: dict, *, resume
     """
     import numpy as np
 
-    from .search.optuna_finders import _import_optuna
+    from ..search.optuna_finders import _import_optuna
 
     optuna = _import_optuna()
     optuna.logging.set_verbosity(max(optuna.logging.get_verbosity(), optuna.logging.WARNING))
@@ -426,7 +426,7 @@ def peek_settings(storage, study_name: str) -> dict | None:
     DPAuditError
         If the storage cannot be opened.
     """
-    from .search.optuna_finders import _import_optuna
+    from ..search.optuna_finders import _import_optuna
 
     optuna = _import_optuna()
     try:

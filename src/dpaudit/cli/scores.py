@@ -57,8 +57,8 @@ def _fmt(x: float, digits: int = 4) -> str:
 def _plot(path, hist, thr, gdp, claim, audit_delta):
     import numpy as np
 
-    from ..profiles import tradeoff_from_profile
-    from .plot import approx_dp_tradeoff, plot_tradeoff
+    from ..privacy.profiles import tradeoff_from_profile
+    from ..scores.plot import approx_dp_tradeoff, plot_tradeoff
 
     a = np.linspace(0.0, 1.0, 501)
     curves = [
@@ -78,7 +78,7 @@ def _curves(hist, thr, gdp, claim) -> dict:
     """Trade-off curves for the report, on an FPR grid dense near 0 (for the log-log view)."""
     import numpy as np
 
-    from .plot import approx_dp_tradeoff
+    from ..scores.plot import approx_dp_tradeoff
 
     a = np.unique(np.concatenate([[0.0], np.geomspace(1e-6, 1.0, 241), np.linspace(0.0, 1.0, 201)]))
     out = {
@@ -94,9 +94,9 @@ def _curves(hist, thr, gdp, claim) -> dict:
 
 def _write_report(ctx, path: Path, result: dict, hist, thr, gdp, claim, seed) -> None:
     """--report: the JSON result, or an HTML/Markdown report rendered from it plus the curves."""
-    from ..audit import library_versions
+    from ..audit.loop import library_versions
     from ..report import render_result, report_format, reproduce_command
-    from .evidence import _jsonable
+    from ..scores.evidence import _jsonable
 
     data = json.loads(json.dumps(_jsonable(result)))
     try:
@@ -139,10 +139,10 @@ def register(app: typer.Typer) -> None:
         """
         import numpy as np
 
-        from ..claims import make_claim
-        from .baselines import gdp_audit, threshold_audit
-        from .histogram import histogram_audit
-        from .io import load_scores
+        from ..privacy.claims import make_claim
+        from ..scores.baselines import gdp_audit, threshold_audit
+        from ..scores.histogram import histogram_audit
+        from ..scores.io import load_scores
 
         try:
             if not (0.0 < delta < 1.0):
@@ -210,7 +210,7 @@ def register(app: typer.Typer) -> None:
         if report is not None:
             _write_report(ctx, report, result, hist, thr, gdp, claim, seed)
         if json_out:
-            from .evidence import _jsonable
+            from ..scores.evidence import _jsonable
 
             typer.echo(json.dumps(_jsonable(result), indent=2))
             raise typer.Exit(code)

@@ -10,8 +10,8 @@ direction at ``beta`` and still reports ``beta``.)
 
 The budget ``T`` is fixed before the first trial and never changes: a persistent audit
 (``storage=...``) stores it with the claim, tester, seed and the other settings, and a resumed
-audit refuses different ones (:mod:`dpaudit.study`). Trial ``t``'s randomness is spawn key ``t`` of
-the root seed whichever process or Dask worker runs it (:mod:`dpaudit.scale`), and trials may run
+audit refuses different ones (:mod:`dpaudit.audit.ledger`). Trial ``t``'s randomness is spawn key ``t`` of
+the root seed whichever process or Dask worker runs it (:mod:`dpaudit.audit.executors`), and trials may run
 in parallel: the pairs are chosen from earlier trials only, so each test still holds at
 ``beta / T`` given its pair.
 """
@@ -27,10 +27,10 @@ from typing import Callable
 
 import numpy as np
 
-from .claims import Claim, claim_from_dict
-from .datasets import NeighbouringPair
-from .mechanisms.base import Mechanism
-from .testers import HockeyStickTester, Tester, TestOutcome
+from ..privacy.claims import Claim, claim_from_dict
+from ..datasets import NeighbouringPair
+from ..mechanisms.base import Mechanism
+from ..testers import HockeyStickTester, Tester, TestOutcome
 
 __all__ = ["AuditResult", "TrialRecord", "audit", "library_versions"]
 
@@ -47,7 +47,7 @@ def library_versions() -> dict:
     import scipy
     import torch
 
-    from . import __version__
+    from .._version import __version__
 
     return {
         "dpaudit": __version__,
@@ -354,7 +354,7 @@ def audit(
         and the records already finished by earlier runs (empty for a new audit).
     storage : str or optuna.storages.BaseStorage, optional
         Keep the audit in Optuna storage (e.g. ``"sqlite:///audit.db"``) so that it can be
-        resumed after an interruption (:mod:`dpaudit.study`). Needs Optuna.
+        resumed after an interruption (:mod:`dpaudit.audit.ledger`). Needs Optuna.
     study_name : str, optional
         Name of the audit in ``storage``; default ``"dpaudit-<mechanism name>"``.
     resume : bool, default False
@@ -362,10 +362,10 @@ def audit(
         left as None (``num_samples``, ``trials``, ``beta``, ``seed``) are taken from storage;
         given ones must equal the stored ones.
     executor : InProcessExecutor or DaskExecutor, optional
-        Where trials run (:mod:`dpaudit.scale`); default: in this process, one at a time.
+        Where trials run (:mod:`dpaudit.audit.executors`); default: in this process, one at a time.
     chunk_size : int, optional
         Calls per sampling chunk for per-call mechanisms (default
-        :data:`dpaudit.scale.DEFAULT_CHUNK_SIZE`). The samples depend on it, not on the executor.
+        :data:`dpaudit.audit.executors.DEFAULT_CHUNK_SIZE`). The samples depend on it, not on the executor.
 
     Returns
     -------
@@ -385,7 +385,7 @@ def audit(
     NotShippableError
         If a Dask executor is given a mechanism that cannot be pickled.
     """
-    from .scale import DEFAULT_CHUNK_SIZE, InProcessExecutor, TrialSpec
+    from .executors import DEFAULT_CHUNK_SIZE, InProcessExecutor, TrialSpec
 
     _check_inputs(num_samples, trials, beta)
     tester = tester or HockeyStickTester()
@@ -404,7 +404,7 @@ def audit(
     pending: list = []
     t_start = time.perf_counter()
     if storage is not None:
-        from .study import open_ledger
+        from .ledger import open_ledger
 
         given = {
             "mechanism": name,

@@ -34,9 +34,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .datasets import NeighbouringPair
-from .errors import DPAuditError, MechanismError
-from .mechanisms.base import CallableMechanism, draw
+from ..datasets import NeighbouringPair
+from ..errors import DPAuditError, MechanismError
+from ..mechanisms.base import CallableMechanism, draw
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -119,7 +119,7 @@ def chunk_stream(sample_ss: np.random.SeedSequence, dataset: int, chunk: int) ->
 def _concat_chunks(mechanism, parts: list, dataset: np.ndarray) -> np.ndarray:
     dims = {p.shape[1] for p in parts}
     if len(dims) > 1:
-        from .mechanisms.base import describe_dataset
+        from ..mechanisms.base import describe_dataset
 
         raise MechanismError(
             f"returned outputs of different dimensions {sorted(dims)} in different calls: outputs must "
@@ -163,7 +163,7 @@ def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, 
 
 
 def _record(spec: TrialSpec, outcome, sample_seconds: float, test_seconds: float):
-    from .audit import TrialRecord
+    from .loop import TrialRecord
 
     return TrialRecord(
         index=spec.index,
@@ -314,7 +314,7 @@ def _task_test(blob: bytes, spec: TrialSpec, n0: int, *chunks):
         x0 = _concat_chunks(mechanism, parts[:n0], spec.pair.d0)
         x1 = _concat_chunks(mechanism, parts[n0:], spec.pair.d1)
         if x0.shape[1] != x1.shape[1]:
-            from .mechanisms.base import describe_dataset
+            from ..mechanisms.base import describe_dataset
 
             raise MechanismError(
                 f"returned outputs of dimension {x1.shape[1]} but dimension {x0.shape[1]} on the "

@@ -1,0 +1,5 @@
+"""``python -m dpaudit.cli`` runs the command line."""
+
+from .app import main
+
+main()

@@ -1,0 +1,16 @@
+"""What a mechanism promises, written once: claims, analytic privacy profiles, trade-off functions
+and the conversions between them.
+
+* :mod:`dpaudit.privacy.claims` — :class:`PureDP`, :class:`ApproxDP`, :class:`RenyiDP` (the
+  guarantee a tester checks; each gives its privacy profile ``delta(eps')``);
+* :mod:`dpaudit.privacy.profiles` — exact privacy profiles, trade-off functions and Gaussian-DP
+  conversions of the Gaussian, Laplace and Poisson-subsampled Gaussian mechanisms, and the
+  profile -> trade-off / epsilon / GDP conversions (paper 001 §2, Lemma 7).
+
+This package sits below every family (testers, score audits, accounting): it imports nothing
+from them.
+"""
+
+from .claims import ApproxDP, Claim, PureDP, RenyiDP, claim_from_dict, make_claim
+
+__all__ = ["ApproxDP", "Claim", "PureDP", "RenyiDP", "claim_from_dict", "make_claim"]
