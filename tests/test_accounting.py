@@ -567,27 +567,27 @@ def test_cli_account_json_and_plot(tmp_path):
     mc = data["details"]["monte_carlo"]
     assert mc["ci_low"] <= gaussian_epsilon(1e-6, MU10) <= mc["ci_high"]
     assert png.stat().st_size > 1000
-    res = _cli("account", "-s", "2", "-k", "10", "--epsilon", "3", "--method", "rdp", "--json")
+    res = _cli("account", "-z", "2", "-k", "10", "--epsilon", "3", "--method", "rdp", "--json")
     assert res.exit_code == 0 and json.loads(res.stdout)["delta"] >= gaussian_delta(3.0, MU10)
-    res = _cli("account", "-s", "2", "-k", "5", "--delta", "1e-5", "--online", "--method", "mc", "--samples",
+    res = _cli("account", "-z", "2", "-k", "5", "--delta", "1e-5", "--online", "--method", "mc", "--samples",
                "2000", "--json", "--plot", str(tmp_path / "online.png"))
     assert res.exit_code == 0 and len(json.loads(res.stdout)["epsilon"]) == 5
-    res = _cli("account", "-s", "1.1", "-q", "0.01", "-k", "20", "--delta", "1e-5", "--samples", "2000", "--seed", "1",
+    res = _cli("account", "-z", "1.1", "-q", "0.01", "-k", "20", "--delta", "1e-5", "--samples", "2000", "--seed", "1",
                "--method", "mc")
     assert res.exit_code == 0 and "upper confidence bound" in res.stdout
 
 
 def test_cli_account_default_is_a_certified_upper_bound(tmp_path):
-    res = _cli("account", "-s", "2", "-k", "10", "--delta", "1e-6", "--json", "--plot", str(tmp_path / "p.png"))
+    res = _cli("account", "-z", "2", "-k", "10", "--delta", "1e-6", "--json", "--plot", str(tmp_path / "p.png"))
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     exact = gaussian_epsilon(1e-6, MU10)
     assert data["method"] == "pld" and data["kind"] == "upper_bound" and data["method_requested"] == "auto"
     assert exact <= data["epsilon"] <= exact * 1.005
     assert "certified upper bound" in data["statement"]
-    res = _cli("account", "-s", "2", "-k", "10", "--delta", "1e-6")
+    res = _cli("account", "-z", "2", "-k", "10", "--delta", "1e-6")
     assert res.exit_code == 0 and "certified upper bound" in res.stdout and "time" in res.stdout
-    res = _cli("account", "-s", "2", "-k", "50", "--delta", "1e-6", "--online", "--json")
+    res = _cli("account", "-z", "2", "-k", "50", "--delta", "1e-6", "--online", "--json")
     data = json.loads(res.stdout)
     assert res.exit_code == 0 and data["kind"] == "upper_bound" and len(data["epsilon"]) == 50
     exact_steps = [gaussian_epsilon(1e-6, math.sqrt(i) / 2.0) for i in (1, 10, 50)]
@@ -596,13 +596,13 @@ def test_cli_account_default_is_a_certified_upper_bound(tmp_path):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (("account", "-s", "0", "-k", "10", "--delta", "1e-5"), "--noise-multiplier must be > 0, got 0.0"),
-    (("account", "-s", "1", "-q", "1.5", "-k", "10", "--delta", "1e-5"), "--sampling-rate must be in (0, 1], got 1.5"),
-    (("account", "-s", "1", "-k", "0", "--delta", "1e-5"), "--steps must be >= 1, got 0"),
-    (("account", "-s", "1", "-k", "10", "--delta", "2"), "--delta must be in (0, 1), got 2.0"),
-    (("account", "-s", "1", "-k", "10", "--epsilon", "-1"), "--epsilon must be a finite number >= 0, got -1.0"),
-    (("account", "-s", "1", "-k", "10"), "exactly one of --delta"),
-    (("verify", "-s", "1", "-k", "10", "--epsilon", "1", "--delta", "0.01", "--tau", "0"), "tau"),
+    (("account", "-z", "0", "-k", "10", "--delta", "1e-5"), "--noise-multiplier must be finite and > 0, got 0.0"),
+    (("account", "-z", "1", "-q", "1.5", "-k", "10", "--delta", "1e-5"), "--sampling-rate must be in (0, 1], got 1.5"),
+    (("account", "-z", "1", "-k", "0", "--delta", "1e-5"), "--steps must be an integer >= 1, got 0"),
+    (("account", "-z", "1", "-k", "10", "--delta", "2"), "--delta must be in (0, 1), got 2.0"),
+    (("account", "-z", "1", "-k", "10", "--epsilon", "-1"), "--epsilon must be finite and >= 0, got -1.0"),
+    (("account", "-z", "1", "-k", "10"), "exactly one of --delta"),
+    (("verify", "-z", "1", "-k", "10", "--epsilon", "1", "--delta", "0.01", "--tau", "0"), "tau"),
 ])
 def test_cli_bad_input_exits_2(args, needle):
     res = _cli(*args)
@@ -614,7 +614,7 @@ def test_cli_verify_exit_codes():
     eps = 3.0
     good = f"{gaussian_delta(eps, MU10):.6g}"
     bad = f"{gaussian_delta(eps, MU10) / 50:.6g}"
-    common = ("verify", "-s", "2", "-k", "10", "--epsilon", str(eps), "--tau", "0.5", "--false-positive-rate", "0.01")
+    common = ("verify", "-z", "2", "-k", "10", "--epsilon", str(eps), "--tau", "0.5", "--beta", "0.01")
     res = _cli(*common, "--delta", good)
     assert res.exit_code == 0, res.output
     assert "ACCEPTED" in res.stdout

@@ -185,7 +185,7 @@ def test_main_keeps_the_command_exit_codes(monkeypatch, capsys):
     assert code == 2
     code, text = _main(monkeypatch, capsys, "test", "zoo:dp-laplace")  # missing --epsilon: click's usage error
     assert code == 2 and "epsilon" in text
-    code, _ = _main(monkeypatch, capsys, "account", "-s", "2", "-k", "3", "--delta", "1e-5", "--quiet")
+    code, _ = _main(monkeypatch, capsys, "account", "-z", "2", "-k", "3", "--delta", "1e-5", "--quiet")
     assert code == 0
 
 

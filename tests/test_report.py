@@ -38,7 +38,7 @@ def test_templates_are_package_data():
 def test_unknown_report_suffix_is_bad_input(tmp_path, name, shown):
     for cmd in (["test", "zoo:dp-laplace", "--epsilon", "1"],
                 ["audit-scores", "in.npy", "out.npy"],
-                ["account", "-s", "1", "-k", "10", "--delta", "1e-5"]):
+                ["account", "-z", "1", "-k", "10", "--delta", "1e-5"]):
         res = _run(*cmd, "--report", str(tmp_path / name))
         assert res.exit_code == 2, res.output
         assert f"unknown report suffix {shown}" in " ".join(res.output.split()), res.output
@@ -120,7 +120,7 @@ def test_audit_scores_report(tmp_path):
 @pytest.mark.parametrize("online", [False, True])
 def test_account_report(tmp_path, online):
     out = tmp_path / "a.html"
-    args = ["account", "-s", "1.0", "-q", "0.01", "-k", "50", "--delta", "1e-5", "--quiet", "--report", str(out)]
+    args = ["account", "-z", "1.0", "-q", "0.01", "-k", "50", "--delta", "1e-5", "--quiet", "--report", str(out)]
     res = _run(*(args + (["--online"] if online else [])))
     assert res.exit_code == 0, res.output
     html = out.read_text()

@@ -37,26 +37,26 @@ def test_prints_bounds_and_baselines(gaussian_files):
 
 def test_json_output_is_sound_and_reproducible(gaussian_files):
     a, b, mu = gaussian_files
-    res = run("audit-scores", a, b, "--json", "--seed", 3, "--delta", "1e-3", "--bins", "40", "--confidence", "0.9")
+    res = run("audit-scores", a, b, "--json", "--seed", 3, "--delta", "1e-3", "--bins", "40", "--beta", "0.1")
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    assert data["delta"] == 1e-3 and data["confidence"] == 0.9 and data["inputs"]["seed"] == 3
+    assert data["delta"] == 1e-3 and data["beta"] == 0.1 and data["confidence"] == 0.9 and data["inputs"]["seed"] == 3
     assert 0 < data["epsilon_lower_bound"] <= gaussian_epsilon(1e-3, mu)
     assert 0 < data["mu_lower_bound"] <= mu
     assert data["histogram"]["details"]["bins"]["k"] == 40
     assert data["baselines"]["gdp"]["mu_lower_bound"] <= mu
-    again = json.loads(run("audit-scores", a, b, "--json", "--seed", 3, "--delta", "1e-3", "--bins", "40", "--confidence", "0.9").stdout)
+    again = json.loads(run("audit-scores", a, b, "--json", "--seed", 3, "--delta", "1e-3", "--bins", "40", "--beta", "0.1").stdout)
     assert again["epsilon_lower_bound"] == data["epsilon_lower_bound"]
 
 
 def test_claim_violation_exits_1_and_plot_is_written(gaussian_files, tmp_path):
     a, b, _ = gaussian_files
     png = tmp_path / "t.png"
-    res = run("audit-scores", a, b, "--claim-epsilon", "0.2", "--claim-delta", "1e-5", "--plot", png, "--seed", 0)
+    res = run("audit-scores", a, b, "--epsilon", "0.2", "--delta", "1e-5", "--plot", png, "--seed", 0)
     assert res.exit_code == 1, res.output
     assert "VIOLATED" in res.output
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    ok = run("audit-scores", a, b, "--claim-epsilon", "20", "--json", "--seed", 0)
+    ok = run("audit-scores", a, b, "--epsilon", "20", "--json", "--seed", 0)
     assert ok.exit_code == 0 and json.loads(ok.stdout)["claim"]["violated"] is False
 
 
@@ -65,11 +65,13 @@ def test_claim_violation_exits_1_and_plot_is_written(gaussian_files, tmp_path):
     [
         (["--delta", "0"], "--delta"),
         (["--delta", "1.5"], "--delta"),
+        (["--beta", "1"], "--beta"),
         (["--confidence", "1"], "--confidence"),
         (["--bins", "0"], "--bins"),
         (["--bins", "many"], "--bins"),
-        (["--claim-delta", "1e-5"], "--claim-epsilon"),
+        (["--claim-delta", "1e-5"], "--epsilon"),
         (["--claim-epsilon", "-1"], "epsilon"),
+        (["--epsilon", "-1"], "epsilon"),
         (["--plot", "out.gif"], "--plot"),
     ],
 )
@@ -90,3 +92,14 @@ def test_bad_files_exit_2(tmp_path, gaussian_files):
     (tmp_path / "one.txt").write_text("1.0\n")
     res = run("audit-scores", a, tmp_path / "one.txt")
     assert res.exit_code == 2 and "at least 2" in res.output
+
+
+def test_deprecated_flags_still_work_with_a_note(gaussian_files):
+    a, b, _ = gaussian_files
+    new = run("audit-scores", a, b, "--json", "--seed", 3, "--beta", "0.1", "--epsilon", "0.2", "--delta", "1e-5")
+    old = run("audit-scores", a, b, "--json", "--seed", 3, "--confidence", "0.9", "--claim-epsilon", "0.2",
+              "--claim-delta", "1e-5")
+    assert new.exit_code == old.exit_code == 1
+    assert "--confidence is deprecated" in old.stderr and "--claim-epsilon is deprecated" in old.stderr
+    n, o = json.loads(new.stdout), json.loads(old.stdout)
+    assert n["epsilon_lower_bound"] == o["epsilon_lower_bound"] and n["claim"] == o["claim"]

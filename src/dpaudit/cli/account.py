@@ -1,27 +1,27 @@
-"""CLI commands of dpaudit.accounting, added to the main Typer app by :func:`register`.
+"""``dpaudit account`` (eps(delta) or delta(eps) of DP-SGD: Poisson-subsampled Gaussian composed
+over steps, with a certified accountant or the Monte Carlo one) and ``dpaudit verify`` (the Monte
+Carlo DP verifier on a proposed (eps, delta)), added to the app by :func:`register`.
 
-``dpaudit account`` estimates eps(delta) or delta(eps) of DP-SGD (Poisson-subsampled Gaussian,
-composed over steps) with the Monte Carlo accountant or a reference accountant; ``dpaudit verify``
-runs the Monte Carlo DP verifier on a proposed (eps, delta). Exit codes: ``account`` 0 on success;
-``verify`` 0 accepted, 1 rejected; both 2 on bad input.
+Exit codes (:data:`dpaudit.cli.options.EXIT_CODES`): ``account`` 0 on success; ``verify`` 0
+accepted, 1 rejected; both 2 on bad input.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from enum import Enum
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-console = Console(stderr=True)
-EXIT_OK, EXIT_REJECTED, EXIT_BAD_INPUT = 0, 1, 2
+from .options import (
+    EXIT_HELP, EXIT_OK, EXIT_REJECTED, alias, check_plot_suffix, check_report_suffix, console, deprecated, fail, option,
+    out, write_report,
+)
 
 
 class Method(str, Enum):
@@ -45,11 +45,6 @@ class Backend(str, Enum):
     torch = "torch"
 
 
-def _fail(message: str) -> typer.Exit:
-    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
-    return typer.Exit(EXIT_BAD_INPUT)
-
-
 def _progress(disable: bool, label: str):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -64,94 +59,48 @@ def _composition(noise_multiplier: float, sampling_rate: float, steps: int):
 
 
 def _check_inputs(noise_multiplier, sampling_rate, steps, delta, epsilon, need_one: bool = True):
-    if not (math.isfinite(noise_multiplier) and noise_multiplier > 0):
-        raise ValueError(f"--noise-multiplier must be > 0, got {noise_multiplier!r}")
-    if not (0 < sampling_rate <= 1):
-        raise ValueError(f"--sampling-rate must be in (0, 1], got {sampling_rate!r}")
-    if steps < 1:
-        raise ValueError(f"--steps must be >= 1, got {steps!r}")
+    from .._validate import check_delta, check_epsilon, check_int, check_positive, check_rate
+
+    check_positive(noise_multiplier, "--noise-multiplier")
+    check_rate(sampling_rate, "--sampling-rate")
+    check_int(steps, "--steps")
     if need_one and (delta is None) == (epsilon is None):
         raise ValueError("give exactly one of --delta (to get epsilon) or --epsilon (to get delta)")
-    if delta is not None and not (0 < delta < 1):
-        raise ValueError(f"--delta must be in (0, 1), got {delta!r}")
-    if epsilon is not None and not (math.isfinite(epsilon) and epsilon >= 0):
-        raise ValueError(f"--epsilon must be a finite number >= 0, got {epsilon!r}")
+    if delta is not None:
+        check_delta(delta, "--delta")
+    if epsilon is not None:
+        check_epsilon(epsilon, "--epsilon")
 
 
-def _plot_profile(path: Path, ref_curves, title: str, mark=None) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    tops = []
-    for name, (eps, d) in ref_curves.items():
-        ax.plot(eps, d, "--", label=name)
-        tops.append(np.asarray(d))
-    if tops:
-        top = np.nanmax(np.vstack(tops), axis=0)
-        pos = top[np.isfinite(top) & (top > 0)]
-        if pos.size:
-            ax.set_ylim(max(pos.min() / 30.0, 1e-300), min(1.5, pos.max() * 3.0))
-    if mark is not None:
-        ax.plot([mark[0]], [mark[1]], "ko", label=f"eps={mark[0]:.4g}, delta={mark[1]:.3g}")
-    ax.set_yscale("log")
-    ax.set_xlabel("epsilon (nats)")
-    ax.set_ylabel("delta(epsilon)")
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def _plot_online(path: Path, steps, eps, lo, hi, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    ax.plot(steps, eps, label="epsilon estimate")
-    if lo is not None:
-        ax.fill_between(steps, lo, hi, alpha=0.25, label="confidence interval")
-    ax.set_xlabel("step")
-    ax.set_ylabel("epsilon(delta) (nats)")
-    ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+def _backend_option():
+    return typer.Option(None, "--backend", help="numpy (default) or torch.")
 
 
 def register(app: typer.Typer) -> None:
     """Add this package's commands (``account``, ``verify``) to app."""
 
-    @app.command("account")
+    @app.command("account", epilog=EXIT_HELP)
     def account_cmd(
         ctx: typer.Context,
-        noise_multiplier: float = typer.Option(..., "--noise-multiplier", "-s", help="Noise multiplier sigma (noise std / clipping norm)."),
-        sampling_rate: float = typer.Option(1.0, "--sampling-rate", "-q", help="Poisson sampling rate q in (0, 1]; 1 = full batch (plain Gaussian)."),
-        steps: int = typer.Option(..., "--steps", "-k", help="Number of steps k."),
-        delta: Optional[float] = typer.Option(None, "--delta", "-d", help="Target delta: report epsilon(delta)."),
-        epsilon: Optional[float] = typer.Option(None, "--epsilon", "-e", help="Target epsilon (nats): report delta(epsilon)."),
-        method: Method = typer.Option(Method.auto, "--method", "-m", help="auto (default): a certified upper bound from dp_accounting's PLD refined until two grids agree, falling back to prv_accountant, then to a Monte Carlo upper confidence bound, never above the RDP bound; pld / prv / rdp: that method alone (an upper bound); mc: dpaudit's Monte Carlo accountant (upper confidence bound, estimate and interval)."),
+        noise_multiplier: float = option("noise_multiplier", ...),
+        sampling_rate: float = option("sampling_rate", 1.0),
+        steps: int = option("steps", ...),
+        delta: Optional[float] = option("delta", None, "target: report epsilon(delta)"),
+        epsilon: Optional[float] = option("epsilon", None, "target: report delta(epsilon)"),
+        method: Method = option("method", Method.auto, "auto (default): a certified upper bound from dp_accounting's PLD refined until two grids agree, falling back to prv_accountant, then to a Monte Carlo upper confidence bound, never above the RDP bound; pld / prv / rdp: that method alone (an upper bound); mc: dpaudit's Monte Carlo accountant (upper confidence bound, estimate and interval)"),
         tolerance: float = typer.Option(1e-3, "--tolerance", help="Relative agreement of two successive PLD grids at which the refinement stops."),
         online: bool = typer.Option(False, "--online", help="Report epsilon(delta) after every step 1..k (needs --delta)."),
-        samples: int = typer.Option(100_000, "--samples", "-n", help="Monte Carlo samples per direction."),
+        samples: int = option("samples", 100_000, "Monte Carlo samples per direction"),
         estimator: Estimator = typer.Option(Estimator.auto, "--estimator", help="Monte Carlo estimator: auto (cmc for subsampled, is otherwise), cmc (conditional MC + tilt), is (tilted importance sampling), simple, is-paper (paper 004 Def. 16)."),
-        confidence: float = typer.Option(0.95, "--confidence", help="Confidence of a Monte Carlo upper bound (one-sided)."),
-        seed: Optional[int] = typer.Option(None, "--seed", help="Seed for a reproducible Monte Carlo run (recorded in the JSON)."),
-        backend: Optional[Backend] = typer.Option(None, "--backend", help="numpy (default) or torch."),
-        device: Optional[str] = typer.Option(None, "--device", help="torch device: cpu, cuda, cuda:1 (implies --backend torch)."),
-        plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG: delta(epsilon) (offline) or epsilon over steps (--online)."),
-        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
-        quiet: bool = typer.Option(False, "--quiet", help="No progress output."),
-        report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write a report: .json (the JSON result), .html (self-contained page: epsilon against steps for --online, the privacy profile otherwise) or .md (Markdown, plots in <name>_files/). See docs/reports.md."),
+        beta: float = option("beta", 0.05, "of a Monte Carlo upper confidence bound (one-sided; confidence 1 - beta)"),
+        seed: Optional[int] = option("seed", None, "of the Monte Carlo run"),
+        backend: Optional[Backend] = _backend_option(),
+        device: Optional[str] = option("device", None, "implies --backend torch"),
+        plot: Optional[Path] = option("plot", None, "delta(epsilon) (offline) or epsilon over steps (--online)"),
+        json_out: bool = option("json", False),
+        quiet: bool = option("quiet", False),
+        report: Optional[Path] = option("report", None, "the HTML page shows epsilon against steps for --online, the privacy profile otherwise"),
+        confidence: Optional[float] = alias("--confidence", "--beta (= 1 - confidence)"),
     ) -> None:
         """Privacy accounting for DP-SGD: epsilon(delta) or delta(epsilon) after k steps.
 
@@ -160,11 +109,11 @@ def register(app: typer.Typer) -> None:
 
         Examples:
 
-          dpaudit account -s 1.1 -q 0.0042667 -k 14100 --delta 1e-5
+          dpaudit account -z 1.1 -q 0.0042667 -k 14100 --delta 1e-5
 
-          dpaudit account -s 1.1 -q 0.0042667 -k 14100 --delta 1e-5 --method mc --samples 20000
+          dpaudit account -z 1.1 -q 0.0042667 -k 14100 --delta 1e-5 --method mc --samples 20000
 
-          dpaudit account -s 1.0 -q 0.001 -k 10000 --delta 1e-9 --online --plot eps.png
+          dpaudit account -z 1.0 -q 0.001 -k 10000 --delta 1e-9 --online --plot eps.png
         """
         from ..accounting import certified
 
@@ -176,23 +125,25 @@ def register(app: typer.Typer) -> None:
                 raise ValueError("--online supports --method auto, pld, mc or rdp (not prv)")
             if samples < 2:
                 raise ValueError(f"--samples must be >= 2, got {samples!r}")
-            if not (0.5 < confidence < 1):
+            if confidence is None:
+                if not (0 < beta < 0.5):
+                    raise ValueError(f"--beta must be in (0, 0.5), got {beta!r}")
+                confidence = 1.0 - beta
+            elif not (0.5 < deprecated(confidence, "--confidence", "--beta (= 1 - confidence)") < 1):
                 raise ValueError(f"--confidence must be in (0.5, 1), got {confidence!r}")
+            else:
+                beta = 1.0 - confidence
             if not (0 < tolerance < 1):
                 raise ValueError(f"--tolerance must be in (0, 1), got {tolerance!r}")
-            if plot is not None and plot.suffix.lower() not in (".png", ".pdf", ".svg"):
-                raise ValueError(f"--plot must end in .png, .pdf or .svg, got {str(plot)!r}")
-            if report is not None:
-                from ..report import report_format
-
-                report_format(report)
+            check_plot_suffix(plot)
+            check_report_suffix(report)
             comp = _composition(noise_multiplier, sampling_rate, steps)
             if method is Method.mc or (device is not None) or (backend is not None):
                 from ..accounting._backend import get_ops
 
                 get_ops(None if backend is None else backend.value, device)  # fail early on a bad device
         except ValueError as exc:
-            raise _fail(str(exc))
+            raise fail(str(exc))
 
         show = not (quiet or json_out)
         mc_kw = dict(confidence=confidence, num_samples=samples, rng=seed,
@@ -209,60 +160,63 @@ def register(app: typer.Typer) -> None:
                     res = certified.get_delta(comp, epsilon, method=method.value, tolerance=tolerance,
                                               progress=say.message, estimator=estimator.value, **mc_kw)
         except ValueError as exc:
-            raise _fail(str(exc))
-        result = {"command": "account", "method_requested": method.value, "seed": seed, **res.to_dict()}
-
+            raise fail(str(exc))
+        result = account_result(res, method.value, seed, beta)
+        profile = None if online or (plot is None and report is None) else _profile_curves(comp, res)
         if plot is not None:
-            _make_plot(plot, comp, res, online)
+            _make_plot(plot, comp, res, profile, online)
         if report is not None:
-            _write_report(ctx, report, result, comp, res, online)
+            write_report(ctx, report, result, seed=seed, extra=None if profile is None else {"profile": profile})
         if json_out:
-            typer.echo(json.dumps(result, indent=2, default=str))
+            typer.echo(json.dumps(result, indent=2))
         else:
             _render_result(res, comp, online)
             if plot is not None:
                 console.print(f"Plot written to {plot}")
 
-    @app.command("verify")
+    @app.command("verify", epilog=EXIT_HELP)
     def verify_cmd(
-        noise_multiplier: float = typer.Option(..., "--noise-multiplier", "-s", help="Noise multiplier sigma."),
-        sampling_rate: float = typer.Option(1.0, "--sampling-rate", "-q", help="Poisson sampling rate q in (0, 1]."),
-        steps: int = typer.Option(..., "--steps", "-k", help="Number of steps k."),
-        epsilon: float = typer.Option(..., "--epsilon", "-e", help="Proposed epsilon (nats)."),
-        delta: float = typer.Option(..., "--delta", "-d", help="Proposed delta (the estimate to verify)."),
-        false_positive_rate: Optional[float] = typer.Option(None, "--false-positive-rate", "-p", help="Bound beta on accepting while delta(epsilon) > delta/tau. Default delta/tau (paper 004's EVR)."),
+        noise_multiplier: float = option("noise_multiplier", ...),
+        sampling_rate: float = option("sampling_rate", 1.0),
+        steps: int = option("steps", ...),
+        epsilon: float = option("epsilon", ..., "proposed"),
+        delta: float = option("delta", ..., "proposed: the estimate to verify"),
+        beta: Optional[float] = option("beta", None, "of accepting while delta(epsilon) > delta/tau; default delta/tau (paper 004's EVR)"),
         tau: float = typer.Option(0.9, "--tau", help="Smoothing factor tau in (0, 1]: the guarantee after acceptance is delta/tau."),
         rho: Optional[float] = typer.Option(None, "--rho", help="Utility factor rho in (tau, 1]; default (1 + tau)/2."),
         max_samples: int = typer.Option(200_000_000, "--max-samples", help="Refuse plans that need more samples per direction."),
         plan_only: bool = typer.Option(False, "--plan-only", help="Print the sample size and threshold without sampling."),
-        backend: Optional[Backend] = typer.Option(None, "--backend", help="numpy (default) or torch."),
-        device: Optional[str] = typer.Option(None, "--device", help="torch device (implies --backend torch)."),
-        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
-        quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+        backend: Optional[Backend] = _backend_option(),
+        device: Optional[str] = option("device", None, "implies --backend torch"),
+        json_out: bool = option("json", False),
+        quiet: bool = option("quiet", False),
+        false_positive_rate: Optional[float] = alias("--false-positive-rate", "--beta"),
     ) -> None:
         """Verify a proposed (epsilon, delta) for DP-SGD with the Monte Carlo DP verifier.
 
         Accepts iff a Monte Carlo estimate of delta(epsilon) is below delta/tau - offset, with a sample
         size that proves: accepting while delta(epsilon) > delta/tau happens with probability at most
-        the false-positive rate. Exit code 0: accepted; 1: rejected; 2: bad input. The verifier's
-        randomness is fresh and is not printed.
+        --beta (the false-positive rate). Exit code 0: accepted; 1: rejected; 2: bad input. The
+        verifier's randomness is fresh and is not printed.
 
         Example:
 
-          dpaudit verify -s 1.1 -q 0.0042667 -k 1000 --epsilon 0.6 --delta 1e-5 --false-positive-rate 1e-3
+          dpaudit verify -z 1.1 -q 0.0042667 -k 1000 --epsilon 0.6 --delta 1e-5 --beta 1e-3
         """
         from ..accounting.verifier import plan_verification, verify
 
         try:
+            if deprecated(false_positive_rate, "--false-positive-rate", "--beta") is not None:
+                beta = false_positive_rate
             _check_inputs(noise_multiplier, sampling_rate, steps, delta, epsilon, need_one=False)
             if max_samples < 2:
                 raise ValueError(f"--max-samples must be >= 2, got {max_samples!r}")
             comp = _composition(noise_multiplier, sampling_rate, steps)
-            plan = plan_verification(comp, epsilon, delta, false_positive_rate=false_positive_rate, tau=tau, rho=rho)
+            plan = plan_verification(comp, epsilon, delta, false_positive_rate=beta, tau=tau, rho=rho)
         except ValueError as exc:
-            raise _fail(str(exc))
+            raise fail(str(exc))
         if plan_only:
-            d = {"command": "verify", "composition": comp.to_dict(), "plan": plan.to_dict()}
+            d = {"command": "verify", "composition": comp.to_dict(), "beta": plan.false_positive_rate, "plan": plan.to_dict()}
             if json_out:
                 typer.echo(json.dumps(d, indent=2))
             else:
@@ -271,13 +225,14 @@ def register(app: typer.Typer) -> None:
         try:
             with _progress(quiet or json_out, "verifying") as prog:
                 task = prog.add_task("verify", total=None)
-                res = verify(comp, epsilon, delta, false_positive_rate=false_positive_rate, tau=tau, rho=rho,
+                res = verify(comp, epsilon, delta, false_positive_rate=beta, tau=tau, rho=rho,
                              max_samples=max_samples, backend=None if backend is None else backend.value,
                              device=device, progress=lambda a, b: prog.update(task, completed=a, total=b))
         except ValueError as exc:
-            raise _fail(str(exc))
+            raise fail(str(exc))
         if json_out:
-            typer.echo(json.dumps({"command": "verify", "composition": comp.to_dict(), **res.to_dict()}, indent=2))
+            typer.echo(json.dumps({"command": "verify", "composition": comp.to_dict(), "beta": res.plan.false_positive_rate,
+                                   **res.to_dict()}, indent=2))
         else:
             _render_plan(res.plan, comp)
             verdict = "[bold green]ACCEPTED[/]" if res.accepted else "[bold red]REJECTED[/]"
@@ -296,7 +251,7 @@ def register(app: typer.Typer) -> None:
                          f"(eps, delta/tau + beta); sharper: delta={max(p.delta / p.tau, p.false_positive_rate * d_upp):.4g} "
                          f"= max(delta/tau, beta * RDP bound) (docs/accounting.md §5)")
             body.add_row("time", f"{res.wall_seconds:.1f} s on {res.backend} ({res.device})")
-            Console().print(Panel(body, title="dpaudit verify", border_style="green" if res.accepted else "red"))
+            out().print(Panel(body, title="dpaudit verify", border_style="green" if res.accepted else "red"))
         raise typer.Exit(EXIT_OK if res.accepted else EXIT_REJECTED)
 
 
@@ -307,13 +262,13 @@ def _render_plan(plan, comp) -> None:
     t.add_row("mechanism", escape(comp.describe()))
     t.add_row("proposal", f"epsilon={plan.epsilon:g}, delta={plan.delta:g}")
     t.add_row("tau, rho", f"{plan.tau:g}, {plan.rho:g} (false positive: delta(eps) > {plan.delta / plan.tau:.4g})")
-    t.add_row("false-positive rate", f"<= {plan.false_positive_rate:.3g} (proved)")
+    t.add_row("beta (false-positive rate)", f"<= {plan.false_positive_rate:.3g} (proved)")
     t.add_row("threshold", f"accept iff estimate < delta/tau - offset = {plan.threshold:.6g} (offset {plan.offset:.3g})")
     for d, v in plan.per_direction.items():
         t.add_row(f"plan ({d})", f"{v['samples']:,} samples, tilt {v['tilt']:.3g}, bound: {v['inequality']} "
                                  f"(Bennett {v['samples_bennett']:,}, KL {v['samples_kl']:,}); RDP delta bound "
                                  f"{v['rdp_delta_bound']:.3g}")
-    Console().print(Panel(t, title="verification plan"))
+    out().print(Panel(t, title="verification plan"))
 
 
 class _Status:
@@ -375,7 +330,7 @@ _KIND_TEXT = {
 def _render_result(res, comp, online: bool) -> None:
     from ..accounting.certified import _METHOD_NAMES
 
-    out = Console()
+    console_out = out()
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
@@ -431,7 +386,7 @@ def _render_result(res, comp, online: bool) -> None:
         if a["status"] == "failed":
             head.add_row(f"{a['method']} failed", escape(a["reason"]))
     head.add_row("time", f"{res.seconds:.2f} s")
-    out.print(Panel(head, title="dpaudit account" + (" --online" if online else "")))
+    console_out.print(Panel(head, title="dpaudit account" + (" --online" if online else "")))
     if online:
         k = len(res.steps)
         t = Table(title="epsilon after selected steps (all steps are in --json)")
@@ -440,7 +395,7 @@ def _render_result(res, comp, online: bool) -> None:
         t.add_column("RDP bound", justify="right")
         for i in sorted({0, k // 10, k // 4, k // 2, 3 * k // 4, k - 1}):
             t.add_row(f"{res.steps[i]:,}", f"{res.epsilon[i]:.6g}", f"{res.rdp_bound[i]:.6g}")
-        out.print(t)
+        console_out.print(t)
 
 
 def _profile_curves(comp, res) -> dict | None:
@@ -458,44 +413,35 @@ def _profile_curves(comp, res) -> dict | None:
     except (ValueError, ArithmeticError, MemoryError):
         return None
     return {"epsilon": grid.tolist(),
-            "curves": [["PLD, pessimistic (upper bound)", [None if not np.isfinite(v) else float(v) for v in pld]],
+            "curves": [["PLD, pessimistic (upper bound; gaps: round-off exceeds delta)", [None if not np.isfinite(v) else float(v) for v in pld]],
                        ["RDP bound", [float(v) for v in rdp]]]}
 
 
-def _write_report(ctx, path: Path, result: dict, comp, res, online: bool) -> None:
-    """--report: the JSON result, or an HTML/Markdown report rendered from it."""
-    from ..audit.loop import library_versions
-    from ..report import render_result, report_format, reproduce_command
-
-    data = json.loads(json.dumps(result, default=str))
-    try:
-        if report_format(path) == "json":
-            path.write_text(json.dumps(data, indent=2))
-            return
-        if not online:
-            prof = _profile_curves(comp, res)
-            if prof is not None:
-                data["profile"] = prof
-        render_result(data, path, command=reproduce_command(ctx, {"seed": result.get("seed")}), versions=library_versions())
-    except OSError as exc:
-        raise _fail(f"--report: cannot write {str(path)!r}: {exc}")
+def account_result(res, method_requested: str, seed, beta: float) -> dict:
+    """The JSON result of ``account`` (what ``--json`` prints and ``--report x.json`` writes):
+    ``res.to_dict()`` with the command, the method requested, the seed and ``beta`` (``1 -
+    confidence``, the name the Python API uses, which the result keeps)."""
+    return json.loads(json.dumps({"command": "account", "method_requested": method_requested, "seed": seed,
+                                  "beta": beta, **res.to_dict()}, default=str))
 
 
-def _make_plot(path: Path, comp, res, online: bool) -> None:
-    import numpy as np
+def _make_plot(path: Path, comp, res, profile: dict | None, online: bool) -> None:
+    """--plot: the report's plot (:mod:`dpaudit.report.plots`), in the format named by the suffix:
+    epsilon over steps (--online; ``profile`` None) or the privacy profile."""
+    from ..report.plots import accounting_online_png, accounting_profile_png
 
+    fmt = path.suffix.lower().lstrip(".")
     title = comp.describe()
     if online:
-        _plot_online(path, list(res.steps), list(res.epsilon), None, None,
-                     f"{title}, delta={res.delta:g} ({res.kind.replace('_', ' ')}, {res.method})")
-        return
-    from ..accounting.certified import profile_curve
-
-    center = res.epsilon
-    grid = np.linspace(max(0.0, 0.5 * center), 1.6 * center + 0.5, 40)
-    from ..accounting.prv import delta_upper_bound
-
-    curves = {"PLD, pessimistic (upper bound; gaps: round-off exceeds delta)":
-              (grid, profile_curve(comp, grid, interval=res.details.get("interval", 1e-3))),
-              "RDP bound": (grid, np.array([delta_upper_bound(comp, float(x)) for x in grid]))}
-    _plot_profile(path, curves, f"privacy profile: {title}", mark=(res.epsilon, res.delta))
+        png = accounting_online_png(list(res.steps), list(res.epsilon), list(res.rdp_bound) or None,
+                                    title=f"{title}, delta={res.delta:g} ({res.kind.replace('_', ' ')}, {res.method})",
+                                    format=fmt)
+    elif profile is None:
+        raise fail("--plot: the privacy profile around the reported point cannot be computed")
+    else:
+        png = accounting_profile_png(profile["epsilon"], [tuple(c) for c in profile["curves"]],
+                                     mark=(res.epsilon, res.delta), title=f"privacy profile: {title}", format=fmt)
+    try:
+        path.write_bytes(png)
+    except OSError as exc:
+        raise fail(f"--plot: cannot write {str(path)!r}: {exc}")

@@ -1,11 +1,9 @@
-"""Command-line interface: ``dpaudit test``, ``dpaudit zoo``.
+"""The ``dpaudit`` app: ``dpaudit test``, ``dpaudit zoo``, ``dpaudit version``, and ``main()``,
+the console-script entry point that maps exceptions to exit codes once.
 
-Exit codes of ``dpaudit test``: 0 no violation found, 1 violation found, 2 bad input (invalid
-options, unknown target, a tester that cannot test the claim, or a mechanism whose outputs cannot
-be audited), 3 inconclusive (every trial had too few samples for the tester's bound), 4 an
-internal error of dpaudit itself (never 1, so that a crash never reads as a finding in CI; run
-with ``--debug`` for the traceback), 130 interrupted (Ctrl-C; an audit kept with
---storage/--resume continues where it stopped).
+The exit codes, console, error path and shared options of every command are in
+:mod:`dpaudit.cli.options`; ``audit-scores`` is in :mod:`dpaudit.cli.scores`, ``account`` and
+``verify`` in :mod:`dpaudit.cli.account`.
 """
 
 from __future__ import annotations
@@ -24,7 +22,12 @@ from rich.panel import Panel
 from rich.table import Table
 
 from ..audit.targets import AUTO_BAYES_METHOD  # noqa: F401  (the sampler of --search auto, importable from here as before)
+from .._validate import check_int, check_probability
 from ..errors import DPAuditError, MechanismError
+from .options import (  # noqa: F401  (EXIT_* importable from here as before)
+    EXIT_BAD_INPUT, EXIT_HELP, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION,
+    VOCABULARY_HELP, check_report_suffix, console, debug, fail, int_or_word, option, out, set_debug, write_report,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -37,11 +40,8 @@ app = typer.Typer(
         "confidence bound, and reports a violation when the bound exceeds what the claimed "
         "guarantee allows. A reported violation is wrong with probability at most --beta."
     ),
+    epilog=VOCABULARY_HELP + "\n\n" + EXIT_HELP,
 )
-
-console = Console(stderr=True)
-EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR = 0, 1, 2, 3, 4
-_DEBUG = {"on": False}
 
 
 def _version_callback(value: bool) -> None:
@@ -59,13 +59,9 @@ def _global_options(
     version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
                                  help="Print dpaudit's version and exit."),
 ) -> None:
-    """dpaudit tells whether a differentially private mechanism keeps its promise.
-
-    Exit codes: 0 no violation found / accepted / success; 1 violation found (test, audit-scores
-    with a claim) or rejected (verify); 2 bad input; 3 inconclusive; 4 internal error of dpaudit;
-    130 interrupted.
-    """
-    _DEBUG["on"] = debug
+    """dpaudit tells whether a differentially private mechanism keeps its promise (exit codes:
+    :data:`dpaudit.cli.options.EXIT_CODES`)."""
+    set_debug(debug)
 
 
 class Neighbouring(str, Enum):
@@ -152,17 +148,6 @@ class _PlainProgress:
             st = dict(self.state)
         if self.enabled:
             self._say(f"trial {st['trial']}/{st['budget']} done; best margin {st['best']}")
-
-
-def _fail(message: str) -> "typer.Exit":
-    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
-    if _DEBUG["on"]:
-        import traceback
-
-        exc = sys.exc_info()[1]
-        if exc is not None:
-            console.print("".join(traceback.format_exception(exc)), highlight=False, markup=False, soft_wrap=True)
-    return typer.Exit(EXIT_BAD_INPUT)
 
 
 def _parse_domain(specs: list[str] | None):
@@ -335,14 +320,9 @@ def _make_executor(scheduler: Optional[str], workers: Optional[str]):
         if "://" not in scheduler and ":" not in scheduler:
             raise DPAuditError(f"--scheduler must be a Dask scheduler address like tcp://127.0.0.1:8786, got {scheduler!r}")
         return DaskExecutor(scheduler)
-    if workers == "auto":
+    n = int_or_word(workers, "auto", "--workers")
+    if n == "auto":
         return DaskExecutor()
-    try:
-        n = int(workers)
-    except ValueError:
-        raise DPAuditError(f"--workers must be a positive integer or 'auto', got {workers!r}") from None
-    if n < 1:
-        raise DPAuditError(f"--workers must be a positive integer or 'auto', got {workers!r}")
     return DaskExecutor(n_workers=n)
 
 
@@ -369,47 +349,40 @@ REPORT_SAMPLES = 5_000
 def _write_test_report(ctx: "typer.Context", path: Path, result, mechanism) -> None:
     """Write ``dpaudit test``'s --report: the JSON result, or an HTML/Markdown report rendered
     from it (:mod:`dpaudit.report`) with outputs re-drawn at the strongest pair for the plot."""
-    from ..report import render_result, report_format, reproduce_command
+    from ..report import report_format
 
-    try:
-        if report_format(path) == "json":
-            path.write_text(result.to_json())
-            return
-        samples, note = None, ""
-        s = result.strongest
-        if s is not None:
-            from ..audit.executors import sample_pair, trial_streams
+    samples, note = None, ""
+    s = result.strongest
+    if s is not None and report_format(path) != "json":
+        from ..audit.executors import sample_pair, trial_streams
 
-            n = min(REPORT_SAMPLES, s.num_samples)
-            try:
-                sample_ss, _ = trial_streams(result.seed, s.index)
-                samples = sample_pair(mechanism, s.pair, n, sample_ss, None)
-                note = (f"The JSON result holds no outputs: these {n:,} per dataset were re-drawn for the plot from "
-                        f"trial {s.index + 1}'s recorded random stream (seed {result.seed}, spawn key {s.index}).")
-            except Exception as exc:  # noqa: BLE001 - a report without the plot is still a report
-                note = f"re-drawing outputs of the mechanism for the plot failed: {type(exc).__name__}: {exc}"
-        render_result(json.loads(result.to_json()), path, command=reproduce_command(ctx, {"seed": result.seed}),
-                      samples=samples, samples_note=note)
-    except OSError as exc:
-        raise _fail(f"--report: cannot write {str(path)!r}: {exc}")
+        n = min(REPORT_SAMPLES, s.num_samples)
+        try:
+            sample_ss, _ = trial_streams(result.seed, s.index)
+            samples = sample_pair(mechanism, s.pair, n, sample_ss, None)
+            note = (f"The JSON result holds no outputs: these {n:,} per dataset were re-drawn for the plot from "
+                    f"trial {s.index + 1}'s recorded random stream (seed {result.seed}, spawn key {s.index}).")
+        except Exception as exc:  # noqa: BLE001 - a report without the plot is still a report
+            note = f"re-drawing outputs of the mechanism for the plot failed: {type(exc).__name__}: {exc}"
+    write_report(ctx, path, json.loads(result.to_json()), seed=result.seed, versions={}, samples=samples, samples_note=note)
 
 
-@app.command("test")
+@app.command("test", epilog=EXIT_HELP)
 def test_cmd(
     ctx: typer.Context,
     target: str = typer.Argument(
         ..., help="What to audit: [bold]zoo:NAME[/] (see `dpaudit zoo`) or [bold]package.module:attribute[/] "
         "naming a Mechanism object or a function f(dataset) -> output."
     ),
-    epsilon: float = typer.Option(..., "--epsilon", "-e", help="Claimed epsilon (nats)."),
-    delta: Optional[float] = typer.Option(None, "--delta", "-d", help="Claimed delta: the claim becomes (epsilon, delta)-DP. Omit for pure DP."),
-    alpha: Optional[float] = typer.Option(None, "--alpha", "-a", help="Rényi order: the claim becomes (alpha, epsilon)-Rényi DP."),
-    neighbouring: Optional[Neighbouring] = typer.Option(None, "--neighbouring", "-n", help="Neighbouring relation: add-remove (add or remove one record) or replace (change one record). Default: the mechanism's own, else add-remove."),
-    samples: int = typer.Option(50_000, "--samples", "-s", help="Mechanism outputs drawn on each dataset per trial."),
-    trials: int = typer.Option(10, "--trials", "-t", help="Trial budget: at most this many neighbouring pairs are tested."),
-    beta: float = typer.Option(0.01, "--beta", help="Probability of a false accusation for the whole audit."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed for a reproducible run (recorded in the report)."),
-    report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write a report to this file; the suffix picks the format: .json (the full result, machine-readable), .html (one self-contained page with plots) or .md (Markdown, plots as PNG files in <name>_files/). See docs/reports.md."),
+    epsilon: float = option("epsilon", ..., "the claimed epsilon"),
+    delta: Optional[float] = option("delta", None, "the claimed delta: the claim becomes (epsilon, delta)-DP; omit for pure DP"),
+    alpha: Optional[float] = option("alpha", None, "the claim becomes (alpha, epsilon)-Rényi DP"),
+    neighbouring: Optional[Neighbouring] = option("neighbouring", None, "default: the mechanism's own, else add-remove"),
+    samples: int = option("samples", 50_000, "mechanism outputs drawn on each dataset per trial"),
+    trials: int = option("trials", 10),
+    beta: float = option("beta", 0.01, "of a false accusation, for the whole audit"),
+    seed: Optional[int] = option("seed"),
+    report: Optional[Path] = option("report"),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
     search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: grid (given/witness pairs), random (random neighbouring pairs), bayes (Gaussian-process Bayesian optimisation of the divergence estimate over datasets, extreme datasets first; needs Optuna), evolution (NSGA-II evolutionary search; needs Optuna), auto (witness/given pairs first, then Bayesian search with Optuna's TPE sampler, or random search without Optuna)."),
     pairs: Optional[str] = typer.Option(None, "--pairs", help='Neighbouring pairs to test, as a JSON file or JSON text: [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
@@ -417,9 +390,9 @@ def test_cmd(
     min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size for random search."),
     max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset size for random search."),
     tester_name: TesterName = typer.Option(TesterName.hockey_stick, "--tester", help="Which divergence bound decides: hockey-stick (trained classifier; every claim), renyi (variational Rényi bound; Rényi and pure claims), mmd (kernel MMD; pure and approximate claims), histogram (binned outputs), or all (every tester that supports the claim, beta split among them)."),
-    device: str = typer.Option("cpu", "--device", help="Where trained testers run: cpu, cuda, cuda:1, mps."),
-    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout instead of tables."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    device: str = option("device", "cpu", "of trained testers"),
+    json_out: bool = option("json", False),
+    quiet: bool = option("quiet", False),
     storage: Optional[str] = typer.Option(None, "--storage", help="Keep the audit in this Optuna storage (a database URL, e.g. sqlite:///audit.db) so an interrupted audit can be resumed. Default with --resume: sqlite:///audit.db."),
     resume: bool = typer.Option(False, "--resume", help="Continue the audit stored under --study-name (start it if there is none): finished trials are kept, interrupted ones re-run. Options not given are taken from the stored audit; given ones must match it."),
     study_name: Optional[str] = typer.Option(None, "--study-name", help="Name of the audit in --storage. Default: dpaudit-<mechanism name>."),
@@ -437,9 +410,6 @@ def test_cmd(
       dpaudit test mypkg.mech:noisy_sum --epsilon 1 --delta 1e-6 --neighbouring replace --domain 0:1
 
       dpaudit test zoo:dp-laplace --epsilon 0.01 --search bayes --trials 50 --resume   # resumable (sqlite:///audit.db)
-
-    Exit codes: 0 no violation found, 1 violation, 2 bad input, 3 inconclusive, 130 interrupted
-    (resume it with --resume).
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -448,10 +418,7 @@ def test_cmd(
     from ..testers import make_tester
 
     try:
-        if report is not None:
-            from ..report import report_format
-
-            report_format(report)  # an unknown suffix is bad input before any work
+        check_report_suffix(report)  # an unknown suffix is bad input before any work
         obj, kind = _load_target(target)
         setup = assemble(
             obj, kind, epsilon=epsilon, delta=delta, alpha=alpha,
@@ -474,12 +441,9 @@ def test_cmd(
         finder = _make_finder(search, known, relation, seed)
         tester = make_tester(tester_name.value, device=device)
         tester.require(claim)
-        if samples < 8:
-            raise DPAuditError(f"--samples must be >= 8, got {samples}")
-        if trials < 1:
-            raise DPAuditError(f"--trials must be >= 1, got {trials}")
-        if not (0 < beta < 1):
-            raise DPAuditError(f"--beta must be in (0, 1), got {beta}")
+        check_int(samples, "--samples", 8, error=DPAuditError)
+        check_int(trials, "--trials", 1, error=DPAuditError)
+        check_probability(beta, "--beta", error=DPAuditError)
         if study_name is not None and storage is None:
             raise DPAuditError("--study-name needs --storage (or --resume)")
         executor = _make_executor(scheduler, workers)
@@ -497,7 +461,7 @@ def test_cmd(
             trials = run_trials if run_trials is not None else stored["trial_budget"]
             beta = run_beta if run_beta is not None else stored["beta"]
     except (DPAuditError, ValueError) as exc:
-        raise _fail(str(exc))
+        raise fail(str(exc))
 
     if not json_out:
         console.print(
@@ -558,23 +522,23 @@ def test_cmd(
         )
         raise typer.Exit(130)
     except MechanismError as exc:
-        raise _fail(str(exc))
+        raise fail(str(exc))
     except (DPAuditError, ValueError) as exc:
-        raise _fail(str(exc))
+        raise fail(str(exc))
 
     if report is not None:
         _write_test_report(ctx, report, result, mechanism)
     if json_out:
         typer.echo(result.to_json())
     else:
-        _render(result, Console())
+        _render(result, out())
         if report is not None:
             console.print(f"Full report written to {report}")
     raise typer.Exit(result.exit_code)
 
 
-@app.command("zoo")
-def zoo_cmd(json_out: bool = typer.Option(False, "--json", help="Print the list as JSON.")) -> None:
+@app.command("zoo", epilog=EXIT_HELP)
+def zoo_cmd(json_out: bool = option("json", False)) -> None:
     """List the built-in reference mechanisms, their claims and their bugs."""
     from ..mechanisms import zoo
 
@@ -611,10 +575,10 @@ def zoo_cmd(json_out: bool = typer.Option(False, "--json", help="Print the list 
             e.name, claim, e.relation, private,
             escape(e.summary) + ("" if e.bug is None else f"\n[red]bug:[/] {escape(e.bug)}"),
         )
-    Console().print(table)
+    out().print(table)
 
 
-@app.command("version")
+@app.command("version", epilog=EXIT_HELP)
 def version_cmd() -> None:
     """Print the versions of dpaudit and the libraries it uses."""
     from ..audit.loop import library_versions
@@ -648,15 +612,15 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         console.print("[bold yellow]interrupted[/]")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except (typer.Abort,):
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         # usage errors (typer vendors click, so match its ClickException by name): click's message, exit 2
         if any(c.__name__ == "ClickException" for c in type(exc).__mro__):
             exc.show()
             sys.exit(getattr(exc, "exit_code", EXIT_BAD_INPUT))
-        if _DEBUG["on"]:
+        if debug():
             import traceback
 
             traceback.print_exc()

@@ -1,8 +1,8 @@
-"""CLI commands of dpaudit.scores, added to the main Typer app by :func:`register`.
+"""``dpaudit audit-scores IN OUT``: the privacy loss two samples of scores prove (paper 001).
 
-``dpaudit audit-scores IN OUT``: exit 0 (bounds computed; no claim given or the claim survives),
-1 (the claim given by ``--claim-epsilon``/``--claim-delta`` is contradicted by the histogram audit
-at the stated confidence), 2 (bad input).
+Exit codes (:data:`dpaudit.cli.options.EXIT_CODES`): 0 bounds computed (no claim given, or the
+claim survives), 1 the claim given by ``--epsilon``/``--delta`` is refuted by the histogram audit
+(with failure probability ``--beta``), 2 bad input.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT = 0, 1, 2
+from .options import EXIT_HELP, EXIT_OK, EXIT_VIOLATION, alias, check_plot_suffix, check_report_suffix, deprecated, fail, option, out, write_report
+
+DEFAULT_DELTA = 1e-5  # the delta of the reported epsilon lower bound when --delta is not given
 
 
 class Method(str, Enum):
@@ -28,22 +29,11 @@ class Method(str, Enum):
     split = "split"
 
 
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
-    return typer.Exit(EXIT_BAD_INPUT)
-
-
 def _parse_bins(spec: str):
-    text = spec.strip().lower()
-    if text == "scott":
-        return "scott"
-    try:
-        k = int(text)
-    except ValueError:
-        raise ValueError(f"--bins must be 'scott' or a positive integer, got {spec!r}") from None
-    if k < 1:
-        raise ValueError(f"--bins must be >= 1, got {spec!r}")
-    return k
+    """--bins: 'scott' or a positive integer."""
+    from .options import int_or_word
+
+    return int_or_word(spec, "scott", "--bins")
 
 
 def _fmt(x: float, digits: int = 4) -> str:
@@ -54,115 +44,124 @@ def _fmt(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-def _plot(path, hist, thr, gdp, claim, audit_delta):
-    import numpy as np
-
-    from ..privacy.profiles import tradeoff_from_profile
-    from ..scores.plot import approx_dp_tradeoff, plot_tradeoff
-
-    a = np.linspace(0.0, 1.0, 501)
-    curves = [
-        ("histogram audit: upper bound (conf. %g)" % hist.confidence, a, hist.tradeoff_upper_bound(a), {"color": "C0", "lw": 2}),
-        ("threshold MIA: upper bound", a, thr.tradeoff_upper_bound(a), {"color": "C1", "lw": 1.5, "ls": "--"}),
-        (f"GDP audit (Nasr et al.): mu={gdp.mu_lower_bound:.3g}", a, gdp.tradeoff(a), {"color": "C2", "lw": 1.2, "ls": "-."}),
-    ]
-    if hist.estimate_epsilons.size:
-        est = tradeoff_from_profile(a, hist.estimate_epsilons, np.clip(hist.estimate_deltas, 0, 1))
-        curves.append(("histogram plug-in estimate", a, est, {"color": "C0", "lw": 0.8, "alpha": 0.6}))
-    if claim is not None:
-        curves.append((f"claim: {claim.describe()}", a, approx_dp_tradeoff(a, claim.epsilon, claim.delta), {"color": "k", "lw": 1.2}))
-    return plot_tradeoff(path, curves, title=f"Trade-off curves (eps lower bound at delta={audit_delta:g}: {hist.epsilon_lower_bound(audit_delta):.3g})")
-
-
 def _curves(hist, thr, gdp, claim) -> dict:
-    """Trade-off curves for the report, on an FPR grid dense near 0 (for the log-log view)."""
+    """Trade-off curves of the report and of --plot (:func:`dpaudit.report.plots.tradeoff_png`),
+    on an FPR grid dense near 0 (for the log-log view)."""
     import numpy as np
 
     from ..scores.plot import approx_dp_tradeoff
 
     a = np.unique(np.concatenate([[0.0], np.geomspace(1e-6, 1.0, 241), np.linspace(0.0, 1.0, 201)]))
-    out = {
+    curves = {
         "alpha": a.tolist(),
         "upper": np.asarray(hist.tradeoff_upper_bound(a), dtype=float).tolist(),
         "others": [["threshold MIA: upper bound", np.asarray(thr.tradeoff_upper_bound(a), dtype=float).tolist()],
                    [f"GDP audit: mu={gdp.mu_lower_bound:.3g}", np.asarray(gdp.tradeoff(a), dtype=float).tolist()]],
     }
     if claim is not None:
-        out["claim"] = [f"claim: {claim.describe()}", approx_dp_tradeoff(a, claim.epsilon, claim.delta).tolist()]
-    return out
+        curves["claim"] = [f"claim: {claim.describe()}", approx_dp_tradeoff(a, claim.epsilon, claim.delta).tolist()]
+    return curves
 
 
-def _write_report(ctx, path: Path, result: dict, hist, thr, gdp, claim, seed) -> None:
-    """--report: the JSON result, or an HTML/Markdown report rendered from it plus the curves."""
-    from ..audit.loop import library_versions
-    from ..report import render_result, report_format, reproduce_command
+def _plot(path: Path, curves: dict) -> str:
+    """--plot: the report's trade-off plot, in the format named by the suffix; returns the path."""
+    from ..report.plots import tradeoff_png
+
+    path.write_bytes(tradeoff_png(curves["alpha"], curves["upper"], [tuple(c) for c in curves["others"]],
+                                  claim=tuple(curves["claim"]) if curves.get("claim") else None,
+                                  format=path.suffix.lower().lstrip(".")))
+    return str(path)
+
+
+def scores_result(in_path, out_path, x, y, seed, delta, beta, confidence, hist, thr, gdp, check, plot_written) -> dict:
+    """The JSON result of ``audit-scores`` (what ``--json`` prints and ``--report x.json`` writes).
+
+    ``confidence`` is ``1 - beta`` (the name the Python API uses); both are recorded. JSON-ready
+    (numpy values converted)."""
     from ..scores.evidence import _jsonable
 
-    data = json.loads(json.dumps(_jsonable(result)))
-    try:
-        if report_format(path) == "json":
-            path.write_text(json.dumps(data, indent=2))
-            return
-        render_result({**data, "curves": _curves(hist, thr, gdp, claim)}, path,
-                      command=reproduce_command(ctx, {"seed": seed}), versions=library_versions())
-    except OSError as exc:
-        raise _fail(f"--report: cannot write {str(path)!r}: {exc}")
+    return json.loads(json.dumps(_jsonable({
+        "inputs": {"in": str(in_path), "out": str(out_path), "n_in": int(x.size), "n_out": int(y.size), "seed": seed},
+        "delta": delta,
+        "beta": beta,
+        "confidence": confidence,
+        "epsilon_lower_bound": hist.epsilon_lower_bound(delta),
+        "epsilon_source": hist.epsilon_source(delta),
+        "tv_lower_bound": hist.tv_lower_bound,
+        "tv_estimate": hist.tv_estimate,
+        "mu_lower_bound": hist.mu_lower_bound,
+        "mu_from_tv": hist.mu_from_tv,
+        "baselines": {
+            "threshold": {
+                "epsilon_lower_bound": thr.epsilon_lower_bound(delta), "tv_lower_bound": thr.tv_lower_bound,
+                "mu_lower_bound": thr.mu_lower_bound,
+            },
+            "gdp": {**gdp.to_dict(), "epsilon_of_mu": gdp.epsilon(delta)},
+        },
+        "histogram": hist.to_dict(),
+        "claim": None if check is None else check.to_dict(),
+        "plot": plot_written,
+    })))
 
 
 def register(app: typer.Typer) -> None:
-    """Add this package's commands to app."""
+    """Add this module's command (``audit-scores``) to app."""
 
-    @app.command("audit-scores")
+    @app.command("audit-scores", epilog=EXIT_HELP)
     def audit_scores_cmd(
         ctx: typer.Context,
         in_path: Path = typer.Argument(..., metavar="IN", help="Scores WITH the canary (dataset D): .npy, .csv or .txt, one number per entry."),
         out_path: Path = typer.Argument(..., metavar="OUT", help="Scores WITHOUT the canary (neighbouring dataset D')."),
-        delta: float = typer.Option(1e-5, "--delta", "-d", help="Delta at which the epsilon lower bound is reported."),
-        bins: str = typer.Option("scott", "--bins", "-k", help="Number of histogram bins, or 'scott' for Scott's rule (chosen on held-apart samples)."),
-        confidence: float = typer.Option(0.95, "--confidence", "-c", help="Confidence of the bounds (1 - probability of overstating the privacy loss)."),
-        method: Method = typer.Option(Method.auto, "--method", help="Confidence bound: canonne (TV bounds), split (sample splitting + Clopper–Pearson), auto (both, the tighter at each point)."),
+        epsilon: Optional[float] = option("epsilon", None, "the claimed epsilon: checked against the evidence and drawn on the plot"),
+        delta: Optional[float] = option("delta", None, f"the claimed delta (with --epsilon), and the delta at which the epsilon lower bound is reported; default {DEFAULT_DELTA:g} for the bound, 0 (pure DP) for the claim"),
+        beta: float = option("beta", 0.05, "of overstating the privacy loss, per method (confidence 1 - beta)"),
+        bins: str = option("bins", "scott", "chosen on held-apart samples"),
+        method: Method = option("method", Method.auto, "of the confidence bound: canonne (TV bounds), split (sample splitting + Clopper–Pearson), auto (both, the tighter at each point)"),
         thresholds: int = typer.Option(64, "--thresholds", help="Candidate thresholds of the threshold-MIA and GDP baselines."),
-        plot: Optional[Path] = typer.Option(None, "--plot", help="Write the trade-off plot (PNG) to this file."),
-        claim_epsilon: Optional[float] = typer.Option(None, "--claim-epsilon", help="Claimed epsilon (nats): checked against the evidence and drawn on the plot."),
-        claim_delta: Optional[float] = typer.Option(None, "--claim-delta", help="Claimed delta (default 0: pure DP); needs --claim-epsilon."),
-        seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the sample splits (recorded in the output)."),
-        json_out: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout instead of tables."),
-        report: Optional[Path] = typer.Option(None, "--report", "-r", help="Write a report: .json (the JSON result), .html (self-contained page with the trade-off curve and its certified region, log axes for the low-FPR region) or .md (Markdown, plots in <name>_files/). See docs/reports.md."),
+        plot: Optional[Path] = option("plot", None, "the trade-off curves"),
+        seed: Optional[int] = option("seed", None, "of the sample splits"),
+        json_out: bool = option("json", False),
+        report: Optional[Path] = option("report", None, "the HTML page shows the trade-off curve with its certified region, log axes for the low-FPR region"),
+        confidence: Optional[float] = alias("--confidence", "--beta (= 1 - confidence)"),
+        claim_epsilon: Optional[float] = alias("--claim-epsilon", "--epsilon"),
+        claim_delta: Optional[float] = alias("--claim-delta", "--delta"),
     ) -> None:
         """Bound the privacy loss that two samples of scores prove (paper 001).
 
         IN holds a score (e.g. a canary's loss) from each run WITH the canary, OUT from each run
         WITHOUT it. Prints lower confidence bounds on epsilon (at --delta), total variation and
-        the Gaussian-DP mu, next to the threshold membership-inference and GDP baselines.
+        the Gaussian-DP mu, next to the threshold membership-inference and GDP baselines; with
+        --epsilon, checks that claim against them.
 
         Example: dpaudit audit-scores with.npy without.npy --delta 1e-5 --plot tradeoff.png
         """
         import numpy as np
 
+        from .._validate import check_delta, check_int, check_probability
         from ..privacy.claims import make_claim
         from ..scores.baselines import gdp_audit, threshold_audit
         from ..scores.histogram import histogram_audit
         from ..scores.io import load_scores
 
         try:
-            if not (0.0 < delta < 1.0):
-                raise ValueError(f"--delta must be in (0, 1), got {delta!r}")
-            if not (0.0 < confidence < 1.0):
-                raise ValueError(f"--confidence must be in (0, 1), got {confidence!r}")
-            if thresholds < 1:
-                raise ValueError(f"--thresholds must be >= 1, got {thresholds!r}")
+            if deprecated(confidence, "--confidence", "--beta (= 1 - confidence)") is not None:
+                check_probability(confidence, "--confidence")
+                beta = 1.0 - confidence
+            else:
+                check_probability(beta, "--beta")
+                confidence = 1.0 - beta
+            if deprecated(claim_epsilon, "--claim-epsilon", "--epsilon") is not None:
+                epsilon = claim_epsilon
+            if deprecated(claim_delta, "--claim-delta", "--delta") is None:
+                claim_delta = delta  # --delta is the claim's delta too
+            elif epsilon is None:
+                raise ValueError("--claim-delta needs --epsilon")
+            delta = DEFAULT_DELTA if delta is None else check_delta(delta, "--delta")
+            check_int(thresholds, "--thresholds")
             k = _parse_bins(bins)
-            claim = None
-            if claim_delta is not None and claim_epsilon is None:
-                raise ValueError("--claim-delta needs --claim-epsilon")
-            if claim_epsilon is not None:
-                claim = make_claim(claim_epsilon, claim_delta)
-            if plot is not None and plot.suffix.lower() not in (".png", ".pdf", ".svg"):
-                raise ValueError(f"--plot must name a .png, .pdf or .svg file, got {str(plot)!r}")
-            if report is not None:
-                from ..report import report_format
-
-                report_format(report)
+            claim = None if epsilon is None else make_claim(epsilon, claim_delta)
+            check_plot_suffix(plot)
+            check_report_suffix(report)
             x = load_scores(in_path, name=f"IN ({in_path})")
             y = load_scores(out_path, name=f"OUT ({out_path})")
             if x.size < 2 or y.size < 2:
@@ -174,75 +173,58 @@ def register(app: typer.Typer) -> None:
             thr = threshold_audit(x, y, thresholds=thresholds, confidence=confidence, rng=np.random.default_rng(ss[1]))
             gdp = gdp_audit(x, y, thresholds=thresholds, confidence=confidence, rng=np.random.default_rng(ss[2]))
         except ValueError as exc:
-            raise _fail(str(exc))
+            raise fail(str(exc))
 
-        eps_lb = hist.epsilon_lower_bound(delta)
         check = hist.check_claim(claim) if claim is not None else None
+        curves = _curves(hist, thr, gdp, claim) if (plot is not None or report is not None) else None
         plot_written = None
         if plot is not None:
             try:
-                plot_written = _plot(plot, hist, thr, gdp, claim, delta)
+                plot_written = _plot(plot, curves)
             except (OSError, ValueError) as exc:
-                raise _fail(f"--plot: cannot write {str(plot)!r}: {exc}")
-
-        result = {
-            "inputs": {"in": str(in_path), "out": str(out_path), "n_in": int(x.size), "n_out": int(y.size), "seed": seed},
-            "delta": delta,
-            "confidence": confidence,
-            "epsilon_lower_bound": eps_lb,
-            "epsilon_source": hist.epsilon_source(delta),
-            "tv_lower_bound": hist.tv_lower_bound,
-            "tv_estimate": hist.tv_estimate,
-            "mu_lower_bound": hist.mu_lower_bound,
-            "mu_from_tv": hist.mu_from_tv,
-            "baselines": {
-                "threshold": {
-                    "epsilon_lower_bound": thr.epsilon_lower_bound(delta), "tv_lower_bound": thr.tv_lower_bound,
-                    "mu_lower_bound": thr.mu_lower_bound,
-                },
-                "gdp": {**gdp.to_dict(), "epsilon_of_mu": gdp.epsilon(delta)},
-            },
-            "histogram": hist.to_dict(),
-            "claim": None if check is None else check.to_dict(),
-            "plot": plot_written,
-        }
+                raise fail(f"--plot: cannot write {str(plot)!r}: {exc}")
+        result = scores_result(in_path, out_path, x, y, seed, delta, beta, confidence, hist, thr, gdp, check, plot_written)
         code = EXIT_VIOLATION if (check is not None and check.violated) else EXIT_OK
         if report is not None:
-            _write_report(ctx, report, result, hist, thr, gdp, claim, seed)
+            write_report(ctx, report, result, seed=seed, extra={"curves": curves})
         if json_out:
-            from ..scores.evidence import _jsonable
-
-            typer.echo(json.dumps(_jsonable(result), indent=2))
-            raise typer.Exit(code)
-
-        out = Console()
-        b = hist.details["bins"]
-        head = Table(show_header=False, box=None)
-        head.add_column(style="bold")
-        head.add_column()
-        head.add_row("IN (with canary)", f"{escape(str(in_path))}: {x.size:,} scores")
-        head.add_row("OUT (without)", f"{escape(str(out_path))}: {y.size:,} scores")
-        head.add_row("bins", f"{b['k']} ({b['rule']}, chosen on {b['chosen_on']}), range [{b['range'][0]:.4g}, {b['range'][1]:.4g}]")
-        head.add_row("confidence", f"{confidence:g} per method (all of a method's bounds hold together); seed {seed}")
-        head.add_row(f"epsilon lower bound (delta={delta:g})", f"[bold]{_fmt(eps_lb)}[/]  from {escape(hist.epsilon_source(delta))}")
-        head.add_row("mu (GDP) lower bound", f"{_fmt(hist.mu_lower_bound)}  (from TV alone: {_fmt(hist.mu_from_tv)})")
-        head.add_row("TV lower bound", f"{_fmt(hist.tv_lower_bound)}  (plug-in estimate {_fmt(hist.tv_estimate)})")
-        if check is not None:
-            verdict = "[red]VIOLATED[/]" if check.violated else "[green]not contradicted[/]"
-            head.add_row("claim", f"{escape(claim.describe())}: {verdict} (margin {check.margin:+.4g} at eps={check.witness_epsilon:.4g})")
-        if plot_written:
-            head.add_row("plot", escape(plot_written))
-        out.print(Panel(head, title=f"dpaudit audit-scores ({hist.method})", border_style="red" if code == EXIT_VIOLATION else "blue"))
-
-        t = Table(title="Side by side (each row at the same confidence)")
-        t.add_column("method")
-        t.add_column(f"eps lower bound (delta={delta:g})", justify="right")
-        t.add_column("TV lower bound", justify="right")
-        t.add_column("mu lower bound", justify="right")
-        t.add_column("note")
-        t.add_row("histogram (paper 001)", _fmt(eps_lb), _fmt(hist.tv_lower_bound), _fmt(hist.mu_lower_bound), escape(hist.epsilon_source(delta)))
-        t.add_row("threshold MIA + Clopper–Pearson", _fmt(thr.epsilon_lower_bound(delta)), _fmt(thr.tv_lower_bound), _fmt(thr.mu_lower_bound), f"{thr.details['threshold']['sets']} thresholds, Bonferroni")
-        t.add_row("GDP audit (Nasr et al. 2023)", f"{_fmt(gdp.epsilon(delta))}*", "-", _fmt(gdp.mu_lower_bound), escape(f"best test {gdp.threshold}"))
-        t.caption = "* epsilon of the mu bound: a lower bound only if the mechanism's trade-off curve is Gaussian"
-        out.print(t)
+            typer.echo(json.dumps(result, indent=2))
+        else:
+            _render(result, in_path, out_path, hist, thr, gdp, claim, check, code)
         raise typer.Exit(code)
+
+
+def _render(result: dict, in_path, out_path, hist, thr, gdp, claim, check, code: int) -> None:
+    """The tables of ``audit-scores`` (stdout)."""
+    delta, seed = result["delta"], result["inputs"]["seed"]
+    eps_lb = result["epsilon_lower_bound"]
+    b = hist.details["bins"]
+    head = Table(show_header=False, box=None)
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row("IN (with canary)", f"{escape(str(in_path))}: {result['inputs']['n_in']:,} scores")
+    head.add_row("OUT (without)", f"{escape(str(out_path))}: {result['inputs']['n_out']:,} scores")
+    head.add_row("bins", f"{b['k']} ({b['rule']}, chosen on {b['chosen_on']}), range [{b['range'][0]:.4g}, {b['range'][1]:.4g}]")
+    head.add_row("beta", f"{result['beta']:g} per method (all of a method's bounds hold together); seed {seed}")
+    head.add_row(f"epsilon lower bound (delta={delta:g})", f"[bold]{_fmt(eps_lb)}[/]  from {escape(hist.epsilon_source(delta))}")
+    head.add_row("mu (GDP) lower bound", f"{_fmt(hist.mu_lower_bound)}  (from TV alone: {_fmt(hist.mu_from_tv)})")
+    head.add_row("TV lower bound", f"{_fmt(hist.tv_lower_bound)}  (plug-in estimate {_fmt(hist.tv_estimate)})")
+    if check is not None:
+        verdict = "[red]VIOLATED[/]" if check.violated else "[green]not contradicted[/]"
+        head.add_row("claim", f"{escape(claim.describe())}: {verdict} (margin {check.margin:+.4g} at eps={check.witness_epsilon:.4g})")
+    if result["plot"]:
+        head.add_row("plot", escape(result["plot"]))
+    console = out()
+    console.print(Panel(head, title=f"dpaudit audit-scores ({hist.method})", border_style="red" if code == EXIT_VIOLATION else "blue"))
+
+    t = Table(title="Side by side (each row with the same beta)")
+    t.add_column("method")
+    t.add_column(f"eps lower bound (delta={delta:g})", justify="right")
+    t.add_column("TV lower bound", justify="right")
+    t.add_column("mu lower bound", justify="right")
+    t.add_column("note")
+    t.add_row("histogram (paper 001)", _fmt(eps_lb), _fmt(hist.tv_lower_bound), _fmt(hist.mu_lower_bound), escape(hist.epsilon_source(delta)))
+    t.add_row("threshold MIA + Clopper–Pearson", _fmt(thr.epsilon_lower_bound(delta)), _fmt(thr.tv_lower_bound), _fmt(thr.mu_lower_bound), f"{thr.details['threshold']['sets']} thresholds, Bonferroni")
+    t.add_row("GDP audit (Nasr et al. 2023)", f"{_fmt(gdp.epsilon(delta))}*", "-", _fmt(gdp.mu_lower_bound), escape(f"best test {gdp.threshold}"))
+    t.caption = "* epsilon of the mu bound: a lower bound only if the mechanism's trade-off curve is Gaussian"
+    console.print(t)

@@ -38,11 +38,27 @@ def _figure(width: float = 6.4, height: float = 4.0, ncols: int = 1):
     return fig, axes
 
 
-def _png(fig) -> bytes:
+_NO_STAMP = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+             "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}
+
+
+def _png(fig, format: str = "png") -> bytes:
+    """The figure's bytes in ``format`` (png, svg or pdf), without run-dependent metadata."""
     buf = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
+    fig.savefig(buf, format=format, dpi=_DPI, metadata=_NO_STAMP.get(format, {}))
     return buf.getvalue()
+
+
+def _finish(fig, ax, xlabel: str, ylabel: str, title: str, format: str) -> bytes:
+    """Label, grid, legend and title a one-axes figure; its bytes in ``format``."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return _png(fig, format)
 
 
 def _projection(x0: np.ndarray, x1: np.ndarray):
@@ -214,7 +230,7 @@ def trials_png(indices, margins, violations) -> bytes:
     return _png(fig)
 
 
-def tradeoff_png(alpha, upper, others, claim=None) -> bytes:
+def tradeoff_png(alpha, upper, others, claim=None, *, format: str = "png") -> bytes:
     """Trade-off curves: linear axes, and the ROC form on log-log axes (the low-FPR region).
 
     Parameters
@@ -228,11 +244,13 @@ def tradeoff_png(alpha, upper, others, claim=None) -> bytes:
         Other curves (baselines, estimates).
     claim : tuple (label, array of shape (n,)), optional
         The claim's trade-off function.
+    format : str
+        ``"png"`` (default), ``"svg"`` or ``"pdf"``.
 
     Returns
     -------
     bytes
-        PNG image.
+        The image (PNG unless ``format`` says otherwise).
     """
     a = np.asarray(alpha, dtype=float)
     up = np.asarray(upper, dtype=float)
@@ -270,10 +288,10 @@ def tradeoff_png(alpha, upper, others, claim=None) -> bytes:
     ax2.set_ylabel("TPR = 1 - FNR (log)")
     ax2.set_title("ROC form, log-log (low-FPR region)", fontsize=9)
     ax2.grid(alpha=0.3, which="both")
-    return _png(fig)
+    return _png(fig, format)
 
 
-def accounting_online_png(steps, epsilon, rdp=None, *, title: str = "") -> bytes:
+def accounting_online_png(steps, epsilon, rdp=None, *, title: str = "", format: str = "png") -> bytes:
     """epsilon(delta) after each step.
 
     Parameters
@@ -283,26 +301,22 @@ def accounting_online_png(steps, epsilon, rdp=None, *, title: str = "") -> bytes
     rdp : sequence of float, optional
         The (looser) RDP bound after each step.
     title : str
+    format : str
+        ``"png"`` (default), ``"svg"`` or ``"pdf"``.
 
     Returns
     -------
     bytes
-        PNG image.
+        The image (PNG unless ``format`` says otherwise).
     """
     fig, (ax,) = _figure(6.4, 4.0)
     ax.plot(steps, epsilon, color="C0", lw=1.6, label="epsilon (reported)")
     if rdp is not None:
         ax.plot(steps, rdp, color="C1", ls="--", lw=1.1, label="RDP bound")
-    ax.set_xlabel("step")
-    ax.set_ylabel("epsilon (nats)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title, fontsize=9)
-    return _png(fig)
+    return _finish(fig, ax, "step", "epsilon (nats)", title, format)
 
 
-def accounting_profile_png(eps, curves, mark=None, *, title: str = "") -> bytes:
+def accounting_profile_png(eps, curves, mark=None, *, title: str = "", format: str = "png") -> bytes:
     """Privacy profile delta(eps) on a log delta axis.
 
     Parameters
@@ -313,11 +327,13 @@ def accounting_profile_png(eps, curves, mark=None, *, title: str = "") -> bytes:
     mark : tuple (eps, delta), optional
         The reported point.
     title : str
+    format : str
+        ``"png"`` (default), ``"svg"`` or ``"pdf"``.
 
     Returns
     -------
     bytes
-        PNG image.
+        The image (PNG unless ``format`` says otherwise).
     """
     fig, (ax,) = _figure(6.4, 4.0)
     tops = []
@@ -333,10 +349,4 @@ def accounting_profile_png(eps, curves, mark=None, *, title: str = "") -> bytes:
     if mark is not None:
         ax.plot([mark[0]], [mark[1]], "ko", label=f"reported: eps={mark[0]:.4g}, delta={mark[1]:.3g}")
     ax.set_yscale("log")
-    ax.set_xlabel("epsilon (nats)")
-    ax.set_ylabel("delta(epsilon)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title, fontsize=9)
-    return _png(fig)
+    return _finish(fig, ax, "epsilon (nats)", "delta(epsilon)", title, format)

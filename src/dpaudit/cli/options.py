@@ -1,0 +1,182 @@
+"""What every ``dpaudit`` command shares: the exit codes, the console, the error path and the
+command-line vocabulary (each shared option defined once, with the same long name, short flag and
+help text in every command).
+
+Exit codes (one table for every command; :data:`EXIT_CODES`):
+
+====  ===========================================================================================
+0     no violation found (``test``, ``audit-scores``), accepted (``verify``), success (others)
+1     violation found (``test``; ``audit-scores`` when ``--epsilon`` is given and refuted);
+      rejected (``verify``)
+2     bad input (invalid options, unknown target, unreadable files, a failing mechanism)
+3     inconclusive (``test``: every trial had too few samples for the tester's bound)
+4     internal error of dpaudit (never 1, so a crash never reads as a finding; ``--debug``
+      prints the traceback)
+130   interrupted (Ctrl-C)
+====  ===========================================================================================
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+__all__ = [
+    "EXIT_BAD_INPUT", "EXIT_CODES", "EXIT_HELP", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL_ERROR", "EXIT_INTERRUPTED",
+    "EXIT_OK", "EXIT_VIOLATION", "VOCABULARY", "VOCABULARY_HELP", "console", "deprecated", "fail", "out",
+]
+
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_REJECTED = EXIT_VIOLATION  # verify: the estimate is rejected
+
+EXIT_CODES = (
+    (EXIT_OK, "no violation found (test, audit-scores), accepted (verify), success (account, zoo, version)"),
+    (EXIT_VIOLATION, "violation found (test; audit-scores when --epsilon is given and refuted), rejected (verify)"),
+    (EXIT_BAD_INPUT, "bad input: invalid options, unknown target, unreadable file, a mechanism that fails"),
+    (EXIT_INCONCLUSIVE, "inconclusive (test: every trial had too few samples for the tester's bound)"),
+    (EXIT_INTERNAL_ERROR, "internal error of dpaudit, never a finding (run with --debug for the traceback)"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+EXIT_HELP = "[bold]Exit codes[/]:\n\n" + "\n\n".join(f"{code}: {text}" for code, text in EXIT_CODES)
+
+console = Console(stderr=True)  # messages, progress and errors; results go to stdout (:func:`out`)
+_DEBUG = {"on": False}
+
+
+def out() -> Console:
+    """The console results are rendered on (stdout)."""
+    return Console()
+
+
+def set_debug(on: bool) -> None:
+    """``--debug``: print tracebacks with errors."""
+    _DEBUG["on"] = bool(on)
+
+
+def debug() -> bool:
+    """Whether ``--debug`` was given."""
+    return _DEBUG["on"]
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
+    """The one error path of the commands: print ``error: message`` on stderr (and, under
+    ``--debug``, the traceback of the exception being handled) and return the ``typer.Exit`` to
+    raise, with exit code ``code`` (default 2, bad input)."""
+    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
+    if _DEBUG["on"]:
+        import traceback
+
+        exc = sys.exc_info()[1]
+        if exc is not None:
+            console.print("".join(traceback.format_exception(exc)), highlight=False, markup=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def deprecated(value: Any, old: str, new: str) -> Any:
+    """Print a one-line deprecation note on stderr when a deprecated option ``old`` was given
+    (``value`` is not None); returns ``value``."""
+    if value is not None:
+        console.print(f"[yellow]note:[/] {old} is deprecated; use {new}", highlight=False, soft_wrap=True)
+    return value
+
+
+# ---------------------------------------------------------------------------------- vocabulary --
+# (long name, short flag or "", help): the same idea has the same name, flag and help everywhere.
+VOCABULARY = {
+    "epsilon": ("--epsilon", "-e", "Epsilon (nats)"),
+    "delta": ("--delta", "-d", "Delta"),
+    "alpha": ("--alpha", "-a", "Rényi order alpha > 1"),
+    "beta": ("--beta", "-b", "Failure probability: the chance that the reported bound or verdict is wrong"),
+    "samples": ("--samples", "-n", "Number of samples"),
+    "trials": ("--trials", "-t", "Trial budget: at most this many neighbouring pairs are tested"),
+    "neighbouring": ("--neighbouring", "", "Neighbouring relation: add-remove (add or remove one record) or "
+                                           "replace (change one record)"),
+    "seed": ("--seed", "", "Seed for a reproducible run (recorded in the output)"),
+    "json": ("--json", "", "Print the result as JSON on stdout instead of tables"),
+    "quiet": ("--quiet", "", "No progress output"),
+    "report": ("--report", "-r", "Write a report; the suffix picks the format: .json (the JSON result), .html (one "
+                                 "self-contained page with plots) or .md (Markdown, plots as PNG files in "
+                                 "<name>_files/). See docs/reports.md"),
+    "plot": ("--plot", "", "Write the plot to this file (.png, .pdf or .svg)"),
+    "device": ("--device", "", "Where torch computations run: cpu, cuda, cuda:1, mps"),
+    "method": ("--method", "-m", "Method"),
+    "noise_multiplier": ("--noise-multiplier", "-z", "Noise multiplier sigma (noise std / clipping norm)"),
+    "sampling_rate": ("--sampling-rate", "-q", "Poisson sampling rate q in (0, 1]; 1 = full batch"),
+    "steps": ("--steps", "-k", "Number of steps k"),
+    "bins": ("--bins", "", "Number of histogram bins, or 'scott' for Scott's rule"),
+}
+VOCABULARY_HELP = "[bold]Options shared by the commands[/] (same meaning everywhere):\n\n" + "\n\n".join(
+    f"{long}{', ' + short if short else ''}: {escape(text)}" for long, short, text in VOCABULARY.values()
+)
+
+
+def option(idea: str, default: Any = None, note: str = "", **kw: Any) -> Any:
+    """The ``typer.Option`` of a shared idea (a key of :data:`VOCABULARY`): its long name, short
+    flag and help text, followed by ``note`` (what it means in this command, e.g. its default)."""
+    long, short, text = VOCABULARY[idea]
+    names = (long, short) if short else (long,)
+    return typer.Option(default, *names, help=text + (f" ({note})" if note else "") + ".", **kw)
+
+
+def alias(old: str, new: str, short: Optional[str] = None) -> Any:
+    """A hidden ``typer.Option`` keeping a deprecated flag ``old`` working (see :func:`deprecated`)."""
+    names = (old, short) if short else (old,)
+    return typer.Option(None, *names, hidden=True, help=f"Deprecated: use {new}.")
+
+
+def check_plot_suffix(path) -> None:
+    """``--plot`` must name a .png, .pdf or .svg file (``ValueError`` naming it otherwise)."""
+    if path is not None and path.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise ValueError(f"--plot must name a .png, .pdf or .svg file, got {str(path)!r}")
+
+
+def check_report_suffix(path) -> None:
+    """``--report`` must end in .json, .html/.htm or .md (``ValueError`` naming it otherwise)."""
+    if path is not None:
+        from ..report import report_format
+
+        report_format(path)
+
+
+def write_report(ctx, path, data: dict, *, seed=None, versions: Optional[dict] = None, extra: Optional[dict] = None,
+                 **render_kw: Any) -> None:
+    """``--report``: write ``data`` (a command's JSON result) as JSON, or render it as an HTML or
+    Markdown report (:func:`dpaudit.report.render_result`) with ``extra`` entries (plot data) added.
+
+    Raises ``typer.Exit`` (bad input) when the file cannot be written."""
+    import json
+
+    from ..report import render_result, report_format, reproduce_command
+
+    try:
+        if report_format(path) == "json":
+            path.write_text(json.dumps(data, indent=2))
+            return
+        if versions is None:
+            from ..audit.loop import library_versions
+
+            versions = library_versions()
+        render_result({**data, **(extra() if callable(extra) else (extra or {}))}, path,
+                      command=reproduce_command(ctx, {"seed": seed}), versions=versions, **render_kw)
+    except OSError as exc:
+        raise fail(f"--report: cannot write {str(path)!r}: {exc}")
+
+
+def int_or_word(spec: str, word: str, flag: str) -> Any:
+    """Parse an option that takes a positive integer or one keyword (``--bins scott``,
+    ``--workers auto``): returns ``word`` or the integer; ``ValueError`` naming ``flag`` and the
+    bad value otherwise."""
+    text = str(spec).strip().lower()
+    if text == word:
+        return word
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"{flag} must be a positive integer or '{word}', got {spec!r}") from None
+    if n < 1:
+        raise ValueError(f"{flag} must be a positive integer or '{word}', got {spec!r}")
+    return n
