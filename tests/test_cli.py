@@ -58,6 +58,9 @@ def test_buggy_zoo_mechanism_exits_1_and_prints_witness(tmp_path):
     assert ev["epsilon_lower_bound"] > 0.01
     t = data["trials"][0]
     assert t["num_samples"] == 20000 and t["seed_key"] == [0]
+    # trials are numbered from 1 in tables and JSON alike; index stays the random-stream key
+    assert t["trial"] == 1 and t["index"] == 0 and ev["trial"] == 1 and ev["index"] == 0
+    assert "(trial 1)" in res.output
     assert set(data["versions"]) >= {"dpaudit", "numpy", "scipy", "torch", "python"}
 
 

@@ -65,7 +65,8 @@ class TrialRecord:
     Attributes
     ----------
     index : int
-        0-based trial number.
+        0-based position of the trial: the key of its random stream (``seed_key``). Tables and
+        reports number trials from 1; ``to_dict`` gives that number as ``trial`` (``index + 1``).
     finder : str
         Which finder proposed the pair.
     pair : NeighbouringPair
@@ -93,6 +94,7 @@ class TrialRecord:
 
     def to_dict(self) -> dict:
         return {
+            "trial": self.index + 1,
             "index": self.index,
             "finder": self.finder,
             "pair": self.pair.to_dict(),
@@ -212,7 +214,8 @@ class AuditResult:
             o = s.outcome
             b = o.bounds[o.strongest]
             summary = {
-                "trial": s.index,
+                "trial": s.index + 1,
+                "index": s.index,
                 "tester": o.strongest_part.tester,
                 "status": o.status,
                 "note": o.note,
