@@ -118,14 +118,16 @@ def option(idea: str, default: Any = None, note: str = "", **kw: Any) -> Any:
     """The ``typer.Option`` of a shared idea (a key of :data:`VOCABULARY`): its long name, short
     flag and help text, followed by ``note`` (what it means in this command, e.g. its default)."""
     long, short, text = VOCABULARY[idea]
-    names = (long, short) if short else (long,)
-    return typer.Option(default, *names, help=text + (f" ({note})" if note else "") + ".", **kw)
+    return _option(default, long, short, text + (f" ({note})" if note else "") + ".", **kw)
 
 
 def alias(old: str, new: str, short: Optional[str] = None) -> Any:
     """A hidden ``typer.Option`` keeping a deprecated flag ``old`` working (see :func:`deprecated`)."""
-    names = (old, short) if short else (old,)
-    return typer.Option(None, *names, hidden=True, help=f"Deprecated: use {new}.")
+    return _option(None, old, short, f"Deprecated: use {new}.", hidden=True)
+
+
+def _option(default: Any, long: str, short: Optional[str], help: str, **kw: Any) -> Any:
+    return typer.Option(default, *((long, short) if short else (long,)), help=help, **kw)
 
 
 def check_plot_suffix(path) -> None:

@@ -50,22 +50,10 @@ def report_format(path) -> str:
 
 
 def write_document(doc: Document, path) -> list:
-    """Write ``doc`` in the format named by ``path``'s suffix (``.html``/``.htm`` or ``.md``).
+    """Write ``doc`` (a :class:`Document`) to ``path`` (str or Path) in the format its suffix
+    names: ``.html``/``.htm`` (:func:`.html.write_html`) or ``.md`` (:func:`.markdown.write_markdown`).
 
-    Parameters
-    ----------
-    doc : Document
-    path : str or Path
-
-    Returns
-    -------
-    list of Path
-        The files written.
-
-    Raises
-    ------
-    ValueError
-        For a suffix that is not an HTML or Markdown one.
+    Returns the files written (list of Path); raises ``ValueError`` for any other suffix.
     """
     fmt = report_format(path)
     if fmt == "html":
@@ -109,15 +97,8 @@ def render_result(data: dict, path, *, command: str | None = None, samples=None,
     versions : dict, optional
         Library versions (``dpaudit test`` results carry their own).
 
-    Returns
-    -------
-    list of Path
-        The files written.
-
-    Raises
-    ------
-    ValueError
-        For an unknown suffix or a dict that is no dpaudit result.
+    Returns the files written (list of Path), as :func:`write_document`; raises ``ValueError``
+    for an unknown suffix or a dict that is no dpaudit result.
     """
     from . import builders
 

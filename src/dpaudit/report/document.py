@@ -10,98 +10,82 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["Code", "Document", "Plot", "Section", "Table", "Text"]
+__all__ = ["Code", "Document", "Plot", "Section", "Table", "Text", "template_environment"]
+
+
+def template_environment(*, autoescape: bool, **filters):
+    """The Jinja environment of the renderers: templates from ``dpaudit/report/templates``,
+    HTML-escaping when ``autoescape``, an error on any undefined name, and ``filters`` (name to
+    function) added."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("dpaudit.report", "templates"),
+        autoescape=autoescape,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters.update(filters)
+    return env
+
+
+class _Block:
+    """A block of a section; ``kind`` (the lower-case class name) tells renderers which it is."""
+
+    @property
+    def kind(self) -> str:
+        """``"text"``, ``"code"``, ``"table"`` or ``"plot"``."""
+        return type(self).__name__.lower()
 
 
 @dataclass(frozen=True)
-class Text:
-    """A paragraph of plain text (renderers escape it).
-
-    Attributes
-    ----------
-    text : str
-    """
+class Text(_Block):
+    """A paragraph of plain ``text`` (renderers escape it)."""
 
     text: str
-    kind: str = "text"
 
 
 @dataclass(frozen=True)
-class Code:
-    """A preformatted block (a command, a JSON document).
-
-    Attributes
-    ----------
-    text : str
-    language : str
-        Syntax name for Markdown fences (``"sh"``, ``"json"``).
-    collapsed : bool
-        HTML: shown inside a closed ``<details>`` element.
-    summary : str
-        Label of the collapsed block.
-    """
+class Code(_Block):
+    """A preformatted block (a command, a JSON document): its ``text``, the ``language`` of a
+    Markdown fence (``"sh"``, ``"json"``), and whether HTML shows it ``collapsed`` inside a
+    closed ``<details>`` element labelled ``summary``."""
 
     text: str
     language: str = ""
     collapsed: bool = False
     summary: str = ""
-    kind: str = "code"
 
 
 @dataclass(frozen=True)
-class Table:
-    """A table of strings.
-
-    Attributes
-    ----------
-    header : tuple of str
-        Column names; empty for a two-column key/value table without a header row.
-    rows : tuple of tuple of str
-    caption : str
-    highlight : int or None
-        Index of a row to emphasise (e.g. the violating trial).
-    """
+class Table(_Block):
+    """A table of strings: ``header`` (column names; empty for a two-column key/value table
+    without a header row), ``rows`` (tuples of str), a ``caption``, and the index of a row to
+    ``highlight`` (e.g. the violating trial) or None."""
 
     header: tuple
     rows: tuple
     caption: str = ""
     highlight: int | None = None
-    kind: str = "table"
 
 
 @dataclass(frozen=True)
-class Plot:
-    """A figure as PNG bytes.
-
-    Attributes
-    ----------
-    name : str
-        File-name stem (Markdown writes ``<name>.png``); letters, digits and dashes.
-    png : bytes
-    alt : str
-        Alternative text.
-    caption : str
-        What is plotted, in words.
-    """
+class Plot(_Block):
+    """A figure: ``png`` bytes, a ``name`` (file-name stem of letters, digits and dashes:
+    Markdown writes ``<name>.png``), ``alt`` text and a ``caption`` saying what is plotted."""
 
     name: str
     png: bytes
     alt: str
     caption: str = ""
-    kind: str = "plot"
 
 
 @dataclass(frozen=True)
 class Section:
-    """A headed list of blocks.
-
-    Attributes
-    ----------
-    heading : str
-    blocks : tuple of Text, Code, Table or Plot
-    anchor : str
-        Identifier of the section (HTML ``id``).
-    """
+    """A ``heading`` over ``blocks`` (a tuple of Text, Code, Table or Plot); ``anchor`` is the
+    section's identifier (HTML ``id``)."""
 
     heading: str
     blocks: tuple
@@ -110,18 +94,9 @@ class Section:
 
 @dataclass(frozen=True)
 class Document:
-    """A whole report.
-
-    Attributes
-    ----------
-    title : str
-    verdict : str
-        The verdict in one sentence.
-    status : str
-        ``"violation"``, ``"pass"``, ``"inconclusive"`` or ``"info"`` (colours the verdict).
-    sections : tuple of Section
-    footer : str
-    """
+    """A whole report: ``title``, the ``verdict`` in one sentence, its ``status``
+    (``"violation"``, ``"pass"``, ``"inconclusive"`` or ``"info"``: colours the verdict), the
+    ``sections`` (tuple of Section) and a ``footer``."""
 
     title: str
     verdict: str
@@ -130,10 +105,5 @@ class Document:
     footer: str = ""
 
     def plots(self) -> list:
-        """Every :class:`Plot` of the document, in order.
-
-        Returns
-        -------
-        list of Plot
-        """
+        """Every :class:`Plot` of the document, in order (list of Plot)."""
         return [b for s in self.sections for b in s.blocks if isinstance(b, Plot)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .document import Document, Table
+from .document import Document, Table, template_environment
 
 __all__ = ["render_markdown", "write_markdown"]
 
@@ -63,33 +63,9 @@ def _md_block(b, plot_paths: dict) -> str:
     return block
 
 
-def _environment():
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("dpaudit.report", "templates"),
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["md"] = _md
-    env.filters["cell"] = _cell
-    return env
-
-
 def plot_folder(path) -> Path:
-    """The folder holding the plots of the Markdown report at ``path``: ``<stem>_files``.
-
-    Parameters
-    ----------
-    path : str or Path
-
-    Returns
-    -------
-    Path
-    """
+    """The folder (Path) holding the plots of the Markdown report at ``path`` (str or Path):
+    ``<stem>_files``."""
     path = Path(path)
     return path.with_name(path.stem + "_files")
 
@@ -108,7 +84,7 @@ def render_markdown(doc: Document, plot_dir: str = "report_files") -> str:
     str
     """
     paths = {p.name: f"{plot_dir}/{p.name}.png" for p in doc.plots()}
-    text = _environment().get_template("report.md.j2").render(
+    text = template_environment(autoescape=False, md=_md, cell=_cell).get_template("report.md.j2").render(
         doc=doc, emoji=_EMOJI.get(doc.status, ""), md_block=lambda b: _md_block(b, paths))
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
@@ -116,18 +92,8 @@ def render_markdown(doc: Document, plot_dir: str = "report_files") -> str:
 
 
 def write_markdown(doc: Document, path) -> list:
-    """Write the Markdown report to ``path`` and its plots to ``<stem>_files/``.
-
-    Parameters
-    ----------
-    doc : Document
-    path : str or Path
-
-    Returns
-    -------
-    list of Path
-        Every file written, the ``.md`` first.
-    """
+    """Write the Markdown report of ``doc`` to ``path`` (str or Path) and its plots to
+    ``<stem>_files/``; returns every file written (list of Path), the ``.md`` first."""
     path = Path(path)
     folder = plot_folder(path)
     written = [path]

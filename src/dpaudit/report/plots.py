@@ -292,22 +292,10 @@ def tradeoff_png(alpha, upper, others, claim=None, *, format: str = "png") -> by
 
 
 def accounting_online_png(steps, epsilon, rdp=None, *, title: str = "", format: str = "png") -> bytes:
-    """epsilon(delta) after each step.
+    """epsilon(delta) after each step: ``epsilon`` (floats, nats) against ``steps`` (ints), with
+    the looser ``rdp`` bound after each step if given, under ``title``.
 
-    Parameters
-    ----------
-    steps : sequence of int
-    epsilon : sequence of float
-    rdp : sequence of float, optional
-        The (looser) RDP bound after each step.
-    title : str
-    format : str
-        ``"png"`` (default), ``"svg"`` or ``"pdf"``.
-
-    Returns
-    -------
-    bytes
-        The image (PNG unless ``format`` says otherwise).
+    Returns the image as bytes in ``format`` (``"png"``, default, ``"svg"`` or ``"pdf"``).
     """
     fig, (ax,) = _figure(6.4, 4.0)
     ax.plot(steps, epsilon, color="C0", lw=1.6, label="epsilon (reported)")
@@ -317,23 +305,11 @@ def accounting_online_png(steps, epsilon, rdp=None, *, title: str = "", format: 
 
 
 def accounting_profile_png(eps, curves, mark=None, *, title: str = "", format: str = "png") -> bytes:
-    """Privacy profile delta(eps) on a log delta axis.
+    """Privacy profile delta(eps) on a log delta axis: ``curves`` (list of (label, array of
+    shape (n,)): upper bounds on delta at ``eps``, nan where unknown) and, if given, the
+    reported point ``mark`` = (eps, delta), under ``title``.
 
-    Parameters
-    ----------
-    eps : array, shape (n,)
-    curves : list of (label, array of shape (n,))
-        Upper bounds on delta(eps) (nan where unknown).
-    mark : tuple (eps, delta), optional
-        The reported point.
-    title : str
-    format : str
-        ``"png"`` (default), ``"svg"`` or ``"pdf"``.
-
-    Returns
-    -------
-    bytes
-        The image (PNG unless ``format`` says otherwise).
+    Returns the image as bytes in ``format`` (``"png"``, default, ``"svg"`` or ``"pdf"``).
     """
     fig, (ax,) = _figure(6.4, 4.0)
     tops = []
