@@ -230,3 +230,35 @@ def test_progress_lines_when_stderr_is_not_a_terminal():
         plain.trial(2, "witness pair")
         plain.heartbeat()
     assert "[dpaudit] trial 2/5 running (witness pair); 1 done, best margin -0.01" in buf.getvalue()
+
+
+def test_one_vocabulary_and_exit_table_in_help():
+    from dpaudit.cli.options import EXIT_CODES
+
+    top = run("--help")
+    assert top.exit_code == 0
+    for word in ("--beta, -b", "--samples, -n", "--noise-multiplier, -z", "Exit codes"):
+        assert word in top.output
+    for code, _ in EXIT_CODES:
+        assert f"{code}:" in top.output
+    for cmd in ("test", "audit-scores", "account", "verify"):
+        out = run(cmd, "--help").output
+        assert "Exit codes" in out and "--beta" in out and "-b" in out, cmd
+        assert "--confidence" not in out and "--false-positive-rate" not in out and "--claim-epsilon" not in out
+    assert "-n" in run("test", "--help").output
+
+
+def test_deprecated_flags_of_account_and_verify_still_work():
+    new = run("account", "-z", "2", "-k", "3", "--delta", "1e-5", "--method", "mc", "--samples", "2000",
+              "--seed", "0", "--beta", "0.1", "--json")
+    old = run("account", "-z", "2", "-k", "3", "--delta", "1e-5", "--method", "mc", "--samples", "2000",
+              "--seed", "0", "--confidence", "0.9", "--json")
+    assert new.exit_code == old.exit_code == 0, old.output
+    n, o = json.loads(new.stdout), json.loads(old.stdout)
+    assert n["epsilon"] == o["epsilon"] and n["beta"] == 0.1 and abs(o["beta"] - 0.1) < 1e-12
+    assert "--confidence is deprecated" in old.stderr
+    plan = ("verify", "-z", "2", "-k", "10", "--epsilon", "3", "--delta", "1e-3", "--plan-only", "--json")
+    a, b = run(*plan, "--beta", "0.01"), run(*plan, "--false-positive-rate", "0.01")
+    assert a.exit_code == b.exit_code == 0
+    assert json.loads(a.stdout) == json.loads(b.stdout) and json.loads(a.stdout)["beta"] == 0.01
+    assert "--false-positive-rate is deprecated" in b.stderr

@@ -291,7 +291,8 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
         (f"epsilon lower bound (delta={_g(delta)})", f"{_g(eps_lb)} from {data.get('epsilon_source')}"),
         ("TV lower bound", f"{_g(data.get('tv_lower_bound'))} (estimate {_g(data.get('tv_estimate'))})"),
         ("mu (GDP) lower bound", f"{_g(data.get('mu_lower_bound'))} (from TV alone {_g(data.get('mu_from_tv'))})"),
-        ("confidence", _g(data.get("confidence"))),
+        ("beta", f"{_g(data.get('beta'))} (confidence {_g(data.get('confidence'))})" if "beta" in data
+         else f"confidence {_g(data.get('confidence'))}"),
         ("seed", str(inp.get("seed"))),
     ]
     if claim is not None:
@@ -315,7 +316,7 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
               ("threshold MIA + Clopper-Pearson", _g(thr.get("epsilon_lower_bound"), 4), _g(thr.get("tv_lower_bound"), 4), _g(thr.get("mu_lower_bound"), 4)),
               ("GDP audit (Nasr et al. 2023)", _g(gdp.get("epsilon_of_mu"), 4) + "*", "-", _g(gdp.get("mu_lower_bound"), 4))),
         caption="* epsilon of the mu bound: a lower bound only if the mechanism's trade-off curve is Gaussian."),), anchor="baselines"))
-    settings = {"delta": delta, "confidence": data.get("confidence"), "inputs": inp,
+    settings = {"delta": delta, **{k: data[k] for k in ("beta",) if k in data}, "confidence": data.get("confidence"), "inputs": inp,
                 "histogram": {k: v for k, v in data.get("histogram", {}).items() if k in ("method", "confidence", "n_p", "n_q", "details")}}
     sections.append(Section("Settings", (_settings_table(settings),), anchor="settings"))
     shown = {k: v for k, v in data.items() if k != "curves"}
@@ -387,7 +388,7 @@ def account_document(data: dict, *, command: str | None = None, versions: dict |
         sections.append(Section("Attempts", (Table(
             header=("method", "status", "value", "seconds", "reason"),
             rows=tuple((str(a.get("method")), str(a.get("status")), _g(a.get("value")), _g(a.get("seconds"), 3), str(a.get("reason", ""))) for a in attempts)),), anchor="attempts"))
-    settings = {k: data.get(k) for k in ("composition", "method_requested", "method", "confidence", "seed", "details") if k in data}
+    settings = {k: data.get(k) for k in ("composition", "method_requested", "method", "beta", "confidence", "seed", "details") if k in data}
     sections.append(Section("Settings", (_settings_table(settings),), anchor="settings"))
     shown = {k: v for k, v in data.items() if k != "profile"}
     sections.append(_provenance(shown, command, versions, data.get("seed")))
