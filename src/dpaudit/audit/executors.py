@@ -37,6 +37,7 @@ import numpy as np
 from ..datasets import NeighbouringPair
 from ..errors import DPAuditError, MechanismError
 from ..mechanisms.base import CallableMechanism, draw
+from .result import TrialRecord
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -163,8 +164,6 @@ def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, 
 
 
 def _record(spec: TrialSpec, outcome, sample_seconds: float, test_seconds: float):
-    from .loop import TrialRecord
-
     return TrialRecord(
         index=spec.index,
         finder=spec.finder,

@@ -464,7 +464,7 @@ def _profile_curves(comp, res) -> dict | None:
 
 def _write_report(ctx, path: Path, result: dict, comp, res, online: bool) -> None:
     """--report: the JSON result, or an HTML/Markdown report rendered from it."""
-    from ..audit.loop import library_versions
+    from .._version import library_versions
     from ..report import render_result, report_format, reproduce_command
 
     data = json.loads(json.dumps(result, default=str))

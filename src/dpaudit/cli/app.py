@@ -617,7 +617,7 @@ def zoo_cmd(json_out: bool = typer.Option(False, "--json", help="Print the list 
 @app.command("version")
 def version_cmd() -> None:
     """Print the versions of dpaudit and the libraries it uses."""
-    from ..audit.loop import library_versions
+    from .._version import library_versions
 
     for k, v in library_versions().items():
         typer.echo(f"{k} {v}")

@@ -94,7 +94,7 @@ def _curves(hist, thr, gdp, claim) -> dict:
 
 def _write_report(ctx, path: Path, result: dict, hist, thr, gdp, claim, seed) -> None:
     """--report: the JSON result, or an HTML/Markdown report rendered from it plus the curves."""
-    from ..audit.loop import library_versions
+    from .._version import library_versions
     from ..report import render_result, report_format, reproduce_command
     from ..scores.evidence import _jsonable
 
