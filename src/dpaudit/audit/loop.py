@@ -28,7 +28,9 @@ import numpy as np
 from ..datasets import NeighbouringPair
 from ..mechanisms.base import Mechanism
 from ..privacy.claims import Claim
+from ..search.finders import Finder, as_finder
 from ..testers import HockeyStickTester, Tester
+from .executors import DEFAULT_CHUNK_SIZE, Executor, InProcessExecutor, TrialSpec
 from .result import AuditResult, TrialRecord, library_versions
 
 __all__ = ["AuditResult", "TrialRecord", "audit", "library_versions"]
@@ -36,11 +38,6 @@ __all__ = ["AuditResult", "TrialRecord", "audit", "library_versions"]
 DEFAULT_NUM_SAMPLES = 50_000
 DEFAULT_TRIALS = 10
 DEFAULT_BETA = 0.01
-
-
-def _finder_config(finder) -> dict:
-    cfg = getattr(finder, "config", None)
-    return cfg() if callable(cfg) else {"finder": getattr(finder, "name", type(finder).__name__)}
 
 
 def _check_inputs(num_samples, trials, beta) -> None:
@@ -55,7 +52,7 @@ def _check_inputs(num_samples, trials, beta) -> None:
 def audit(
     mechanism: Mechanism,
     claim: Claim,
-    finder,
+    finder: Finder,
     *,
     tester: Tester | None = None,
     num_samples: int | None = None,
@@ -70,7 +67,7 @@ def audit(
     storage=None,
     study_name: str | None = None,
     resume: bool = False,
-    executor=None,
+    executor: Executor | None = None,
     chunk_size: int | None = None,
 ) -> AuditResult:
     """Search neighbouring datasets for a violation of ``claim`` (paper 000, Algorithm 1).
@@ -115,7 +112,8 @@ def audit(
         Continue the audit stored under ``study_name`` (or start it if there is none). Settings
         left as None (``num_samples``, ``trials``, ``beta``, ``seed``) are taken from storage;
         given ones must equal the stored ones.
-    executor : InProcessExecutor or DaskExecutor, optional
+    executor : Executor, optional
+        An :class:`~dpaudit.audit.executors.Executor`, e.g. ``InProcessExecutor`` or ``DaskExecutor``.
         Where trials run (:mod:`dpaudit.audit.executors`); default: in this process, one at a time.
     chunk_size : int, optional
         Calls per sampling chunk for per-call mechanisms (default
@@ -139,13 +137,12 @@ def audit(
     NotShippableError
         If a Dask executor is given a mechanism that cannot be pickled.
     """
-    from .executors import DEFAULT_CHUNK_SIZE, InProcessExecutor, TrialSpec
-
     _check_inputs(num_samples, trials, beta)
     tester = tester or HockeyStickTester()
     tester.require(claim)
     name = getattr(mechanism, "name", type(mechanism).__name__)
-    capacity = getattr(finder, "capacity", None)
+    finder = as_finder(finder)
+    capacity = finder.capacity
     chunk = DEFAULT_CHUNK_SIZE if chunk_size is None else (int(chunk_size) if chunk_size else None)
     if chunk is not None and chunk < 1:
         raise ValueError(f"chunk_size must be a positive integer or 0 (no chunks), got {chunk_size!r}")
@@ -169,7 +166,7 @@ def audit(
             "beta": None if beta is None else float(beta),
             "num_samples": None if num_samples is None else int(num_samples),
             "neighbouring": neighbouring,
-            "finder": _finder_config(finder),
+            "finder": finder.config(),
         }
         defaults = {
             "trial_budget": budget_of(DEFAULT_TRIALS),
@@ -186,7 +183,7 @@ def audit(
         neighbouring = st.get("neighbouring") or neighbouring
         run = ledger.run
         try:
-            if getattr(finder, "uses_storage", False):
+            if finder.uses_storage:
                 finder.attach(ledger.storage, ledger.search_study_name(), run=run)
             history = [(pair, obj) for _, pair, obj in ledger.assigned]
             restored = finder.restore(history) if history else []
@@ -211,7 +208,7 @@ def audit(
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         earlier_wall = 0.0
     beta_trial = beta / budget
-    fallback_name = getattr(finder, "name", type(finder).__name__)
+    fallback_name = finder.name
 
     records: dict[int, TrialRecord] = dict(previous)
     stop = (not exhaustive) and any(r.outcome.violation for r in records.values())
@@ -228,13 +225,11 @@ def audit(
             _, pair_obj, handle = in_flight.pop(spec.index, (None, spec.pair, None))
             if ledger is not None and handle is not None:
                 ledger.fail(handle, reason)
-            if hasattr(finder, "abandon"):
-                finder.abandon(pair_obj)
+            finder.abandon(pair_obj)
         for idx, (spec, pair_obj, handle) in list(in_flight.items()):
             if ledger is not None and handle is not None:
                 ledger.fail(handle, reason)
-            if hasattr(finder, "abandon"):
-                finder.abandon(pair_obj)
+            finder.abandon(pair_obj)
         in_flight.clear()
 
     try:
@@ -242,7 +237,7 @@ def audit(
             executor.start(mechanism, tester, claim, num_samples=int(num_samples), chunk_size=chunk)
             execution = executor.describe()
         else:
-            execution = {"executor": getattr(executor, "kind", "in-process"), "note": "no trial left to run"}
+            execution = {"executor": executor.kind, "note": "no trial left to run"}
         while True:
             while not stop and len(in_flight) < executor.capacity:
                 if pending:
@@ -254,7 +249,7 @@ def audit(
                         break
                     idx = next_index
                     next_index += 1
-                    fname = getattr(finder, "last_finder", None) or fallback_name
+                    fname = finder.last_finder or fallback_name
                 else:
                     break
                 handle = ledger.begin(idx, pair, fname) if ledger is not None else None
@@ -270,8 +265,7 @@ def audit(
             if isinstance(result, BaseException):
                 if ledger is not None:
                     ledger.fail(handle, f"{type(result).__name__}: {result}")
-                if hasattr(finder, "abandon"):
-                    finder.abandon(pair)
+                finder.abandon(pair)
                 cancel_in_flight("cancelled: another trial failed")
                 raise result
             record = replace(result, run=run)
