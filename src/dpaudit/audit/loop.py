@@ -31,6 +31,7 @@ from ..privacy.claims import Claim
 from ..search.finders import Finder, as_finder
 from ..testers import HockeyStickTester, Tester
 from .executors import DEFAULT_CHUNK_SIZE, Executor, InProcessExecutor, TrialSpec
+from .ledger import resolve_study
 from .result import AuditResult, TrialRecord, library_versions
 
 __all__ = ["AuditResult", "TrialRecord", "audit", "library_versions"]
@@ -105,7 +106,8 @@ def audit(
         and the records already finished by earlier runs (empty for a new audit).
     storage : str or optuna.storages.BaseStorage, optional
         Keep the audit in Optuna storage (e.g. ``"sqlite:///audit.db"``) so that it can be
-        resumed after an interruption (:mod:`dpaudit.audit.ledger`). Needs Optuna.
+        resumed after an interruption (:mod:`dpaudit.audit.ledger`; storage, name and resume are
+        resolved by :func:`~dpaudit.audit.ledger.resolve_study`, as for the CLI). Needs Optuna.
     study_name : str, optional
         Name of the audit in ``storage``; default ``"dpaudit-<mechanism name>"``.
     resume : bool, default False
@@ -127,7 +129,9 @@ def audit(
     Raises
     ------
     ValueError
-        On invalid num_samples, trials or beta.
+        On invalid num_samples, trials or beta, or ``resume`` without a storage.
+    DPAuditError
+        If ``study_name`` is given without a storage (see :func:`dpaudit.audit.ledger.resolve_study`).
     InvalidClaimError
         If the tester cannot test this kind of claim.
     MechanismError
@@ -154,9 +158,8 @@ def audit(
     previous: dict[int, TrialRecord] = {}
     pending: list = []
     t_start = time.perf_counter()
-    if storage is not None:
-        from .ledger import open_ledger
-
+    plan = resolve_study(storage, study_name, resume, name)
+    if plan.storage is not None:
         given = {
             "mechanism": name,
             "claim": claim.to_dict(),
@@ -174,10 +177,7 @@ def audit(
             "num_samples": DEFAULT_NUM_SAMPLES,
             "neighbouring": {},
         }
-        ledger = open_ledger(
-            storage, study_name or f"dpaudit-{name}", given, defaults, resume=resume,
-            record_from_dict=TrialRecord.from_dict,
-        )
+        ledger = plan.open(given, defaults, record_from_dict=TrialRecord.from_dict)
         st = ledger.settings
         seed, budget, beta, num_samples = int(st["seed"]), int(st["trial_budget"]), float(st["beta"]), int(st["num_samples"])
         neighbouring = st.get("neighbouring") or neighbouring
@@ -197,8 +197,6 @@ def audit(
         started = ledger.runs[0]["started_at"] if ledger.runs else _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         earlier_wall = sum(float(r.get("wall_seconds", 0.0)) for r in ledger.runs if r.get("run") != run)
     else:
-        if resume:
-            raise ValueError("resume=True needs a storage (e.g. storage='sqlite:///audit.db')")
         num_samples = DEFAULT_NUM_SAMPLES if num_samples is None else int(num_samples)
         beta = DEFAULT_BETA if beta is None else float(beta)
         budget = budget_of(DEFAULT_TRIALS if trials is None else trials)
