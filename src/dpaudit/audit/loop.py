@@ -25,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 
+from .._validate import check_int, check_probability
 from ..datasets import NeighbouringPair
 from ..mechanisms.base import Mechanism
 from ..privacy.claims import Claim
@@ -42,12 +43,13 @@ DEFAULT_BETA = 0.01
 
 
 def _check_inputs(num_samples, trials, beta) -> None:
-    if num_samples is not None and (int(num_samples) != num_samples or num_samples < 8):
-        raise ValueError(f"num_samples must be an integer >= 8, got {num_samples!r}")
-    if trials is not None and (int(trials) != trials or trials < 1):
-        raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    if beta is not None and not (0.0 < beta < 1.0):
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    """The numbers :func:`audit` is given (None: take the default or the stored one)."""
+    if num_samples is not None:
+        check_int(num_samples, "num_samples", 8)
+    if trials is not None:
+        check_int(trials, "trials", 1)
+    if beta is not None:
+        check_probability(beta, "beta")
 
 
 def audit(

@@ -19,6 +19,7 @@ __all__ = ["AuditResult", "SCHEMA_VERSION", "TrialRecord", "library_versions"]
 
 SCHEMA_VERSION = 2
 _READABLE_SCHEMAS = (1, 2)
+_VERDICTS = {0: "no violation found", 1: "violation", 3: "inconclusive"}
 
 
 @dataclass(frozen=True)
@@ -155,18 +156,14 @@ class AuditResult:
         return (not self.violation) and bool(self.trials) and all(t.outcome.inconclusive for t in self.trials)
 
     @property
-    def verdict(self) -> str:
-        """``"violation"``, ``"inconclusive"`` or ``"no violation found"``."""
-        if self.violation:
-            return "violation"
-        return "inconclusive" if self.inconclusive else "no violation found"
-
-    @property
     def exit_code(self) -> int:
         """CLI exit code: 1 if a violation was found, 3 if inconclusive, else 0."""
-        if self.violation:
-            return 1
-        return 3 if self.inconclusive else 0
+        return 1 if self.violation else (3 if self.inconclusive else 0)
+
+    @property
+    def verdict(self) -> str:
+        """``"violation"``, ``"inconclusive"`` or ``"no violation found"`` (one per :attr:`exit_code`)."""
+        return _VERDICTS[self.exit_code]
 
     def to_dict(self) -> dict:
         s = self.strongest
