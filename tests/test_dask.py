@@ -90,3 +90,10 @@ def test_cli_rejects_bad_dask_options(args, message):
     res = CliRunner().invoke(app, ["test", "zoo:dp-laplace", "--epsilon", "1", "--quiet", *args])
     assert res.exit_code == 2, res.output
     assert message in res.output
+
+
+def test_executors_satisfy_the_executor_protocol():
+    from dpaudit.audit.executors import Executor, InProcessExecutor
+
+    assert isinstance(InProcessExecutor(), Executor)
+    assert isinstance(DaskExecutor(n_workers=1, processes=False), Executor)

@@ -99,7 +99,7 @@ def test_an_inconclusive_audit_raises_and_is_not_an_assertion_error():
     (dict(), "no claim"),
     (dict(epsilon=1.0, samples=3), "samples must be an integer >= 8, got 3"),
     (dict(epsilon=1.0, trials=0), "trials must be an integer >= 1, got 0"),
-    (dict(epsilon=1.0, beta=1.5), r"beta must be in \(0, 1\), got 1.5"),
+    (dict(epsilon=1.0, beta=1.5), r"beta must be a number in \(0, 1\), got 1.5"),
     (dict(epsilon=1.0, seed=-1), "seed must be an integer >= 0, got -1"),
     (dict(epsilon=1.0, tester="t-test"), "got 't-test'"),
     (dict(epsilon=1.0, neighbouring="swap"), "got 'swap'"),
@@ -220,7 +220,7 @@ def test_no_summary_without_audits_and_bad_options_are_usage_errors(pytester):
     assert "= dpaudit =" not in res.stdout.str()
     res = pytester.runpytest("-p", "dpaudit.pytest_plugin", "--dpaudit-beta", "2")
     assert res.ret == pytest.ExitCode.USAGE_ERROR
-    res.stderr.fnmatch_lines(["*--dpaudit-beta out of range: got 2.0*"])
+    res.stderr.fnmatch_lines(["*--dpaudit-beta must be a number in (0, 1), got 2.0*"])
 
 
 @pytest.mark.parametrize("extra", [

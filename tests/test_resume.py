@@ -267,3 +267,27 @@ def test_cli_resume_takes_the_stored_settings_and_refuses_other_ones(tmp_path, m
     refused = runner.invoke(app, [*base, "--resume", "--trials", "5", "--samples", "301"])
     assert refused.exit_code == 2
     assert "trial_budget: stored 3, given 5" in refused.output and "num_samples: stored 300, given 301" in refused.output
+
+
+def test_resolve_study_is_the_one_place_storage_names_and_resume_defaults_are_decided(tmp_path):
+    from dpaudit.audit.ledger import DEFAULT_STORAGE, resolve_study
+
+    assert resolve_study(None, None, False, "m").storage is None
+    with pytest.raises(ValueError, match="resume=True needs a storage"):
+        resolve_study(None, None, True, "m")
+    with pytest.raises(DPAuditError, match="'x'.*needs a storage"):
+        resolve_study(None, "x", False, "m")
+    with pytest.raises(DPAuditError, match="'t'.*needs a storage"):  # audit() agrees
+        run(None, resume=False, trials=1)
+    plan = resolve_study(None, None, True, "m", default_storage=DEFAULT_STORAGE)
+    assert (plan.storage, plan.study_name, plan.stored) == (DEFAULT_STORAGE, "dpaudit-m", None)
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    run(url, trials=2, seed=7)  # stored under "t"
+    plan = resolve_study(url, "t", True, "m", peek=True)
+    assert plan.seed == 7 and plan.stored["trial_budget"] == 2
+    assert plan.setting("trial_budget", 10, explicit=False) == (None, 2)
+    assert plan.setting("trial_budget", 10, explicit=True) == (10, 10)
+    assert resolve_study(url, "t", True, "m", seed=3, peek=True).seed == 3
+    fresh = resolve_study(url, None, False, "m", peek=True)
+    assert fresh.study_name == "dpaudit-m" and fresh.stored is None
+    assert fresh.setting("beta", 0.01, explicit=False) == (0.01, 0.01)

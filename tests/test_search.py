@@ -254,3 +254,34 @@ def test_cli_search_options_run_and_report_the_finder(search, tmp_path):
     rel = AddRemove(max_size=10)
     for t in data["trials"]:
         rel.pair(t["pair"]["d0"], t["pair"]["d1"])
+
+
+def test_builtin_finders_satisfy_the_finder_protocol_and_others_are_completed():
+    """Every built-in finder has every member the audit loop uses (search.Finder); an object with
+    only ask/tell is completed with the FinderBase defaults."""
+    from dpaudit.search import Finder, as_finder
+
+    rel = AddRemove(max_size=3)
+    pair = rel.pair(np.array([[0.0]]), np.array([[0.0], [1.0]]))
+    finders = [
+        GridFinder([pair]), RandomFinder(rel, rng=0), SpaceGridFinder(rel), BayesFinder(rel, seed=0),
+        BayesFinder(rel, method="tpe", seed=0), EvolutionFinder(rel, seed=0),
+        ChainFinder([GridFinder([pair]), RandomFinder(rel, rng=0)]),
+    ]
+    for f in finders:
+        assert isinstance(f, Finder), type(f).__name__
+        assert as_finder(f) is f
+
+    class Bare:
+        def ask(self):
+            return pair
+
+        def tell(self, pair, objective):
+            pass
+
+    done = as_finder(Bare())
+    assert isinstance(done, Finder) and not isinstance(Bare(), Finder)
+    assert done.name == "Bare" and done.capacity is None and not done.uses_storage
+    assert done.config() == {"finder": "Bare"} and done.ask() is pair
+    with pytest.raises(TypeError, match="ask"):
+        as_finder(object())

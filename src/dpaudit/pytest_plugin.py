@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from ._validate import check_int, check_probability
+
 __all__ = ["DPAudit", "derive_seed", "report_file_name"]
 
 _MARKER = "dp_audit"
@@ -81,14 +83,12 @@ class _Settings:
         self.seed = config.getoption("dpaudit_seed")
         report_dir = config.getoption("dpaudit_report_dir")
         self.report_dir = None if report_dir is None else (Path(config.invocation_params.dir) / report_dir).resolve()
-        for name, value, ok in (
-            ("--dpaudit-samples", self.samples, self.samples is None or self.samples >= 8),
-            ("--dpaudit-trials", self.trials, self.trials is None or self.trials >= 1),
-            ("--dpaudit-beta", self.beta, self.beta is None or 0 < self.beta < 1),
-            ("--dpaudit-seed", self.seed, self.seed >= 0),
-        ):
-            if not ok:
-                raise pytest.UsageError(f"{name} out of range: got {value!r}")
+        for name, value, minimum in (("--dpaudit-samples", self.samples, 8), ("--dpaudit-trials", self.trials, 1),
+                                     ("--dpaudit-seed", self.seed, 0)):
+            if value is not None:
+                check_int(value, name, minimum, error=pytest.UsageError)
+        if self.beta is not None:
+            check_probability(self.beta, "--dpaudit-beta", error=pytest.UsageError)
         # summary counters (on the xdist controller: filled from the workers' reports)
         self.audits: list[dict] = []
 

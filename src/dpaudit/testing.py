@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validate import check_int, check_probability
 from .audit.targets import SEARCH_NAMES, as_domain, assemble, load_target, make_finder, user_pairs
 from .errors import DPAuditError
 
@@ -232,31 +233,26 @@ def _command(target, eps, delta, alpha, *, neighbouring, domain, min_size, max_s
              samples, trials, beta, seed, tester, search, exhaustive, device) -> str | None:
     if target is None:
         return None
-    words = ["dpaudit", "test", target, "--epsilon", _num(eps)]
-    if delta is not None:
-        words += ["--delta", _num(delta)]
-    if alpha is not None:
-        words += ["--alpha", _num(alpha)]
-    if neighbouring is not None:
-        words += ["--neighbouring", neighbouring]
-    if domain is not None:
-        for lo, hi in zip(domain.lower, domain.upper):
-            words += ["--domain", f"{_num(lo)}:{_num(hi)}"]
-    if min_size is not None:
-        words += ["--min-size", str(min_size)]
-    if max_size is not None:
-        words += ["--max-size", str(max_size)]
-    if pairs_json is not None:
-        words += ["--pairs", pairs_json]
-    words += ["--samples", str(samples), "--trials", str(trials), "--beta", _num(beta), "--seed", str(seed)]
-    if tester != "hockey-stick":
-        words += ["--tester", tester]
-    if search != "auto":
-        words += ["--search", search]
-    if exhaustive:
-        words.append("--exhaustive")
-    if device != "cpu":
-        words += ["--device", device]
+    ranges = [f"{_num(lo)}:{_num(hi)}" for lo, hi in zip(domain.lower, domain.upper)] if domain is not None else []
+    options = [  # (flag, its value, True for a bare flag, None to leave it out: the CLI's defaults)
+        ("--epsilon", _num(eps)),
+        ("--delta", None if delta is None else _num(delta)),
+        ("--alpha", None if alpha is None else _num(alpha)),
+        ("--neighbouring", neighbouring),
+        *(("--domain", r) for r in ranges),
+        ("--min-size", None if min_size is None else str(min_size)),
+        ("--max-size", None if max_size is None else str(max_size)),
+        ("--pairs", pairs_json),
+        ("--samples", str(samples)), ("--trials", str(trials)), ("--beta", _num(beta)), ("--seed", str(seed)),
+        ("--tester", None if tester == "hockey-stick" else tester),
+        ("--search", None if search == "auto" else search),
+        ("--exhaustive", True if exhaustive else None),
+        ("--device", None if device == "cpu" else device),
+    ]
+    words = ["dpaudit", "test", target]
+    for flag, value in options:
+        if value is not None:
+            words += [flag] if value is True else [flag, value]
     text = " ".join(shlex.quote(w) for w in words)
     root = _pythonpath_for(target)
     return text if root is None else f"PYTHONPATH={shlex.quote(root)} {text}"
@@ -320,13 +316,10 @@ def _message(headline: str, result, command: str | None, target: str | None, pyt
 
 # ------------------------------------------------------------------------------------- check
 def _check_options(samples, trials, beta, seed, tester, search, neighbouring):
-    for name, value, low in (("samples", samples, 8), ("trials", trials, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise DPAuditError(f"{name} must be an integer >= {low}, got {value!r}")
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not (0 < beta < 1):
-        raise DPAuditError(f"beta must be in (0, 1), got {beta!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise DPAuditError(f"seed must be an integer >= 0, got {seed!r}")
+    check_int(samples, "samples", 8, error=DPAuditError)
+    check_int(trials, "trials", 1, error=DPAuditError)
+    check_probability(beta, "beta", error=DPAuditError)
+    check_int(seed, "seed", 0, error=DPAuditError)
     if tester not in _TESTERS:
         raise DPAuditError(f"tester must be one of {', '.join(_TESTERS)}, got {tester!r}")
     if search not in SEARCH_NAMES:

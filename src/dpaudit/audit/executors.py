@@ -31,16 +31,19 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ..datasets import NeighbouringPair
 from ..errors import DPAuditError, MechanismError
 from ..mechanisms.base import CallableMechanism, draw
+from .result import TrialRecord
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
     "DaskExecutor",
+    "Executor",
     "InProcessExecutor",
     "NotShippableError",
     "TrialSpec",
@@ -163,8 +166,6 @@ def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, 
 
 
 def _record(spec: TrialSpec, outcome, sample_seconds: float, test_seconds: float):
-    from .loop import TrialRecord
-
     return TrialRecord(
         index=spec.index,
         finder=spec.finder,
@@ -199,6 +200,45 @@ def run_trial(mechanism, tester, claim, spec: TrialSpec):
 
 
 # =========================================================================== executors
+@runtime_checkable
+class Executor(Protocol):
+    """Where the audit loop runs trials: every member :func:`dpaudit.audit.loop.audit` uses.
+
+    The loop calls :meth:`start` once before the first trial, keeps up to :attr:`capacity` trials
+    submitted (:meth:`submit`), collects them one by one with :meth:`wait_any`, calls
+    :meth:`cancel_all` when it stops early or a trial fails, and :meth:`close` at the end.
+
+    Attributes
+    ----------
+    kind : str
+        ``"in-process"`` or ``"dask"``; reported when no trial was left to run.
+    capacity : int
+        Trials kept in flight at once (read after :meth:`start`).
+    """
+
+    kind: str
+    capacity: int
+
+    def start(self, mechanism, tester, claim, *, num_samples: int | None = None,
+              chunk_size: int | None = None) -> None:
+        """Get ready to run trials of ``mechanism`` tested by ``tester`` against ``claim``."""
+
+    def submit(self, spec: TrialSpec) -> None:
+        """Queue one trial."""
+
+    def wait_any(self) -> tuple:
+        """Block until a submitted trial ends: ``(spec, TrialRecord or the exception it raised)``."""
+
+    def cancel_all(self) -> list[TrialSpec]:
+        """Cancel every trial still in flight; return their specs."""
+
+    def describe(self) -> dict:
+        """JSON summary for the report (``{"executor": kind, "workers": ...}``)."""
+
+    def close(self) -> None:
+        """Release workers and clients (idempotent)."""
+
+
 class InProcessExecutor:
     """Runs each trial in this process when asked for its result (one trial in flight).
 

@@ -43,12 +43,17 @@ from ..errors import DPAuditError
 
 __all__ = [
     "AuditStudy",
+    "DEFAULT_STORAGE",
     "LOCKED_SETTINGS",
     "SettingsMismatchError",
     "StudyInUseError",
+    "StudyPlan",
     "compare_settings",
+    "default_study_name",
     "open_ledger",
+    "peek_settings",
     "redact_storage",
+    "resolve_study",
 ]
 
 PREFIX = "dpaudit."
@@ -441,3 +446,114 @@ def peek_settings(storage, study_name: str) -> dict | None:
     except Exception as exc:
         raise DPAuditError(f"cannot open storage {redact_storage(storage)!r}: {exc}") from None
     return study.user_attrs.get(PREFIX + "settings")
+
+
+# ----------------------------------------------------------------------------- one entry point
+DEFAULT_STORAGE = "sqlite:///audit.db"
+"""Storage of ``dpaudit test --resume`` when no ``--storage`` is given."""
+
+
+def default_study_name(mechanism_name: str) -> str:
+    """Name of an audit in storage when none is given: ``"dpaudit-<mechanism name>"``."""
+    return f"dpaudit-{mechanism_name}"
+
+
+@dataclass(frozen=True)
+class StudyPlan:
+    """Where a persistent audit is kept and what is stored there already (see :func:`resolve_study`).
+
+    Attributes
+    ----------
+    storage : str, optuna.storages.BaseStorage or None
+        None: the audit is not kept (not resumable).
+    study_name : str or None
+        The audit's name in ``storage`` (None when not kept).
+    resume : bool
+    stored : dict or None
+        The stored settings (:data:`LOCKED_SETTINGS`) when resuming an audit that exists and they
+        were asked for (``peek=True``); None otherwise.
+    seed : int or None
+        The seed given, else the stored one (a finder must be built with the stored seed to replay
+        its proposals), else None.
+    """
+
+    storage: object
+    study_name: str | None
+    resume: bool
+    stored: dict | None = None
+    seed: int | None = None
+
+    def setting(self, key: str, value, explicit: bool):
+        """A setting as the front end passes it to :func:`dpaudit.audit.loop.audit`, and the value
+        that will run.
+
+        On resume a setting the user did not give explicitly is passed as None (take the stored
+        one); the value that will run is then the stored one, if any.
+
+        Parameters
+        ----------
+        key : str
+            Its name in :data:`LOCKED_SETTINGS` (``"num_samples"``, ``"trial_budget"``, ``"beta"``).
+        value
+            The front end's value (its default when not given).
+        explicit : bool
+            Whether the user gave it.
+
+        Returns
+        -------
+        (passed, shown)
+        """
+        passed = None if (self.resume and not explicit) else value
+        shown = self.stored[key] if (passed is None and self.stored is not None) else value
+        return passed, shown
+
+    def open(self, given: dict, defaults: dict, *, record_from_dict) -> AuditStudy:
+        """Open the ledger (:func:`open_ledger`) of this plan's audit."""
+        return open_ledger(self.storage, self.study_name, given, defaults, resume=self.resume,
+                           record_from_dict=record_from_dict)
+
+
+def resolve_study(storage, study_name: str | None, resume: bool, mechanism_name: str, *,
+                  seed: int | None = None, default_storage: str | None = None, peek: bool = False) -> StudyPlan:
+    """Decide where an audit is kept, under which name, and read what is stored: the one place the
+    CLI (``--storage/--resume/--study-name``) and :func:`dpaudit.audit.loop.audit` resolve them.
+
+    Parameters
+    ----------
+    storage : str, optuna.storages.BaseStorage or None
+    study_name : str or None
+        Default :func:`default_study_name` of ``mechanism_name``.
+    resume : bool
+    mechanism_name : str
+    seed : int, optional
+        The seed given by the caller; with ``peek``, a resumed audit's stored seed fills it in.
+    default_storage : str, optional
+        Storage used when ``resume`` is set without one (the CLI: :data:`DEFAULT_STORAGE`); without
+        it, that is an error.
+    peek : bool, default False
+        Read the stored settings of an audit to resume (:func:`peek_settings`).
+
+    Returns
+    -------
+    StudyPlan
+
+    Raises
+    ------
+    ValueError
+        If ``resume`` is set without a storage and no ``default_storage``.
+    DPAuditError
+        If ``study_name`` is given without a storage, or the storage cannot be opened (``peek``).
+    """
+    if resume and storage is None:
+        if default_storage is None:
+            raise ValueError("resume=True needs a storage (e.g. storage='sqlite:///audit.db')")
+        storage = default_storage
+    if storage is None:
+        if study_name is not None:
+            raise DPAuditError(f"study name {study_name!r} (--study-name) needs a storage (--storage, or --resume)")
+        return StudyPlan(None, None, False, None, seed)
+    name = study_name or default_study_name(mechanism_name)
+    stored = peek_settings(storage, name) if (resume and peek) else None
+    if stored is not None and seed is None:
+        seed = int(stored["seed"])  # the finder's stream too must be the stored one
+    return StudyPlan(storage, name, bool(resume), stored, seed)

@@ -19,18 +19,21 @@ in parallel: the pairs are chosen from earlier trials only, so each test still h
 from __future__ import annotations
 
 import datetime as _dt
-import json
-import platform
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 
-from ..privacy.claims import Claim, claim_from_dict
+from .._validate import check_int, check_probability
 from ..datasets import NeighbouringPair
 from ..mechanisms.base import Mechanism
-from ..testers import HockeyStickTester, Tester, TestOutcome
+from ..privacy.claims import Claim
+from ..search.finders import Finder, as_finder
+from ..testers import HockeyStickTester, Tester
+from .executors import DEFAULT_CHUNK_SIZE, Executor, InProcessExecutor, TrialSpec
+from .ledger import resolve_study
+from .result import AuditResult, TrialRecord, library_versions
 
 __all__ = ["AuditResult", "TrialRecord", "audit", "library_versions"]
 
@@ -38,273 +41,21 @@ DEFAULT_NUM_SAMPLES = 50_000
 DEFAULT_TRIALS = 10
 DEFAULT_BETA = 0.01
 
-SCHEMA_VERSION = 2
-_READABLE_SCHEMAS = (1, 2)
-
-
-def library_versions() -> dict:
-    """Versions of Python and of the libraries a result depends on."""
-    import scipy
-    import torch
-
-    from .._version import __version__
-
-    return {
-        "dpaudit": __version__,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "torch": torch.__version__,
-    }
-
-
-@dataclass(frozen=True)
-class TrialRecord:
-    """One trial: the pair tested, how many samples, what the tester found, how long it took.
-
-    Attributes
-    ----------
-    index : int
-        0-based position of the trial: the key of its random stream (``seed_key``). Tables and
-        reports number trials from 1; ``to_dict`` gives that number as ``trial`` (``index + 1``).
-    finder : str
-        Which finder proposed the pair.
-    pair : NeighbouringPair
-    num_samples : int
-        Outputs drawn on each dataset.
-    outcome : TestOutcome
-    seed_key : list of int
-        ``SeedSequence`` spawn key of this trial's random stream (reproduces it from the seed).
-    sample_seconds, test_seconds : float
-        Time spent sampling the mechanism (both datasets; summed over chunks when the sampling
-        was split across Dask workers) and testing.
-    run : int
-        Which run of a persistent audit ran it (0: the first, then one per resume).
-    """
-
-    index: int
-    finder: str
-    pair: NeighbouringPair
-    num_samples: int
-    outcome: TestOutcome
-    seed_key: tuple
-    sample_seconds: float
-    test_seconds: float
-    run: int = 0
-
-    def to_dict(self) -> dict:
-        return {
-            "trial": self.index + 1,
-            "index": self.index,
-            "finder": self.finder,
-            "pair": self.pair.to_dict(),
-            "num_samples": self.num_samples,
-            "outcome": self.outcome.to_dict(),
-            "seed_key": list(self.seed_key),
-            "sample_seconds": self.sample_seconds,
-            "test_seconds": self.test_seconds,
-            "run": self.run,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "TrialRecord":
-        return cls(
-            index=d["index"],
-            finder=d["finder"],
-            pair=NeighbouringPair.from_dict(d["pair"]),
-            num_samples=d["num_samples"],
-            outcome=TestOutcome.from_dict(d["outcome"]),
-            seed_key=tuple(d["seed_key"]),
-            sample_seconds=d["sample_seconds"],
-            test_seconds=d["test_seconds"],
-            run=d.get("run", 0),
-        )
-
-
-@dataclass(frozen=True)
-class AuditResult:
-    """Everything an audit did and found; serialises to JSON with :meth:`to_json`.
-
-    Attributes
-    ----------
-    mechanism : str
-    claim : Claim
-    violation : bool
-        True if any trial found a violation (a false accusation has probability <= beta).
-    beta : float
-        Failure probability of the whole audit.
-    beta_per_trial : float
-        ``beta / trial_budget``.
-    trial_budget : int
-        Number of trials the failure probability was split over.
-    trials : tuple of TrialRecord
-        Every finished trial, by index (for a resumed audit: of every run).
-    strongest_trial : int or None
-        Index of the trial with the strongest evidence: a violating trial if any (the largest
-        margin among them), else the trial with the largest margin.
-    stopped_early : bool
-        True when the audit stopped at the first violation before its budget.
-    seed : int
-        Root seed; every trial's stream is ``SeedSequence(seed).spawn`` ed from it.
-    neighbouring : dict
-        The relation used by the finders (name, domain, size range), if known.
-    tester : dict
-        Tester name and hyper-parameters.
-    finder : str
-    versions : dict
-    started_at : str
-        ISO-8601 UTC time (of the first run, for a resumed audit).
-    wall_seconds : float
-        Wall time of the audit (summed over runs for a resumed audit).
-    study : dict
-        For a persistent audit: storage (password redacted), study name, and the runs (start,
-        wall time, trials finished); empty otherwise.
-    execution : dict
-        Where trials ran: ``{"executor": "in-process"}`` or the Dask scheduler and workers.
-    """
-
-    mechanism: str
-    claim: Claim
-    violation: bool
-    beta: float
-    beta_per_trial: float
-    trial_budget: int
-    trials: tuple
-    strongest_trial: int | None
-    stopped_early: bool
-    seed: int
-    tester: dict
-    finder: str
-    neighbouring: dict = field(default_factory=dict)
-    versions: dict = field(default_factory=dict)
-    started_at: str = ""
-    wall_seconds: float = 0.0
-    study: dict = field(default_factory=dict)
-    execution: dict = field(default_factory=dict)
-
-    @property
-    def strongest(self) -> TrialRecord | None:
-        """The trial with the strongest evidence, or None if no trial ran."""
-        return None if self.strongest_trial is None else self.trials[self.strongest_trial]
-
-    @property
-    def inconclusive(self) -> bool:
-        """True when no violation was found and every trial was inconclusive (samples too few
-        for the tester's bound to say anything; see each outcome's ``note``)."""
-        return (not self.violation) and bool(self.trials) and all(t.outcome.inconclusive for t in self.trials)
-
-    @property
-    def verdict(self) -> str:
-        """``"violation"``, ``"inconclusive"`` or ``"no violation found"``."""
-        if self.violation:
-            return "violation"
-        return "inconclusive" if self.inconclusive else "no violation found"
-
-    @property
-    def exit_code(self) -> int:
-        """CLI exit code: 1 if a violation was found, 3 if inconclusive, else 0."""
-        if self.violation:
-            return 1
-        return 3 if self.inconclusive else 0
-
-    def to_dict(self) -> dict:
-        s = self.strongest
-        summary = None
-        if s is not None:
-            o = s.outcome
-            b = o.bounds[o.strongest]
-            summary = {
-                "trial": s.index + 1,
-                "index": s.index,
-                "tester": o.strongest_part.tester,
-                "status": o.status,
-                "note": o.note,
-                "pair": s.pair.to_dict(),
-                "direction": b.direction,
-                "divergence": b.divergence,
-                "divergence_estimate": b.estimate,
-                "divergence_lower_bound": b.lower,
-                "delta_lower_bound_at_claimed_epsilon": o.delta_lower_bound,
-                "claimed_delta": o.claimed_delta,
-                "epsilon_lower_bound": o.epsilon_lower_bound,
-                "witness_epsilon": o.witness_epsilon,
-                "margin": o.margin,
-            }
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "mechanism": self.mechanism,
-            "claim": self.claim.to_dict(),
-            "verdict": self.verdict,
-            "violation": self.violation,
-            "beta": self.beta,
-            "beta_per_trial": self.beta_per_trial,
-            "trial_budget": self.trial_budget,
-            "trials_run": len(self.trials),
-            "stopped_early": self.stopped_early,
-            "strongest_trial": self.strongest_trial,
-            "evidence": summary,
-            "seed": self.seed,
-            "tester": self.tester,
-            "finder": self.finder,
-            "neighbouring": self.neighbouring,
-            "versions": self.versions,
-            "started_at": self.started_at,
-            "wall_seconds": self.wall_seconds,
-            "study": self.study,
-            "execution": self.execution,
-            "trials": [t.to_dict() for t in self.trials],
-        }
-
-    def to_json(self, indent: int | None = 2) -> str:
-        """The result as a JSON document (see :meth:`to_dict`)."""
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=True)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "AuditResult":
-        """Rebuild a result from :meth:`to_dict` output (e.g. a JSON report)."""
-        if d.get("schema_version") not in _READABLE_SCHEMAS:
-            raise ValueError(f"unsupported report schema_version {d.get('schema_version')!r}")
-        return cls(
-            mechanism=d["mechanism"],
-            claim=claim_from_dict(d["claim"]),
-            violation=d["violation"],
-            beta=d["beta"],
-            beta_per_trial=d["beta_per_trial"],
-            trial_budget=d["trial_budget"],
-            trials=tuple(TrialRecord.from_dict(t) for t in d["trials"]),
-            strongest_trial=d["strongest_trial"],
-            stopped_early=d["stopped_early"],
-            seed=d["seed"],
-            tester=d["tester"],
-            finder=d["finder"],
-            neighbouring=d.get("neighbouring", {}),
-            versions=d.get("versions", {}),
-            started_at=d.get("started_at", ""),
-            wall_seconds=d.get("wall_seconds", 0.0),
-            study=d.get("study", {}),
-            execution=d.get("execution", {}),
-        )
-
-
-
-def _finder_config(finder) -> dict:
-    cfg = getattr(finder, "config", None)
-    return cfg() if callable(cfg) else {"finder": getattr(finder, "name", type(finder).__name__)}
-
 
 def _check_inputs(num_samples, trials, beta) -> None:
-    if num_samples is not None and (int(num_samples) != num_samples or num_samples < 8):
-        raise ValueError(f"num_samples must be an integer >= 8, got {num_samples!r}")
-    if trials is not None and (int(trials) != trials or trials < 1):
-        raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    if beta is not None and not (0.0 < beta < 1.0):
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    """The numbers :func:`audit` is given (None: take the default or the stored one)."""
+    if num_samples is not None:
+        check_int(num_samples, "num_samples", 8)
+    if trials is not None:
+        check_int(trials, "trials", 1)
+    if beta is not None:
+        check_probability(beta, "beta")
 
 
 def audit(
     mechanism: Mechanism,
     claim: Claim,
-    finder,
+    finder: Finder,
     *,
     tester: Tester | None = None,
     num_samples: int | None = None,
@@ -319,7 +70,7 @@ def audit(
     storage=None,
     study_name: str | None = None,
     resume: bool = False,
-    executor=None,
+    executor: Executor | None = None,
     chunk_size: int | None = None,
 ) -> AuditResult:
     """Search neighbouring datasets for a violation of ``claim`` (paper 000, Algorithm 1).
@@ -357,14 +108,16 @@ def audit(
         and the records already finished by earlier runs (empty for a new audit).
     storage : str or optuna.storages.BaseStorage, optional
         Keep the audit in Optuna storage (e.g. ``"sqlite:///audit.db"``) so that it can be
-        resumed after an interruption (:mod:`dpaudit.audit.ledger`). Needs Optuna.
+        resumed after an interruption (:mod:`dpaudit.audit.ledger`; storage, name and resume are
+        resolved by :func:`~dpaudit.audit.ledger.resolve_study`, as for the CLI). Needs Optuna.
     study_name : str, optional
         Name of the audit in ``storage``; default ``"dpaudit-<mechanism name>"``.
     resume : bool, default False
         Continue the audit stored under ``study_name`` (or start it if there is none). Settings
         left as None (``num_samples``, ``trials``, ``beta``, ``seed``) are taken from storage;
         given ones must equal the stored ones.
-    executor : InProcessExecutor or DaskExecutor, optional
+    executor : Executor, optional
+        An :class:`~dpaudit.audit.executors.Executor`, e.g. ``InProcessExecutor`` or ``DaskExecutor``.
         Where trials run (:mod:`dpaudit.audit.executors`); default: in this process, one at a time.
     chunk_size : int, optional
         Calls per sampling chunk for per-call mechanisms (default
@@ -378,7 +131,9 @@ def audit(
     Raises
     ------
     ValueError
-        On invalid num_samples, trials or beta.
+        On invalid num_samples, trials or beta, or ``resume`` without a storage.
+    DPAuditError
+        If ``study_name`` is given without a storage (see :func:`dpaudit.audit.ledger.resolve_study`).
     InvalidClaimError
         If the tester cannot test this kind of claim.
     MechanismError
@@ -388,13 +143,12 @@ def audit(
     NotShippableError
         If a Dask executor is given a mechanism that cannot be pickled.
     """
-    from .executors import DEFAULT_CHUNK_SIZE, InProcessExecutor, TrialSpec
-
     _check_inputs(num_samples, trials, beta)
     tester = tester or HockeyStickTester()
     tester.require(claim)
     name = getattr(mechanism, "name", type(mechanism).__name__)
-    capacity = getattr(finder, "capacity", None)
+    finder = as_finder(finder)
+    capacity = finder.capacity
     chunk = DEFAULT_CHUNK_SIZE if chunk_size is None else (int(chunk_size) if chunk_size else None)
     if chunk is not None and chunk < 1:
         raise ValueError(f"chunk_size must be a positive integer or 0 (no chunks), got {chunk_size!r}")
@@ -406,9 +160,8 @@ def audit(
     previous: dict[int, TrialRecord] = {}
     pending: list = []
     t_start = time.perf_counter()
-    if storage is not None:
-        from .ledger import open_ledger
-
+    plan = resolve_study(storage, study_name, resume, name)
+    if plan.storage is not None:
         given = {
             "mechanism": name,
             "claim": claim.to_dict(),
@@ -418,7 +171,7 @@ def audit(
             "beta": None if beta is None else float(beta),
             "num_samples": None if num_samples is None else int(num_samples),
             "neighbouring": neighbouring,
-            "finder": _finder_config(finder),
+            "finder": finder.config(),
         }
         defaults = {
             "trial_budget": budget_of(DEFAULT_TRIALS),
@@ -426,16 +179,13 @@ def audit(
             "num_samples": DEFAULT_NUM_SAMPLES,
             "neighbouring": {},
         }
-        ledger = open_ledger(
-            storage, study_name or f"dpaudit-{name}", given, defaults, resume=resume,
-            record_from_dict=TrialRecord.from_dict,
-        )
+        ledger = plan.open(given, defaults, record_from_dict=TrialRecord.from_dict)
         st = ledger.settings
         seed, budget, beta, num_samples = int(st["seed"]), int(st["trial_budget"]), float(st["beta"]), int(st["num_samples"])
         neighbouring = st.get("neighbouring") or neighbouring
         run = ledger.run
         try:
-            if getattr(finder, "uses_storage", False):
+            if finder.uses_storage:
                 finder.attach(ledger.storage, ledger.search_study_name(), run=run)
             history = [(pair, obj) for _, pair, obj in ledger.assigned]
             restored = finder.restore(history) if history else []
@@ -449,8 +199,6 @@ def audit(
         started = ledger.runs[0]["started_at"] if ledger.runs else _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         earlier_wall = sum(float(r.get("wall_seconds", 0.0)) for r in ledger.runs if r.get("run") != run)
     else:
-        if resume:
-            raise ValueError("resume=True needs a storage (e.g. storage='sqlite:///audit.db')")
         num_samples = DEFAULT_NUM_SAMPLES if num_samples is None else int(num_samples)
         beta = DEFAULT_BETA if beta is None else float(beta)
         budget = budget_of(DEFAULT_TRIALS if trials is None else trials)
@@ -460,7 +208,7 @@ def audit(
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         earlier_wall = 0.0
     beta_trial = beta / budget
-    fallback_name = getattr(finder, "name", type(finder).__name__)
+    fallback_name = finder.name
 
     records: dict[int, TrialRecord] = dict(previous)
     stop = (not exhaustive) and any(r.outcome.violation for r in records.values())
@@ -477,13 +225,11 @@ def audit(
             _, pair_obj, handle = in_flight.pop(spec.index, (None, spec.pair, None))
             if ledger is not None and handle is not None:
                 ledger.fail(handle, reason)
-            if hasattr(finder, "abandon"):
-                finder.abandon(pair_obj)
+            finder.abandon(pair_obj)
         for idx, (spec, pair_obj, handle) in list(in_flight.items()):
             if ledger is not None and handle is not None:
                 ledger.fail(handle, reason)
-            if hasattr(finder, "abandon"):
-                finder.abandon(pair_obj)
+            finder.abandon(pair_obj)
         in_flight.clear()
 
     try:
@@ -491,7 +237,7 @@ def audit(
             executor.start(mechanism, tester, claim, num_samples=int(num_samples), chunk_size=chunk)
             execution = executor.describe()
         else:
-            execution = {"executor": getattr(executor, "kind", "in-process"), "note": "no trial left to run"}
+            execution = {"executor": executor.kind, "note": "no trial left to run"}
         while True:
             while not stop and len(in_flight) < executor.capacity:
                 if pending:
@@ -503,7 +249,7 @@ def audit(
                         break
                     idx = next_index
                     next_index += 1
-                    fname = getattr(finder, "last_finder", None) or fallback_name
+                    fname = finder.last_finder or fallback_name
                 else:
                     break
                 handle = ledger.begin(idx, pair, fname) if ledger is not None else None
@@ -519,8 +265,7 @@ def audit(
             if isinstance(result, BaseException):
                 if ledger is not None:
                     ledger.fail(handle, f"{type(result).__name__}: {result}")
-                if hasattr(finder, "abandon"):
-                    finder.abandon(pair)
+                finder.abandon(pair)
                 cancel_in_flight("cancelled: another trial failed")
                 raise result
             record = replace(result, run=run)

@@ -239,7 +239,8 @@ def make_finder(search: str, known: list, relation, seed: int | None):
     DPAuditError
         For an unknown search, or ``"grid"`` without pairs.
     """
-    from ..search import BayesFinder, ChainFinder, EvolutionFinder, GridFinder, RandomFinder, optuna_available
+    from ..search import BayesFinder, ChainFinder, GridFinder, RandomFinder, optuna_available
+    from ..search import make_finder as make_search_finder
 
     search = getattr(search, "value", search)
     if search not in SEARCH_NAMES:
@@ -255,12 +256,8 @@ def make_finder(search: str, known: list, relation, seed: int | None):
         if not known:
             raise DPAuditError("--search grid needs pairs: give --pairs (or use a zoo mechanism with witness pairs)")
         return GridFinder(known)
-    if search == "random":
-        return RandomFinder(relation, rng=finder_seed)
-    if search == "bayes":
-        return BayesFinder(relation, method="gp", seed=finder_seed)
-    if search == "evolution":
-        return EvolutionFinder(relation, seed=finder_seed)
+    if search in ("random", "bayes", "evolution"):
+        return make_search_finder(search, relation, seed=finder_seed)
     # auto: the known pairs first, then Bayesian search (random search without Optuna)
     try:
         model = BayesFinder(relation, method=AUTO_BAYES_METHOD, seed=finder_seed) if optuna_available() else None

@@ -413,8 +413,9 @@ def test_cmd(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from ..audit.targets import assemble
+    from ..audit.ledger import DEFAULT_STORAGE, resolve_study
     from ..audit.loop import audit
+    from ..audit.targets import assemble
     from ..testers import make_tester
 
     try:
@@ -428,38 +429,22 @@ def test_cmd(
         mechanism, claim, relation, known = setup.mechanism, setup.claim, setup.relation, setup.known
         if pairs is not None:
             known = _parse_pairs(pairs, relation)
-        if resume and storage is None:
-            storage = "sqlite:///audit.db"
-        stored = None
-        if resume:
-            from ..audit.ledger import peek_settings
-
-            name = getattr(mechanism, "name", type(mechanism).__name__)
-            stored = peek_settings(storage, study_name or f"dpaudit-{name}")
-            if stored is not None and seed is None:
-                seed = int(stored["seed"])  # the finder's stream too must be the stored one
+        plan = resolve_study(storage, study_name, resume, getattr(mechanism, "name", type(mechanism).__name__),
+                             seed=seed, default_storage=DEFAULT_STORAGE, peek=True)
+        storage, seed = plan.storage, plan.seed  # a resumed audit's finder needs the stored seed
         finder = _make_finder(search, known, relation, seed)
         tester = make_tester(tester_name.value, device=device)
         tester.require(claim)
         check_int(samples, "--samples", 8, error=DPAuditError)
         check_int(trials, "--trials", 1, error=DPAuditError)
         check_probability(beta, "--beta", error=DPAuditError)
-        if study_name is not None and storage is None:
-            raise DPAuditError("--study-name needs --storage (or --resume)")
         executor = _make_executor(scheduler, workers)
         if executor is not None:
             _ship_by_value(target)
-        # On resume, options left at their defaults are taken from the stored audit.
-        stored_ok = resume
-
-        def given(name, value):
-            return None if (stored_ok and not _explicit(ctx, name)) else value
-
-        run_samples, run_trials, run_beta = given("samples", samples), given("trials", trials), given("beta", beta)
-        if stored is not None:  # what will run, for the header
-            samples = run_samples if run_samples is not None else stored["num_samples"]
-            trials = run_trials if run_trials is not None else stored["trial_budget"]
-            beta = run_beta if run_beta is not None else stored["beta"]
+        # On resume, options left at their defaults are taken from the stored audit (the header shows them).
+        run_samples, samples = plan.setting("num_samples", samples, _explicit(ctx, "samples"))
+        run_trials, trials = plan.setting("trial_budget", trials, _explicit(ctx, "trials"))
+        run_beta, beta = plan.setting("beta", beta, _explicit(ctx, "beta"))
     except (DPAuditError, ValueError) as exc:
         raise fail(str(exc))
 
@@ -512,7 +497,7 @@ def test_cmd(
                 mechanism, claim, finder, tester=tester, num_samples=run_samples, trials=run_trials, beta=run_beta,
                 exhaustive=exhaustive, seed=seed, neighbouring=relation.to_dict(),
                 on_trial_start=start, on_trial_end=end, on_start=on_start,
-                storage=storage, study_name=study_name, resume=resume, executor=executor,
+                storage=storage, study_name=plan.study_name, resume=resume, executor=executor,
             )
     except KeyboardInterrupt:
         console.print(
@@ -520,7 +505,7 @@ def test_cmd(
             + (f": finished trials are kept in {escape(storage)}; run the same command with --resume to continue"
                if storage else " (use --storage/--resume to make an audit resumable)")
         )
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)
     except MechanismError as exc:
         raise fail(str(exc))
     except (DPAuditError, ValueError) as exc:
@@ -581,7 +566,7 @@ def zoo_cmd(json_out: bool = option("json", False)) -> None:
 @app.command("version", epilog=EXIT_HELP)
 def version_cmd() -> None:
     """Print the versions of dpaudit and the libraries it uses."""
-    from ..audit.loop import library_versions
+    from .._version import library_versions
 
     for k, v in library_versions().items():
         typer.echo(f"{k} {v}")

@@ -159,7 +159,7 @@ def write_report(ctx, path, data: dict, *, seed=None, versions: Optional[dict] =
             path.write_text(json.dumps(data, indent=2))
             return
         if versions is None:
-            from ..audit.loop import library_versions
+            from .._version import library_versions
 
             versions = library_versions()
         render_result({**data, **(extra() if callable(extra) else (extra or {}))}, path,

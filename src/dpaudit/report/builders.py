@@ -112,7 +112,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
     -------
     Document
     """
-    from ..audit.loop import AuditResult
+    from ..audit.result import AuditResult
     from ..estimators.base import profile_grid
 
     result = AuditResult.from_dict(data)

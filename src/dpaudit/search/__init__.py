@@ -16,7 +16,16 @@ finder                        what it proposes
 and ``docs/search.md``.
 """
 
-from .finders import ChainFinder, Finder, FinderStateError, GridFinder, RandomFinder, SpaceGridFinder
+from .finders import (
+    ChainFinder,
+    Finder,
+    FinderBase,
+    FinderStateError,
+    GridFinder,
+    RandomFinder,
+    SpaceGridFinder,
+    as_finder,
+)
 from .optuna_finders import BayesFinder, EvolutionFinder, OptunaFinder, optuna_available
 from .space import PairSpace
 
@@ -25,6 +34,7 @@ __all__ = [
     "ChainFinder",
     "EvolutionFinder",
     "Finder",
+    "FinderBase",
     "FinderStateError",
     "GridFinder",
     "OptunaFinder",
@@ -32,6 +42,7 @@ __all__ = [
     "RandomFinder",
     "SEARCH_METHODS",
     "SpaceGridFinder",
+    "as_finder",
     "make_finder",
     "optuna_available",
 ]

@@ -18,14 +18,23 @@ divergence margin, ``TestOutcome.objective``); finders know nothing of testers.
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from ..datasets import NeighbouringPair
 from ..errors import DPAuditError
 
-__all__ = ["ChainFinder", "Finder", "FinderStateError", "GridFinder", "RandomFinder", "SpaceGridFinder"]
+__all__ = [
+    "ChainFinder",
+    "Finder",
+    "FinderBase",
+    "FinderStateError",
+    "GridFinder",
+    "RandomFinder",
+    "SpaceGridFinder",
+    "as_finder",
+]
 
 
 class FinderStateError(DPAuditError, ValueError):
@@ -33,28 +42,53 @@ class FinderStateError(DPAuditError, ValueError):
     proposes with these settings)."""
 
 
+@runtime_checkable
 class Finder(Protocol):
     """What the audit loop needs from a finder (paper 000 Alg. 1, the dataset-search step).
 
-    ``ask()`` proposes the next :class:`~dpaudit.datasets.NeighbouringPair` (None when the finder
-    is exhausted); ``tell(pair, objective)`` reports the tester's objective for it (a divergence
-    estimate, larger = closer to a violation); ``capacity`` is the number of pairs it can propose
-    (None: unbounded), which caps the trial budget; ``restore(history)`` replays a stored search
-    when an audit resumes. Finders know nothing of testers.
+    Every member is used by :func:`dpaudit.audit.loop.audit`; :class:`FinderBase` gives the
+    optional ones a default, and :func:`as_finder` completes an object that has only
+    ``ask``/``tell`` (and perhaps ``name``, ``capacity``, ``restore``). Finders know nothing of
+    testers.
+
+    Attributes
+    ----------
+    name : str
+        Recorded in each trial and in the report.
+    capacity : int or None
+        Number of pairs it can propose (None: unbounded); caps the trial budget.
+    uses_storage : bool
+        True if it keeps its state in Optuna storage: the loop then calls :meth:`attach` with the
+        ledger's storage before the first trial.
+    last_finder : str or None
+        Name of the finder that proposed the pair of the last :meth:`ask` (a chain's member);
+        None means :attr:`name`.
     """
 
     name: str
     capacity: int | None
+    uses_storage: bool
+    last_finder: str | None
 
     def ask(self) -> NeighbouringPair | None:
         """Next pair to test, or None when exhausted."""
 
     def tell(self, pair: NeighbouringPair, objective: float) -> None:
-        """Record the objective (divergence estimate) a pair achieved."""
+        """Record the objective (divergence estimate, larger = closer to a violation) a pair
+        returned by :meth:`ask` or :meth:`restore` achieved."""
+
+    def abandon(self, pair: NeighbouringPair) -> None:
+        """Forget a pair that will never be told (its trial was cancelled or failed)."""
 
     def restore(self, history: Sequence[tuple[NeighbouringPair, float | None]]) -> list[NeighbouringPair]:
         """Replay ``history`` (pairs in the order asked, objective or None if not finished);
         return the pair objects to :meth:`tell` later for the unfinished ones."""
+
+    def attach(self, storage=None, study_name: str | None = None, *, run: int = 0) -> None:
+        """Keep the finder's state in ``storage`` under ``study_name`` (run ``run`` of the audit)."""
+
+    def config(self) -> dict:
+        """Hyper-parameters, recorded in the report and compared when an audit resumes."""
 
 
 def _check_replay(name: str, position: int, proposed, stored: NeighbouringPair) -> None:
@@ -79,7 +113,112 @@ def _replay(finder, history) -> list[NeighbouringPair]:
     return out
 
 
-class GridFinder:
+class FinderBase:
+    """Defaults for the optional members of :class:`Finder`, and the restore of a deterministic
+    finder.
+
+    A subclass sets ``name`` and ``capacity``, keeps ``self.history = []`` and defines ``ask``;
+    it is told objectives into ``history``, never uses storage (``attach`` does nothing), has
+    nothing to forget on ``abandon`` and restores by replaying its proposals (:func:`_replay`).
+    """
+
+    name = "finder"
+    capacity: int | None = None
+    uses_storage = False
+    last_finder: str | None = None
+
+    def ask(self) -> NeighbouringPair | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def tell(self, pair: NeighbouringPair, objective: float) -> None:
+        """Append ``(pair, objective)`` to ``history``."""
+        self.history.append((pair, float(objective)))
+
+    def abandon(self, pair: NeighbouringPair) -> None:
+        """Nothing to forget: a deterministic finder's proposals do not depend on objectives."""
+
+    def attach(self, storage=None, study_name: str | None = None, *, run: int = 0) -> None:
+        """Nothing to attach: the finder's state is rebuilt by :meth:`restore`."""
+
+    def restore(self, history) -> list[NeighbouringPair]:
+        """Propose the pairs of ``history`` again (checking each against the stored one) and
+        tell the known objectives; see :class:`Finder`.
+
+        Raises
+        ------
+        FinderStateError
+            If a proposal differs from the stored pair (other pairs, relation or seed).
+        """
+        return _replay(self, history)
+
+    def config(self) -> dict:
+        """``{"finder": name}``; subclasses add their hyper-parameters."""
+        return {"finder": self.name}
+
+
+class _Completed(FinderBase):
+    """A finder object that lacks some optional member of :class:`Finder`, completed with the
+    :class:`FinderBase` defaults (see :func:`as_finder`)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name = getattr(inner, "name", type(inner).__name__)
+        self.capacity = getattr(inner, "capacity", None)
+        self.uses_storage = bool(getattr(inner, "uses_storage", False))
+        self.history = []
+
+    @property
+    def last_finder(self) -> str | None:
+        return getattr(self.inner, "last_finder", None)
+
+    def ask(self) -> NeighbouringPair | None:
+        return self.inner.ask()
+
+    def tell(self, pair: NeighbouringPair, objective: float) -> None:
+        self.inner.tell(pair, objective)
+
+    def abandon(self, pair: NeighbouringPair) -> None:
+        if hasattr(self.inner, "abandon"):
+            self.inner.abandon(pair)
+
+    def attach(self, *args, **kwargs) -> None:
+        if hasattr(self.inner, "attach"):
+            self.inner.attach(*args, **kwargs)
+
+    def restore(self, history) -> list[NeighbouringPair]:
+        return self.inner.restore(history) if hasattr(self.inner, "restore") else _replay(self, history)
+
+    def config(self) -> dict:
+        cfg = getattr(self.inner, "config", None)
+        return cfg() if callable(cfg) else {"finder": self.name}
+
+
+def as_finder(finder) -> Finder:
+    """``finder`` itself if it has every member of :class:`Finder` (all built-in finders do),
+    else a wrapper that gives the missing optional members their :class:`FinderBase` defaults.
+
+    Parameters
+    ----------
+    finder : object
+        Needs at least ``ask()`` and ``tell(pair, objective)``.
+
+    Returns
+    -------
+    Finder
+
+    Raises
+    ------
+    TypeError
+        If ``finder`` has no ``ask`` or ``tell`` method.
+    """
+    if isinstance(finder, Finder):
+        return finder
+    if not (callable(getattr(finder, "ask", None)) and callable(getattr(finder, "tell", None))):
+        raise TypeError(f"a finder needs ask() and tell(pair, objective) methods, got {finder!r}")
+    return _Completed(finder)
+
+
+class GridFinder(FinderBase):
     """Tests a fixed list of user-given (or zoo witness) pairs, in order (paper 000 §5, grid).
 
     Parameters
@@ -105,18 +244,11 @@ class GridFinder:
         self._next += 1
         return pair
 
-    def tell(self, pair: NeighbouringPair, objective: float) -> None:
-        self.history.append((pair, float(objective)))
-
-    def restore(self, history) -> list[NeighbouringPair]:
-        """Skip the pairs already proposed (checking them); see :class:`Finder`."""
-        return _replay(self, history)
-
     def config(self) -> dict:
         return {"finder": self.name, "pairs": [p.to_dict() for p in self.pairs]}
 
 
-class RandomFinder:
+class RandomFinder(FinderBase):
     """Random search over a neighbouring relation (paper 000 §5, randomized search).
 
     Parameters
@@ -137,20 +269,11 @@ class RandomFinder:
     def ask(self) -> NeighbouringPair:
         return self.relation.random_pair(self.rng)
 
-    def tell(self, pair: NeighbouringPair, objective: float) -> None:
-        self.history.append((pair, float(objective)))
-
-    def restore(self, history) -> list[NeighbouringPair]:
-        """Draw the proposals again from the seeded generator (checking them); see :class:`Finder`.
-
-        Only a finder built with the same integer seed as the stored audit can be restored."""
-        return _replay(self, history)
-
     def config(self) -> dict:
         return {"finder": self.name, "relation": self.relation.to_dict()}
 
 
-class SpaceGridFinder:
+class SpaceGridFinder(FinderBase):
     """Deterministic grid over the dataset space (paper 000 §5, grid search).
 
     Enumerates :meth:`PairSpace.grid <dpaudit.search.space.PairSpace.grid>`: lattice records with
@@ -184,22 +307,15 @@ class SpaceGridFinder:
     def ask(self) -> NeighbouringPair | None:
         return next(self._it, None)
 
-    def tell(self, pair: NeighbouringPair, objective: float) -> None:
-        self.history.append((pair, float(objective)))
-
-    def restore(self, history) -> list[NeighbouringPair]:
-        """Skip the grid points already proposed (checking them); see :class:`Finder`."""
-        return _replay(self, history)
-
     def config(self) -> dict:
         return {"finder": self.name, "relation": self.space.relation.to_dict(), "max_resolution": self.max_resolution}
 
 
-class ChainFinder:
+class ChainFinder(FinderBase):
     """Exhausts each finder in turn: e.g. known witness pairs first, then random search."""
 
     def __init__(self, finders: Sequence):
-        self.finders = list(finders)
+        self.finders = [as_finder(f) for f in finders]
         if not self.finders:
             raise ValueError("ChainFinder needs at least one finder")
         self.name = "+".join(f.name for f in self.finders)
@@ -225,18 +341,18 @@ class ChainFinder:
     def abandon(self, pair: NeighbouringPair) -> None:
         """Forget a pair that will never be told (its trial was cancelled)."""
         owner = self._owner.pop(id(pair), None)
-        if owner is not None and hasattr(owner, "abandon"):
+        if owner is not None:
             owner.abandon(pair)
 
     def attach(self, *args, **kwargs) -> None:
         """Attach every member finder that keeps its state in Optuna storage."""
         for f in self.finders:
-            if hasattr(f, "attach"):
-                f.attach(*args, **kwargs)
+            f.attach(*args, **kwargs)
 
     @property
     def uses_storage(self) -> bool:
-        return any(getattr(f, "uses_storage", False) for f in self.finders)
+        """True if a member keeps its state in Optuna storage."""
+        return any(f.uses_storage for f in self.finders)
 
     def restore(self, history) -> list[NeighbouringPair]:
         """Give each member the part of ``history`` it proposed: the chain exhausts its members in
@@ -259,4 +375,4 @@ class ChainFinder:
         return out
 
     def config(self) -> dict:
-        return {"finder": self.name, "parts": [getattr(f, "config", lambda f=f: {"finder": f.name})() for f in self.finders]}
+        return {"finder": self.name, "parts": [f.config() for f in self.finders]}

@@ -25,6 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from ..datasets import NeighbouringPair
+from .finders import FinderBase
 from .space import PairSpace
 
 __all__ = ["BayesFinder", "EvolutionFinder", "OptunaFinder", "optuna_available", "run_seed"]
@@ -61,7 +62,7 @@ def run_seed(seed: int | None, run: int) -> int | None:
     return int(np.random.SeedSequence([int(seed) % 2**63, 0x5EA2C4, int(run)]).generate_state(1)[0])
 
 
-class OptunaFinder:
+class OptunaFinder(FinderBase):
     """Base of the Optuna finders: ask/tell over a :class:`PairSpace` with an Optuna sampler.
 
     Parameters

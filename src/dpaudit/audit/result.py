@@ -1,0 +1,246 @@
+"""The immutable, JSON-serialisable result of an audit (paper 000, Algorithm 1): one
+:class:`TrialRecord` per trial and the :class:`AuditResult` of the whole audit.
+
+Kept apart from the loop (:mod:`dpaudit.audit.loop`) so that the executors, the ledger and the
+reports can build and read results without importing the loop.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .._version import library_versions
+from ..datasets import NeighbouringPair
+from ..privacy.claims import Claim, claim_from_dict
+from ..testers import TestOutcome
+
+__all__ = ["AuditResult", "SCHEMA_VERSION", "TrialRecord", "library_versions"]
+
+SCHEMA_VERSION = 2
+_READABLE_SCHEMAS = (1, 2)
+_VERDICTS = {0: "no violation found", 1: "violation", 3: "inconclusive"}
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One trial: the pair tested, how many samples, what the tester found, how long it took.
+
+    Attributes
+    ----------
+    index : int
+        0-based position of the trial: the key of its random stream (``seed_key``). Tables and
+        reports number trials from 1; ``to_dict`` gives that number as ``trial`` (``index + 1``).
+    finder : str
+        Which finder proposed the pair.
+    pair : NeighbouringPair
+    num_samples : int
+        Outputs drawn on each dataset.
+    outcome : TestOutcome
+    seed_key : list of int
+        ``SeedSequence`` spawn key of this trial's random stream (reproduces it from the seed).
+    sample_seconds, test_seconds : float
+        Time spent sampling the mechanism (both datasets; summed over chunks when the sampling
+        was split across Dask workers) and testing.
+    run : int
+        Which run of a persistent audit ran it (0: the first, then one per resume).
+    """
+
+    index: int
+    finder: str
+    pair: NeighbouringPair
+    num_samples: int
+    outcome: TestOutcome
+    seed_key: tuple
+    sample_seconds: float
+    test_seconds: float
+    run: int = 0
+
+    def to_dict(self) -> dict:
+        return {
+            "trial": self.index + 1,
+            "index": self.index,
+            "finder": self.finder,
+            "pair": self.pair.to_dict(),
+            "num_samples": self.num_samples,
+            "outcome": self.outcome.to_dict(),
+            "seed_key": list(self.seed_key),
+            "sample_seconds": self.sample_seconds,
+            "test_seconds": self.test_seconds,
+            "run": self.run,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrialRecord":
+        return cls(
+            index=d["index"],
+            finder=d["finder"],
+            pair=NeighbouringPair.from_dict(d["pair"]),
+            num_samples=d["num_samples"],
+            outcome=TestOutcome.from_dict(d["outcome"]),
+            seed_key=tuple(d["seed_key"]),
+            sample_seconds=d["sample_seconds"],
+            test_seconds=d["test_seconds"],
+            run=d.get("run", 0),
+        )
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Everything an audit did and found; serialises to JSON with :meth:`to_json`.
+
+    Attributes
+    ----------
+    mechanism : str
+    claim : Claim
+    violation : bool
+        True if any trial found a violation (a false accusation has probability <= beta).
+    beta : float
+        Failure probability of the whole audit.
+    beta_per_trial : float
+        ``beta / trial_budget``.
+    trial_budget : int
+        Number of trials the failure probability was split over.
+    trials : tuple of TrialRecord
+        Every finished trial, by index (for a resumed audit: of every run).
+    strongest_trial : int or None
+        Index of the trial with the strongest evidence: a violating trial if any (the largest
+        margin among them), else the trial with the largest margin.
+    stopped_early : bool
+        True when the audit stopped at the first violation before its budget.
+    seed : int
+        Root seed; every trial's stream is ``SeedSequence(seed).spawn`` ed from it.
+    neighbouring : dict
+        The relation used by the finders (name, domain, size range), if known.
+    tester : dict
+        Tester name and hyper-parameters.
+    finder : str
+    versions : dict
+    started_at : str
+        ISO-8601 UTC time (of the first run, for a resumed audit).
+    wall_seconds : float
+        Wall time of the audit (summed over runs for a resumed audit).
+    study : dict
+        For a persistent audit: storage (password redacted), study name, and the runs (start,
+        wall time, trials finished); empty otherwise.
+    execution : dict
+        Where trials ran: ``{"executor": "in-process"}`` or the Dask scheduler and workers.
+    """
+
+    mechanism: str
+    claim: Claim
+    violation: bool
+    beta: float
+    beta_per_trial: float
+    trial_budget: int
+    trials: tuple
+    strongest_trial: int | None
+    stopped_early: bool
+    seed: int
+    tester: dict
+    finder: str
+    neighbouring: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)
+    started_at: str = ""
+    wall_seconds: float = 0.0
+    study: dict = field(default_factory=dict)
+    execution: dict = field(default_factory=dict)
+
+    @property
+    def strongest(self) -> TrialRecord | None:
+        """The trial with the strongest evidence, or None if no trial ran."""
+        return None if self.strongest_trial is None else self.trials[self.strongest_trial]
+
+    @property
+    def inconclusive(self) -> bool:
+        """True when no violation was found and every trial was inconclusive (samples too few
+        for the tester's bound to say anything; see each outcome's ``note``)."""
+        return (not self.violation) and bool(self.trials) and all(t.outcome.inconclusive for t in self.trials)
+
+    @property
+    def exit_code(self) -> int:
+        """CLI exit code: 1 if a violation was found, 3 if inconclusive, else 0."""
+        return 1 if self.violation else (3 if self.inconclusive else 0)
+
+    @property
+    def verdict(self) -> str:
+        """``"violation"``, ``"inconclusive"`` or ``"no violation found"`` (one per :attr:`exit_code`)."""
+        return _VERDICTS[self.exit_code]
+
+    def to_dict(self) -> dict:
+        s = self.strongest
+        summary = None
+        if s is not None:
+            o = s.outcome
+            b = o.bounds[o.strongest]
+            summary = {
+                "trial": s.index + 1,
+                "index": s.index,
+                "tester": o.strongest_part.tester,
+                "status": o.status,
+                "note": o.note,
+                "pair": s.pair.to_dict(),
+                "direction": b.direction,
+                "divergence": b.divergence,
+                "divergence_estimate": b.estimate,
+                "divergence_lower_bound": b.lower,
+                "delta_lower_bound_at_claimed_epsilon": o.delta_lower_bound,
+                "claimed_delta": o.claimed_delta,
+                "epsilon_lower_bound": o.epsilon_lower_bound,
+                "witness_epsilon": o.witness_epsilon,
+                "margin": o.margin,
+            }
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "mechanism": self.mechanism,
+            "claim": self.claim.to_dict(),
+            "verdict": self.verdict,
+            "violation": self.violation,
+            "beta": self.beta,
+            "beta_per_trial": self.beta_per_trial,
+            "trial_budget": self.trial_budget,
+            "trials_run": len(self.trials),
+            "stopped_early": self.stopped_early,
+            "strongest_trial": self.strongest_trial,
+            "evidence": summary,
+            "seed": self.seed,
+            "tester": self.tester,
+            "finder": self.finder,
+            "neighbouring": self.neighbouring,
+            "versions": self.versions,
+            "started_at": self.started_at,
+            "wall_seconds": self.wall_seconds,
+            "study": self.study,
+            "execution": self.execution,
+            "trials": [t.to_dict() for t in self.trials],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The result as a JSON document (see :meth:`to_dict`)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=True)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AuditResult":
+        """Rebuild a result from :meth:`to_dict` output (e.g. a JSON report)."""
+        if d.get("schema_version") not in _READABLE_SCHEMAS:
+            raise ValueError(f"unsupported report schema_version {d.get('schema_version')!r}")
+        return cls(
+            mechanism=d["mechanism"],
+            claim=claim_from_dict(d["claim"]),
+            violation=d["violation"],
+            beta=d["beta"],
+            beta_per_trial=d["beta_per_trial"],
+            trial_budget=d["trial_budget"],
+            trials=tuple(TrialRecord.from_dict(t) for t in d["trials"]),
+            strongest_trial=d["strongest_trial"],
+            stopped_early=d["stopped_early"],
+            seed=d["seed"],
+            tester=d["tester"],
+            finder=d["finder"],
+            neighbouring=d.get("neighbouring", {}),
+            versions=d.get("versions", {}),
+            started_at=d.get("started_at", ""),
+            wall_seconds=d.get("wall_seconds", 0.0),
+            study=d.get("study", {}),
+            execution=d.get("execution", {}),
+        )
