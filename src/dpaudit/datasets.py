@@ -168,6 +168,13 @@ class _Relation:
         """``n`` random records of the domain, shape (n, record_dim)."""
         return self.domain.random_records(n, rng)
 
+    def _check_size(self, label: str, size: int, units: str) -> None:
+        """Raise :class:`NeighbouringError` if ``size`` is outside ``[min_size, max_size]``."""
+        if not (self.min_size <= size <= self.max_size):
+            raise NeighbouringError(
+                f"{label} has {size} {units}, outside the size range [{self.min_size}, {self.max_size}]"
+            )
+
     def _check_common(self, d0, d1) -> tuple[np.ndarray, np.ndarray]:
         dim = self.domain.record_dim
         a, b = as_dataset(d0, dim), as_dataset(d1, dim)
@@ -177,10 +184,7 @@ class _Relation:
                     f"{label} = {d.ravel().tolist()} has records outside the domain "
                     f"[{list(self.domain.lower)}, {list(self.domain.upper)}]"
                 )
-            if not (self.min_size <= len(d) <= self.max_size):
-                raise NeighbouringError(
-                    f"{label} has {len(d)} records, outside the size range [{self.min_size}, {self.max_size}]"
-                )
+            self._check_size(label, len(d), "records")
         return a, b
 
     def to_dict(self) -> dict:
@@ -477,10 +481,7 @@ class PrivacyUnitAddRemove(_Relation):
                 f"{label}: privacy unit {ids[i]:g} has {int(counts[i])} rows, more than "
                 f"max_rows_per_unit={dom.max_rows_per_unit}"
             )
-        if not (self.min_size <= len(ids) <= self.max_size):
-            raise NeighbouringError(
-                f"{label} has {len(ids)} privacy units, outside the size range [{self.min_size}, {self.max_size}]"
-            )
+        self._check_size(label, len(ids), "privacy units")
         return arr
 
     def pair(self, d0, d1, description: str = "") -> NeighbouringPair:

@@ -16,6 +16,7 @@ from ..._validate import check_delta, check_epsilon, check_int, check_positive
 from ..base import Mechanism
 
 __all__ = [
+    "ColumnSumQueries",
     "ZooMechanism",
     "column_sums",
     "hockey_stick_discrete",
@@ -61,6 +62,37 @@ class ZooMechanism(Mechanism):
     def _int(self, value, what: str, minimum: int = 1) -> int:
         """``value`` as an int ``>= minimum``; the error names the mechanism and ``what``."""
         return check_int(value, f"{self.name}: {what}", minimum)
+
+
+class ColumnSumQueries(ZooMechanism):
+    """Zoo mechanisms over ``k`` counting queries (SVT, report noisy max): query ``i`` is the sum
+    of column ``i`` of the records clipped to [0, 1], so each query has sensitivity 1 and, under
+    replace-one adjacency, queries may move in opposite directions. Subclasses set
+    ``num_queries`` and describe their use of the sums in ``queries_role`` (for error messages).
+    """
+
+    sensitivity = 1.0
+    num_queries = 1
+    queries_role = "answers {k} queries (column sums)"
+
+    def query_values(self, dataset: np.ndarray) -> np.ndarray:
+        """The ``k`` query values on ``dataset``: column sums of the records clipped to [0, 1].
+
+        Parameters
+        ----------
+        dataset : array, shape (n_records, k)
+
+        Returns
+        -------
+        ndarray of float, shape (k,)
+
+        Raises
+        ------
+        ValueError
+            If the records do not have dimension ``k`` or contain NaN/inf.
+        """
+        k = self.num_queries
+        return column_sums(dataset, k, self.name, self.queries_role.format(k=k))
 
 
 def records(dataset, k: int, name: str, role: str) -> np.ndarray:

@@ -109,9 +109,42 @@ def noisy_count(n: int, epsilon: float, num_samples: int, rng: np.random.Generat
 
 
 class _MeanMechanism(ZooMechanism):
-    """Shared parts: parameter validation and reading ``(n, S)`` off a dataset of scalar records."""
+    """The family: ``S / count + noise``, the noise of scale ``factor * 2 / (count' eps)``.
+
+    A member says which count divides the sum (``divide_by``) and which one calibrates the noise
+    (``scale_by``): ``"noisy"`` for ``n_tilde`` (:func:`noisy_count`, half the budget) or
+    ``"true"`` for the private ``n`` (the bugs); the noise is Laplace (``factor`` 1) or, for
+    :class:`_GaussianMean`, Gaussian (``factor`` ``c(delta)``, standard deviation).
+    """
 
     name = "mean"
+    divide_by = "noisy"
+    scale_by = "noisy"
+
+    def _noise_factor(self) -> float:
+        return 1.0
+
+    def _noise(self, rng: np.random.Generator, scale, num_samples: int) -> np.ndarray:
+        return rng.laplace(0.0, scale, size=num_samples)
+
+    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
+        """Release ``num_samples`` noisy means (vectorised).
+
+        Returns
+        -------
+        ndarray of float, shape (num_samples, 1)
+
+        Raises
+        ------
+        ValueError
+            If the records are not scalars or not finite, or (true count used) the dataset is empty.
+        """
+        n, s = self._count_and_sum(dataset, needs_records="true" in (self.divide_by, self.scale_by))
+        n_tilde = noisy_count(n, self.epsilon, num_samples, rng) if "noisy" in (self.divide_by, self.scale_by) else None
+        count = {"noisy": n_tilde, "true": n}
+        scale = self._noise_factor() * 2.0 / (count[self.scale_by] * self.epsilon)
+        out = s / count[self.divide_by] + self._noise(rng, scale, num_samples)
+        return out.reshape(-1, 1)
 
     def _count_and_sum(self, dataset: np.ndarray, *, needs_records: bool) -> tuple[int, float]:
         arr = records(dataset, 1, self.name, "releases a mean of scalar records")
@@ -132,6 +165,12 @@ class _GaussianMean(_MeanMechanism):
 
     def __init__(self, epsilon: float, delta: float = 1e-5):
         super().__init__(epsilon, delta)
+
+    def _noise_factor(self) -> float:
+        return gaussian_sigma_factor(self.delta)
+
+    def _noise(self, rng: np.random.Generator, scale, num_samples: int) -> np.ndarray:
+        return rng.normal(0.0, scale, size=num_samples)
 
 
 class DPLaplace(_MeanMechanism):
@@ -163,12 +202,6 @@ class DPLaplace(_MeanMechanism):
 
     name = "dp-laplace"
 
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=False)
-        n_tilde = noisy_count(n, self.epsilon, num_samples, rng)
-        out = s / n_tilde + rng.laplace(0.0, 2.0 / (n_tilde * self.epsilon))
-        return out.reshape(-1, 1)
-
 
 class NonDPLaplace1(_MeanMechanism):
     """Buggy Laplace mean that uses the true count everywhere: ``S/n + Laplace(0, 2/(n eps))``.
@@ -188,11 +221,7 @@ class NonDPLaplace1(_MeanMechanism):
     """
 
     name = "non-dp-laplace-1"
-
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=True)
-        out = s / n + rng.laplace(0.0, 2.0 / (n * self.epsilon), size=num_samples)
-        return out.reshape(-1, 1)
+    divide_by = scale_by = "true"
 
 
 class NonDPLaplace2(_MeanMechanism):
@@ -216,12 +245,7 @@ class NonDPLaplace2(_MeanMechanism):
     """
 
     name = "non-dp-laplace-2"
-
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=True)
-        n_tilde = noisy_count(n, self.epsilon, num_samples, rng)
-        out = s / n + rng.laplace(0.0, 2.0 / (n_tilde * self.epsilon))
-        return out.reshape(-1, 1)
+    divide_by = "true"
 
 
 class DPGaussian(_GaussianMean):
@@ -266,13 +290,6 @@ class DPGaussian(_GaussianMean):
                 f"is (epsilon/2, delta)-DP only for epsilon/2 <= 1 (Dwork & Roth 2014, Thm A.1)"
             )
 
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=False)
-        n_tilde = noisy_count(n, self.epsilon, num_samples, rng)
-        sigma = gaussian_sigma_factor(self.delta) * 2.0 / (n_tilde * self.epsilon)
-        out = s / n_tilde + rng.normal(0.0, sigma)
-        return out.reshape(-1, 1)
-
 
 class NonDPGaussian1(_GaussianMean):
     """Buggy Gaussian mean with the true count everywhere: ``S/n + N(0, (c(delta) 2/(n eps))^2)``.
@@ -301,12 +318,7 @@ class NonDPGaussian1(_GaussianMean):
     """
 
     name = "non-dp-gaussian-1"
-
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=True)
-        sigma = gaussian_sigma_factor(self.delta) * 2.0 / (n * self.epsilon)
-        out = s / n + rng.normal(0.0, sigma, size=num_samples)
-        return out.reshape(-1, 1)
+    divide_by = scale_by = "true"
 
 
 class NonDPGaussian2(_GaussianMean):
@@ -329,10 +341,4 @@ class NonDPGaussian2(_GaussianMean):
     """
 
     name = "non-dp-gaussian-2"
-
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=True)
-        n_tilde = noisy_count(n, self.epsilon, num_samples, rng)
-        sigma = gaussian_sigma_factor(self.delta) * 2.0 / (n_tilde * self.epsilon)
-        out = s / n + rng.normal(0.0, sigma)
-        return out.reshape(-1, 1)
+    divide_by = "true"

@@ -44,10 +44,8 @@ class ExponentialQuantile(ZooMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP); accepted so every zoo factory has the signature ``(epsilon, delta)``.
+    epsilon, delta : float
+        As :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (pure DP: delta is ignored).
     quantile : float, default 0.5
         The quantile ``p``, ``0 < p < 1``.
     grid_size : int, default 21

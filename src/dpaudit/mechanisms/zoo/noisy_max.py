@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import ZooMechanism, column_sums, laplace_cdf, piecewise_quadrature
+from ._common import ColumnSumQueries, laplace_cdf, piecewise_quadrature
 
 __all__ = ["NoisyMax", "noisy_max_index_probabilities"]
 
@@ -101,7 +101,7 @@ def noisy_max_index_probabilities(queries, noise: str, scale: float) -> np.ndarr
     return probs
 
 
-class NoisyMax(ZooMechanism):
+class NoisyMax(ColumnSumQueries):
     """Report noisy max over the ``k`` column sums of a dataset in ``[0, 1]^k``.
 
     Releases ``argmax_i (q_i + Z_i)`` (and/or ``max_i (q_i + Z_i)``), ``Z_i`` i.i.d. Laplace or
@@ -121,10 +121,8 @@ class NoisyMax(ZooMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Claimed privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP); accepted so every zoo factory has the signature ``(epsilon, delta)``.
+    epsilon, delta : float
+        As :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (pure DP: delta is ignored).
     noise : {"laplace", "gumbel"}, default "laplace"
     scale_factor : float, default 2.0
         Noise scale is ``scale_factor * Delta / epsilon``; 2 is correct for non-monotone queries,
@@ -148,7 +146,7 @@ class NoisyMax(ZooMechanism):
     """
 
     name = "noisy-max"
-    sensitivity = 1.0
+    queries_role = "takes the max of {k} column sums"
 
     def __init__(
         self,
@@ -174,17 +172,6 @@ class NoisyMax(ZooMechanism):
     def scale(self) -> float:
         """Noise scale ``scale_factor * Delta / epsilon`` (query units)."""
         return self.scale_factor * self.sensitivity / self.epsilon
-
-    def query_values(self, dataset: np.ndarray) -> np.ndarray:
-        """Column sums of the records clipped to [0, 1]; shape (k,).
-
-        Raises
-        ------
-        ValueError
-            If the records do not have dimension ``k`` or contain NaN/inf.
-        """
-        k = self.num_queries
-        return column_sums(dataset, k, self.name, f"takes the max of {k} column sums")
 
     def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
         """Draw ``num_samples`` independent releases (vectorised).

@@ -47,10 +47,8 @@ class RandomizedResponse(ZooMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Claimed privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP); accepted so every zoo factory has the signature ``(epsilon, delta)``.
+    epsilon, delta : float
+        As :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (pure DP: delta is ignored).
     flip_rule : {"correct", "coin"}, default "correct"
         ``"correct"``: flip with probability ``1/(1 + e^eps)`` (eps-DP, tight). ``"coin"`` (the
         bug): replace the bit by a fair coin with that probability, i.e. flip with probability

@@ -58,7 +58,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._validate import check_real
-from ._common import ZooMechanism, column_sums, laplace_cdf, piecewise_quadrature
+from ._common import ColumnSumQueries, laplace_cdf, piecewise_quadrature
 
 __all__ = [
     "ABOVE",
@@ -107,7 +107,7 @@ WITNESS_STAIRCASE = (
 )
 
 
-class SparseVector(ZooMechanism):
+class SparseVector(ColumnSumQueries):
     """Common parts of SVT1-SVT6: parameters, query values, vectorised sampling, exact answer law.
 
     Subclasses fix the algorithm through the class attributes ``algorithm``, ``has_cutoff``,
@@ -116,10 +116,8 @@ class SparseVector(ZooMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Claimed privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP); accepted so every zoo factory has the signature ``(epsilon, delta)``.
+    epsilon, delta : float
+        As :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (pure DP: delta is ignored).
     num_queries : int, default 4
         Number ``k`` of queries; datasets have shape ``(n, k)``.
     threshold : float, default 1.0
@@ -140,7 +138,6 @@ class SparseVector(ZooMechanism):
     has_cutoff = True
     redraws_threshold = False
     releases_values = False
-    sensitivity = 1.0  # column sums of records in [0, 1]
     # Laplace scales as (factor, times the cut-off c?, divisor): scale = factor [* c] * Delta / (divisor * eps)
     threshold_noise: tuple[float, bool, float] = (2.0, False, 1.0)
     query_noise: tuple[float, bool, float] = (0.0, False, 1.0)
@@ -183,26 +180,6 @@ class SparseVector(ZooMechanism):
     def output_dim(self) -> int:
         """Length of one output row: ``k`` answer codes (``2k`` with released values)."""
         return 2 * self.num_queries if self.releases_values else self.num_queries
-
-    # ---------------------------------------------------------------- data
-    def query_values(self, dataset: np.ndarray) -> np.ndarray:
-        """The ``k`` query values on ``dataset``: column sums of the records clipped to [0, 1].
-
-        Parameters
-        ----------
-        dataset : array, shape (n_records, k)
-
-        Returns
-        -------
-        ndarray of float, shape (k,)
-
-        Raises
-        ------
-        ValueError
-            If the records do not have dimension ``k`` or contain NaN/inf.
-        """
-        k = self.num_queries
-        return column_sums(dataset, k, self.name, f"answers {k} queries (column sums)")
 
     # ---------------------------------------------------------------- sampling
     def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
@@ -334,9 +311,7 @@ class SVT1(SparseVector):
 
     name = "svt1"
     algorithm = 1
-
-    threshold_noise = (2.0, False, 1.0)
-    query_noise = (4.0, True, 1.0)
+    threshold_noise, query_noise = (2.0, False, 1.0), (4.0, True, 1.0)
 
 
 class SVT2(SparseVector):
@@ -358,9 +333,7 @@ class SVT2(SparseVector):
     name = "svt2"
     algorithm = 2
     redraws_threshold = True
-
-    threshold_noise = (2.0, True, 1.0)
-    query_noise = (4.0, True, 1.0)
+    threshold_noise, query_noise = (2.0, True, 1.0), (4.0, True, 1.0)
 
 
 class SVT3(SparseVector):
@@ -388,9 +361,7 @@ class SVT3(SparseVector):
     name = "svt3"
     algorithm = 3
     releases_values = True
-
-    threshold_noise = (2.0, False, 1.0)
-    query_noise = (2.0, True, 1.0)
+    threshold_noise, query_noise = (2.0, False, 1.0), (2.0, True, 1.0)
 
 
 class SVT4(SparseVector):
@@ -414,9 +385,7 @@ class SVT4(SparseVector):
 
     name = "svt4"
     algorithm = 4
-
-    threshold_noise = (4.0, False, 1.0)
-    query_noise = (4.0, False, 3.0)
+    threshold_noise, query_noise = (4.0, False, 1.0), (4.0, False, 3.0)
 
 
 class SVT5(SparseVector):
@@ -441,9 +410,7 @@ class SVT5(SparseVector):
     name = "svt5"
     algorithm = 5
     has_cutoff = False
-
-    threshold_noise = (2.0, False, 1.0)
-    query_noise = (0.0, False, 1.0)
+    threshold_noise, query_noise = (2.0, False, 1.0), (0.0, False, 1.0)
 
 
 class SVT6(SparseVector):
@@ -467,6 +434,4 @@ class SVT6(SparseVector):
     name = "svt6"
     algorithm = 6
     has_cutoff = False
-
-    threshold_noise = (2.0, False, 1.0)
-    query_noise = (2.0, False, 1.0)
+    threshold_noise, query_noise = (2.0, False, 1.0), (2.0, False, 1.0)
