@@ -208,7 +208,7 @@ class AddRemove(_Relation):
         """Validate and return the pair; raises :class:`NeighbouringError` if they are not neighbours."""
         a, b = self._check_common(d0, d1)
         small, big = (a, b) if len(a) < len(b) else (b, a)
-        if len(big) != len(small) + 1 or not _is_sub_multiset(small, big):
+        if len(big) != len(small) + 1 or _multiset_difference(small, big) is None:
             raise NeighbouringError(
                 f"datasets {a.ravel().tolist()} and {b.ravel().tolist()} are not add/remove neighbours: "
                 "one must equal the other with exactly one record added"
@@ -260,17 +260,6 @@ class Replace(_Relation):
         d1[i] = self._random_records(1, rng)[0]
         return NeighbouringPair(d0, d1, self.name, f"random {n} {self._many}, #{i} replaced")
 
-
-
-def _is_sub_multiset(small: np.ndarray, big: np.ndarray) -> bool:
-    remaining = [tuple(r) for r in big]
-    for r in small:
-        t = tuple(r)
-        if t in remaining:
-            remaining.remove(t)
-        else:
-            return False
-    return True
 
 
 def _differ_in_at_most_one(a: np.ndarray, b: np.ndarray) -> bool:
