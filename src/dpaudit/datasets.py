@@ -13,7 +13,6 @@ References: paper 000, Definition 2.1 and Remark 2.2.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
