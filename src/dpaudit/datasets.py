@@ -13,7 +13,6 @@ References: paper 000, Definition 2.1 and Remark 2.2.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -161,6 +160,20 @@ class _Relation:
             raise NeighbouringError(f"max_size must be an integer >= min_size={min_size}, got {max_size!r}")
         self.min_size, self.max_size = int(min_size), int(max_size)
 
+    #: What one record is called in messages ("a record", "records"; "an example", "examples").
+    _one, _many = "a record", "records"
+
+    def _random_records(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` random records of the domain, shape (n, record_dim)."""
+        return self.domain.random_records(n, rng)
+
+    def _check_size(self, label: str, size: int, units: str) -> None:
+        """Raise :class:`NeighbouringError` if ``size`` is outside ``[min_size, max_size]``."""
+        if not (self.min_size <= size <= self.max_size):
+            raise NeighbouringError(
+                f"{label} has {size} {units}, outside the size range [{self.min_size}, {self.max_size}]"
+            )
+
     def _check_common(self, d0, d1) -> tuple[np.ndarray, np.ndarray]:
         dim = self.domain.record_dim
         a, b = as_dataset(d0, dim), as_dataset(d1, dim)
@@ -170,10 +183,7 @@ class _Relation:
                     f"{label} = {d.ravel().tolist()} has records outside the domain "
                     f"[{list(self.domain.lower)}, {list(self.domain.upper)}]"
                 )
-            if not (self.min_size <= len(d) <= self.max_size):
-                raise NeighbouringError(
-                    f"{label} has {len(d)} records, outside the size range [{self.min_size}, {self.max_size}]"
-                )
+            self._check_size(label, len(d), "records")
         return a, b
 
     def to_dict(self) -> dict:
@@ -197,7 +207,7 @@ class AddRemove(_Relation):
         """Validate and return the pair; raises :class:`NeighbouringError` if they are not neighbours."""
         a, b = self._check_common(d0, d1)
         small, big = (a, b) if len(a) < len(b) else (b, a)
-        if len(big) != len(small) + 1 or not _is_sub_multiset(small, big):
+        if len(big) != len(small) + 1 or _multiset_difference(small, big) is None:
             raise NeighbouringError(
                 f"datasets {a.ravel().tolist()} and {b.ravel().tolist()} are not add/remove neighbours: "
                 "one must equal the other with exactly one record added"
@@ -209,10 +219,10 @@ class AddRemove(_Relation):
         if self.max_size < max(self.min_size, 0) + 1:
             raise NeighbouringError("add-remove needs max_size >= min_size + 1")
         n0 = int(rng.integers(self.min_size, self.max_size))  # max_size exclusive
-        d0 = self.domain.random_records(n0, rng)
-        extra = self.domain.random_records(1, rng)
+        d0 = self._random_records(n0, rng)
+        extra = self._random_records(1, rng)
         d1 = np.vstack([d0, extra])
-        return NeighbouringPair(d0, d1, self.name, f"random {n0}+1 records")
+        return NeighbouringPair(d0, d1, self.name, f"random {n0}+1 {self._many}")
 
 
 class Replace(_Relation):
@@ -241,25 +251,14 @@ class Replace(_Relation):
     def random_pair(self, rng: np.random.Generator) -> NeighbouringPair:
         """A random pair: D0 of a uniform size in [max(min_size, 1), max_size], one record replaced."""
         if self.max_size < 1:
-            raise NeighbouringError("replace needs max_size >= 1 (a record to replace)")
+            raise NeighbouringError(f"replace needs max_size >= 1 ({self._one} to replace)")
         n = int(rng.integers(max(self.min_size, 1), self.max_size + 1))
-        d0 = self.domain.random_records(n, rng)
+        d0 = self._random_records(n, rng)
         d1 = d0.copy()
         i = int(rng.integers(n))
-        d1[i] = self.domain.random_records(1, rng)[0]
-        return NeighbouringPair(d0, d1, self.name, f"random {n} records, #{i} replaced")
+        d1[i] = self._random_records(1, rng)[0]
+        return NeighbouringPair(d0, d1, self.name, f"random {n} {self._many}, #{i} replaced")
 
-
-
-def _is_sub_multiset(small: np.ndarray, big: np.ndarray) -> bool:
-    remaining = [tuple(r) for r in big]
-    for r in small:
-        t = tuple(r)
-        if t in remaining:
-            remaining.remove(t)
-        else:
-            return False
-    return True
 
 
 def _differ_in_at_most_one(a: np.ndarray, b: np.ndarray) -> bool:
@@ -470,10 +469,7 @@ class PrivacyUnitAddRemove(_Relation):
                 f"{label}: privacy unit {ids[i]:g} has {int(counts[i])} rows, more than "
                 f"max_rows_per_unit={dom.max_rows_per_unit}"
             )
-        if not (self.min_size <= len(ids) <= self.max_size):
-            raise NeighbouringError(
-                f"{label} has {len(ids)} privacy units, outside the size range [{self.min_size}, {self.max_size}]"
-            )
+        self._check_size(label, len(ids), "privacy units")
         return arr
 
     def pair(self, d0, d1, description: str = "") -> NeighbouringPair:
@@ -534,9 +530,21 @@ class PrivacyUnitAddRemove(_Relation):
 
 class _LabelledExamples:
     """Checks and draws labelled examples ``(x_1, ..., x_d, label)``: the label is the last
-    column and an integer within the domain's bounds for it."""
+    column and an integer within the domain's bounds for it. Mixed into a relation (add/remove or
+    replace), whose pairs and random pairs it restricts to labelled examples."""
 
     domain: Domain
+    _one, _many = "an example", "examples"
+
+    def __init__(self, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
+        super().__init__(domain if domain is not None else Domain((0.0, 0.0), (1.0, 1.0)), min_size, max_size)
+        self._check_labelled_domain()
+
+    def pair(self, d0, d1, description: str = "") -> NeighbouringPair:
+        """As the relation's ``pair``; also raises :class:`NeighbouringError` for a non-integer label."""
+        self._check_labels(d0, "D0")
+        self._check_labels(d1, "D1")
+        return super().pair(d0, d1, description)
 
     def _check_labelled_domain(self) -> None:
         dom = self.domain
@@ -557,7 +565,8 @@ class _LabelledExamples:
             if bad.size:
                 raise NeighbouringError(f"{label} has a non-integer label {bad[0]:g} (the last column is the class)")
 
-    def _random_examples(self, n: int, rng: np.random.Generator) -> np.ndarray:
+    def _random_records(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` random examples: features uniform in the domain, integer labels uniform."""
         rows = self.domain.random_records(n, rng)
         rows[:, -1] = rng.integers(int(self.domain.lower[-1]), int(self.domain.upper[-1]) + 1, size=n)
         return rows
@@ -584,52 +593,12 @@ class LabelledAddRemove(_LabelledExamples, AddRemove):
 
     name = "labelled-add-remove"
 
-    def __init__(self, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
-        super().__init__(domain if domain is not None else Domain((0.0, 0.0), (1.0, 1.0)), min_size, max_size)
-        self._check_labelled_domain()
-
-    def pair(self, d0, d1, description: str = "") -> NeighbouringPair:
-        """As :meth:`AddRemove.pair`; also raises :class:`NeighbouringError` for a non-integer label."""
-        self._check_labels(d0, "D0")
-        self._check_labels(d1, "D1")
-        return super().pair(d0, d1, description)
-
-    def random_pair(self, rng: np.random.Generator) -> NeighbouringPair:
-        """A random pair: D0 of a uniform size in [min_size, max_size - 1], D1 = D0 + one example."""
-        if self.max_size < self.min_size + 1:
-            raise NeighbouringError("add-remove needs max_size >= min_size + 1")
-        n0 = int(rng.integers(self.min_size, self.max_size))
-        d0 = self._random_examples(n0, rng)
-        d1 = np.vstack([d0, self._random_examples(1, rng)])
-        return NeighbouringPair(d0, d1, self.name, f"random {n0}+1 examples")
-
 
 class LabelledReplace(_LabelledExamples, Replace):
     """Replace-one adjacency on labelled examples ``(x_1, ..., x_d, label)``: one example (features
     and label) is replaced by another. Parameters and errors as :class:`LabelledAddRemove`."""
 
     name = "labelled-replace"
-
-    def __init__(self, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
-        super().__init__(domain if domain is not None else Domain((0.0, 0.0), (1.0, 1.0)), min_size, max_size)
-        self._check_labelled_domain()
-
-    def pair(self, d0, d1, description: str = "") -> NeighbouringPair:
-        """As :meth:`Replace.pair`; also raises :class:`NeighbouringError` for a non-integer label."""
-        self._check_labels(d0, "D0")
-        self._check_labels(d1, "D1")
-        return super().pair(d0, d1, description)
-
-    def random_pair(self, rng: np.random.Generator) -> NeighbouringPair:
-        """A random pair: D0 of a uniform size in [max(min_size, 1), max_size], one example replaced."""
-        if self.max_size < 1:
-            raise NeighbouringError("replace needs max_size >= 1 (an example to replace)")
-        n = int(rng.integers(max(self.min_size, 1), self.max_size + 1))
-        d0 = self._random_examples(n, rng)
-        d1 = d0.copy()
-        i = int(rng.integers(n))
-        d1[i] = self._random_examples(1, rng)[0]
-        return NeighbouringPair(d0, d1, self.name, f"random {n} examples, #{i} replaced")
 
 
 _STRUCTURED_RELATIONS = {

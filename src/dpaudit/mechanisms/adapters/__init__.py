@@ -15,21 +15,11 @@ OpacusMechanism         opacus                      model parameters (or a canar
 ======================  ==========================  =========================================
 """
 
-from ...errors import DPAuditError
-
-
-class MissingDependencyError(DPAuditError, ImportError):
-    """An optional library an adapter needs is not installed; the message names the extra.
-
-    Subclasses both :class:`~dpaudit.errors.DPAuditError` and :class:`ImportError`, so
-    ``except ImportError`` keeps working.
-    """
-
-
-from .diffprivlib import DiffprivlibMechanism  # noqa: E402  (after MissingDependencyError)
-from .opacus import OpacusMechanism, canary_loss  # noqa: E402
-from .opendp import OpenDPMechanism  # noqa: E402
-from .pipelinedp import PipelineDPMechanism, UnitRow  # noqa: E402
+from ._common import MissingDependencyError
+from .diffprivlib import DiffprivlibMechanism
+from .opacus import OpacusMechanism, canary_loss
+from .opendp import OpenDPMechanism
+from .pipelinedp import PipelineDPMechanism, UnitRow
 
 __all__ = [
     "DiffprivlibMechanism",

@@ -31,34 +31,28 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from contextlib import contextmanager
 from typing import Any, Callable
 
 import numpy as np
 
-from ..base import CallableMechanism, Mechanism
+from ._common import LibraryMechanism, import_optional
 
 __all__ = ["DiffprivlibMechanism", "import_diffprivlib"]
 
-INSTALL_HINT = "pip install 'dpaudit[diffprivlib]'"
-
-
 def import_diffprivlib():
-    """Import and return the ``diffprivlib`` module, or raise an ImportError that says how to install it.
+    """Import and return the ``diffprivlib`` module, or raise an error that says how to install it.
 
     Raises
     ------
-    ImportError
-        If diffprivlib is not installed or does not import (diffprivlib 0.6.6 fails to import
-        with scikit-learn >= 1.6; the ``diffprivlib`` extra pins scikit-learn < 1.6).
+    MissingDependencyError
+        (a :class:`~dpaudit.errors.DPAuditError` and an :class:`ImportError`) if diffprivlib is
+        not installed or does not import (diffprivlib 0.6.6 fails to import with scikit-learn
+        >= 1.6; the ``diffprivlib`` extra pins scikit-learn < 1.6).
     """
-    try:
-        import diffprivlib  # noqa: PLC0415  (optional dependency, imported on first use)
-    except ImportError as exc:
-        raise ImportError(
-            f"this needs IBM diffprivlib, which could not be imported ({exc}); install it with "
-            f"{INSTALL_HINT} (diffprivlib 0.6.6 needs scikit-learn < 1.6)"
-        ) from exc
-    return diffprivlib
+    return import_optional(
+        "diffprivlib", "IBM diffprivlib", "diffprivlib", note=" (diffprivlib 0.6.6 needs scikit-learn < 1.6)"
+    )
 
 
 _NULL_ACCOUNTANT_CLASS = None
@@ -93,7 +87,7 @@ def _describe_kwargs(kwargs: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
 
 
-class DiffprivlibMechanism(Mechanism):
+class DiffprivlibMechanism(LibraryMechanism):
     """A diffprivlib tool ``func(array, **kwargs)`` as a per-call mechanism.
 
     Parameters
@@ -163,25 +157,14 @@ class DiffprivlibMechanism(Mechanism):
         self.name = name
         self.library_warnings: tuple[str, ...] = ()
 
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        """Call ``func`` ``num_samples`` times on ``dataset``; one RandomState, seeded from ``rng``.
-
-        Returns
-        -------
-        ndarray of float, shape (num_samples, output_dim)
-
-        Raises
-        ------
-        ImportError
-            If diffprivlib is not installed (see :func:`import_diffprivlib`).
-        MechanismError
-            If a call raises or returns a non-finite, non-numeric or wrongly shaped value.
-        """
+    @contextmanager
+    def _calls(self, arr: np.ndarray, rng: np.random.Generator):
+        """One call is one call of ``func`` on ``arr`` (scalar records as a 1-D array); one
+        RandomState, seeded from ``rng``, serves all the calls of a :meth:`sample`. The warnings
+        of the first call are kept in ``library_warnings``."""
         import_diffprivlib()
-        arr = np.array(dataset, dtype=float)  # a private copy, shared by all calls ...
         if arr.ndim == 2 and arr.shape[1] == 1:
             arr = arr[:, 0]
-        arr.setflags(write=False)  # ... so a call that writes to its input fails loudly
         # 128 bits of seed from the Generator; MT19937 is seeded once per sample() call.
         random_state = np.random.RandomState(rng.integers(0, 2**32, size=4, dtype=np.uint32))
         kwargs = dict(self.kwargs, random_state=random_state)
@@ -201,15 +184,9 @@ class DiffprivlibMechanism(Mechanism):
                 return value
             return func(arr, **kwargs)
 
-        runner = CallableMechanism(one_call, name=self.name, pass_rng=False)
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return runner.sample(dataset, num_samples, rng)
+            yield one_call
         finally:
             self.library_warnings = tuple(
                 dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in first_call_warnings)
             )
-
-    def __repr__(self) -> str:
-        return f"<DiffprivlibMechanism {self.name!r}>"

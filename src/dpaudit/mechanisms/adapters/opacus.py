@@ -33,22 +33,20 @@ trials (``10,000 x 2`` outputs take 10-20 s).
 from __future__ import annotations
 
 import copy
-import math
 import warnings
+from contextlib import contextmanager
 from typing import Any, Callable
 
 import numpy as np
 
-from ..base import CallableMechanism, Mechanism
-from . import MissingDependencyError
+from ..._validate import check_delta, check_int, check_positive
+from ._common import LibraryMechanism, import_optional
 
 __all__ = ["OpacusMechanism", "canary_loss", "import_opacus"]
 
-INSTALL_HINT = "pip install 'dpaudit[opacus]'"
-
-
 def import_opacus():
-    """Import and return the ``opacus`` module, or raise an error that says how to install it.
+    """Import and return the ``opacus`` module (and ``opacus.optimizers``), or raise an error that
+    says how to install it.
 
     Raises
     ------
@@ -56,32 +54,7 @@ def import_opacus():
         (a :class:`~dpaudit.errors.DPAuditError` and an :class:`ImportError`) if Opacus is not
         installed or does not import.
     """
-    try:
-        import opacus  # noqa: PLC0415  (optional dependency, imported on first use)
-        import opacus.optimizers  # noqa: F401, PLC0415
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"this needs Opacus, which could not be imported ({exc}); install it with {INSTALL_HINT}"
-        ) from exc
-    return opacus
-
-
-def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    if not (0 < float(value) < math.inf):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
-
-
-def _positive_int(value: Any, name: str) -> int:
-    try:
-        ok = not isinstance(value, bool) and int(value) == value and int(value) >= 1
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+    return import_optional("opacus", "Opacus", "opacus", also=("opacus.optimizers",))
 
 
 def _split_examples(dataset: np.ndarray, integer_labels: bool):
@@ -150,7 +123,7 @@ def canary_loss(features, label: int, loss: str | Callable = "cross_entropy") ->
     return loss_of_canary
 
 
-class OpacusMechanism(Mechanism):
+class OpacusMechanism(LibraryMechanism):
     """Full-batch DP-SGD with Opacus's per-example clipping and noise, as a mechanism.
 
     Parameters
@@ -237,33 +210,32 @@ class OpacusMechanism(Mechanism):
     ):
         if not callable(model):  # torch.nn.Module instances are callable too
             raise TypeError(f"model must be a torch.nn.Module or a function that builds one, got {model!r}")
-        self.max_grad_norm = _positive(max_grad_norm, "max_grad_norm")
-        self.expected_batch_size = _positive_int(expected_batch_size, "expected_batch_size")
+        self.max_grad_norm = check_positive(max_grad_norm, "max_grad_norm")
+        self.expected_batch_size = check_int(expected_batch_size, "expected_batch_size")
         if (noise_multiplier is None) == (target_epsilon is None):
             raise ValueError(
                 "give exactly one of noise_multiplier and target_epsilon, got "
                 f"noise_multiplier={noise_multiplier!r}, target_epsilon={target_epsilon!r}"
             )
         if noise_multiplier is not None:
-            self.noise_multiplier_ = _positive(noise_multiplier, "noise_multiplier")
+            self.noise_multiplier_ = check_positive(noise_multiplier, "noise_multiplier")
         else:
-            _positive(target_epsilon, "target_epsilon")
-            if not isinstance(target_delta, (int, float)) or isinstance(target_delta, bool) or not (0 < target_delta < 1):
-                raise ValueError(f"target_delta must be in (0, 1) with target_epsilon, got {target_delta!r}")
+            check_positive(target_epsilon, "target_epsilon")
+            check_delta(target_delta, "target_delta (with target_epsilon)")
             self.noise_multiplier_ = None
         self.target_epsilon, self.target_delta = target_epsilon, target_delta
         if accountant not in ("rdp", "prv", "gdp"):
             raise ValueError(f"accountant must be 'rdp', 'prv' or 'gdp', got {accountant!r}")
         self.accountant = accountant
-        self.steps = _positive_int(steps, "steps")
-        self.lr = _positive(lr, "lr")
+        self.steps = check_int(steps, "steps")
+        self.lr = check_positive(lr, "lr")
         if not (loss == "cross_entropy" or callable(loss)):
             raise ValueError(f"loss must be 'cross_entropy' or a callable, got {loss!r}")
         self.loss = loss
         if not (output == "parameters" or callable(output)):
             raise TypeError(f"output must be 'parameters' or a callable output(model), got {output!r}")
         self.output = output
-        self.num_threads = None if num_threads is None else _positive_int(num_threads, "num_threads")
+        self.num_threads = None if num_threads is None else check_int(num_threads, "num_threads")
         self.model = model
         self._initial_state = None
         if name is None:
@@ -315,8 +287,7 @@ class OpacusMechanism(Mechanism):
         MissingDependencyError
             If Opacus is not installed.
         """
-        if not (0 < delta < 1):
-            raise ValueError(f"delta must be in (0, 1), got {delta!r}")
+        check_delta(delta)
         sigma = self.calibrated_noise_multiplier()
         from opacus.accountants import create_accountant  # noqa: PLC0415
 
@@ -346,37 +317,18 @@ class OpacusMechanism(Mechanism):
             model.load_state_dict(self._initial_state)
         return model
 
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        """Train ``num_samples`` times from the same start on ``dataset`` (labelled examples).
-
-        Parameters
-        ----------
-        dataset : ndarray, shape (n_examples, d + 1)
-            Features then the label; at least one example.
-        num_samples : int
-        rng : numpy.random.Generator
-            Seeds the ``torch.Generator`` of the noise.
-
-        Returns
-        -------
-        ndarray of float, shape (num_samples, output_dim)
-
-        Raises
-        ------
-        MissingDependencyError
-            If Opacus is not installed.
-        MechanismError
-            If a run raises (e.g. a bad label or an unsupported layer) or returns a non-finite,
-            non-numeric or wrongly shaped output.
-        """
+    @contextmanager
+    def _calls(self, arr: np.ndarray, rng: np.random.Generator):
+        """One call trains once from the same start on ``arr`` (labelled examples, shape
+        ``(n_examples, d + 1)``, features then the label, at least one example); ``rng`` seeds the
+        ``torch.Generator`` of the noise. A bad label or an unsupported layer makes a call raise
+        (a :class:`~dpaudit.errors.MechanismError` from :meth:`sample`)."""
         import_opacus()
         import torch  # noqa: PLC0415
         from opacus import GradSampleModule  # noqa: PLC0415
         from opacus.optimizers import DPOptimizer  # noqa: PLC0415
 
         sigma = self.calibrated_noise_multiplier()
-        arr = np.array(dataset, dtype=float)
-        arr.setflags(write=False)
         features, labels = _split_examples(arr, integer_labels=self.loss == "cross_entropy")
         loss_fn = torch.nn.functional.cross_entropy if self.loss == "cross_entropy" else self.loss
         model = self._fresh_model()
@@ -411,17 +363,12 @@ class OpacusMechanism(Mechanism):
                 value = value.detach().cpu().numpy()
             return value
 
-        runner = CallableMechanism(one_run, name=self.name, pass_rng=False)
         previous_threads = torch.get_num_threads()
         try:
             if self.num_threads is not None:
                 torch.set_num_threads(self.num_threads)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # torch's full-backward-hook notice, once per run
-                return runner.sample(dataset, num_samples, rng)
+            yield one_run  # torch's full-backward-hook notice, once per run, is silenced (quiet)
         finally:
             torch.set_num_threads(previous_threads)
             module._close()
 
-    def __repr__(self) -> str:
-        return f"<OpacusMechanism {self.name!r}>"

@@ -25,18 +25,16 @@ function, which is also where the part of a user's pipeline that runs *outside* 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any, Callable
 
 import numpy as np
 
 from ...privacy.claims import ApproxDP, PureDP
 from ...datasets import AddRemove, Domain, Replace
-from ..base import CallableMechanism, Mechanism
-from . import MissingDependencyError
+from ._common import LibraryMechanism, import_optional
 
 __all__ = ["OpenDPMechanism", "import_opendp"]
-
-INSTALL_HINT = "pip install 'dpaudit[opendp]'"
 
 #: Input metrics whose distance 1 is one record added or removed / one record replaced.
 _ADD_REMOVE_METRICS = ("SymmetricDistance", "InsertDeleteDistance")
@@ -57,13 +55,7 @@ def import_opendp():
         (a :class:`~dpaudit.errors.DPAuditError` and an :class:`ImportError`) if OpenDP is not
         installed or does not import.
     """
-    try:
-        import opendp.prelude as dp  # noqa: PLC0415  (optional dependency, imported on first use)
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"this needs OpenDP, which could not be imported ({exc}); install it with {INSTALL_HINT}"
-        ) from exc
-    return dp
+    return import_optional("opendp.prelude", "OpenDP", "opendp")
 
 
 def _is_measurement(obj: Any) -> bool:
@@ -121,7 +113,7 @@ def vector_input(dataset: np.ndarray, carrier_type: str) -> list:
     raise ValueError(f"no default conversion of numeric records to {carrier_type}; pass preprocess=")
 
 
-class OpenDPMechanism(Mechanism):
+class OpenDPMechanism(LibraryMechanism):
     """An OpenDP ``Measurement`` as a per-call dpaudit mechanism.
 
     Parameters
@@ -312,26 +304,13 @@ class OpenDPMechanism(Mechanism):
             "neighbouring relation yourself"
         )
 
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        """Invoke the measurement ``num_samples`` times on ``dataset``.
+    quiet = False
 
-        ``rng`` is not used: OpenDP's noise cannot be seeded (see the module notes).
-
-        Returns
-        -------
-        ndarray of float, shape (num_samples, output_dim)
-
-        Raises
-        ------
-        MissingDependencyError
-            If OpenDP is not installed.
-        MechanismError
-            If an invocation (or ``preprocess``) raises, or returns a non-finite, non-numeric or
-            wrongly shaped value.
-        """
+    @contextmanager
+    def _calls(self, arr: np.ndarray, rng: np.random.Generator):
+        """One call invokes the measurement once on ``arr`` (through ``preprocess`` if given).
+        ``rng`` is not used: OpenDP's noise cannot be seeded (see the module notes)."""
         meas = self.measurement
-        arr = np.array(dataset, dtype=float)
-        arr.setflags(write=False)
         if self.preprocess is None:
             carrier = str(meas.input_domain.carrier_type)
 
@@ -344,7 +323,7 @@ class OpenDPMechanism(Mechanism):
             def one_call(_dataset):
                 return meas(preprocess(arr))
 
-        return CallableMechanism(one_call, name=self.name, pass_rng=False).sample(dataset, num_samples, rng)
+        yield one_call
 
     def __getstate__(self) -> dict:
         """Pickle support (e.g. to ship the mechanism to Dask workers): a measurement made by a
@@ -359,6 +338,3 @@ class OpenDPMechanism(Mechanism):
                 "a function that builds the measurement instead"
             )
         return state
-
-    def __repr__(self) -> str:
-        return f"<OpenDPMechanism {self.name!r}>"

@@ -30,18 +30,15 @@ reproducible from its seed (``PipelineDPMechanism.reproducible`` is False).
 
 from __future__ import annotations
 
-import warnings
 from collections import namedtuple
+from contextlib import contextmanager
 from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from ..base import CallableMechanism, Mechanism
-from . import MissingDependencyError
+from ._common import LibraryMechanism, import_optional
 
 __all__ = ["PipelineDPMechanism", "UnitRow", "import_pipeline_dp", "unit_rows"]
-
-INSTALL_HINT = "pip install 'dpaudit[pipelinedp]'"
 
 UnitRow = namedtuple("UnitRow", ["privacy_id", "partition", "value"])
 UnitRow.__doc__ = """One row of a PipelineDP input: ``(privacy_id: int, partition: int, value: float)``."""
@@ -56,13 +53,7 @@ def import_pipeline_dp():
         (a :class:`~dpaudit.errors.DPAuditError` and an :class:`ImportError`) if PipelineDP is
         not installed or does not import.
     """
-    try:
-        import pipeline_dp  # noqa: PLC0415  (optional dependency, imported on first use)
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"this needs PipelineDP, which could not be imported ({exc}); install it with {INSTALL_HINT}"
-        ) from exc
-    return pipeline_dp
+    return import_optional("pipeline_dp", "PipelineDP", "pipelinedp")
 
 
 def unit_rows(dataset: np.ndarray) -> list:
@@ -105,7 +96,7 @@ def _metric_value(result: Any, metric: str, partition: Hashable) -> float:
     return getattr(result, metric)
 
 
-class PipelineDPMechanism(Mechanism):
+class PipelineDPMechanism(LibraryMechanism):
     """A PipelineDP pipeline on rows ``(privacy_id, partition, value)`` as a per-call mechanism.
 
     Parameters
@@ -319,33 +310,16 @@ class PipelineDPMechanism(Mechanism):
             )
         return out.reshape(-1)
 
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        """Run the pipeline ``num_samples`` times on ``dataset``; ``rng`` is not used (no seed).
-
-        Returns
-        -------
-        ndarray of float, shape (num_samples, output_dim)
-
-        Raises
-        ------
-        MissingDependencyError
-            If PipelineDP is not installed.
-        MechanismError
-            If a run raises or releases a table that does not fit the declared partitions and
-            metrics, or a non-finite value.
-        """
+    @contextmanager
+    def _calls(self, arr: np.ndarray, rng: np.random.Generator):
+        """One call runs the pipeline once on ``arr`` and encodes its release; ``rng`` is not used
+        (PipelineDP's noise has no seed). A release that does not fit the declared partitions and
+        metrics, or a non-finite value, makes the call fail (a
+        :class:`~dpaudit.errors.MechanismError` from :meth:`sample`)."""
         import_pipeline_dp()
-        arr = np.array(dataset, dtype=float)
-        arr.setflags(write=False)
         pipeline, to_rows, encode = self.pipeline, self.to_rows, self._encode
 
         def one_run(_dataset):
             return encode(pipeline(to_rows(arr)))
 
-        runner = CallableMechanism(one_run, name=self.name, pass_rng=False)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return runner.sample(dataset, num_samples, rng)
-
-    def __repr__(self) -> str:
-        return f"<PipelineDPMechanism {self.name!r}>"
+        yield one_run

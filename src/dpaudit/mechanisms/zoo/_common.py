@@ -1,6 +1,8 @@
-"""Parameter validation and small exact-distribution helpers shared by the zoo modules.
+"""What the zoo modules share: the base class with validated parameters, reading records, and
+small exact-distribution helpers.
 
-Every check raises :class:`ValueError` naming the mechanism, the parameter and the value given.
+Every check raises :class:`ValueError` naming the mechanism, the parameter and the value given
+(the checks themselves are :mod:`dpaudit._validate`'s).
 """
 
 from __future__ import annotations
@@ -10,74 +12,124 @@ import math
 import numpy as np
 from numpy.polynomial.legendre import leggauss
 
+from ..._validate import check_delta, check_epsilon, check_int, check_positive
+from ..base import Mechanism
+
 __all__ = [
-    "check_epsilon",
-    "check_int",
-    "check_nonneg_delta",
-    "check_positive_delta",
-    "check_real",
+    "ColumnSumQueries",
+    "ZooMechanism",
+    "column_sums",
     "hockey_stick_discrete",
     "laplace_cdf",
     "piecewise_quadrature",
+    "records",
 ]
 
 
-def check_real(value, what: str, name: str) -> float:
-    """``value`` as a finite float; bools and strings are refused."""
-    if isinstance(value, (bool, np.bool_, str, bytes)):
-        raise ValueError(f"{name}: {what} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: {what} must be a number, got {value!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name}: {what} must be finite, got {value!r}")
-    return v
+class ZooMechanism(Mechanism):
+    """Base of the zoo mechanisms: a name and validated privacy parameters.
+
+    Parameters
+    ----------
+    epsilon : float
+        Claimed privacy parameter in nats, finite and ``> 0``.
+    delta : float, default 0.0
+        ``0 <= delta < 1`` (ignored by pure-DP mechanisms: accepted so that every zoo factory has
+        the signature ``(epsilon, delta)``); ``0 < delta < 1`` when the class sets
+        ``needs_delta = True`` (Gaussian noise).
+    name : str, optional
+        Name used in reports and error messages (default: the class attribute ``name``).
+
+    Raises
+    ------
+    ValueError
+        Naming the mechanism, if epsilon or delta is out of range.
+    """
+
+    name = "zoo"
+    needs_delta = False
+
+    def __init__(self, epsilon: float, delta: float = 0.0, *, name: str | None = None):
+        if name is not None:
+            self.name = str(name)
+        self.epsilon = check_epsilon(epsilon, f"{self.name}: epsilon", positive=True)
+        self.delta = check_delta(delta, f"{self.name}: delta", allow_zero=not self.needs_delta)
+
+    def _positive(self, value, what: str) -> float:
+        """``value`` as a finite float ``> 0``; the error names the mechanism and ``what``."""
+        return check_positive(value, f"{self.name}: {what}")
+
+    def _int(self, value, what: str, minimum: int = 1) -> int:
+        """``value`` as an int ``>= minimum``; the error names the mechanism and ``what``."""
+        return check_int(value, f"{self.name}: {what}", minimum)
 
 
-def check_epsilon(epsilon, name: str) -> float:
-    """Epsilon (nats) as a float; must be finite and > 0."""
-    if isinstance(epsilon, (bool, np.bool_, str, bytes)):
-        raise ValueError(f"{name}: epsilon must be a number, got {epsilon!r}")
-    try:
-        value = float(epsilon)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: epsilon must be a number, got {epsilon!r}") from None
-    if not (math.isfinite(value) and value > 0.0):
-        raise ValueError(f"{name}: epsilon must be finite and > 0, got {epsilon!r}")
-    return value
+class ColumnSumQueries(ZooMechanism):
+    """Zoo mechanisms over ``k`` counting queries (SVT, report noisy max): query ``i`` is the sum
+    of column ``i`` of the records clipped to [0, 1], so each query has sensitivity 1 and, under
+    replace-one adjacency, queries may move in opposite directions. Subclasses set
+    ``num_queries`` and describe their use of the sums in ``queries_role`` (for error messages).
+    """
+
+    sensitivity = 1.0
+    num_queries = 1
+    queries_role = "answers {k} queries (column sums)"
+
+    def query_values(self, dataset: np.ndarray) -> np.ndarray:
+        """The ``k`` query values on ``dataset``: column sums of the records clipped to [0, 1].
+
+        Parameters
+        ----------
+        dataset : array, shape (n_records, k)
+
+        Returns
+        -------
+        ndarray of float, shape (k,)
+
+        Raises
+        ------
+        ValueError
+            If the records do not have dimension ``k`` or contain NaN/inf.
+        """
+        k = self.num_queries
+        return column_sums(dataset, k, self.name, self.queries_role.format(k=k))
 
 
-def _delta(delta, name: str) -> float:
-    if isinstance(delta, (bool, np.bool_, str, bytes)):
-        raise ValueError(f"{name}: delta must be a number, got {delta!r}")
-    try:
-        return float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: delta must be a number, got {delta!r}") from None
+def records(dataset, k: int, name: str, role: str) -> np.ndarray:
+    """A dataset of ``k``-dimensional records as a float array, checked.
 
+    Parameters
+    ----------
+    dataset : array, shape (n_records, k) (or (n_records,) when ``k == 1``)
+    k : int
+        Record dimension.
+    name : str
+        Mechanism name, for error messages.
+    role : str
+        What the mechanism does with the records, for error messages (e.g. "answers 4 queries").
 
-def check_nonneg_delta(delta, name: str) -> float:
-    """Delta for a pure-DP mechanism (accepted and ignored): ``0 <= delta < 1``."""
-    value = _delta(delta, name)
-    if not (0.0 <= value < 1.0):
-        raise ValueError(f"{name}: delta must satisfy 0 <= delta < 1, got {delta!r}")
-    return value
+    Returns
+    -------
+    ndarray of float, shape (n_records, k)
+        Shape ``(0, k)`` for an empty dataset.
 
-
-def check_positive_delta(delta, name: str) -> float:
-    """Delta for an approximate-DP (Gaussian) mechanism: ``0 < delta < 1``."""
-    value = _delta(delta, name)
-    if not (0.0 < value < 1.0):
-        raise ValueError(f"{name}: delta must satisfy 0 < delta < 1, got {delta!r}")
-    return value
-
-
-def check_int(value, what: str, name: str, minimum: int = 1) -> int:
-    """``value`` as an int ``>= minimum`` (bools and non-integral numbers refused)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}: {what} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    Raises
+    ------
+    ValueError
+        If the records do not have dimension ``k`` or contain NaN/inf.
+    """
+    arr = np.asarray(dataset, dtype=float)
+    if arr.size == 0:
+        return np.zeros((0, k))
+    if arr.ndim == 1 and k == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2 or arr.shape[1] != k:
+        raise ValueError(
+            f"{name} {role} and needs records of dimension {k}, a dataset of shape (n, {k}); got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: dataset contains NaN or infinite values")
+    return arr
 
 
 def column_sums(dataset, k: int, name: str, role: str) -> np.ndarray:
@@ -103,18 +155,7 @@ def column_sums(dataset, k: int, name: str, role: str) -> np.ndarray:
     ValueError
         If the records do not have dimension ``k`` or contain NaN/inf.
     """
-    arr = np.asarray(dataset, dtype=float)
-    if arr.size == 0:
-        return np.zeros(k)
-    if arr.ndim == 1 and k == 1:
-        arr = arr.reshape(-1, 1)
-    if arr.ndim != 2 or arr.shape[1] != k:
-        raise ValueError(
-            f"{name} {role} and needs records of dimension {k}, a dataset of shape (n, {k}); got shape {arr.shape}"
-        )
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: dataset contains NaN or infinite values")
-    return np.clip(arr, 0.0, 1.0).sum(axis=0)
+    return np.clip(records(dataset, k, name, role), 0.0, 1.0).sum(axis=0)
 
 
 def hockey_stick_discrete(p: dict, q: dict, epsilon: float) -> float:

@@ -67,10 +67,8 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
-from ...datasets import Domain
-from ..base import Mechanism
-from . import ZooEntry, register
-from ._common import check_epsilon, check_int, check_positive_delta, check_real
+from ..._validate import check_delta, check_epsilon, check_positive, check_real
+from ._common import ZooMechanism, records
 
 __all__ = [
     "DPGD",
@@ -83,8 +81,6 @@ __all__ = [
 RECORD_BOUND = 2.0
 WITNESS_OPPOSITE = ([[1.0]], [[1.0], [-2.0]])
 WITNESS_EXTREMAL = ([[2.0]], [[2.0], [-2.0]])
-SOURCE_000 = "paper 000 (DP-Auditorium) §6.5 'ScaleGD'"
-SOURCE_002 = "paper 002 (RényiTester) §5 'DP-SGD mechanisms'"
 
 
 def gaussian_dp_delta(epsilon: float, mu: float) -> float:
@@ -111,10 +107,8 @@ def gaussian_dp_delta(epsilon: float, mu: float) -> float:
     ValueError
         If mu is not finite and > 0, or epsilon is not finite.
     """
-    mu = check_real(mu, "mu", "gaussian_dp_delta")
-    eps = check_real(epsilon, "epsilon", "gaussian_dp_delta")
-    if mu <= 0:
-        raise ValueError(f"gaussian_dp_delta: mu must be > 0, got {mu!r}")
+    mu = check_positive(mu, "gaussian_dp_delta: mu")
+    eps = check_real(epsilon, "gaussian_dp_delta: epsilon")
     from ...privacy.profiles import gaussian_delta
 
     return float(gaussian_delta(eps, mu))
@@ -145,8 +139,8 @@ def analytic_gaussian_mu(epsilon: float, delta: float) -> float:
     ValueError
         If epsilon is not finite and > 0 or delta is not in (0, 1).
     """
-    eps = check_epsilon(epsilon, "analytic_gaussian_mu")
-    d = check_positive_delta(delta, "analytic_gaussian_mu")
+    eps = check_epsilon(epsilon, "analytic_gaussian_mu: epsilon", positive=True)
+    d = check_delta(delta, "analytic_gaussian_mu: delta")
     lo, hi = math.log(1e-9), math.log(1e3)
     f = lambda lm: gaussian_dp_delta(eps, math.exp(lm)) - d  # noqa: E731
     if f(lo) > 0:  # delta below what even mu = 1e-9 gives (not reachable for eps > 0, delta > 0)
@@ -154,7 +148,7 @@ def analytic_gaussian_mu(epsilon: float, delta: float) -> float:
     return math.exp(brentq(f, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=200))
 
 
-class DPGD(Mechanism):
+class DPGD(ZooMechanism):
     """Full-batch DP-GD on least squares (module docstring), per-example clipping: correct.
 
     Claim: ``(eps, delta)``-DP under add/remove (records in ``[-2, 2]^d``, sizes 1..10), with
@@ -203,6 +197,7 @@ class DPGD(Mechanism):
     """
 
     name = "dp-gd"
+    needs_delta = True
     _default_microbatch_size = 1
     _default_noise_scale = 1.0
 
@@ -219,14 +214,11 @@ class DPGD(Mechanism):
         noise_scale: float | None = None,
         name: str | None = None,
     ):
-        if name is not None:
-            self.name = str(name)
-        self.epsilon = check_epsilon(epsilon, self.name)
-        self.delta = check_positive_delta(delta, self.name)
-        self.steps = check_int(steps, "steps", self.name)
-        self.dim = check_int(dim, "dim", self.name)
+        super().__init__(epsilon, delta, name=name)
+        self.steps = self._int(steps, "steps")
+        self.dim = self._int(dim, "dim")
         mb = self._default_microbatch_size if microbatch_size is None else microbatch_size
-        self.microbatch_size = check_int(mb, "microbatch_size", self.name)
+        self.microbatch_size = self._int(mb, "microbatch_size")
         self.clip_norm = self._positive(clip_norm, "clip_norm")
         self.learning_rate = self._positive(learning_rate, "learning_rate")
         self.noise_scale = self._positive(self._default_noise_scale if noise_scale is None else noise_scale, "noise_scale")
@@ -234,26 +226,8 @@ class DPGD(Mechanism):
         self.noise_multiplier = math.sqrt(self.steps) / self.mu
         self.effective_noise_multiplier = self.noise_scale * self.noise_multiplier
 
-    def _positive(self, value, what: str) -> float:
-        v = check_real(value, what, self.name)
-        if v <= 0:
-            raise ValueError(f"{self.name}: {what} must be > 0, got {value!r}")
-        return v
-
     def _records(self, dataset: np.ndarray) -> np.ndarray:
-        arr = np.asarray(dataset, dtype=float)
-        if arr.size == 0:
-            return np.zeros((0, self.dim))
-        if arr.ndim == 1 and self.dim == 1:
-            arr = arr.reshape(-1, 1)
-        if arr.ndim != 2 or arr.shape[1] != self.dim:
-            raise ValueError(
-                f"{self.name} fits a {self.dim}-dimensional model and needs records of dimension {self.dim}, "
-                f"a dataset of shape (n, {self.dim}); got shape {arr.shape}"
-            )
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{self.name}: dataset contains NaN or infinite values")
-        return arr
+        return records(dataset, self.dim, self.name, f"fits a {self.dim}-dimensional model")
 
     def true_mu(self, sensitivity_factor: float = 1.0) -> float:
         """GDP parameter actually achieved when one record moves a step's clipped sum by up to
@@ -330,68 +304,3 @@ class WrongSensitivitySGD(DPGD):
 
     name = "wrong-sensitivity-sgd"
     _default_microbatch_size = 2
-
-
-_DOMAIN = Domain((-RECORD_BOUND,), (RECORD_BOUND,))
-_MODEL = "one DP-GD step on (theta - x)^2/2 from theta_0 = 0, records x in [-2, 2], clip G = 1; outputs theta_1"
-_ACCOUNTING = (
-    " Accounting: sigma = 1/mu with delta_mu(eps) = delta (analytic Gaussian mechanism, Balle & Wang 2018 Thm 8, "
-    "solved with scipy); the (eps, delta) claim is exact, not rounded up."
-)
-
-register(
-    ZooEntry(
-        name=DPGD.name,
-        factory=DPGD,
-        claim_kind="approx",
-        private=True,
-        summary=_MODEL + "; per-example clipping, noise N(0, (sigma G)^2), sigma from the analytic Gaussian mechanism",
-        bug=None,
-        true_guarantee=(
-            "mu-GDP with mu = sqrt(T)/sigma (Dong, Roth, Su 2022 Cor. 3.3), i.e. exactly (eps, delta)-DP (Balle & Wang "
-            "2018 Thm 8); tight: H_{e^eps} = delta at the witness pairs." + _ACCOUNTING
-        ),
-        domain=_DOMAIN,
-        witness_pairs=(WITNESS_OPPOSITE, WITNESS_EXTREMAL),
-        default_delta=1e-5,
-        source="Abadi et al. (2016); " + SOURCE_000 + "; " + SOURCE_002,
-    )
-)
-
-register(
-    ZooEntry(
-        name=ScaledGD.name,
-        factory=ScaledGD,
-        claim_kind="approx",
-        private=False,
-        summary=_MODEL + "; noise N(0, (sigma G / 2)^2) while the accounting assumes sigma",
-        bug="the noise multiplier used is s sigma = sigma/2, the accounting assumes sigma",
-        true_guarantee=(
-            "(mu/s) = 2 mu-GDP (Dong, Roth, Su 2022 Cor. 2.13): at the witness pairs H_{e^eps} = delta_{2mu}(eps) = 0.0104 "
-            "at eps = 1, 4.4e-4 at eps = 0.01 (delta = 1e-5; exact)." + _ACCOUNTING
-        ),
-        domain=_DOMAIN,
-        witness_pairs=(WITNESS_OPPOSITE, WITNESS_EXTREMAL),
-        default_delta=1e-5,
-        source=SOURCE_000 + "; " + SOURCE_002 + " 'ScaledSGD'",
-    )
-)
-
-register(
-    ZooEntry(
-        name=WrongSensitivitySGD.name,
-        factory=WrongSensitivitySGD,
-        claim_kind="approx",
-        private=False,
-        summary=_MODEL + "; microbatches of 2 records clipped as a whole, noise N(0, (sigma G)^2) accounted as per-example",
-        bug="microbatch clipping has sensitivity 2G (one record flips its microbatch's clipped gradient from -G to +G), accounted as G",
-        true_guarantee=(
-            "2 mu-GDP: at the witness pair (gradients {-1} vs {-1, +2}) H_{e^eps} = 0.0104 at eps = 1, 4.4e-4 at "
-            "eps = 0.01 (delta = 1e-5; exact); at the extremal pair [[2]] vs [[2], [-2]] only G, H = delta." + _ACCOUNTING
-        ),
-        domain=_DOMAIN,
-        witness_pairs=(WITNESS_OPPOSITE,),
-        default_delta=1e-5,
-        source=SOURCE_002 + " 'WrongSensitivitySGD'; " + SOURCE_000,
-    )
-)

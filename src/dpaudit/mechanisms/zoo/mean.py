@@ -65,8 +65,7 @@ import math
 
 import numpy as np
 
-from ..base import Mechanism
-from . import ZooEntry, register
+from ._common import ZooMechanism, records
 
 __all__ = [
     "DPGaussian",
@@ -79,7 +78,6 @@ __all__ = [
     "noisy_count",
 ]
 
-SOURCE = "paper 000 (DP-Auditorium), §6.1 'Evaluated mechanisms'"
 WITNESS = ([[1.0]], [[1.0], [0.0]])
 # Where the sum changes as well as the count: the privacy loss of the correct mechanisms reaches
 # epsilon here (the first pair only exercises the count).
@@ -110,52 +108,69 @@ def noisy_count(n: int, epsilon: float, num_samples: int, rng: np.random.Generat
     return np.maximum(1.0, n + rng.laplace(0.0, 2.0 / epsilon, size=num_samples))
 
 
-def _check_epsilon(epsilon, name: str) -> float:
-    try:
-        value = float(epsilon)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: epsilon must be a number, got {epsilon!r}") from None
-    if not (math.isfinite(value) and value > 0.0):
-        raise ValueError(f"{name}: epsilon must be finite and > 0, got {epsilon!r}")
-    return value
+class _MeanMechanism(ZooMechanism):
+    """The family: ``S / count + noise``, the noise of scale ``factor * 2 / (count' eps)``.
 
-
-def _check_delta(delta, name: str, *, positive: bool) -> float:
-    try:
-        value = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: delta must be a number, got {delta!r}") from None
-    if positive and not (0.0 < value < 1.0):
-        raise ValueError(f"{name}: delta must satisfy 0 < delta < 1 for Gaussian noise, got {delta!r}")
-    if not positive and not (0.0 <= value < 1.0):
-        raise ValueError(f"{name}: delta must satisfy 0 <= delta < 1, got {delta!r}")
-    return value
-
-
-class _MeanMechanism(Mechanism):
-    """Shared parts: parameter validation and reading ``(n, S)`` off a dataset of scalar records."""
+    A member says which count divides the sum (``divide_by``) and which one calibrates the noise
+    (``scale_by``): ``"noisy"`` for ``n_tilde`` (:func:`noisy_count`, half the budget) or
+    ``"true"`` for the private ``n`` (the bugs); the noise is Laplace (``factor`` 1) or, for
+    :class:`_GaussianMean`, Gaussian (``factor`` ``c(delta)``, standard deviation).
+    """
 
     name = "mean"
-    _gaussian = False
+    divide_by = "noisy"
+    scale_by = "noisy"
 
-    def __init__(self, epsilon: float, delta: float = 0.0):
-        self.epsilon = _check_epsilon(epsilon, self.name)
-        self.delta = _check_delta(delta, self.name, positive=self._gaussian)
+    def _noise_factor(self) -> float:
+        return 1.0
+
+    def _noise(self, rng: np.random.Generator, scale, num_samples: int) -> np.ndarray:
+        return rng.laplace(0.0, scale, size=num_samples)
+
+    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
+        """Release ``num_samples`` noisy means (vectorised).
+
+        Returns
+        -------
+        ndarray of float, shape (num_samples, 1)
+
+        Raises
+        ------
+        ValueError
+            If the records are not scalars or not finite, or (true count used) the dataset is empty.
+        """
+        n, s = self._count_and_sum(dataset, needs_records="true" in (self.divide_by, self.scale_by))
+        n_tilde = noisy_count(n, self.epsilon, num_samples, rng) if "noisy" in (self.divide_by, self.scale_by) else None
+        count = {"noisy": n_tilde, "true": n}
+        scale = self._noise_factor() * 2.0 / (count[self.scale_by] * self.epsilon)
+        out = s / count[self.divide_by] + self._noise(rng, scale, num_samples)
+        return out.reshape(-1, 1)
 
     def _count_and_sum(self, dataset: np.ndarray, *, needs_records: bool) -> tuple[int, float]:
-        arr = np.asarray(dataset, dtype=float)
-        if arr.ndim == 1:
-            arr = arr.reshape(-1, 1)
-        if arr.ndim != 2 or (arr.shape[0] and arr.shape[1] != 1):
-            raise ValueError(f"{self.name} needs scalar records, a dataset of shape (n, 1); got shape {arr.shape}")
+        arr = records(dataset, 1, self.name, "releases a mean of scalar records")
         n = arr.shape[0]
         if needs_records and n == 0:
             raise ValueError(f"{self.name} divides by the true count and needs at least one record; got 0")
         return n, float(arr.sum())
 
     def __repr__(self) -> str:
-        extra = f", delta={self.delta:g}" if self._gaussian else ""
+        extra = f", delta={self.delta:g}" if self.needs_delta else ""
         return f"{type(self).__name__}(epsilon={self.epsilon:g}{extra})"
+
+
+class _GaussianMean(_MeanMechanism):
+    """Shared parts of the Gaussian means: delta in (0, 1) is required, default 1e-5."""
+
+    needs_delta = True
+
+    def __init__(self, epsilon: float, delta: float = 1e-5):
+        super().__init__(epsilon, delta)
+
+    def _noise_factor(self) -> float:
+        return gaussian_sigma_factor(self.delta)
+
+    def _noise(self, rng: np.random.Generator, scale, num_samples: int) -> np.ndarray:
+        return rng.normal(0.0, scale, size=num_samples)
 
 
 class DPLaplace(_MeanMechanism):
@@ -187,12 +202,6 @@ class DPLaplace(_MeanMechanism):
 
     name = "dp-laplace"
 
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=False)
-        n_tilde = noisy_count(n, self.epsilon, num_samples, rng)
-        out = s / n_tilde + rng.laplace(0.0, 2.0 / (n_tilde * self.epsilon))
-        return out.reshape(-1, 1)
-
 
 class NonDPLaplace1(_MeanMechanism):
     """Buggy Laplace mean that uses the true count everywhere: ``S/n + Laplace(0, 2/(n eps))``.
@@ -212,11 +221,7 @@ class NonDPLaplace1(_MeanMechanism):
     """
 
     name = "non-dp-laplace-1"
-
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=True)
-        out = s / n + rng.laplace(0.0, 2.0 / (n * self.epsilon), size=num_samples)
-        return out.reshape(-1, 1)
+    divide_by = scale_by = "true"
 
 
 class NonDPLaplace2(_MeanMechanism):
@@ -240,15 +245,10 @@ class NonDPLaplace2(_MeanMechanism):
     """
 
     name = "non-dp-laplace-2"
-
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=True)
-        n_tilde = noisy_count(n, self.epsilon, num_samples, rng)
-        out = s / n + rng.laplace(0.0, 2.0 / (n_tilde * self.epsilon))
-        return out.reshape(-1, 1)
+    divide_by = "true"
 
 
-class DPGaussian(_MeanMechanism):
+class DPGaussian(_GaussianMean):
     """Correct Gaussian mean: ``S/n_tilde + N(0, sigma^2)``, ``sigma = c(delta) * 2/(n_tilde eps)``.
 
     ``n_tilde = max(1, n + Laplace(2/eps))`` and ``c(delta) = sqrt(2 ln(1.25/delta))``.
@@ -279,7 +279,6 @@ class DPGaussian(_MeanMechanism):
     """
 
     name = "dp-gaussian"
-    _gaussian = True
     MAX_EPSILON = 2.0
 
     def __init__(self, epsilon: float, delta: float = 1e-5):
@@ -291,15 +290,8 @@ class DPGaussian(_MeanMechanism):
                 f"is (epsilon/2, delta)-DP only for epsilon/2 <= 1 (Dwork & Roth 2014, Thm A.1)"
             )
 
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=False)
-        n_tilde = noisy_count(n, self.epsilon, num_samples, rng)
-        sigma = gaussian_sigma_factor(self.delta) * 2.0 / (n_tilde * self.epsilon)
-        out = s / n_tilde + rng.normal(0.0, sigma)
-        return out.reshape(-1, 1)
 
-
-class NonDPGaussian1(_MeanMechanism):
+class NonDPGaussian1(_GaussianMean):
     """Buggy Gaussian mean with the true count everywhere: ``S/n + N(0, (c(delta) 2/(n eps))^2)``.
 
     Claim: (eps, delta)-DP under add/remove (paper 000 §6.1, "NonDPGaussian1").
@@ -326,19 +318,10 @@ class NonDPGaussian1(_MeanMechanism):
     """
 
     name = "non-dp-gaussian-1"
-    _gaussian = True
-
-    def __init__(self, epsilon: float, delta: float = 1e-5):
-        super().__init__(epsilon, delta)
-
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=True)
-        sigma = gaussian_sigma_factor(self.delta) * 2.0 / (n * self.epsilon)
-        out = s / n + rng.normal(0.0, sigma, size=num_samples)
-        return out.reshape(-1, 1)
+    divide_by = scale_by = "true"
 
 
-class NonDPGaussian2(_MeanMechanism):
+class NonDPGaussian2(_GaussianMean):
     """Buggy Gaussian mean, noisy count for the scale only: ``S/n + N(0, (c(delta) 2/(n_tilde eps))^2)``.
 
     Claim: (eps, delta)-DP under add/remove (paper 000 §6.1, "NonDPGaussian2").
@@ -358,159 +341,4 @@ class NonDPGaussian2(_MeanMechanism):
     """
 
     name = "non-dp-gaussian-2"
-    _gaussian = True
-
-    def __init__(self, epsilon: float, delta: float = 1e-5):
-        super().__init__(epsilon, delta)
-
-    def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        n, s = self._count_and_sum(dataset, needs_records=True)
-        n_tilde = noisy_count(n, self.epsilon, num_samples, rng)
-        sigma = gaussian_sigma_factor(self.delta) * 2.0 / (n_tilde * self.epsilon)
-        out = s / n + rng.normal(0.0, sigma)
-        return out.reshape(-1, 1)
-
-
-_CLAMP_NOTE = (
-    " n_tilde = max(1, n + Laplace(2/eps)); paper 000 clamps at 1e-12, the clamp at 1 is "
-    "post-processing of the noisy count and changes no guarantee."
-)
-
-register(
-    ZooEntry(
-        name=DPLaplace.name,
-        factory=DPLaplace,
-        claim_kind="pure",
-        private=True,
-        summary="mean of records in [0, 1]: S/n_tilde + Laplace(2/(n_tilde eps)), noisy count n_tilde (half the budget)",
-        bug=None,
-        true_guarantee=(
-            "eps-DP: noisy count (eps/2)-DP (Laplace mechanism, Dwork & Roth 2014 Thm 3.6; clamp is "
-            "post-processing); given n_tilde, S/n_tilde has sensitivity 1/n_tilde and "
-            "Laplace(2/(n_tilde eps)) makes it (eps/2)-DP; adaptive basic composition (Dwork & Roth "
-            "2014 Thm 3.16, §3.5)." + _CLAMP_NOTE
-        ),
-        witness_pairs=(WITNESS, WITNESS_SUM),
-        source=SOURCE + ", DPLaplace",
-    )
-)
-
-register(
-    ZooEntry(
-        name=NonDPLaplace1.name,
-        factory=NonDPLaplace1,
-        claim_kind="pure",
-        private=False,
-        summary="mean of records in [0, 1]: S/n + Laplace(2/(n eps)) with the true count n",
-        bug=(
-            "the noise scale 2/(n eps) uses the true count: on D and D+{x} the Laplace scales "
-            "differ, so the privacy loss grows without bound in the tails"
-        ),
-        true_guarantee=(
-            "no finite pure-DP guarantee under add/remove (unbounded privacy loss). At the witness "
-            "pair Lap(1, 2/eps) vs Lap(1/2, 1/eps): H_{e^eps} = 0.2475 at eps = 0.01, 0.1037 at "
-            "eps = 1 (numerical integration). (eps/2)-DP only under replace-one with a public n."
-        ),
-        witness_pairs=(WITNESS,),
-        source=SOURCE + ", NonDPLaplace1",
-    )
-)
-
-register(
-    ZooEntry(
-        name=NonDPLaplace2.name,
-        factory=NonDPLaplace2,
-        claim_kind="pure",
-        private=False,
-        summary="mean of records in [0, 1]: S/n + Laplace(2/(n_tilde eps)), true count in the mean, noisy count in the scale",
-        bug=(
-            "the mean divides by the true count n (sensitivity up to 1/2 at n = 1 -> 2) while the "
-            "noise is calibrated to the noisy count n_tilde, often far larger than n at small eps: "
-            "too little noise"
-        ),
-        true_guarantee=(
-            "not eps-DP for small eps: at the witness pair H_{e^eps} = 0.0995 at eps = 0.01 (privacy "
-            "loss about 0.81 nats). The violation vanishes near eps = 0.95; at eps = 1 the privacy "
-            "loss stays below 0.97 nats at sizes 1..10, so the 1-DP claim holds there (paper 000 "
-            "Table 1: undetected at eps = 1). Numerical integration." + _CLAMP_NOTE
-        ),
-        witness_pairs=(WITNESS,),
-        source=SOURCE + ", NonDPLaplace2",
-        # H_{e^eps} = 1.9e-7 at eps = 0.95 and 0 from eps = 0.97 on (sizes 1..10): the boundary lies
-        # between the two; 0.96 splits the difference.
-        violates_for=(0.0, 0.96),
-    )
-)
-
-register(
-    ZooEntry(
-        name=DPGaussian.name,
-        factory=DPGaussian,
-        claim_kind="approx",
-        private=True,
-        summary=(
-            "mean of records in [0, 1]: S/n_tilde + N(0, sigma^2), sigma = sqrt(2 ln(1.25/delta)) "
-            "2/(n_tilde eps); valid for eps <= 2"
-        ),
-        bug=None,
-        true_guarantee=(
-            "(eps, delta)-DP for 0 < eps <= 2: noisy count (eps/2, 0)-DP; the Gaussian step is the "
-            "classic Gaussian mechanism at (eps/2, delta), valid for eps/2 <= 1 (Dwork & Roth 2014 "
-            "Thm A.1, eps/2 = 1 by continuity); basic composition. The factory refuses eps > 2."
-            + _CLAMP_NOTE
-        ),
-        witness_pairs=(WITNESS, WITNESS_SUM),
-        default_delta=1e-5,
-        source="Gaussian counterpart of DPLaplace, " + SOURCE,
-    )
-)
-
-register(
-    ZooEntry(
-        name=NonDPGaussian1.name,
-        factory=NonDPGaussian1,
-        claim_kind="approx",
-        private=False,
-        summary="mean of records in [0, 1]: S/n + N(0, sigma^2), sigma = sqrt(2 ln(1.25/delta)) 2/(n eps), true count",
-        bug=(
-            "sigma uses the true count: on D and D+{x} the Gaussian variances differ, so the "
-            "privacy loss is unbounded (quadratic) in the tails"
-        ),
-        true_guarantee=(
-            "no (eps, delta)-DP guarantee for small delta: at the witness pair N(1, (2c/eps)^2) vs "
-            "N(1/2, (c/eps)^2), c = sqrt(2 ln(1.25e5)) = 4.84: H_{e^eps} = 0.3209 at eps = 0.01, "
-            "0.1976 at eps = 1 (delta = 1e-5; numerical integration)"
-        ),
-        witness_pairs=(WITNESS,),
-        default_delta=1e-5,
-        source=SOURCE + ", NonDPGaussian1",
-    )
-)
-
-register(
-    ZooEntry(
-        name=NonDPGaussian2.name,
-        factory=NonDPGaussian2,
-        claim_kind="approx",
-        private=False,
-        summary=(
-            "mean of records in [0, 1]: S/n + N(0, sigma^2), sigma = sqrt(2 ln(1.25/delta)) "
-            "2/(n_tilde eps): true count in the mean, noisy count in sigma"
-        ),
-        bug=(
-            "the mean divides by the true count n while sigma is calibrated to the noisy count "
-            "n_tilde, often far larger than n at small eps: too little noise"
-        ),
-        true_guarantee=(
-            "not (eps, delta)-DP for small eps: at the witness pair H_{e^eps} = 0.0193 at eps = 0.01 "
-            "(delta = 1e-5). The violation vanishes near eps = 0.2; at eps = 1 H_{e^eps} <= 6e-25 at "
-            "sizes 1..10, so the (1, 1e-5) claim holds there (paper 000 Table 1: undetected at "
-            "eps = 1). Numerical integration." + _CLAMP_NOTE
-        ),
-        witness_pairs=(WITNESS,),
-        default_delta=1e-5,
-        source=SOURCE + ", NonDPGaussian2",
-        # At delta = 1e-5: H_{e^eps} = 5.7e-5 > delta at eps = 0.19, about 1e-25 at eps = 0.2.
-        violates_for=(0.0, 0.2),
-    )
-)
+    divide_by = "true"

@@ -23,16 +23,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import Mechanism
-from . import ZooEntry, register
-from ._common import check_epsilon, check_int, check_nonneg_delta, check_real
+from ..._validate import check_probability
+from ._common import ZooMechanism, records
 
 __all__ = ["ExponentialQuantile"]
 
-SOURCE = "McSherry & Talwar (2007); Dwork & Roth (2014) §3.4; paper 000 §6.1 (a private median)"
 
-
-class ExponentialQuantile(Mechanism):
+class ExponentialQuantile(ZooMechanism):
     """The exponential mechanism for the ``p``-quantile of scalar records over a grid on [0, 1].
 
     Claim: eps-DP under add/remove adjacency (records in [0, 1], sizes 1..10).
@@ -47,10 +44,8 @@ class ExponentialQuantile(Mechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP); accepted so every zoo factory has the signature ``(epsilon, delta)``.
+    epsilon, delta : float
+        As :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (pure DP: delta is ignored).
     quantile : float, default 0.5
         The quantile ``p``, ``0 < p < 1``.
     grid_size : int, default 21
@@ -66,26 +61,13 @@ class ExponentialQuantile(Mechanism):
     name = "dp-median"
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, quantile: float = 0.5, grid_size: int = 21):
-        self.epsilon = check_epsilon(epsilon, self.name)
-        self.delta = check_nonneg_delta(delta, self.name)
-        p = check_real(quantile, "quantile", self.name)
-        if not (0.0 < p < 1.0):
-            raise ValueError(f"{self.name}: quantile must satisfy 0 < quantile < 1, got {quantile!r}")
-        self.quantile = p
-        self.grid_size = check_int(grid_size, "grid_size", self.name, minimum=2)
+        super().__init__(epsilon, delta)
+        self.quantile = check_probability(quantile, f"{self.name}: quantile")
+        self.grid_size = self._int(grid_size, "grid_size", minimum=2)
         self.grid = np.linspace(0.0, 1.0, self.grid_size)
 
     def _records(self, dataset: np.ndarray) -> np.ndarray:
-        arr = np.asarray(dataset, dtype=float)
-        if arr.size == 0:
-            return np.zeros(0)
-        if arr.ndim == 1:
-            arr = arr.reshape(-1, 1)
-        if arr.ndim != 2 or arr.shape[1] != 1:
-            raise ValueError(f"{self.name} needs scalar records, a dataset of shape (n, 1); got shape {arr.shape}")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{self.name}: dataset contains NaN or infinite values")
-        return np.clip(arr[:, 0], 0.0, 1.0)
+        return np.clip(records(dataset, 1, self.name, "takes a quantile of scalar records")[:, 0], 0.0, 1.0)
 
     def utility(self, dataset: np.ndarray) -> np.ndarray:
         """Utility ``u(D, y_j)`` of every grid point (sensitivity 1 under add/remove).
@@ -130,24 +112,3 @@ class ExponentialQuantile(Mechanism):
 
     def __repr__(self) -> str:
         return f"ExponentialQuantile(epsilon={self.epsilon:g}, quantile={self.quantile:g}, grid_size={self.grid_size})"
-
-
-register(
-    ZooEntry(
-        name=ExponentialQuantile.name,
-        factory=ExponentialQuantile,
-        claim_kind="pure",
-        private=True,
-        summary=(
-            "median of records in [0, 1] by the exponential mechanism over 21 grid points: "
-            "P(y) ∝ exp(-eps |#{x < y} - #{x > y}| / 2)"
-        ),
-        bug=None,
-        true_guarantee=(
-            "eps-DP: the rank-distance utility has sensitivity 1 under add/remove (McSherry & Talwar 2007 Thm 6; "
-            "Dwork & Roth 2014 Thm 3.10); clipping records to [0, 1] is a per-record map"
-        ),
-        witness_pairs=(([[0.0]], [[0.0], [1.0]]), ([[0.0], [0.0], [1.0]], [[0.0], [0.0], [1.0], [1.0]])),
-        source=SOURCE,
-    )
-)

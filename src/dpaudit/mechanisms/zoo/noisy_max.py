@@ -41,15 +41,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...datasets import Domain
-from ..base import Mechanism
-from . import ZooEntry, register
-from ._common import check_epsilon, column_sums, check_int, check_nonneg_delta, laplace_cdf, piecewise_quadrature
+from ._common import ColumnSumQueries, laplace_cdf, piecewise_quadrature
 
 __all__ = ["NoisyMax", "noisy_max_index_probabilities"]
 
 DEFAULT_NUM_QUERIES = 4
-SOURCE = "Dwork & Roth (2014) §3.3; paper 000 (DP-Auditorium) §6.1 'NoisyMax'"
 RELEASES = ("index", "value", "index-and-value")
 NOISES = ("laplace", "gumbel")
 
@@ -105,7 +101,7 @@ def noisy_max_index_probabilities(queries, noise: str, scale: float) -> np.ndarr
     return probs
 
 
-class NoisyMax(Mechanism):
+class NoisyMax(ColumnSumQueries):
     """Report noisy max over the ``k`` column sums of a dataset in ``[0, 1]^k``.
 
     Releases ``argmax_i (q_i + Z_i)`` (and/or ``max_i (q_i + Z_i)``), ``Z_i`` i.i.d. Laplace or
@@ -125,10 +121,8 @@ class NoisyMax(Mechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Claimed privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP); accepted so every zoo factory has the signature ``(epsilon, delta)``.
+    epsilon, delta : float
+        As :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (pure DP: delta is ignored).
     noise : {"laplace", "gumbel"}, default "laplace"
     scale_factor : float, default 2.0
         Noise scale is ``scale_factor * Delta / epsilon``; 2 is correct for non-monotone queries,
@@ -152,7 +146,7 @@ class NoisyMax(Mechanism):
     """
 
     name = "noisy-max"
-    sensitivity = 1.0
+    queries_role = "takes the max of {k} column sums"
 
     def __init__(
         self,
@@ -165,38 +159,19 @@ class NoisyMax(Mechanism):
         num_queries: int = DEFAULT_NUM_QUERIES,
         name: str | None = None,
     ):
-        if name is not None:
-            self.name = str(name)
-        self.epsilon = check_epsilon(epsilon, self.name)
-        self.delta = check_nonneg_delta(delta, self.name)
+        super().__init__(epsilon, delta, name=name)
         if noise not in NOISES:
             raise ValueError(f"{self.name}: noise must be one of {NOISES}, got {noise!r}")
         if release not in RELEASES:
             raise ValueError(f"{self.name}: release must be one of {RELEASES}, got {release!r}")
-        try:
-            sf = float(scale_factor)
-        except (TypeError, ValueError):
-            raise ValueError(f"{self.name}: scale_factor must be a number, got {scale_factor!r}") from None
-        if not (np.isfinite(sf) and sf > 0):
-            raise ValueError(f"{self.name}: scale_factor must be finite and > 0, got {scale_factor!r}")
-        self.noise, self.release, self.scale_factor = noise, release, sf
-        self.num_queries = check_int(num_queries, "num_queries", self.name)
+        self.noise, self.release = noise, release
+        self.scale_factor = self._positive(scale_factor, "scale_factor")
+        self.num_queries = self._int(num_queries, "num_queries")
 
     @property
     def scale(self) -> float:
         """Noise scale ``scale_factor * Delta / epsilon`` (query units)."""
         return self.scale_factor * self.sensitivity / self.epsilon
-
-    def query_values(self, dataset: np.ndarray) -> np.ndarray:
-        """Column sums of the records clipped to [0, 1]; shape (k,).
-
-        Raises
-        ------
-        ValueError
-            If the records do not have dimension ``k`` or contain NaN/inf.
-        """
-        k = self.num_queries
-        return column_sums(dataset, k, self.name, f"takes the max of {k} column sums")
 
     def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
         """Draw ``num_samples`` independent releases (vectorised).
@@ -230,95 +205,3 @@ class NoisyMax(Mechanism):
             f"NoisyMax({self.name!r}, epsilon={self.epsilon:g}, noise={self.noise!r}, "
             f"scale_factor={self.scale_factor:g}, release={self.release!r}, num_queries={self.num_queries})"
         )
-
-
-def _factory(name: str, **config):
-    def build(epsilon: float, delta: float = 0.0) -> NoisyMax:
-        return NoisyMax(epsilon, delta, name=name, **config)
-
-    build.__name__ = build.__qualname__ = f"build_{name.replace('-', '_')}"
-    build.__doc__ = f"Build the zoo entry {name!r}: ``NoisyMax(epsilon, delta, {config})``."
-    return build
-
-
-_ENCODING = "4 column-sum queries over records in [0, 1]^4 (not monotone under replace)"
-_DOMAIN = Domain.unit(DEFAULT_NUM_QUERIES)
-
-register(
-    ZooEntry(
-        name="noisy-max-laplace",
-        factory=_factory("noisy-max-laplace", noise="laplace", scale_factor=2.0),
-        claim_kind="pure",
-        private=True,
-        summary="report noisy max: index of max_i q_i + Lap(2/eps); " + _ENCODING,
-        bug=None,
-        true_guarantee=(
-            "eps-DP for queries of sensitivity 1, monotone or not: fixing the other noises, index i wins iff its "
-            "noise exceeds a cut that moves by at most 2 between neighbours (Dwork & Roth 2014, proof of Claim 3.9 "
-            "with the gap bound 2 Delta)"
-        ),
-        relation="replace",
-        domain=_DOMAIN,
-        witness_pairs=(WITNESS_ONE_RISES,),
-        source=SOURCE,
-    )
-)
-
-register(
-    ZooEntry(
-        name="noisy-max-gumbel",
-        factory=_factory("noisy-max-gumbel", noise="gumbel", scale_factor=2.0),
-        claim_kind="pure",
-        private=True,
-        summary="report noisy max with Gumbel(2/eps) noise = exponential mechanism P(i) ∝ exp(eps q_i / 2); " + _ENCODING,
-        bug=None,
-        true_guarantee="eps-DP: the exponential mechanism with utility sensitivity 1 (McSherry & Talwar 2007; Dwork & Roth 2014 Thm 3.10)",
-        relation="replace",
-        domain=_DOMAIN,
-        witness_pairs=(WITNESS_ONE_RISES,),
-        source="McSherry & Talwar (2007); Dwork & Roth (2014) §3.4",
-    )
-)
-
-register(
-    ZooEntry(
-        name="noisy-max-half-noise",
-        factory=_factory("noisy-max-half-noise", noise="laplace", scale_factor=1.0),
-        claim_kind="pure",
-        private=False,
-        summary="report noisy max with Lap(1/eps), the scale for monotone queries, on non-monotone ones; " + _ENCODING,
-        bug=(
-            "noise scale 1/eps misses the factor 2 that non-monotone queries need: one query can rise while the "
-            "others fall, moving the winning cut by 2"
-        ),
-        true_guarantee=(
-            "2 eps-DP (the correct scale for 2 eps), not eps-DP. At the witness pair (index 0 goes from last to first) "
-            "exact H_{e^eps} = 0.238 at eps = 1, 0.0019 at eps = 0.01 (quadrature); the privacy loss of index 0 is "
-            "1.64 eps at eps = 1"
-        ),
-        relation="replace",
-        domain=_DOMAIN,
-        witness_pairs=(WITNESS_ONE_RISES,),
-        source=SOURCE + "; Dwork & Roth (2014) Claim 3.9 (monotone case)",
-    )
-)
-
-register(
-    ZooEntry(
-        name="noisy-max-value",
-        factory=_factory("noisy-max-value", noise="laplace", scale_factor=2.0, release="value"),
-        claim_kind="pure",
-        private=False,
-        summary="report noisy max that releases the noisy maximum value max_i q_i + Lap(2/eps) instead of the index; " + _ENCODING,
-        bug="releases the noisy maximum value: only the index is covered by the noisy-max analysis",
-        true_guarantee=(
-            "(k eps/2)-DP = 2 eps-DP at k = 4 (post-processing of k Laplace(2/eps) counts), not eps-DP for k >= 3: when "
-            "all queries rise by 1 the density of the maximum shifts by 1 and changes like e^{k eps/2} in its left tail. "
-            "At the witness pair H_{e^eps} = 0.083 at eps = 1, 6.3e-4 at eps = 0.01 (numerical integration)"
-        ),
-        relation="replace",
-        domain=_DOMAIN,
-        witness_pairs=(WITNESS_ALL_RISE,),
-        source="Ding et al. (2018), noisy-max variants; " + SOURCE,
-    )
-)

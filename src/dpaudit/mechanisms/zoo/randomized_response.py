@@ -29,9 +29,7 @@ import math
 
 import numpy as np
 
-from ..base import Mechanism
-from . import ZooEntry, register
-from ._common import check_epsilon, check_nonneg_delta
+from ._common import ZooMechanism, records
 
 __all__ = ["RandomizedResponse"]
 
@@ -42,17 +40,15 @@ WITNESS_ONE = ([[0.0]], [[1.0]])
 FLIP_RULES = ("correct", "coin")
 
 
-class RandomizedResponse(Mechanism):
+class RandomizedResponse(ZooMechanism):
     """Randomized response on the bits ``1[x >= 1/2]`` of the records; releases the count of reported ones.
 
     Claim: eps-DP under replace-one adjacency (records in [0, 1], sizes 1..10).
 
     Parameters
     ----------
-    epsilon : float
-        Claimed privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP); accepted so every zoo factory has the signature ``(epsilon, delta)``.
+    epsilon, delta : float
+        As :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (pure DP: delta is ignored).
     flip_rule : {"correct", "coin"}, default "correct"
         ``"correct"``: flip with probability ``1/(1 + e^eps)`` (eps-DP, tight). ``"coin"`` (the
         bug): replace the bit by a fair coin with that probability, i.e. flip with probability
@@ -73,10 +69,7 @@ class RandomizedResponse(Mechanism):
     name = "randomized-response"
 
     def __init__(self, epsilon: float, delta: float = 0.0, *, flip_rule: str = "correct", name: str | None = None):
-        if name is not None:
-            self.name = str(name)
-        self.epsilon = check_epsilon(epsilon, self.name)
-        self.delta = check_nonneg_delta(delta, self.name)
+        super().__init__(epsilon, delta, name=name)
         if flip_rule not in FLIP_RULES:
             raise ValueError(f"{self.name}: flip_rule must be one of {FLIP_RULES}, got {flip_rule!r}")
         self.flip_rule = flip_rule
@@ -101,16 +94,7 @@ class RandomizedResponse(Mechanism):
         ValueError
             If the records are not scalars or contain NaN/inf.
         """
-        arr = np.asarray(dataset, dtype=float)
-        if arr.size == 0:
-            return np.zeros(0, dtype=bool)
-        if arr.ndim == 1:
-            arr = arr.reshape(-1, 1)
-        if arr.ndim != 2 or arr.shape[1] != 1:
-            raise ValueError(f"{self.name} needs scalar records, a dataset of shape (n, 1); got shape {arr.shape}")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{self.name}: dataset contains NaN or infinite values")
-        return arr[:, 0] >= 0.5
+        return records(dataset, 1, self.name, "reports the bits of scalar records")[:, 0] >= 0.5
 
     def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
         """Draw ``num_samples`` reported counts (vectorised).
@@ -139,53 +123,3 @@ class RandomizedResponse(Mechanism):
 
     def __repr__(self) -> str:
         return f"RandomizedResponse({self.name!r}, epsilon={self.epsilon:g}, flip_rule={self.flip_rule!r})"
-
-
-def _build_correct(epsilon: float, delta: float = 0.0) -> RandomizedResponse:
-    """Build ``randomized-response``: ``RandomizedResponse(epsilon, delta)``."""
-    return RandomizedResponse(epsilon, delta)
-
-
-def _build_wrong(epsilon: float, delta: float = 0.0) -> RandomizedResponse:
-    """Build ``randomized-response-wrong-flip``: ``RandomizedResponse(epsilon, delta, flip_rule="coin")``."""
-    return RandomizedResponse(epsilon, delta, flip_rule="coin", name="randomized-response-wrong-flip")
-
-
-register(
-    ZooEntry(
-        name="randomized-response",
-        factory=_build_correct,
-        claim_kind="pure",
-        private=True,
-        summary="randomized response on the bits 1[x >= 1/2], flip probability 1/(1 + e^eps); releases the count of reported ones",
-        bug=None,
-        true_guarantee=(
-            "eps-DP, tight: truthful/flipped odds e^eps (Warner 1965; Dwork & Roth 2014 §3.2); the count is "
-            "post-processing (Prop. 2.1)"
-        ),
-        relation="replace",
-        witness_pairs=(WITNESS_ONE,),
-        source="Warner (1965); Dwork & Roth (2014) §3.2",
-    )
-)
-
-register(
-    ZooEntry(
-        name="randomized-response-wrong-flip",
-        factory=_build_wrong,
-        claim_kind="pure",
-        private=False,
-        summary=(
-            "randomized response that replaces the bit by a fair coin with probability 1/(1 + e^eps), i.e. flips it "
-            "with probability 1/(2 (1 + e^eps)); releases the count of reported ones"
-        ),
-        bug="'randomise with probability 1/(1+e^eps)' implemented as a fair coin: the flip probability is halved",
-        true_guarantee=(
-            "ln(1 + 2 e^eps)-DP (odds (1 - f)/f with f = 1/(2(1 + e^eps))): 1.86 at eps = 1, 1.10 at eps = 0.01. At the "
-            "witness pair H_{e^eps} = 0.500 at eps = 1 and 0.500 at eps = 0.01 (exact)"
-        ),
-        relation="replace",
-        witness_pairs=(WITNESS_ONE,),
-        source="Warner (1965); Dwork & Roth (2014) §3.2",
-    )
-)

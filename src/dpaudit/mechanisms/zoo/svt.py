@@ -57,10 +57,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...datasets import Domain
-from ..base import Mechanism
-from . import ZooEntry, register
-from ._common import check_epsilon, column_sums, check_int, check_nonneg_delta, check_real, laplace_cdf, piecewise_quadrature
+from ..._validate import check_real
+from ._common import ColumnSumQueries, laplace_cdf, piecewise_quadrature
 
 __all__ = [
     "ABOVE",
@@ -79,7 +77,6 @@ ABOVE, BELOW, NOT_ANSWERED = 1.0, 0.0, -1.0
 DEFAULT_NUM_QUERIES = 4
 DEFAULT_THRESHOLD = 1.0
 DEFAULT_CUTOFF = 1
-SOURCE = "Lyu, Su, Li (2017), PVLDB 10(6)"
 
 # Witness pairs (replace-one, records in [0, 1]^4; query values q = column sums, T = 1).
 # q = (0, 0, 0, 2) vs (1, 1, 1, 1): three queries rise, the fourth falls (read from D1 to D0, the
@@ -110,19 +107,17 @@ WITNESS_STAIRCASE = (
 )
 
 
-class SparseVector(Mechanism):
+class SparseVector(ColumnSumQueries):
     """Common parts of SVT1-SVT6: parameters, query values, vectorised sampling, exact answer law.
 
     Subclasses fix the algorithm through the class attributes ``algorithm``, ``has_cutoff``,
-    ``redraws_threshold``, ``releases_values`` and the noise scales
-    (:attr:`threshold_scale`, :attr:`query_scale`).
+    ``redraws_threshold``, ``releases_values`` and the noise scales ``threshold_noise`` and
+    ``query_noise`` (read by :attr:`threshold_scale`, :attr:`query_scale`).
 
     Parameters
     ----------
-    epsilon : float
-        Claimed privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP); accepted so every zoo factory has the signature ``(epsilon, delta)``.
+    epsilon, delta : float
+        As :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (pure DP: delta is ignored).
     num_queries : int, default 4
         Number ``k`` of queries; datasets have shape ``(n, k)``.
     threshold : float, default 1.0
@@ -143,7 +138,9 @@ class SparseVector(Mechanism):
     has_cutoff = True
     redraws_threshold = False
     releases_values = False
-    sensitivity = 1.0  # column sums of records in [0, 1]
+    # Laplace scales as (factor, times the cut-off c?, divisor): scale = factor [* c] * Delta / (divisor * eps)
+    threshold_noise: tuple[float, bool, float] = (2.0, False, 1.0)
+    query_noise: tuple[float, bool, float] = (0.0, False, 1.0)
 
     def __init__(
         self,
@@ -154,52 +151,35 @@ class SparseVector(Mechanism):
         threshold: float = DEFAULT_THRESHOLD,
         cutoff: int | None = None,
     ):
-        self.epsilon = check_epsilon(epsilon, self.name)
-        self.delta = check_nonneg_delta(delta, self.name)
-        self.num_queries = check_int(num_queries, "num_queries", self.name)
-        self.threshold = check_real(threshold, "threshold", self.name)
+        super().__init__(epsilon, delta)
+        self.num_queries = self._int(num_queries, "num_queries")
+        self.threshold = check_real(threshold, f"{self.name}: threshold")
         if not self.has_cutoff:
             if cutoff is not None:
                 raise ValueError(f"{self.name} (Lyu et al. Alg. {self.algorithm}) has no cut-off; got cutoff={cutoff!r}")
             self.cutoff = None
         else:
-            self.cutoff = check_int(DEFAULT_CUTOFF if cutoff is None else cutoff, "cutoff", self.name)
+            self.cutoff = self._int(DEFAULT_CUTOFF if cutoff is None else cutoff, "cutoff")
 
     # ---------------------------------------------------------------- algorithm parameters
+    def _scale(self, noise: tuple[float, bool, float]) -> float:
+        factor, per_cutoff, divisor = noise
+        return factor * (self.cutoff if per_cutoff else 1) * self.sensitivity / (divisor * self.epsilon)
+
     @property
     def threshold_scale(self) -> float:
-        """Scale of the Laplace threshold noise ``rho`` (query units)."""
-        raise NotImplementedError
+        """Scale of the Laplace threshold noise ``rho`` (query units), from ``threshold_noise``."""
+        return self._scale(self.threshold_noise)
 
     @property
     def query_scale(self) -> float:
-        """Scale of the Laplace noise ``nu_i`` added to each query (0: none)."""
-        raise NotImplementedError
+        """Scale of the Laplace noise ``nu_i`` added to each query (0: none), from ``query_noise``."""
+        return self._scale(self.query_noise)
 
     @property
     def output_dim(self) -> int:
         """Length of one output row: ``k`` answer codes (``2k`` with released values)."""
         return 2 * self.num_queries if self.releases_values else self.num_queries
-
-    # ---------------------------------------------------------------- data
-    def query_values(self, dataset: np.ndarray) -> np.ndarray:
-        """The ``k`` query values on ``dataset``: column sums of the records clipped to [0, 1].
-
-        Parameters
-        ----------
-        dataset : array, shape (n_records, k)
-
-        Returns
-        -------
-        ndarray of float, shape (k,)
-
-        Raises
-        ------
-        ValueError
-            If the records do not have dimension ``k`` or contain NaN/inf.
-        """
-        k = self.num_queries
-        return column_sums(dataset, k, self.name, f"answers {k} queries (column sums)")
 
     # ---------------------------------------------------------------- sampling
     def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
@@ -331,14 +311,7 @@ class SVT1(SparseVector):
 
     name = "svt1"
     algorithm = 1
-
-    @property
-    def threshold_scale(self) -> float:
-        return 2.0 * self.sensitivity / self.epsilon
-
-    @property
-    def query_scale(self) -> float:
-        return 4.0 * self.cutoff * self.sensitivity / self.epsilon
+    threshold_noise, query_noise = (2.0, False, 1.0), (4.0, True, 1.0)
 
 
 class SVT2(SparseVector):
@@ -360,14 +333,7 @@ class SVT2(SparseVector):
     name = "svt2"
     algorithm = 2
     redraws_threshold = True
-
-    @property
-    def threshold_scale(self) -> float:
-        return 2.0 * self.cutoff * self.sensitivity / self.epsilon
-
-    @property
-    def query_scale(self) -> float:
-        return 4.0 * self.cutoff * self.sensitivity / self.epsilon
+    threshold_noise, query_noise = (2.0, True, 1.0), (4.0, True, 1.0)
 
 
 class SVT3(SparseVector):
@@ -395,14 +361,7 @@ class SVT3(SparseVector):
     name = "svt3"
     algorithm = 3
     releases_values = True
-
-    @property
-    def threshold_scale(self) -> float:
-        return 2.0 * self.sensitivity / self.epsilon
-
-    @property
-    def query_scale(self) -> float:
-        return 2.0 * self.cutoff * self.sensitivity / self.epsilon
+    threshold_noise, query_noise = (2.0, False, 1.0), (2.0, True, 1.0)
 
 
 class SVT4(SparseVector):
@@ -426,14 +385,7 @@ class SVT4(SparseVector):
 
     name = "svt4"
     algorithm = 4
-
-    @property
-    def threshold_scale(self) -> float:
-        return 4.0 * self.sensitivity / self.epsilon
-
-    @property
-    def query_scale(self) -> float:
-        return 4.0 * self.sensitivity / (3.0 * self.epsilon)
+    threshold_noise, query_noise = (4.0, False, 1.0), (4.0, False, 3.0)
 
 
 class SVT5(SparseVector):
@@ -458,14 +410,7 @@ class SVT5(SparseVector):
     name = "svt5"
     algorithm = 5
     has_cutoff = False
-
-    @property
-    def threshold_scale(self) -> float:
-        return 2.0 * self.sensitivity / self.epsilon
-
-    @property
-    def query_scale(self) -> float:
-        return 0.0
+    threshold_noise, query_noise = (2.0, False, 1.0), (0.0, False, 1.0)
 
 
 class SVT6(SparseVector):
@@ -489,141 +434,4 @@ class SVT6(SparseVector):
     name = "svt6"
     algorithm = 6
     has_cutoff = False
-
-    @property
-    def threshold_scale(self) -> float:
-        return 2.0 * self.sensitivity / self.epsilon
-
-    @property
-    def query_scale(self) -> float:
-        return 2.0 * self.sensitivity / self.epsilon
-
-
-_ENCODING = "4 column-sum queries over records in [0, 1]^4, T = 1"
-_SVT_DOMAIN = Domain.unit(DEFAULT_NUM_QUERIES)
-
-register(
-    ZooEntry(
-        name=SVT1.name,
-        factory=SVT1,
-        claim_kind="pure",
-        private=True,
-        summary="SVT (Lyu et al. Alg. 1): answers 1/0, threshold Lap(2/eps), queries Lap(4c/eps), cut-off c = 1; " + _ENCODING,
-        bug=None,
-        true_guarantee="eps-DP for queries of sensitivity 1, monotone or not (Lyu, Su, Li 2017, §3, privacy of Algorithm 1)",
-        relation="replace",
-        domain=_SVT_DOMAIN,
-        witness_pairs=(WITNESS_ONE_FALLS, WITNESS_X_SHAPE),
-        source=SOURCE + ", Algorithm 1",
-    )
-)
-
-register(
-    ZooEntry(
-        name=SVT2.name,
-        factory=SVT2,
-        claim_kind="pure",
-        private=True,
-        summary=(
-            "SVT (Lyu et al. Alg. 2, Dwork & Roth's Sparse): answers 1/0, threshold Lap(2c/eps) redrawn after "
-            "each 'above', queries Lap(4c/eps), c = 1; " + _ENCODING
-        ),
-        bug=None,
-        true_guarantee="eps-DP: c AboveThreshold runs at eps/c each, composed (Dwork & Roth 2014 §3.6; Lyu, Su, Li 2017, Fig. 1)",
-        relation="replace",
-        domain=_SVT_DOMAIN,
-        witness_pairs=(WITNESS_ONE_FALLS, WITNESS_X_SHAPE),
-        source=SOURCE + ", Algorithm 2; Dwork & Roth (2014) Alg. 2",
-    )
-)
-
-register(
-    ZooEntry(
-        name=SVT3.name,
-        factory=SVT3,
-        claim_kind="pure",
-        private=False,
-        summary=(
-            "SVT (Lyu et al. Alg. 3): also releases the noisy value of the 'above' answer; threshold Lap(2/eps), "
-            "queries Lap(2c/eps), c = 1; output 4 codes + 4 values; " + _ENCODING
-        ),
-        bug=(
-            "the released value q_i + nu_i >= T + rho carries information on the threshold noise, so the 'below' "
-            "answers are no longer covered by it (and nu_i has half the scale non-monotone queries need)"
-        ),
-        true_guarantee=(
-            "not eps'-DP for any finite eps' over unbounded query streams (Lyu, Su, Li 2017, Fig. 1); with k = 4 "
-            "queries and c = 1 at most 2 eps-DP (each density factor moves by <= e^{eps/2}; derived). At the witness "
-            "pair H_{e^eps} = 0.022 at eps = 1, 1.5e-4 at eps = 0.01 (numerical integration)"
-        ),
-        relation="replace",
-        domain=_SVT_DOMAIN,
-        witness_pairs=(WITNESS_ONE_FALLS_HIGH,),
-        source=SOURCE + ", Algorithm 3; paper 000 §6.1",
-    )
-)
-
-register(
-    ZooEntry(
-        name=SVT4.name,
-        factory=SVT4,
-        claim_kind="pure",
-        private=False,
-        summary=(
-            "SVT (Lyu et al. Alg. 4): answers 1/0, threshold Lap(4/eps), queries Lap(4/(3 eps)) not scaled by "
-            "the cut-off c = 1; " + _ENCODING
-        ),
-        bug="the query noise is too small: each 'above' answer costs 1.5 eps, not the eps/2 the analysis assumed",
-        true_guarantee=(
-            "((1 + 6c)/4) eps-DP = 1.75 eps at c = 1 (Lyu, Su, Li 2017, §4 and Fig. 1; paper 000 §6.7). "
-            "At the witness pair H_{e^eps} = 0.033 at eps = 1, 1.8e-4 at eps = 0.01 (exact quadrature)"
-        ),
-        relation="replace",
-        domain=_SVT_DOMAIN,
-        witness_pairs=(WITNESS_ONE_FALLS,),
-        source=SOURCE + ", Algorithm 4; paper 000 §6.1, §6.7",
-    )
-)
-
-register(
-    ZooEntry(
-        name=SVT5.name,
-        factory=SVT5,
-        claim_kind="pure",
-        private=False,
-        summary="SVT (Lyu et al. Alg. 5): answers 1/0, threshold Lap(2/eps), no query noise, no cut-off; " + _ENCODING,
-        bug=(
-            "no query noise: the answers are a deterministic function of the noisy threshold, so answer patterns "
-            "possible on one dataset are impossible on a neighbour where two queries swap order"
-        ),
-        true_guarantee=(
-            "none: not eps'-DP for any finite eps' (Lyu, Su, Li 2017, Fig. 1). At the witness pair two answer "
-            "patterns have probability P(rho in (-1, 3]) on D0 and 0 on D1: H_{e^eps} = 0.585 at eps = 1, "
-            "0.0099 at eps = 0.01 (exact)"
-        ),
-        relation="replace",
-        domain=_SVT_DOMAIN,
-        witness_pairs=(WITNESS_STAIRCASE,),
-        source=SOURCE + ", Algorithm 5; paper 000 §6.1",
-    )
-)
-
-register(
-    ZooEntry(
-        name=SVT6.name,
-        factory=SVT6,
-        claim_kind="pure",
-        private=False,
-        summary="SVT (Lyu et al. Alg. 6): answers 1/0, threshold Lap(2/eps), queries Lap(2/eps), no cut-off; " + _ENCODING,
-        bug="no cut-off: every answer costs privacy the threshold noise does not cover when queries move in opposite directions",
-        true_guarantee=(
-            "not eps'-DP for any finite eps' over unbounded streams (Lyu, Su, Li 2017, Fig. 1); with k = 4 queries at "
-            "most 2 eps-DP (derived: each answer's conditional probability moves by <= e^{eps/2}). At the witness "
-            "pair H_{e^eps} = 0.032 at eps = 1, 1.9e-4 at eps = 0.01 (exact quadrature)"
-        ),
-        relation="replace",
-        domain=_SVT_DOMAIN,
-        witness_pairs=(WITNESS_X_SHAPE,),
-        source=SOURCE + ", Algorithm 6; paper 000 §6.1",
-    )
-)
+    threshold_noise, query_noise = (2.0, False, 1.0), (2.0, False, 1.0)

@@ -1,0 +1,462 @@
+"""The catalogue of the zoo: every entry (name, claim, bug, true guarantee, witness pairs) in one table.
+
+Entries are registered by name (the CLI's ``zoo:NAME``). An entry builds its mechanism for the
+privacy parameters under test, so ``dpaudit test zoo:dp-laplace --epsilon 0.01`` audits the
+mechanism instantiated at epsilon = 0.01 against the claim it makes at that epsilon.
+
+The mechanisms live in their modules (:mod:`.mean`, :mod:`.svt`, :mod:`.noisy_max`,
+:mod:`.median`, :mod:`.dpgd`, :mod:`.randomized_response`), whose docstrings derive the numbers
+quoted here; each family below lists the fields its entries share once, then one ``dict`` per
+entry. An entry's name is its factory's ``name`` (the class attribute, or the one :func:`variant`
+sets).
+"""
+
+from __future__ import annotations
+
+from ...datasets import Domain
+from ...errors import DPAuditError
+from .dpgd import (
+    DPGD,
+    RECORD_BOUND,
+    WITNESS_EXTREMAL,
+    WITNESS_OPPOSITE,
+    ScaledGD,
+    WrongSensitivitySGD,
+)
+from .entry import ZooEntry, variant
+from .mean import WITNESS, WITNESS_SUM, DPGaussian, DPLaplace, NonDPGaussian1, NonDPGaussian2, NonDPLaplace1, NonDPLaplace2
+from .median import ExponentialQuantile
+from .noisy_max import DEFAULT_NUM_QUERIES, WITNESS_ALL_RISE, WITNESS_ONE_RISES, NoisyMax
+from .randomized_response import WITNESS_ONE, RandomizedResponse
+from .svt import (
+    SVT1,
+    SVT2,
+    SVT3,
+    SVT4,
+    SVT5,
+    SVT6,
+    WITNESS_ONE_FALLS,
+    WITNESS_ONE_FALLS_HIGH,
+    WITNESS_STAIRCASE,
+    WITNESS_X_SHAPE,
+)
+
+__all__ = ["entries", "get", "register"]
+
+_REGISTRY: dict[str, ZooEntry] = {}
+
+
+def register(entry: ZooEntry) -> ZooEntry:
+    """Add an entry to the zoo (names must be unique).
+
+    Raises
+    ------
+    ValueError
+        If an entry of that name is already registered.
+    """
+    if entry.name in _REGISTRY:
+        raise ValueError(f"zoo entry {entry.name!r} registered twice")
+    _REGISTRY[entry.name] = entry
+    return entry
+
+
+def entries() -> list[ZooEntry]:
+    """All zoo entries, sorted by name."""
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def get(name: str) -> ZooEntry:
+    """The entry called ``name``; raises :class:`DPAuditError` listing the valid names otherwise."""
+    if name not in _REGISTRY:
+        raise DPAuditError(f"no zoo mechanism called {name!r}; available: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[name]
+
+
+def _register_family(common: dict, *specs: dict) -> None:
+    """Register one ``ZooEntry`` per spec: the spec's fields over the family's ``common`` ones;
+    the name is the factory's ``name``."""
+    for spec in specs:
+        fields = {**common, **spec}
+        register(ZooEntry(name=fields["factory"].name, **fields))
+
+
+# ---------------------------------------------------------------- mean (paper 000 §6.1)
+_MEAN_SOURCE = "paper 000 (DP-Auditorium), §6.1 'Evaluated mechanisms'"
+_CLAMP_NOTE = (
+    " n_tilde = max(1, n + Laplace(2/eps)); paper 000 clamps at 1e-12, the clamp at 1 is "
+    "post-processing of the noisy count and changes no guarantee."
+)
+
+_register_family(
+    {},
+    dict(
+        factory=DPLaplace,
+        claim_kind="pure",
+        private=True,
+        summary="mean of records in [0, 1]: S/n_tilde + Laplace(2/(n_tilde eps)), noisy count n_tilde (half the budget)",
+        bug=None,
+        true_guarantee=(
+            "eps-DP: noisy count (eps/2)-DP (Laplace mechanism, Dwork & Roth 2014 Thm 3.6; clamp is "
+            "post-processing); given n_tilde, S/n_tilde has sensitivity 1/n_tilde and "
+            "Laplace(2/(n_tilde eps)) makes it (eps/2)-DP; adaptive basic composition (Dwork & Roth "
+            "2014 Thm 3.16, §3.5)." + _CLAMP_NOTE
+        ),
+        witness_pairs=(WITNESS, WITNESS_SUM),
+        source=_MEAN_SOURCE + ", DPLaplace",
+    ),
+    dict(
+        factory=NonDPLaplace1,
+        claim_kind="pure",
+        private=False,
+        summary="mean of records in [0, 1]: S/n + Laplace(2/(n eps)) with the true count n",
+        bug=(
+            "the noise scale 2/(n eps) uses the true count: on D and D+{x} the Laplace scales "
+            "differ, so the privacy loss grows without bound in the tails"
+        ),
+        true_guarantee=(
+            "no finite pure-DP guarantee under add/remove (unbounded privacy loss). At the witness "
+            "pair Lap(1, 2/eps) vs Lap(1/2, 1/eps): H_{e^eps} = 0.2475 at eps = 0.01, 0.1037 at "
+            "eps = 1 (numerical integration). (eps/2)-DP only under replace-one with a public n."
+        ),
+        witness_pairs=(WITNESS,),
+        source=_MEAN_SOURCE + ", NonDPLaplace1",
+    ),
+    dict(
+        factory=NonDPLaplace2,
+        claim_kind="pure",
+        private=False,
+        summary="mean of records in [0, 1]: S/n + Laplace(2/(n_tilde eps)), true count in the mean, noisy count in the scale",
+        bug=(
+            "the mean divides by the true count n (sensitivity up to 1/2 at n = 1 -> 2) while the "
+            "noise is calibrated to the noisy count n_tilde, often far larger than n at small eps: "
+            "too little noise"
+        ),
+        true_guarantee=(
+            "not eps-DP for small eps: at the witness pair H_{e^eps} = 0.0995 at eps = 0.01 (privacy "
+            "loss about 0.81 nats). The violation vanishes near eps = 0.95; at eps = 1 the privacy "
+            "loss stays below 0.97 nats at sizes 1..10, so the 1-DP claim holds there (paper 000 "
+            "Table 1: undetected at eps = 1). Numerical integration." + _CLAMP_NOTE
+        ),
+        witness_pairs=(WITNESS,),
+        source=_MEAN_SOURCE + ", NonDPLaplace2",
+        # H_{e^eps} = 1.9e-7 at eps = 0.95 and 0 from eps = 0.97 on (sizes 1..10): the boundary lies
+        # between the two; 0.96 splits the difference.
+        violates_for=(0.0, 0.96),
+    ),
+    dict(
+        factory=DPGaussian,
+        claim_kind="approx",
+        private=True,
+        summary=(
+            "mean of records in [0, 1]: S/n_tilde + N(0, sigma^2), sigma = sqrt(2 ln(1.25/delta)) "
+            "2/(n_tilde eps); valid for eps <= 2"
+        ),
+        bug=None,
+        true_guarantee=(
+            "(eps, delta)-DP for 0 < eps <= 2: noisy count (eps/2, 0)-DP; the Gaussian step is the "
+            "classic Gaussian mechanism at (eps/2, delta), valid for eps/2 <= 1 (Dwork & Roth 2014 "
+            "Thm A.1, eps/2 = 1 by continuity); basic composition. The factory refuses eps > 2."
+            + _CLAMP_NOTE
+        ),
+        witness_pairs=(WITNESS, WITNESS_SUM),
+        default_delta=1e-5,
+        source="Gaussian counterpart of DPLaplace, " + _MEAN_SOURCE,
+    ),
+    dict(
+        factory=NonDPGaussian1,
+        claim_kind="approx",
+        private=False,
+        summary="mean of records in [0, 1]: S/n + N(0, sigma^2), sigma = sqrt(2 ln(1.25/delta)) 2/(n eps), true count",
+        bug=(
+            "sigma uses the true count: on D and D+{x} the Gaussian variances differ, so the "
+            "privacy loss is unbounded (quadratic) in the tails"
+        ),
+        true_guarantee=(
+            "no (eps, delta)-DP guarantee for small delta: at the witness pair N(1, (2c/eps)^2) vs "
+            "N(1/2, (c/eps)^2), c = sqrt(2 ln(1.25e5)) = 4.84: H_{e^eps} = 0.3209 at eps = 0.01, "
+            "0.1976 at eps = 1 (delta = 1e-5; numerical integration)"
+        ),
+        witness_pairs=(WITNESS,),
+        default_delta=1e-5,
+        source=_MEAN_SOURCE + ", NonDPGaussian1",
+    ),
+    dict(
+        factory=NonDPGaussian2,
+        claim_kind="approx",
+        private=False,
+        summary=(
+            "mean of records in [0, 1]: S/n + N(0, sigma^2), sigma = sqrt(2 ln(1.25/delta)) "
+            "2/(n_tilde eps): true count in the mean, noisy count in sigma"
+        ),
+        bug=(
+            "the mean divides by the true count n while sigma is calibrated to the noisy count "
+            "n_tilde, often far larger than n at small eps: too little noise"
+        ),
+        true_guarantee=(
+            "not (eps, delta)-DP for small eps: at the witness pair H_{e^eps} = 0.0193 at eps = 0.01 "
+            "(delta = 1e-5). The violation vanishes near eps = 0.2; at eps = 1 H_{e^eps} <= 6e-25 at "
+            "sizes 1..10, so the (1, 1e-5) claim holds there (paper 000 Table 1: undetected at "
+            "eps = 1). Numerical integration." + _CLAMP_NOTE
+        ),
+        witness_pairs=(WITNESS,),
+        default_delta=1e-5,
+        source=_MEAN_SOURCE + ", NonDPGaussian2",
+        # At delta = 1e-5: H_{e^eps} = 5.7e-5 > delta at eps = 0.19, about 1e-25 at eps = 0.2.
+        violates_for=(0.0, 0.2),
+    ),
+)
+
+# ---------------------------------------------------------------- SVT1-SVT6 (Lyu, Su, Li 2017)
+_SVT_SOURCE = "Lyu, Su, Li (2017), PVLDB 10(6)"
+_SVT_ENCODING = "4 column-sum queries over records in [0, 1]^4, T = 1"
+
+_register_family(
+    dict(claim_kind="pure", relation="replace", domain=Domain.unit(DEFAULT_NUM_QUERIES)),
+    dict(
+        factory=SVT1,
+        private=True,
+        summary="SVT (Lyu et al. Alg. 1): answers 1/0, threshold Lap(2/eps), queries Lap(4c/eps), cut-off c = 1; " + _SVT_ENCODING,
+        bug=None,
+        true_guarantee="eps-DP for queries of sensitivity 1, monotone or not (Lyu, Su, Li 2017, §3, privacy of Algorithm 1)",
+        witness_pairs=(WITNESS_ONE_FALLS, WITNESS_X_SHAPE),
+        source=_SVT_SOURCE + ", Algorithm 1",
+    ),
+    dict(
+        factory=SVT2,
+        private=True,
+        summary=(
+            "SVT (Lyu et al. Alg. 2, Dwork & Roth's Sparse): answers 1/0, threshold Lap(2c/eps) redrawn after "
+            "each 'above', queries Lap(4c/eps), c = 1; " + _SVT_ENCODING
+        ),
+        bug=None,
+        true_guarantee="eps-DP: c AboveThreshold runs at eps/c each, composed (Dwork & Roth 2014 §3.6; Lyu, Su, Li 2017, Fig. 1)",
+        witness_pairs=(WITNESS_ONE_FALLS, WITNESS_X_SHAPE),
+        source=_SVT_SOURCE + ", Algorithm 2; Dwork & Roth (2014) Alg. 2",
+    ),
+    dict(
+        factory=SVT3,
+        private=False,
+        summary=(
+            "SVT (Lyu et al. Alg. 3): also releases the noisy value of the 'above' answer; threshold Lap(2/eps), "
+            "queries Lap(2c/eps), c = 1; output 4 codes + 4 values; " + _SVT_ENCODING
+        ),
+        bug=(
+            "the released value q_i + nu_i >= T + rho carries information on the threshold noise, so the 'below' "
+            "answers are no longer covered by it (and nu_i has half the scale non-monotone queries need)"
+        ),
+        true_guarantee=(
+            "not eps'-DP for any finite eps' over unbounded query streams (Lyu, Su, Li 2017, Fig. 1); with k = 4 "
+            "queries and c = 1 at most 2 eps-DP (each density factor moves by <= e^{eps/2}; derived). At the witness "
+            "pair H_{e^eps} = 0.022 at eps = 1, 1.5e-4 at eps = 0.01 (numerical integration)"
+        ),
+        witness_pairs=(WITNESS_ONE_FALLS_HIGH,),
+        source=_SVT_SOURCE + ", Algorithm 3; paper 000 §6.1",
+    ),
+    dict(
+        factory=SVT4,
+        private=False,
+        summary=(
+            "SVT (Lyu et al. Alg. 4): answers 1/0, threshold Lap(4/eps), queries Lap(4/(3 eps)) not scaled by "
+            "the cut-off c = 1; " + _SVT_ENCODING
+        ),
+        bug="the query noise is too small: each 'above' answer costs 1.5 eps, not the eps/2 the analysis assumed",
+        true_guarantee=(
+            "((1 + 6c)/4) eps-DP = 1.75 eps at c = 1 (Lyu, Su, Li 2017, §4 and Fig. 1; paper 000 §6.7). "
+            "At the witness pair H_{e^eps} = 0.033 at eps = 1, 1.8e-4 at eps = 0.01 (exact quadrature)"
+        ),
+        witness_pairs=(WITNESS_ONE_FALLS,),
+        source=_SVT_SOURCE + ", Algorithm 4; paper 000 §6.1, §6.7",
+    ),
+    dict(
+        factory=SVT5,
+        private=False,
+        summary="SVT (Lyu et al. Alg. 5): answers 1/0, threshold Lap(2/eps), no query noise, no cut-off; " + _SVT_ENCODING,
+        bug=(
+            "no query noise: the answers are a deterministic function of the noisy threshold, so answer patterns "
+            "possible on one dataset are impossible on a neighbour where two queries swap order"
+        ),
+        true_guarantee=(
+            "none: not eps'-DP for any finite eps' (Lyu, Su, Li 2017, Fig. 1). At the witness pair two answer "
+            "patterns have probability P(rho in (-1, 3]) on D0 and 0 on D1: H_{e^eps} = 0.585 at eps = 1, "
+            "0.0099 at eps = 0.01 (exact)"
+        ),
+        witness_pairs=(WITNESS_STAIRCASE,),
+        source=_SVT_SOURCE + ", Algorithm 5; paper 000 §6.1",
+    ),
+    dict(
+        factory=SVT6,
+        private=False,
+        summary="SVT (Lyu et al. Alg. 6): answers 1/0, threshold Lap(2/eps), queries Lap(2/eps), no cut-off; " + _SVT_ENCODING,
+        bug="no cut-off: every answer costs privacy the threshold noise does not cover when queries move in opposite directions",
+        true_guarantee=(
+            "not eps'-DP for any finite eps' over unbounded streams (Lyu, Su, Li 2017, Fig. 1); with k = 4 queries at "
+            "most 2 eps-DP (derived: each answer's conditional probability moves by <= e^{eps/2}). At the witness "
+            "pair H_{e^eps} = 0.032 at eps = 1, 1.9e-4 at eps = 0.01 (exact quadrature)"
+        ),
+        witness_pairs=(WITNESS_X_SHAPE,),
+        source=_SVT_SOURCE + ", Algorithm 6; paper 000 §6.1",
+    ),
+)
+
+# ---------------------------------------------------------------- report noisy max
+_NOISY_MAX_SOURCE = "Dwork & Roth (2014) §3.3; paper 000 (DP-Auditorium) §6.1 'NoisyMax'"
+_NOISY_MAX_ENCODING = "4 column-sum queries over records in [0, 1]^4 (not monotone under replace)"
+
+_register_family(
+    dict(claim_kind="pure", relation="replace", domain=Domain.unit(DEFAULT_NUM_QUERIES)),
+    dict(
+        factory=variant(NoisyMax, "noisy-max-laplace", noise="laplace", scale_factor=2.0),
+        private=True,
+        summary="report noisy max: index of max_i q_i + Lap(2/eps); " + _NOISY_MAX_ENCODING,
+        bug=None,
+        true_guarantee=(
+            "eps-DP for queries of sensitivity 1, monotone or not: fixing the other noises, index i wins iff its "
+            "noise exceeds a cut that moves by at most 2 between neighbours (Dwork & Roth 2014, proof of Claim 3.9 "
+            "with the gap bound 2 Delta)"
+        ),
+        witness_pairs=(WITNESS_ONE_RISES,),
+        source=_NOISY_MAX_SOURCE,
+    ),
+    dict(
+        factory=variant(NoisyMax, "noisy-max-gumbel", noise="gumbel", scale_factor=2.0),
+        private=True,
+        summary="report noisy max with Gumbel(2/eps) noise = exponential mechanism P(i) ∝ exp(eps q_i / 2); " + _NOISY_MAX_ENCODING,
+        bug=None,
+        true_guarantee="eps-DP: the exponential mechanism with utility sensitivity 1 (McSherry & Talwar 2007; Dwork & Roth 2014 Thm 3.10)",
+        witness_pairs=(WITNESS_ONE_RISES,),
+        source="McSherry & Talwar (2007); Dwork & Roth (2014) §3.4",
+    ),
+    dict(
+        factory=variant(NoisyMax, "noisy-max-half-noise", noise="laplace", scale_factor=1.0),
+        private=False,
+        summary="report noisy max with Lap(1/eps), the scale for monotone queries, on non-monotone ones; " + _NOISY_MAX_ENCODING,
+        bug=(
+            "noise scale 1/eps misses the factor 2 that non-monotone queries need: one query can rise while the "
+            "others fall, moving the winning cut by 2"
+        ),
+        true_guarantee=(
+            "2 eps-DP (the correct scale for 2 eps), not eps-DP. At the witness pair (index 0 goes from last to first) "
+            "exact H_{e^eps} = 0.238 at eps = 1, 0.0019 at eps = 0.01 (quadrature); the privacy loss of index 0 is "
+            "1.64 eps at eps = 1"
+        ),
+        witness_pairs=(WITNESS_ONE_RISES,),
+        source=_NOISY_MAX_SOURCE + "; Dwork & Roth (2014) Claim 3.9 (monotone case)",
+    ),
+    dict(
+        factory=variant(NoisyMax, "noisy-max-value", noise="laplace", scale_factor=2.0, release="value"),
+        private=False,
+        summary="report noisy max that releases the noisy maximum value max_i q_i + Lap(2/eps) instead of the index; " + _NOISY_MAX_ENCODING,
+        bug="releases the noisy maximum value: only the index is covered by the noisy-max analysis",
+        true_guarantee=(
+            "(k eps/2)-DP = 2 eps-DP at k = 4 (post-processing of k Laplace(2/eps) counts), not eps-DP for k >= 3: when "
+            "all queries rise by 1 the density of the maximum shifts by 1 and changes like e^{k eps/2} in its left tail. "
+            "At the witness pair H_{e^eps} = 0.083 at eps = 1, 6.3e-4 at eps = 0.01 (numerical integration)"
+        ),
+        witness_pairs=(WITNESS_ALL_RISE,),
+        source="Ding et al. (2018), noisy-max variants; " + _NOISY_MAX_SOURCE,
+    ),
+)
+
+# ---------------------------------------------------------------- exponential-mechanism median
+_MEDIAN_SOURCE = "McSherry & Talwar (2007); Dwork & Roth (2014) §3.4; paper 000 §6.1 (a private median)"
+
+_register_family(
+    {},
+    dict(
+        factory=ExponentialQuantile,
+        claim_kind="pure",
+        private=True,
+        summary=(
+            "median of records in [0, 1] by the exponential mechanism over 21 grid points: "
+            "P(y) ∝ exp(-eps |#{x < y} - #{x > y}| / 2)"
+        ),
+        bug=None,
+        true_guarantee=(
+            "eps-DP: the rank-distance utility has sensitivity 1 under add/remove (McSherry & Talwar 2007 Thm 6; "
+            "Dwork & Roth 2014 Thm 3.10); clipping records to [0, 1] is a per-record map"
+        ),
+        witness_pairs=(([[0.0]], [[0.0], [1.0]]), ([[0.0], [0.0], [1.0]], [[0.0], [0.0], [1.0], [1.0]])),
+        source=_MEDIAN_SOURCE,
+    ),
+)
+
+# ---------------------------------------------------------------- randomized response
+_register_family(
+    dict(claim_kind="pure", relation="replace"),
+    dict(
+        factory=variant(RandomizedResponse, "randomized-response"),
+        private=True,
+        summary="randomized response on the bits 1[x >= 1/2], flip probability 1/(1 + e^eps); releases the count of reported ones",
+        bug=None,
+        true_guarantee=(
+            "eps-DP, tight: truthful/flipped odds e^eps (Warner 1965; Dwork & Roth 2014 §3.2); the count is "
+            "post-processing (Prop. 2.1)"
+        ),
+        witness_pairs=(WITNESS_ONE,),
+        source="Warner (1965); Dwork & Roth (2014) §3.2",
+    ),
+    dict(
+        factory=variant(RandomizedResponse, "randomized-response-wrong-flip", flip_rule="coin"),
+        private=False,
+        summary=(
+            "randomized response that replaces the bit by a fair coin with probability 1/(1 + e^eps), i.e. flips it "
+            "with probability 1/(2 (1 + e^eps)); releases the count of reported ones"
+        ),
+        bug="'randomise with probability 1/(1+e^eps)' implemented as a fair coin: the flip probability is halved",
+        true_guarantee=(
+            "ln(1 + 2 e^eps)-DP (odds (1 - f)/f with f = 1/(2(1 + e^eps))): 1.86 at eps = 1, 1.10 at eps = 0.01. At the "
+            "witness pair H_{e^eps} = 0.500 at eps = 1 and 0.500 at eps = 0.01 (exact)"
+        ),
+        witness_pairs=(WITNESS_ONE,),
+        source="Warner (1965); Dwork & Roth (2014) §3.2",
+    ),
+)
+
+# ---------------------------------------------------------------- DP-GD (paper 000 §6.5, paper 002 §5)
+_DPGD_SOURCE_000 = "paper 000 (DP-Auditorium) §6.5 'ScaleGD'"
+_DPGD_SOURCE_002 = "paper 002 (RényiTester) §5 'DP-SGD mechanisms'"
+_DPGD_MODEL = "one DP-GD step on (theta - x)^2/2 from theta_0 = 0, records x in [-2, 2], clip G = 1; outputs theta_1"
+_DPGD_ACCOUNTING = (
+    " Accounting: sigma = 1/mu with delta_mu(eps) = delta (analytic Gaussian mechanism, Balle & Wang 2018 Thm 8, "
+    "solved with scipy); the (eps, delta) claim is exact, not rounded up."
+)
+
+_register_family(
+    dict(claim_kind="approx", domain=Domain((-RECORD_BOUND,), (RECORD_BOUND,)), default_delta=1e-5),
+    dict(
+        factory=DPGD,
+        private=True,
+        summary=_DPGD_MODEL + "; per-example clipping, noise N(0, (sigma G)^2), sigma from the analytic Gaussian mechanism",
+        bug=None,
+        true_guarantee=(
+            "mu-GDP with mu = sqrt(T)/sigma (Dong, Roth, Su 2022 Cor. 3.3), i.e. exactly (eps, delta)-DP (Balle & Wang "
+            "2018 Thm 8); tight: H_{e^eps} = delta at the witness pairs." + _DPGD_ACCOUNTING
+        ),
+        witness_pairs=(WITNESS_OPPOSITE, WITNESS_EXTREMAL),
+        source="Abadi et al. (2016); " + _DPGD_SOURCE_000 + "; " + _DPGD_SOURCE_002,
+    ),
+    dict(
+        factory=ScaledGD,
+        private=False,
+        summary=_DPGD_MODEL + "; noise N(0, (sigma G / 2)^2) while the accounting assumes sigma",
+        bug="the noise multiplier used is s sigma = sigma/2, the accounting assumes sigma",
+        true_guarantee=(
+            "(mu/s) = 2 mu-GDP (Dong, Roth, Su 2022 Cor. 2.13): at the witness pairs H_{e^eps} = delta_{2mu}(eps) = 0.0104 "
+            "at eps = 1, 4.4e-4 at eps = 0.01 (delta = 1e-5; exact)." + _DPGD_ACCOUNTING
+        ),
+        witness_pairs=(WITNESS_OPPOSITE, WITNESS_EXTREMAL),
+        source=_DPGD_SOURCE_000 + "; " + _DPGD_SOURCE_002 + " 'ScaledSGD'",
+    ),
+    dict(
+        factory=WrongSensitivitySGD,
+        private=False,
+        summary=_DPGD_MODEL + "; microbatches of 2 records clipped as a whole, noise N(0, (sigma G)^2) accounted as per-example",
+        bug="microbatch clipping has sensitivity 2G (one record flips its microbatch's clipped gradient from -G to +G), accounted as G",
+        true_guarantee=(
+            "2 mu-GDP: at the witness pair (gradients {-1} vs {-1, +2}) H_{e^eps} = 0.0104 at eps = 1, 4.4e-4 at "
+            "eps = 0.01 (delta = 1e-5; exact); at the extremal pair [[2]] vs [[2], [-2]] only G, H = delta." + _DPGD_ACCOUNTING
+        ),
+        witness_pairs=(WITNESS_OPPOSITE,),
+        source=_DPGD_SOURCE_002 + " 'WrongSensitivitySGD'; " + _DPGD_SOURCE_000,
+    ),
+)

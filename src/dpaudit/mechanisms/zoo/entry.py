@@ -1,0 +1,158 @@
+"""A zoo entry: a reference mechanism with its claim, its bug and its witness pairs.
+
+:class:`ZooEntry` is the record the catalogue (:mod:`dpaudit.mechanisms.zoo.catalogue`) registers;
+:func:`variant` builds the factory of an entry that is one configuration of a parametrised
+mechanism class (several entries share one class).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ...privacy.claims import ApproxDP, Claim, PureDP
+from ...datasets import AddRemove, Domain, NeighbouringPair, Replace
+from ..base import Mechanism
+
+__all__ = ["ZooEntry", "variant"]
+
+
+@dataclass(frozen=True)
+class ZooEntry:
+    """A reference mechanism with everything needed to audit it.
+
+    Attributes
+    ----------
+    name : str
+        CLI name (``zoo:NAME``), lower-case with hyphens.
+    factory : callable
+        ``factory(epsilon, delta) -> Mechanism``: the mechanism as implemented for those
+        parameters (delta is ignored by pure-DP mechanisms).
+    claim_kind : {"pure", "approx"}
+        Which guarantee the implementation claims.
+    private : bool
+        Whether the mechanism really satisfies its claim.
+    summary : str
+        One line: what it computes.
+    bug : str or None
+        What is wrong (None for correct mechanisms).
+    true_guarantee : str
+        The real guarantee, with its source, or why there is none.
+    relation : {"add-remove", "replace"}
+    domain : Domain
+    min_size, max_size : int
+        Dataset size range for random search.
+    witness_pairs : tuple of (list, list)
+        Neighbouring datasets (as nested lists of records) where the bug shows; for a correct
+        mechanism, pairs where it would show if it were wrong. The first pair is the main witness
+        (the one the detection benchmark uses).
+    default_delta : float or None
+        Delta used when the user gives none (approximate-DP mechanisms).
+    source : str
+        Where the mechanism comes from (paper and section).
+    violates_for : (float, float) or None
+        For a mechanism that is not private: the open interval ``(eps_low, eps_high)`` of the
+        privacy parameter epsilon (nats) over which it violates its claim (at ``default_delta``
+        for approximate-DP claims); outside it the mechanism meets its claim. ``None`` (the
+        default): violated at every epsilon > 0. Must be ``None`` for private entries. The ends
+        are numerical estimates (see the mechanism's docstring); close to them the violation is
+        too small for any test to see.
+
+    Raises
+    ------
+    ValueError
+        If ``violates_for`` is given for a private entry or is not ``0 <= eps_low < eps_high``.
+    """
+
+    name: str
+    factory: Callable[[float, float], Mechanism]
+    claim_kind: str
+    private: bool
+    summary: str
+    bug: str | None
+    true_guarantee: str
+    relation: str = "add-remove"
+    domain: Domain = field(default_factory=lambda: Domain.unit(1))
+    min_size: int = 1
+    max_size: int = 10
+    witness_pairs: tuple = ()
+    default_delta: float | None = None
+    source: str = ""
+    violates_for: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.violates_for is None:
+            return
+        if self.private:
+            raise ValueError(f"zoo entry {self.name!r}: violates_for is only for non-private entries")
+        try:
+            lo, hi = (float(v) for v in self.violates_for)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"zoo entry {self.name!r}: violates_for must be a pair (eps_low, eps_high), got {self.violates_for!r}"
+            ) from None
+        if not (0.0 <= lo < hi):
+            raise ValueError(f"zoo entry {self.name!r}: violates_for needs 0 <= eps_low < eps_high, got {self.violates_for!r}")
+        object.__setattr__(self, "violates_for", (lo, hi))
+
+    def violates(self, epsilon: float) -> bool:
+        """Whether the mechanism built at ``epsilon`` violates its claim at that epsilon.
+
+        False for private entries; for the others True unless ``violates_for`` excludes epsilon.
+        (A violation may still be too small to detect: see the entry's ``true_guarantee``.)
+        """
+        if self.private:
+            return False
+        if self.violates_for is None:
+            return True
+        lo, hi = self.violates_for
+        return lo < float(epsilon) < hi
+
+    def claim(self, epsilon: float, delta: float | None = None) -> Claim:
+        """The guarantee the mechanism claims at these parameters."""
+        if self.claim_kind == "pure":
+            return PureDP(epsilon)
+        d = self.default_delta if delta is None else delta
+        return ApproxDP(epsilon, d)
+
+    def mechanism(self, epsilon: float, delta: float | None = None) -> Mechanism:
+        """Instantiate the mechanism at (epsilon, delta)."""
+        d = self.default_delta if delta is None else delta
+        return self.factory(epsilon, d if d is not None else 0.0)
+
+    def neighbouring(self):
+        """The neighbouring relation of this entry (AddRemove or Replace over its domain)."""
+        cls = AddRemove if self.relation == "add-remove" else Replace
+        return cls(self.domain, self.min_size, self.max_size)
+
+    def witnesses(self) -> list[NeighbouringPair]:
+        """The witness pairs, validated against the entry's relation."""
+        rel = self.neighbouring()
+        return [rel.pair(d0, d1, description=f"witness pair of {self.name}") for d0, d1 in self.witness_pairs]
+
+
+def variant(cls: type, name: str, **config) -> Callable[[float, float], Mechanism]:
+    """The factory of the zoo entry ``name``: ``cls(epsilon, delta, name=name, **config)``.
+
+    Parameters
+    ----------
+    cls : type
+        A mechanism class whose constructor takes ``(epsilon, delta, *, name=..., **config)``.
+    name : str
+        The entry name; also the factory's ``name`` attribute (the catalogue reads it).
+    **config
+        Keyword arguments fixing the variant (noise, scale factor, flip rule...).
+
+    Returns
+    -------
+    callable
+        ``factory(epsilon, delta=0.0) -> Mechanism``.
+    """
+
+    def build(epsilon: float, delta: float = 0.0) -> Mechanism:
+        return cls(epsilon, delta, name=name, **config)
+
+    build.__name__ = build.__qualname__ = f"build_{name.replace('-', '_')}"
+    build.__doc__ = f"Build the zoo entry {name!r}: ``{cls.__name__}(epsilon, delta, {config})``."
+    build.name = name
+    return build
