@@ -25,14 +25,15 @@ from ..privacy.claims import Claim, PureDP, RenyiDP
 from ..privacy.conversions import pure_dp_epsilon_from_renyi, pure_dp_renyi_bound, renyi_threshold
 from ..estimators.renyi import VariationalRenyi
 from .._validate import check_probability
-from .base import NotApplicable, Tester, TestOutcome
+from ._common import EstimatorTester
+from .base import NotApplicable, TestOutcome
 
 __all__ = ["RenyiTester", "pure_dp_renyi_bound", "pure_dp_epsilon_from_renyi", "renyi_threshold"]
 
 DEFAULT_PURE_ALPHAS = (1.5, 2.0, 3.0, 5.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0)
 
 
-class RenyiTester(Tester):
+class RenyiTester(EstimatorTester):
     """Tests a Rényi-DP or pure-DP claim with variational lower bounds on ``R_alpha`` in both directions.
 
     Paper 000 Alg. 2 / paper 002 Alg. 1 with the estimator
@@ -56,6 +57,11 @@ class RenyiTester(Tester):
     pure_alphas : sequence of float, default (1.5, 2, 3, 5, 8, 16, 32, ..., 1024)
         Orders a pure-DP claim may be tested at.
 
+    Raises
+    ------
+    ValueError
+        If both ``estimator`` and ``device`` are given, or for invalid ``pure_alphas``.
+
     References
     ----------
     Paper 000 (DP-Auditorium) §4.1, Alg. 2, Thm 4.3; paper 002 (RényiTester) Alg. 1, Thm 4.3,
@@ -63,6 +69,7 @@ class RenyiTester(Tester):
     """
 
     name = "renyi"
+    estimator_class = VariationalRenyi
 
     def __init__(
         self,
@@ -71,14 +78,10 @@ class RenyiTester(Tester):
         device: str | None = None,
         pure_alphas: Sequence[float] = DEFAULT_PURE_ALPHAS,
     ):
-        if estimator is None:
-            estimator = VariationalRenyi(device=device or "cpu")
-        elif device is not None:
-            raise ValueError("give either estimator or device, not both")
+        super().__init__(estimator, **({} if device is None else {"device": device}))
         alphas = tuple(float(a) for a in pure_alphas)
         if not alphas or not all(math.isfinite(a) and a > 1 for a in alphas):
             raise ValueError(f"pure_alphas must be a non-empty sequence of finite orders > 1, got {pure_alphas!r}")
-        self.estimator = estimator
         self.pure_alphas = alphas
 
     def supports(self, claim: Claim) -> bool:
