@@ -191,6 +191,8 @@ def test_tv_cap_of_each_claim():
         assert renyi_epsilon_from_tv(t, 2.0) == pytest.approx(e, rel=1e-6)
     assert renyi_epsilon_from_tv(0.0, 2.0) == 0.0
     assert renyi_epsilon_from_tv(1.0, 2.0) == math.inf
+    for t in (1e-3, 0.2, 0.9, 0.999):  # the safe side: the returned epsilon is rejected
+        assert tv_cap(RenyiDP(3.0, renyi_epsilon_from_tv(t, 3.0))) < t
 
 
 def _bound_with(mmd2_lower):
@@ -529,3 +531,10 @@ def test_false_positive_rate_at_exact_guarantees():
         fails += t.test(p, q, RenyiDP(2.0, 2.0 / (2 * 0.25)), beta=beta, rng=[rep, 4]).violation
     print(f"gaussian mechanism, exact RDP: {fails}/{reps} false positives at beta={beta}")
     assert_rate_at_most(fails, reps, beta, what="false positives")
+
+
+def test_samples_needed_is_the_smallest_size():
+    for est in (KernelMMD(), KernelMMD(select_fraction=0.9, max_select=100)):
+        for nb in (2, 3, 17, 1000):
+            n = est.samples_needed(nb)
+            assert est.n_blocks(n, n) >= nb > est.n_blocks(n - 1, n - 1)

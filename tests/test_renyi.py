@@ -137,6 +137,10 @@ def test_pure_dp_epsilon_inverse():
             assert pure_dp_epsilon_from_renyi(a, v) == pytest.approx(eps, abs=1e-9)
     assert pure_dp_epsilon_from_renyi(2.0, -1.0) == 0.0
     assert pure_dp_epsilon_from_renyi(2.0, -math.inf) == 0.0
+    # brentq's root is moved to the safe side: the returned epsilon is still rejected.
+    for a in (1.01, 2.0, 1000.0):
+        for v in np.geomspace(1e-9, 1e3, 13):
+            assert pure_dp_renyi_bound(pure_dp_epsilon_from_renyi(a, v), a) < v
     with pytest.raises(ValueError, match="epsilon"):
         pure_dp_renyi_bound(-0.1, 2.0)
     with pytest.raises(ValueError, match="alpha"):
@@ -481,3 +485,16 @@ def test_detects_zoo_mean_bugs_at_50k(name, eps, claim):
     c = PureDP(eps) if claim is None else RenyiDP(claim, eps)
     out = RenyiTester().test(p, q, c, beta=0.05, rng=92)
     assert out.violation, out.to_dict()
+
+
+def test_fit_is_seeded_and_leaves_torch_global_state_alone():
+    import torch
+
+    rng = np.random.default_rng(0)
+    p, q = rng.normal(size=(64, 1)), rng.normal(0.5, 1.0, size=(64, 1))
+    est = VariationalRenyi(max_steps=5, hidden_sizes=(4,))
+    state = torch.random.get_rng_state()
+    g1, g2 = est.fit_function(p, q, 2.0, seed=3), est.fit_function(p, q, 2.0, seed=3)
+    assert torch.equal(state, torch.random.get_rng_state())
+    assert np.array_equal(g1(p), g2(p))
+    assert not np.array_equal(g1(p), est.fit_function(p, q, 2.0, seed=4)(p))

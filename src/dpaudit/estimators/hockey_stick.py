@@ -20,33 +20,18 @@ inequality. dpaudit keeps the idea and tightens every step:
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from .._torch import check_device
+from .._torch import check_training, epoch_batches, mlp, predict, train
+from .._torch import torch_threads as _torch_threads
 from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+from ._common import robust_standardiser, zoom_features
 from .base import HockeyStickBound, check_sample_pair, profile_grid
 
 __all__ = ["ClassifierHockeyStick", "HockeyStickEvidence", "hockey_stick_lower_bound"]
-
-
-@contextmanager
-def _torch_threads(num_threads: int | None):
-    """Temporarily set torch's intra-op CPU threads (no-op for None)."""
-    import torch
-
-    if num_threads is None:
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(num_threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 @dataclass(frozen=True)
@@ -113,92 +98,40 @@ class ClassifierHockeyStick:
         device: str = "cpu",
         num_threads: int | None = 1,
     ):
-        if not (0.0 < train_fraction < 1.0):
-            raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
-        if epochs < 1 or batch_size < 1 or max_steps < 1:
-            raise ValueError(
-                f"epochs, batch_size and max_steps must be >= 1, got {epochs!r}, {batch_size!r}, {max_steps!r}"
-            )
-        if learning_rate <= 0:
-            raise ValueError(f"learning_rate must be > 0, got {learning_rate!r}")
         self.hidden_sizes = tuple(int(h) for h in hidden_sizes)
-        self.epochs = int(epochs)
-        self.batch_size = int(batch_size)
-        self.learning_rate = float(learning_rate)
-        self.max_steps = int(max_steps)
-        self.train_fraction = float(train_fraction)
-        self.device = check_device(device)
-        if num_threads is not None and int(num_threads) < 1:
-            raise ValueError(f"num_threads must be >= 1 or None, got {num_threads!r}")
-        self.num_threads = None if num_threads is None else int(num_threads)
+        vars(self).update(check_training(
+            epochs=epochs, batch_size=batch_size, max_steps=max_steps, learning_rate=learning_rate,
+            train_fraction=train_fraction, device=device, num_threads=num_threads,
+        ))
 
     # ------------------------------------------------------------------ classifier
-    _ZOOM = (1.0, 10.0, 100.0, 1000.0)
-
     def _features(self, x: np.ndarray, center: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        z = (x - center) / scale
-        feats = [np.clip(z, -10.0, 10.0)]
-        # asinh at several zoom levels: ~linear within |z| < 1/c, logarithmic beyond, so both a
-        # small shift hidden under heavy-tailed noise and the tails themselves stay visible.
-        feats += [np.arcsinh(c * z) / np.log1p(2.0 * c) for c in self._ZOOM]
-        return np.concatenate(feats, axis=1).astype(np.float32)
+        return zoom_features((x - center) / scale)
 
     def _train_scorer(self, p_train: np.ndarray, q_train: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray]:
         import torch
 
-        pooled = np.vstack([p_train, q_train])
-        center = np.median(pooled, axis=0)
-        q75, q25 = np.percentile(pooled, [75, 25], axis=0)
-        scale = (q75 - q25) / 1.349
-        std = pooled.std(axis=0)
-        scale = np.where(scale > 0, scale, np.where(std > 0, std, 1.0))
-
+        center, scale = robust_standardiser(np.vstack([p_train, q_train]))
         x = np.vstack([self._features(p_train, center, scale), self._features(q_train, center, scale)])
         y = np.concatenate([np.ones(len(p_train), np.float32), np.zeros(len(q_train), np.float32)])
         pos_weight = len(q_train) / len(p_train)  # balance the classes
 
         device = torch.device(self.device)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            layers: list = []
-            width = x.shape[1]
-            for h in self.hidden_sizes:
-                layers += [torch.nn.Linear(width, h), torch.nn.ReLU()]
-                width = h
-            layers.append(torch.nn.Linear(width, 1))
-            model = torch.nn.Sequential(*layers).to(device)
-            xt = torch.from_numpy(x).to(device)
-            yt = torch.from_numpy(y).to(device)
-            n = len(xt)
-            steps_per_epoch = max(1, math.ceil(n / self.batch_size))
-            total = min(self.max_steps, self.epochs * steps_per_epoch)
-            opt = torch.optim.Adam(model.parameters(), lr=self.learning_rate)
-            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
-            loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor(pos_weight, device=device))
-            gen = torch.Generator(device="cpu").manual_seed(seed)
-            step = 0
-            model.train()
-            while step < total:
-                perm = torch.randperm(n, generator=gen).to(device)
-                for i in range(steps_per_epoch):
-                    idx = perm[i * self.batch_size : (i + 1) * self.batch_size]
-                    opt.zero_grad(set_to_none=True)
-                    loss = loss_fn(model(xt[idx]).squeeze(1), yt[idx])
-                    loss.backward()
-                    opt.step()
-                    sched.step()
-                    step += 1
-                    if step >= total:
-                        break
-            model.eval()
+        xt, yt = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
+        n = len(xt)
+        loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor(pos_weight, device=device))
+        model = train(
+            lambda: mlp(x.shape[1], self.hidden_sizes, torch.nn.ReLU),
+            lambda model, idx: loss_fn(model(xt[idx]).squeeze(1), yt[idx]),
+            lambda gen: ((idx,) for idx in epoch_batches(n, self.batch_size, gen, device)),
+            seed=seed,
+            steps=min(self.max_steps, self.epochs * max(1, math.ceil(n / self.batch_size))),
+            learning_rate=self.learning_rate,
+            device=device,
+        )
 
         def score(samples: np.ndarray) -> np.ndarray:
-            feats = torch.from_numpy(self._features(samples, center, scale)).to(device)
-            out = []
-            with torch.no_grad():
-                for i in range(0, len(feats), 65536):
-                    out.append(model(feats[i : i + 65536]).squeeze(1).cpu().numpy())
-            return np.concatenate(out).astype(np.float64)
+            return predict(lambda f: model(f).squeeze(1), self._features(samples, center, scale), device)
 
         return score
 

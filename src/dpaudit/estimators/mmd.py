@@ -28,7 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validate import check_int, check_positive, check_probability
 from ..bounds import empirical_bernstein_lower
+from ..privacy.conversions import delta_from_tv, epsilon_from_tv
+from ._common import robust_standardiser, smallest_int
 from .base import DivergenceBound, check_sample_pair, register_bound_type
 
 __all__ = ["KERNELS", "STATISTICS", "KernelMMD", "MMDBound", "mmd_lower_bound", "pairwise_kernel"]
@@ -92,8 +95,7 @@ def pairwise_kernel(a, b, kernel: str, bandwidth: float, scale=None, *, chunk_si
         On an unknown kernel, a bandwidth that is not finite and > 0, or mismatched shapes.
     """
     _check_kernel(kernel)
-    if not (isinstance(bandwidth, (int, float, np.floating)) and math.isfinite(bandwidth) and bandwidth > 0):
-        raise ValueError(f"bandwidth must be finite and > 0, got {bandwidth!r}")
+    bandwidth = check_positive(bandwidth, "bandwidth")
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     a = a.reshape(-1, 1) if a.ndim == 1 else a
@@ -187,15 +189,7 @@ class MMDBound(DivergenceBound):
         (``docs/mmd.md`` §3), so ``d >= (t (e^eps + 1) - (e^eps - 1)) / 2`` with ``t`` =
         :meth:`tv_lower_bound`; clipped at 0. Valid for every eps at once (same confidence).
         """
-        eps = np.asarray(epsilon, dtype=float)
-        if np.any(~(eps >= 0)):
-            raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
-        t = self.tv_lower_bound()
-        with np.errstate(over="ignore", invalid="ignore"):
-            e = np.exp(eps)
-            out = np.maximum(0.0, 0.5 * (t * (e + 1.0) - (e - 1.0)))
-        out = np.where(np.isfinite(e), out, 0.0)
-        return float(out) if out.ndim == 0 else out
+        return delta_from_tv(self.tv_lower_bound(), epsilon)
 
     def epsilon_lower_bound(self, delta: float) -> float:
         """Largest epsilon at which the evidence still rejects ``(epsilon, delta)``-DP (nats).
@@ -205,14 +199,7 @@ class MMDBound(DivergenceBound):
         ``eps = ln((1 + t - 2 delta) / (1 - t))``. Returns 0.0 when ``t <= delta`` (nothing
         rejected) and ``inf`` when ``t >= 1``.
         """
-        if not (0.0 <= delta < 1.0):
-            raise ValueError(f"delta must satisfy 0 <= delta < 1, got {delta!r}")
-        t = self.tv_lower_bound()
-        if t <= delta:
-            return 0.0
-        if t >= 1.0:
-            return math.inf
-        return max(0.0, math.log((1.0 + t - 2.0 * delta) / (1.0 - t)))
+        return epsilon_from_tv(self.tv_lower_bound(), delta)
 
 
 class KernelMMD:
@@ -291,10 +278,7 @@ class KernelMMD:
             raise ValueError(f"the paper's statistic needs block_sizes=(2,), got {block_sizes!r}")
         self.statistic = statistic
         if bandwidth is not None:
-            if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.floating)) or not (
-                math.isfinite(bandwidth) and bandwidth > 0
-            ):
-                raise ValueError(f"bandwidth must be finite and > 0, got {bandwidth!r}")
+            bandwidth = check_positive(bandwidth, "bandwidth")
             if len(self.kernels) != 1 or len(self.block_sizes) != 1:
                 raise ValueError(
                     f"a fixed bandwidth needs exactly one kernel and one block size, got "
@@ -306,18 +290,10 @@ class KernelMMD:
         if not factors or not all(math.isfinite(f) and f > 0 for f in factors):
             raise ValueError(f"length_factors must be positive finite numbers, got {length_factors!r}")
         self.length_factors = factors
-        if not (0.0 < select_fraction < 1.0):
-            raise ValueError(f"select_fraction must be in (0, 1), got {select_fraction!r}")
-        self.select_fraction = float(select_fraction)
-        if isinstance(max_select, bool) or int(max_select) < 4 * max(self.block_sizes):
-            raise ValueError(f"max_select must be an integer >= 4 * max(block_sizes), got {max_select!r}")
-        self.max_select = int(max_select)
-        if int(chunk_size) < 1:
-            raise ValueError(f"chunk_size must be >= 1, got {chunk_size!r}")
-        self.chunk_size = int(chunk_size)
-        if int(median_pairs) < 1:
-            raise ValueError(f"median_pairs must be >= 1, got {median_pairs!r}")
-        self.median_pairs = int(median_pairs)
+        self.select_fraction = check_probability(select_fraction, "select_fraction")
+        self.max_select = check_int(max_select, "max_select", 4 * max(self.block_sizes))
+        self.chunk_size = check_int(chunk_size, "chunk_size")
+        self.median_pairs = check_int(median_pairs, "median_pairs")
 
     # ------------------------------------------------------------------ sample accounting
     def _n_select(self, n: int) -> int:
@@ -336,16 +312,7 @@ class KernelMMD:
         """Smallest sample size per dataset that yields at least ``n_blocks`` blocks (of the
         smallest candidate size)."""
         n_blocks = max(2, int(n_blocks))
-        lo, hi = 1, 4 * n_blocks * max(self.block_sizes) + 64
-        while self.n_blocks(hi, hi) < n_blocks:
-            hi *= 2
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.n_blocks(mid, mid) >= n_blocks:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
+        return smallest_int(lambda n: self.n_blocks(n, n) >= n_blocks, 0, 4 * n_blocks * max(self.block_sizes) + 64)
 
     @staticmethod
     def range_penalty(n_blocks, beta: float):
@@ -427,21 +394,13 @@ class KernelMMD:
             out.append(med)
         return out[0], out[1]
 
-    @staticmethod
-    def _standardiser(pooled: np.ndarray) -> np.ndarray:
-        """Per-coordinate robust scale (IQR / 1.349, else std, else 1), shape (output_dim,)."""
-        q75, q25 = np.percentile(pooled, [75, 25], axis=0)
-        scale = (q75 - q25) / 1.349
-        std = pooled.std(axis=0)
-        return np.where(scale > 0, scale, np.where(std > 0, std, 1.0))
-
     def _select(self, p_sel, q_sel, n_test: int, beta: float, rng) -> tuple[str, float, int, np.ndarray]:
         """Choose (kernel, bandwidth, block size, feature scale) on the selection samples.
 
         ``n_test`` is the number of samples per distribution left for the bound.
         """
         # The robust scale of 20000 rows of each sample is plenty (and sorting more is slow).
-        scale = self._standardiser(np.vstack([p_sel[:20000], q_sel[:20000]]))
+        _, scale = robust_standardiser(np.vstack([p_sel[:20000], q_sel[:20000]]), center=False)
         zp, zq = p_sel / scale, q_sel / scale
         med_l2, med_l1 = self._median_distances(np.vstack([zp, zq]), rng)
         log_term = math.log(2.0 / beta)
@@ -494,9 +453,7 @@ class KernelMMD:
             samples than two blocks need after the selection split (:meth:`samples_needed`).
         """
         p, q = check_sample_pair(p_samples, q_samples)
-        if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) or not (0.0 < beta < 1.0):
-            raise ValueError(f"beta must be in (0, 1), got {beta!r}")
-        beta = float(beta)
+        beta = check_probability(beta, "beta")
         if self.n_blocks(len(p), len(q)) < 2:
             raise ValueError(
                 f"the MMD bound needs at least {self.samples_needed(2)} samples per dataset, "

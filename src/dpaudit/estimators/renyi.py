@@ -30,6 +30,7 @@ derived in ``docs/renyi.md``) is available as ``concentration="chernoff"`` for c
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -38,10 +39,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .._torch import check_device
+from .._validate import check_alpha, check_int, check_positive, check_probability
+from .._torch import check_training, mlp, predict, torch_threads, train
 from ..bounds import empirical_bernstein_lower
+from ._common import robust_standardiser, smallest_int, zoom_features
 from .base import DivergenceBound, check_sample_pair, register_bound_type
-from .hockey_stick import _torch_threads
 
 __all__ = [
     "RenyiBound",
@@ -150,21 +152,6 @@ class RenyiEvidence:
 
 
 # =====================================================================  concentration bounds
-def _check_alpha(alpha) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)):
-        raise ValueError(f"alpha must be a number > 1, got {alpha!r}")
-    a = float(alpha)
-    if not (math.isfinite(a) and a > 1.0):
-        raise ValueError(f"alpha must be finite and > 1, got {alpha!r}")
-    return a
-
-
-def _check_beta(beta) -> float:
-    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) or not (0.0 < beta < 1.0):
-        raise ValueError(f"beta must be a number in (0, 1), got {beta!r}")
-    return float(beta)
-
-
 def _mean_bounds(m_u, var_u, n_p, m_v, var_v, n_q, u_min, v_min, alpha, width, beta_each, concentration):
     """Lower bound on ``E[U]`` and upper bound on ``E[V]``, each failing with prob. <= ``beta_each``.
 
@@ -291,16 +278,7 @@ def needed_test_samples(
     def ok(n: int) -> bool:
         return bool(np.max(best_case_lower(alpha, widths, n, n, beta, concentration)) > threshold)
 
-    hi = 4
-    while not ok(hi):
-        hi *= 2
-        if hi > 10**15:
-            return None
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
+    return smallest_int(ok, 2, 4, limit=10**15)
 
 
 def renyi_bound_from_values(
@@ -372,8 +350,8 @@ def renyi_bound_from_values(
     Paper 002 (RényiTester), Thm 4.3 and Cor. 4.5; paper 000 Thm 4.3; Birrell et al. (2021),
     Thm 3.1; Maurer & Pontil (2009), Thm 4. Derivation: ``docs/renyi.md``.
     """
-    alpha = _check_alpha(alpha)
-    beta = _check_beta(beta)
+    alpha = check_alpha(alpha)
+    beta = check_probability(beta)
     if concentration not in _CONCENTRATIONS:
         raise ValueError(f"concentration must be one of {_CONCENTRATIONS}, got {concentration!r}")
     lo, hi = float(lo), float(hi)
@@ -543,8 +521,6 @@ class VariationalRenyi:
         Torch CPU threads while fitting (restored afterwards).
     """
 
-    _ZOOM = (1.0, 10.0, 100.0, 1000.0)
-
     def __init__(
         self,
         function_class: str = "mlp",
@@ -565,33 +541,20 @@ class VariationalRenyi:
             raise ValueError(f"function_class must be one of {_FUNCTION_CLASSES}, got {function_class!r}")
         if concentration not in _CONCENTRATIONS:
             raise ValueError(f"concentration must be one of {_CONCENTRATIONS}, got {concentration!r}")
-        if not (0.0 < train_fraction < 1.0):
-            raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
-        if not (train_bound > 0 and math.isfinite(train_bound)):
-            raise ValueError(f"train_bound must be finite and > 0, got {train_bound!r}")
-        if epochs < 1 or batch_size < 1 or max_steps < 1 or degree < 1:
-            raise ValueError(
-                f"epochs, batch_size, max_steps and degree must be >= 1, got {epochs!r}, {batch_size!r}, {max_steps!r}, {degree!r}"
-            )
-        if learning_rate <= 0:
-            raise ValueError(f"learning_rate must be > 0, got {learning_rate!r}")
+        train_bound = check_positive(train_bound, "train_bound")
+        degree = check_int(degree, "degree")
         if train_alpha is not None:
-            train_alpha = _check_alpha(train_alpha)
-        if num_threads is not None and int(num_threads) < 1:
-            raise ValueError(f"num_threads must be >= 1 or None, got {num_threads!r}")
+            train_alpha = check_alpha(train_alpha, "train_alpha")
         self.function_class = function_class
         self.hidden_sizes = tuple(int(h) for h in hidden_sizes)
-        self.degree = int(degree)
-        self.train_bound = float(train_bound)
+        self.degree = degree
+        self.train_bound = train_bound
         self.train_alpha = train_alpha
-        self.epochs = int(epochs)
-        self.batch_size = int(batch_size)
-        self.learning_rate = float(learning_rate)
-        self.max_steps = int(max_steps)
-        self.train_fraction = float(train_fraction)
         self.concentration = concentration
-        self.device = check_device(device)
-        self.num_threads = None if num_threads is None else int(num_threads)
+        vars(self).update(check_training(
+            epochs=epochs, batch_size=batch_size, max_steps=max_steps, learning_rate=learning_rate,
+            train_fraction=train_fraction, device=device, num_threads=num_threads,
+        ))
 
     def config(self) -> dict:
         """Hyper-parameters (for reports)."""
@@ -612,22 +575,12 @@ class VariationalRenyi:
         }
 
     # ------------------------------------------------------------------ features
-    def _standardiser(self, pooled: np.ndarray):
-        center = np.median(pooled, axis=0)
-        q75, q25 = np.percentile(pooled, [75, 25], axis=0)
-        scale = (q75 - q25) / 1.349
-        std = pooled.std(axis=0)
-        scale = np.where(scale > 0, scale, np.where(std > 0, std, 1.0))
-        return center, scale
-
     def _features(self, x: np.ndarray, center: np.ndarray, scale: np.ndarray) -> np.ndarray:
         z = (x - center) / scale
         if self.function_class == "chebyshev":
             t = (2.0 / np.pi) * np.arctan(z[:, 0])
             return np.polynomial.chebyshev.chebvander(t, self.degree)[:, 1:].astype(np.float32)
-        feats = [np.clip(z, -10.0, 10.0)]
-        feats += [np.arcsinh(c * z) / np.log1p(2.0 * c) for c in self._ZOOM]
-        return np.concatenate(feats, axis=1).astype(np.float32)
+        return zoom_features(z)
 
     # ------------------------------------------------------------------ fit
     def fit_function(
@@ -654,84 +607,58 @@ class VariationalRenyi:
 
         if self.function_class == "chebyshev" and p_train.shape[1] != 1:
             raise ValueError(f"the Chebyshev function class needs 1-D outputs, got output_dim {p_train.shape[1]}")
-        center, scale = self._standardiser(np.vstack([p_train, q_train]))
+        center, scale = robust_standardiser(np.vstack([p_train, q_train]))
         fp = torch.from_numpy(self._features(p_train, center, scale))
         fq = torch.from_numpy(self._features(q_train, center, scale))
         device = torch.device(self.device)
         fp, fq = fp.to(device), fq.to(device)
         bound = self.train_bound if bound is None else float(bound)
         a = float(alpha)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            width = fp.shape[1]
-            if self.function_class == "chebyshev":
-                model = torch.nn.Linear(width, 1)
+        n_p, n_q = len(fp), len(fq)
+
+        def loss_of(model, fp_batch, fq_batch):
+            rp, rq = model(fp_batch).squeeze(1), model(fq_batch).squeeze(1)
+            gp, gq = bound * torch.tanh(rp / bound), bound * torch.tanh(rq / bound)
+            lmp, lmq = math.log(len(gp)), math.log(len(gq))
+            fwd = a / (a - 1) * (torch.logsumexp((a - 1) * gp, 0) - lmp) - (torch.logsumexp(a * gq, 0) - lmq)
+            rev = a / (a - 1) * (torch.logsumexp(-(a - 1) * gq, 0) - lmq) - (torch.logsumexp(-a * gp, 0) - lmp)
+            # R^g is unchanged by adding a constant to g; keep the raw output centred so the
+            # tanh does not saturate on one side (the penalty does not move the optimum of
+            # the unsquashed objective).
+            centre = 0.5 * (rp.mean() + rq.mean())
+            return -(fwd + rev) + 0.1 * centre * centre
+
+        if self.function_class == "chebyshev":
+
+            def build():
+                model = torch.nn.Linear(fp.shape[1], 1)
                 torch.nn.init.zeros_(model.weight)
                 torch.nn.init.zeros_(model.bias)
-            else:
-                layers: list = []
-                for h in self.hidden_sizes:
-                    layers += [torch.nn.Linear(width, h), torch.nn.SiLU()]
-                    width = h
-                layers.append(torch.nn.Linear(width, 1))
-                model = torch.nn.Sequential(*layers)
-            model = model.to(device)
+                return model
 
-            def g_of(f):
-                return bound * torch.tanh(model(f).squeeze(1) / bound)
+            # Few coefficients: full-batch Adam on the whole training objective (L-BFGS's
+            # first long steps saturate the tanh and stall).
+            model = train(build, loss_of, lambda gen: itertools.repeat((fp, fq)),
+                          seed=seed, steps=min(self.max_steps, 500), learning_rate=0.05, device=device)
+        else:
+            n = max(n_p, n_q)
+            steps_per_epoch = max(1, math.ceil(n / self.batch_size))
+            bs = min(self.batch_size, n_p, n_q)
 
-            def loss_of(fp_batch, fq_batch):
-                rp, rq = model(fp_batch).squeeze(1), model(fq_batch).squeeze(1)
-                gp, gq = bound * torch.tanh(rp / bound), bound * torch.tanh(rq / bound)
-                lmp, lmq = math.log(len(gp)), math.log(len(gq))
-                fwd = a / (a - 1) * (torch.logsumexp((a - 1) * gp, 0) - lmp) - (torch.logsumexp(a * gq, 0) - lmq)
-                rev = a / (a - 1) * (torch.logsumexp(-(a - 1) * gq, 0) - lmq) - (torch.logsumexp(-a * gp, 0) - lmp)
-                # R^g is unchanged by adding a constant to g; keep the raw output centred so the
-                # tanh does not saturate on one side (the penalty does not move the optimum of
-                # the unsquashed objective).
-                centre = 0.5 * (rp.mean() + rq.mean())
-                return -(fwd + rev) + 0.1 * centre * centre
-
-            n_p, n_q = len(fp), len(fq)
-            model.train()
-            if self.function_class == "chebyshev":
-                # Few coefficients: full-batch Adam on the whole training objective (L-BFGS's
-                # first long steps saturate the tanh and stall).
-                total = min(self.max_steps, 500)
-                opt = torch.optim.Adam(model.parameters(), lr=0.05)
-                sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
-                for _ in range(total):
-                    opt.zero_grad(set_to_none=True)
-                    loss = loss_of(fp, fq)
-                    loss.backward()
-                    opt.step()
-                    sched.step()
-            else:
-                n = max(n_p, n_q)
-                steps_per_epoch = max(1, math.ceil(n / self.batch_size))
-                # at least 200 steps, so small samples are not under-fitted
-                total = min(self.max_steps, max(200, self.epochs * steps_per_epoch))
-                opt = torch.optim.Adam(model.parameters(), lr=self.learning_rate)
-                sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total)
-                gen = torch.Generator(device="cpu").manual_seed(seed)
-                bs = min(self.batch_size, n_p, n_q)
-                for _ in range(total):
+            def batches(gen):  # independent mini-batches of each sample, drawn with replacement
+                while True:
                     ip = torch.randint(n_p, (bs,), generator=gen).to(device)
                     iq = torch.randint(n_q, (bs,), generator=gen).to(device)
-                    opt.zero_grad(set_to_none=True)
-                    loss = loss_of(fp[ip], fq[iq])
-                    loss.backward()
-                    opt.step()
-                    sched.step()
-            model.eval()
+                    yield fp[ip], fq[iq]
+
+            # at least 200 steps, so small samples are not under-fitted
+            model = train(lambda: mlp(fp.shape[1], self.hidden_sizes, torch.nn.SiLU), loss_of, batches, seed=seed,
+                          steps=min(self.max_steps, max(200, self.epochs * steps_per_epoch)),
+                          learning_rate=self.learning_rate, device=device)
 
         def g(samples: np.ndarray) -> np.ndarray:
-            feats = torch.from_numpy(self._features(samples, center, scale)).to(device)
-            out = []
-            with torch.no_grad():
-                for i in range(0, len(feats), 65536):
-                    out.append(g_of(feats[i : i + 65536]).cpu().numpy())
-            return np.concatenate(out).astype(np.float64)
+            return predict(lambda f: bound * torch.tanh(model(f).squeeze(1) / bound),
+                           self._features(samples, center, scale), device)
 
         return g
 
@@ -795,7 +722,7 @@ class VariationalRenyi:
         """
         t0 = time.perf_counter()
         p, q = check_sample_pair(p_samples, q_samples, min_samples=8)
-        alpha_list = [_check_alpha(alphas)] if np.ndim(alphas) == 0 else [_check_alpha(a) for a in alphas]
+        alpha_list = [check_alpha(alphas)] if np.ndim(alphas) == 0 else [check_alpha(a) for a in alphas]
         if not alpha_list:
             raise ValueError("alphas must not be empty")
         if thresholds is None:
@@ -804,7 +731,7 @@ class VariationalRenyi:
             thr = [float(t) for t in thresholds]
             if len(thr) != len(alpha_list) or not all(math.isfinite(t) for t in thr):
                 raise ValueError(f"thresholds must be finite, one per alpha; got {thresholds!r}")
-        beta = _check_beta(beta)
+        beta = check_probability(beta)
         if self.function_class == "chebyshev" and p.shape[1] != 1:
             raise ValueError(f"the Chebyshev function class needs 1-D outputs, got output_dim {p.shape[1]}")
         rng = np.random.default_rng(rng)
@@ -819,7 +746,7 @@ class VariationalRenyi:
         limit = max(self.train_bound, min(t / a for a, t in zip(alpha_list, thr)))
         max_width = 2.0 * limit
 
-        with _torch_threads(self.num_threads):
+        with torch_threads(self.num_threads):
             t_fit = time.perf_counter()
             g = self.fit_function(p_tr, q_tr, train_alpha, seed=int(rng.integers(2**31 - 1)), bound=limit)
             train_seconds = time.perf_counter() - t_fit

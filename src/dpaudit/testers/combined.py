@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..privacy.claims import Claim
 from ..errors import InvalidClaimError
-from .base import NotApplicable, Tester, TestOutcome, check_beta
+from .._validate import as_rng, check_probability
+from .base import NotApplicable, Tester, TestOutcome
 
 __all__ = ["CombinedTester"]
 
@@ -62,13 +63,11 @@ class CombinedTester(Tester):
         ValueError
             On invalid samples or beta.
         """
-        import numpy as np
-
-        beta = check_beta(beta)
+        beta = check_probability(beta, "beta")
         run = self.applicable(claim)
         if not run:
             raise InvalidClaimError(f"none of the testers {[t.name for t in self.testers]} can test {claim.describe()}")
-        rng = np.random.default_rng(rng)
+        rng = as_rng(rng)
         seeds = rng.spawn(len(run))
         # beta is split over every applicable tester, including any that turn out not to apply
         # to these samples (the split must not depend on the data).

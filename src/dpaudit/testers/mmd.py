@@ -14,57 +14,13 @@ import math
 import numpy as np
 
 from ..privacy.claims import ApproxDP, Claim, PureDP, RenyiDP
+from ..privacy.conversions import renyi_epsilon_from_tv, tv_cap
 from ..estimators.mmd import KernelMMD, MMDBound
-from .base import Tester, TestOutcome, check_beta
+from .._validate import check_probability
+from ._common import EstimatorTester
+from .base import TestOutcome
 
 __all__ = ["MMDTester", "mmd_threshold", "tv_cap", "renyi_epsilon_from_tv"]
-
-
-def _profile_tv_cap(delta_profile, epsilon: float) -> float:
-    """``min over eps' >= 0 of (e^eps' - 1 + 2 delta(eps')) / (e^eps' + 1)`` on a fine grid.
-
-    Each grid point alone is a valid bound (``docs/mmd.md`` §3), so a grid minimum is valid.
-    """
-    top = max(20.0, 4.0 * epsilon)
-    grid = np.unique(np.concatenate([[0.0, epsilon], np.linspace(0.0, top, 2001), np.geomspace(1e-6, top, 1000)]))
-    e = np.exp(grid)
-    caps = (e - 1.0 + 2.0 * np.asarray(delta_profile(grid), dtype=float)) / (e + 1.0)
-    return float(min(1.0, caps.min()))
-
-
-def tv_cap(claim: Claim) -> float:
-    """Largest total variation ``TV(M(D), M(D'))`` the claim allows between neighbours.
-
-    * ``PureDP(eps)``: ``tanh(eps/2) = (e^eps - 1)/(e^eps + 1)``;
-    * ``ApproxDP(eps, delta)``: ``(e^eps - 1 + 2 delta)/(e^eps + 1)`` (Kairouz, Oh, Viswanath
-      2015, Thm 2.1: the claim's privacy profile at eps' = 0, ``H_1 = TV``); both tight;
-    * ``RenyiDP(alpha, eps)``: the smallest of Pinsker's ``sqrt(eps/2)`` and Bretagnolle–Huber's
-      ``sqrt(1 - e^-eps)`` (since ``KL <= D_alpha <= eps``) and of
-      ``(e^x - 1 + 2 delta(x))/(e^x + 1)`` over ``x >= 0`` for the claim's profile ``delta(x)``
-      (Canonne, Kamath, Steinke 2020, Prop. 12).
-
-    Returns
-    -------
-    float in [0, 1]
-
-    Raises
-    ------
-    TypeError
-        For an unknown claim type.
-    """
-    if isinstance(claim, PureDP):
-        return math.tanh(claim.epsilon / 2.0)
-    if isinstance(claim, ApproxDP):
-        e = math.exp(claim.epsilon) if claim.epsilon < 700 else math.inf
-        if math.isinf(e):
-            return 1.0
-        return min(1.0, (e - 1.0 + 2.0 * claim.delta) / (e + 1.0))
-    if isinstance(claim, RenyiDP):
-        eps = claim.epsilon
-        pinsker = math.sqrt(eps / 2.0)
-        bretagnolle_huber = math.sqrt(-math.expm1(-eps))
-        return min(1.0, pinsker, bretagnolle_huber, _profile_tv_cap(claim.delta_profile, eps))
-    raise TypeError(f"unknown claim type {type(claim).__name__}")
 
 
 def mmd_threshold(claim: Claim) -> float:
@@ -76,31 +32,7 @@ def mmd_threshold(claim: Claim) -> float:
     return math.sqrt(2.0) * tv_cap(claim)
 
 
-def renyi_epsilon_from_tv(tv: float, alpha: float) -> float:
-    """Largest Rényi epsilon at order alpha that a total variation ``tv`` rejects.
-
-    ``sup {eps : tv_cap(RenyiDP(alpha, eps)) < tv}`` by bisection (``tv_cap`` is non-decreasing
-    in eps); 0.0 for ``tv <= 0``, ``inf`` for ``tv >= 1``.
-    """
-    if tv <= 0.0:
-        return 0.0
-    if tv >= 1.0:
-        return math.inf
-    lo, hi = 0.0, 1.0
-    while tv_cap(RenyiDP(alpha, hi)) < tv:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e6:
-            return math.inf
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if tv_cap(RenyiDP(alpha, mid)) < tv:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-class MMDTester(Tester):
+class MMDTester(EstimatorTester):
     """Tests a claim by a lower confidence bound on the kernel MMD (paper 000, Alg. 8, tightened).
 
     With probability ``>= 1 - beta`` the bound ``MMD_k(P, Q) >= lower`` holds
@@ -126,13 +58,7 @@ class MMDTester(Tester):
     """
 
     name = "mmd"
-
-    def __init__(self, estimator: KernelMMD | None = None, **estimator_kwargs):
-        if estimator is None:
-            estimator = KernelMMD(**estimator_kwargs)
-        elif estimator_kwargs:
-            raise ValueError(f"give either estimator or estimator keyword arguments, not both (got {sorted(estimator_kwargs)})")
-        self.estimator = estimator
+    estimator_class = KernelMMD
 
     def supports(self, claim: Claim) -> bool:
         """True for PureDP, ApproxDP and RenyiDP claims that allow a total variation below 1."""
@@ -140,20 +66,11 @@ class MMDTester(Tester):
             return False
         return tv_cap(claim) < 1.0
 
-    def config(self) -> dict:
-        return {"tester": self.name, **self.estimator.config()}
-
     def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
-        """Test ``claim`` on samples of the outputs on two neighbouring datasets.
+        """One MMD lower bound on ``p_samples`` (D0) vs ``q_samples`` (D1), compared with ``claim``.
 
-        Parameters
-        ----------
-        p_samples, q_samples : array, shape (n, output_dim)
-            Outputs on D0 and on D1.
-        claim : PureDP, ApproxDP or RenyiDP
-        beta : float
-            Failure probability of this test, in (0, 1): all of it goes to the one MMD bound.
-        rng : Generator or int, optional
+        Parameters and shapes as in :meth:`Tester.test`; all of ``beta`` goes to the one MMD
+        bound (see the class notes).
 
         Returns
         -------
@@ -172,7 +89,7 @@ class MMDTester(Tester):
         """
         from ..estimators.base import check_sample_pair
 
-        beta = check_beta(beta)
+        beta = check_probability(beta, "beta")
         self.require(claim)
         p, q = check_sample_pair(p_samples, q_samples)
         cap = tv_cap(claim)

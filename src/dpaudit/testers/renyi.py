@@ -22,108 +22,18 @@ from typing import Sequence
 import numpy as np
 
 from ..privacy.claims import Claim, PureDP, RenyiDP
+from ..privacy.conversions import pure_dp_epsilon_from_renyi, pure_dp_renyi_bound, renyi_threshold
 from ..estimators.renyi import VariationalRenyi
-from .base import NotApplicable, Tester, TestOutcome, check_beta
+from .._validate import check_probability
+from ._common import EstimatorTester
+from .base import NotApplicable, TestOutcome
 
 __all__ = ["RenyiTester", "pure_dp_renyi_bound", "pure_dp_epsilon_from_renyi", "renyi_threshold"]
 
 DEFAULT_PURE_ALPHAS = (1.5, 2.0, 3.0, 5.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0)
 
 
-def _log_cosh(x):
-    """``ln cosh x``, accurate for tiny and huge ``|x|``."""
-    x = np.abs(np.asarray(x, dtype=float))
-    small = np.log1p(2.0 * np.sinh(np.minimum(x, 20.0) / 2.0) ** 2)
-    large = x - math.log(2.0) + np.log1p(np.exp(-2.0 * x))
-    return np.where(x < 20.0, small, large)
-
-
-def pure_dp_renyi_bound(epsilon, alpha):
-    """Largest ``R_alpha(M(D) || M(D'))`` an epsilon-DP mechanism can have (tight).
-
-    ``[ln cosh((alpha - 1/2) eps) - ln cosh(eps / 2)] / (alpha - 1)``, the Rényi divergence of
-    randomized response ``(e^eps, 1)/(1 + e^eps)`` vs ``(1, e^eps)/(1 + e^eps)``. For eps-DP the
-    likelihood ratio ``L = dP/dQ`` lies in ``[e^-eps, e^eps]`` with ``E_Q[L] = 1``; ``L^alpha`` is
-    convex, so ``E_Q[L^alpha]`` is largest when ``L`` sits on the two end points (randomized
-    response). It is at most ``min(eps, alpha eps^2 / 2)`` (Bun & Steinke 2016, Prop. 3.3) and
-    equals ``alpha eps^2 / 2 + O(eps^4)`` for small eps.
-
-    Parameters
-    ----------
-    epsilon : float or array
-        Pure-DP parameter in nats, ``>= 0``.
-    alpha : float or array
-        Rényi order, ``> 1``.
-
-    Returns
-    -------
-    float or ndarray
-        The bound in nats (broadcast shape).
-
-    Raises
-    ------
-    ValueError
-        If epsilon < 0 or alpha <= 1 (or non-finite).
-
-    References
-    ----------
-    Derivation: ``docs/renyi.md`` §4. Bun & Steinke (2016), "Concentrated differential privacy",
-    Prop. 3.3 (eps-DP implies (eps^2/2)-zCDP); Mironov (2017), Prop. 3 (pure DP as alpha -> inf).
-    """
-    eps = np.asarray(epsilon, dtype=float)
-    a = np.asarray(alpha, dtype=float)
-    if np.any(~np.isfinite(eps)) or np.any(eps < 0):
-        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-    if np.any(~np.isfinite(a)) or np.any(a <= 1):
-        raise ValueError(f"alpha must be finite and > 1, got {alpha!r}")
-    out = (_log_cosh((a - 0.5) * eps) - _log_cosh(0.5 * eps)) / (a - 1.0)
-    out = np.maximum(out, 0.0)
-    return float(out) if out.ndim == 0 else out
-
-
-def pure_dp_epsilon_from_renyi(alpha: float, value: float) -> float:
-    """Largest epsilon whose pure-DP claim a lower bound ``value`` on ``R_alpha`` rejects.
-
-    Inverts :func:`pure_dp_renyi_bound` in epsilon (it increases from 0 to infinity): returns the
-    eps* with ``pure_dp_renyi_bound(eps*, alpha) = value`` (0.0 for ``value <= 0``). Every
-    eps < eps* is rejected.
-    """
-    if not (value > 0.0):
-        return 0.0
-    if math.isinf(value):
-        return math.inf
-    lo, hi = 0.0, max(1.0, value)
-    while pure_dp_renyi_bound(hi, alpha) < value:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if pure_dp_renyi_bound(mid, alpha) < value:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-12 * max(1.0, hi):
-            break
-    return lo
-
-
-def renyi_threshold(claim: Claim, alpha: float) -> float:
-    """What ``claim`` allows for ``R_alpha`` between neighbouring outputs (tau of paper 000 Alg. 2).
-
-    ``RenyiDP(alpha_c, eps)``: ``eps`` for every ``alpha <= alpha_c`` (the claim's definition,
-    and ``R_alpha`` is non-decreasing in alpha: van Erven & Harremoës 2014, Thm 3; paper 000
-    Lemma 4.5). ``PureDP(eps)``: :func:`pure_dp_renyi_bound`. Raises ValueError for other claims
-    or ``alpha > alpha_c``.
-    """
-    if isinstance(claim, RenyiDP):
-        if float(alpha) > claim.alpha * (1.0 + 1e-12):
-            raise ValueError(f"a {claim.describe()} claim bounds R_alpha only for alpha <= {claim.alpha:g}, got alpha={alpha!r}")
-        return claim.epsilon
-    if isinstance(claim, PureDP):
-        return pure_dp_renyi_bound(claim.epsilon, alpha)
-    raise ValueError(f"the Rényi tester cannot test {claim.describe()}")
-
-
-class RenyiTester(Tester):
+class RenyiTester(EstimatorTester):
     """Tests a Rényi-DP or pure-DP claim with variational lower bounds on ``R_alpha`` in both directions.
 
     Paper 000 Alg. 2 / paper 002 Alg. 1 with the estimator
@@ -147,6 +57,11 @@ class RenyiTester(Tester):
     pure_alphas : sequence of float, default (1.5, 2, 3, 5, 8, 16, 32, ..., 1024)
         Orders a pure-DP claim may be tested at.
 
+    Raises
+    ------
+    ValueError
+        If both ``estimator`` and ``device`` are given, or for invalid ``pure_alphas``.
+
     References
     ----------
     Paper 000 (DP-Auditorium) §4.1, Alg. 2, Thm 4.3; paper 002 (RényiTester) Alg. 1, Thm 4.3,
@@ -154,6 +69,7 @@ class RenyiTester(Tester):
     """
 
     name = "renyi"
+    estimator_class = VariationalRenyi
 
     def __init__(
         self,
@@ -162,14 +78,10 @@ class RenyiTester(Tester):
         device: str | None = None,
         pure_alphas: Sequence[float] = DEFAULT_PURE_ALPHAS,
     ):
-        if estimator is None:
-            estimator = VariationalRenyi(device=device or "cpu")
-        elif device is not None:
-            raise ValueError("give either estimator or device, not both")
+        super().__init__(estimator, **({} if device is None else {"device": device}))
         alphas = tuple(float(a) for a in pure_alphas)
         if not alphas or not all(math.isfinite(a) and a > 1 for a in alphas):
             raise ValueError(f"pure_alphas must be a non-empty sequence of finite orders > 1, got {pure_alphas!r}")
-        self.estimator = estimator
         self.pure_alphas = alphas
 
     def supports(self, claim: Claim) -> bool:
@@ -180,16 +92,10 @@ class RenyiTester(Tester):
         return {"tester": self.name, "pure_alphas": list(self.pure_alphas), **self.estimator.config()}
 
     def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
-        """Test ``claim`` on samples of the outputs on two neighbouring datasets.
+        """Variational Rényi lower bounds in both directions of ``p_samples`` (D0) vs
+        ``q_samples`` (D1, at least 8 rows each), compared with a ``RenyiDP`` or ``PureDP`` claim.
 
-        Parameters
-        ----------
-        p_samples, q_samples : array, shape (n, output_dim)
-            Outputs on D0 and on D1 (at least 8 rows each).
-        claim : RenyiDP or PureDP
-        beta : float
-            Failure probability of this test, in (0, 1); each direction gets ``beta / 2``.
-        rng : Generator or int, optional
+        Parameters and shapes as in :meth:`Tester.test`; each direction gets ``beta / 2``.
 
         Returns
         -------
@@ -211,7 +117,7 @@ class RenyiTester(Tester):
             On invalid samples or beta.
         """
         self.require(claim)
-        beta = check_beta(beta)
+        beta = check_probability(beta, "beta")
         if self.estimator.function_class == "chebyshev" and np.ndim(p_samples) == 2 and np.shape(p_samples)[1] != 1:
             raise NotApplicable(
                 f"the Chebyshev function class needs 1-D outputs, got output_dim {np.shape(p_samples)[1]}"
