@@ -53,6 +53,7 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import optimize, special
 
+from .._validate import check_delta, check_epsilon, check_int, check_probability
 from . import prv as _prv
 from ._backend import (
     SLOT_COLLAPSED,
@@ -105,29 +106,8 @@ ProgressFn = Callable[[int, int], None]
 # --------------------------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------------------------
-def _check_epsilon(epsilon) -> float:
-    try:
-        e = float(epsilon)
-    except (TypeError, ValueError):
-        raise ValueError(f"epsilon must be a number >= 0, got {epsilon!r}") from None
-    if isinstance(epsilon, bool) or not math.isfinite(e) or e < 0:
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    return e
-
-
-def _check_delta(delta) -> float:
-    return _prv._check_delta(delta)
-
-
-def _check_samples(num_samples) -> int:
-    return _prv._check_count("num_samples", num_samples, minimum=2)
-
-
-def _check_confidence(confidence) -> float:
-    c = float(confidence)
-    if not (0.0 < c < 1.0):
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    return c
+def _check_samples(num_samples, name: str = "num_samples") -> int:
+    return check_int(num_samples, name, minimum=2)
 
 
 def resolve_estimator(estimator: str, comp: Composition) -> str:
@@ -150,7 +130,7 @@ def _check_estimator(estimator: str, comp: Composition) -> str:
 
 
 def _check_chunk(chunk_elements) -> int:
-    return _prv._check_count("chunk_elements", chunk_elements, minimum=1024)
+    return check_int(chunk_elements, "chunk_elements", minimum=1024)
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,7 +170,7 @@ class PrivacyLossSamples:
 
     def terms(self, epsilon: float) -> np.ndarray:
         """The unbiased terms ``w_i (1 - exp(eps - L_i))_+`` whose mean estimates delta(eps), shape (m,)."""
-        eps = _check_epsilon(epsilon)
+        eps = check_epsilon(epsilon)
         x = eps - self.losses
         pos = x < 0
         out = np.zeros_like(self.losses)
@@ -263,7 +243,7 @@ class PrivacyLossSamples:
         sorted losses and then in closed form (z = 0) or by bisection (z != 0). A positive z gives
         the upper end of the confidence interval of eps(delta), a negative z the lower end.
         """
-        delta = _check_delta(delta)
+        delta = check_delta(delta)
         c = self._sorted()
         ls = c["L"]
         m = self.num_samples
@@ -410,7 +390,7 @@ class ConditionalLossSamples:
         ``columns`` are computed; the others are left at 0)."""
         from ._backend import NumpyOps
 
-        eps = _check_epsilon(epsilon)
+        eps = check_epsilon(epsilon)
         ops = NumpyOps()
         out = np.zeros((self.num_samples, 3))
         if 0 in columns:
@@ -495,7 +475,7 @@ class ConditionalLossSamples:
         For 'is-cmc' the combination weights are first fixed at the root of the 'cmc' estimate, so
         that the function searched is monotone.
         """
-        delta = _check_delta(delta)
+        delta = check_delta(delta)
         if self.estimator == "is-cmc" and "fixed" not in self._cache:
             cmc = np.array([0.0, 1.0, 0.0])
             self._cache["fixed"] = np.stack([cmc, cmc])
@@ -983,7 +963,7 @@ def sample_privacy_loss(composition, num_samples: int, *, direction: str = REMOV
     check_counter_space(m, comp.num_steps)
     ops = get_ops(backend, device)
     key = key_from_rng(rng) if _key is None else _key
-    targets = None if target_epsilon is None else [_check_epsilon(e) for e in np.atleast_1d(target_epsilon)]
+    targets = None if target_epsilon is None else [check_epsilon(e) for e in np.atleast_1d(target_epsilon)]
     if estimator in ("is", "cmc", "is-cmc"):
         if tilts is not None:
             lam = tuple(_prv._check_tilt(x) for x in tilts)
@@ -1316,7 +1296,7 @@ def nonnegative_upper_bound(mean: float, bound: float, num_samples: int, confide
     float
         The upper confidence bound.
     """
-    u = math.log(1.0 / (1.0 - _check_confidence(confidence))) / int(num_samples)
+    u = math.log(1.0 / (1.0 - check_probability(confidence, "confidence"))) / int(num_samples)
     h = 0.5 * float(bound) * u
     return (math.sqrt(h) + math.sqrt(h + max(float(mean), 0.0))) ** 2
 
@@ -1551,7 +1531,7 @@ class MonteCarloAccountant:
         if estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
         self.estimator = estimator
-        self.confidence = _check_confidence(confidence)
+        self.confidence = check_probability(confidence, "confidence")
         self.rng = rng
         self.backend, self.device = backend, device
         get_ops(backend, device)  # validate early (CUDA availability, backend name)
@@ -1620,7 +1600,7 @@ class MonteCarloAccountant:
             or (with ``untrusted='raise'``) an estimate whose diagnostics fail.
         """
         t0 = time.perf_counter()
-        eps = _check_epsilon(epsilon)
+        eps = check_epsilon(epsilon)
         comp, estimator, ops, key = self._setup(composition)
         z = _z(self.confidence)
         per = {}
@@ -1688,7 +1668,7 @@ class MonteCarloAccountant:
             (with ``untrusted='raise'``) an estimate whose diagnostics fail.
         """
         t0 = time.perf_counter()
-        delta = _check_delta(delta)
+        delta = check_delta(delta)
         comp, estimator, ops, key = self._setup(composition)
         z = _z(self.confidence)
         per = {}
@@ -1772,7 +1752,7 @@ class MonteCarloAccountant:
         """
         t0 = time.perf_counter()
         many = isinstance(delta, (list, tuple, np.ndarray))
-        deltas = [_check_delta(d) for d in (delta if many else [delta])]
+        deltas = [check_delta(d) for d in (delta if many else [delta])]
         comp, estimator, ops, key = self._setup(composition)
         est = {"simple": "simple", "is": "is", "cmc": "cmc"}.get(estimator, "is-cmc")
         if est == "is-cmc" and not all(isinstance(s_, (GaussianStep, SubsampledGaussianStep)) for s_, _ in comp.segments):

@@ -39,6 +39,10 @@ from typing import Any, Iterable
 import numpy as np
 from scipy import optimize, special
 
+from .._validate import check_delta, check_epsilon, check_int, check_positive, check_rate
+from ..privacy.events import UnsupportedEventError, event_from_runs, event_runs, is_event
+from ..privacy.profiles import gaussian_delta, gaussian_epsilon
+
 __all__ = [
     "ADD",
     "DIRECTIONS",
@@ -56,7 +60,6 @@ __all__ = [
     "sampler_acceptance",
     "gaussian_delta",
     "gaussian_epsilon",
-    "laplace_delta",
     "saddlepoint_tilt",
 ]
 
@@ -68,41 +71,9 @@ DIRECTIONS = (REMOVE, ADD)
 _MAX_REAL_TILT = 256.0
 
 
-class UnsupportedEventError(ValueError):
-    """A dp_accounting ``DpEvent`` that has no dominating pair in this module."""
-
-
 # --------------------------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------------------------
-def _check_positive(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return v
-
-
-def _check_rate(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}") from None
-    if isinstance(value, bool) or not (0.0 < v <= 1.0):  # also rejects NaN
-        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-    return v
-
-
-def _check_count(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def _check_direction(direction: str) -> str:
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
@@ -475,6 +446,10 @@ class Step(ABC):
         """Cached sampler of ``P_lam`` for this step (internal to the Monte Carlo estimators)."""
         return _cached_plan(self, float(lam), direction)
 
+    @abstractmethod
+    def to_event(self):
+        """The dp_accounting ``DpEvent`` of this step (the value object every family shares)."""
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable description."""
         return {"kind": self.kind, **{k: v for k, v in self.__dict__.items()}}
@@ -503,7 +478,7 @@ class GaussianStep(Step):
     symmetric = True
 
     def __post_init__(self):
-        object.__setattr__(self, "sigma", _check_positive("sigma (noise multiplier)", self.sigma))
+        object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma (noise multiplier)"))
 
     def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
         lam = _check_tilt(lam)
@@ -516,6 +491,11 @@ class GaussianStep(Step):
 
     def _plan(self, lam, direction):
         return _GaussianPlan(self.sigma, lam)
+
+    def to_event(self):
+        import dp_accounting as dpa
+
+        return dpa.GaussianDpEvent(self.sigma)
 
     def log_tails(self, ops, c, direction: str = REMOVE):
         # l(t) = (t - 1/2)/s^2 > c  <=>  t > 1/2 + s^2 c;  P = N(1, s^2), Q = N(0, s^2)
@@ -542,7 +522,7 @@ class LaplaceStep(Step):
     symmetric = True
 
     def __post_init__(self):
-        object.__setattr__(self, "scale", _check_positive("scale (Laplace noise multiplier)", self.scale))
+        object.__setattr__(self, "scale", check_positive(self.scale, "scale (Laplace noise multiplier)"))
 
     def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
         lam = _check_tilt(lam)
@@ -556,6 +536,11 @@ class LaplaceStep(Step):
 
     def _plan(self, lam, direction):
         return _LaplacePlan(self.scale, lam)
+
+    def to_event(self):
+        import dp_accounting as dpa
+
+        return dpa.LaplaceDpEvent(self.scale)
 
 
 @dataclass(frozen=True)
@@ -585,8 +570,8 @@ class SubsampledGaussianStep(Step):
     symmetric = False
 
     def __post_init__(self):
-        object.__setattr__(self, "sigma", _check_positive("sigma (noise multiplier)", self.sigma))
-        object.__setattr__(self, "sampling_rate", _check_rate("sampling_rate q", self.sampling_rate))
+        object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma (noise multiplier)"))
+        object.__setattr__(self, "sampling_rate", check_rate(self.sampling_rate, "sampling_rate q"))
 
     def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
         lam = _check_tilt(lam)
@@ -627,6 +612,11 @@ class SubsampledGaussianStep(Step):
         if direction == REMOVE:
             return _SubsampledRemovePlan(self.sigma, self.sampling_rate, lam)
         return _SubsampledAddPlan(self.sigma, self.sampling_rate, lam)
+
+    def to_event(self):
+        import dp_accounting as dpa
+
+        return dpa.PoissonSampledDpEvent(self.sampling_rate, dpa.GaussianDpEvent(self.sigma))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -687,7 +677,7 @@ class Composition:
             if not (isinstance(seg, tuple) and len(seg) == 2 and isinstance(seg[0], Step)):
                 raise ValueError(f"segments must be (Step, count) pairs, got {seg!r}")
             step, count = seg
-            count = _check_count("count of a step", count)
+            count = check_int(count, "count of a step")
             if segs and segs[-1][0] == step:
                 segs[-1] = (step, segs[-1][1] + count)
             else:
@@ -720,8 +710,8 @@ class Composition:
         ValueError
             If ``noise_multiplier <= 0``, ``sampling_rate`` outside (0, 1] or ``steps < 1``.
         """
-        steps = _check_count("steps", steps)
-        q = _check_rate("sampling_rate q", sampling_rate)
+        steps = check_int(steps, "steps")
+        q = check_rate(sampling_rate, "sampling_rate q")
         step = GaussianStep(noise_multiplier) if q == 1.0 else SubsampledGaussianStep(noise_multiplier, q)
         return cls(((step, steps),))
 
@@ -785,7 +775,7 @@ class Composition:
 
     def prefix(self, n: int) -> "Composition":
         """The composition of the first ``n`` steps."""
-        n = _check_count("n", n)
+        n = check_int(n, "n")
         if n > self.num_steps:
             raise ValueError(f"n={n} exceeds the number of steps {self.num_steps}")
         segs, left = [], n
@@ -795,6 +785,11 @@ class Composition:
             segs.append((s, min(c, left)))
             left -= c
         return Composition(tuple(segs))
+
+    def to_event(self):
+        """The dp_accounting ``DpEvent``: a ``ComposedDpEvent`` of the runs (``SelfComposedDpEvent``
+        for a run longer than one; a single run on its own)."""
+        return event_from_runs([(step.to_event(), count) for step, count in self.segments])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable description: ``{"num_steps", "segments": [{..., "count"}]}``."""
@@ -813,51 +808,27 @@ class Composition:
         return " + ".join(parts)
 
 
+def _step_of(leaf) -> "Step":
+    """The step of one leaf event of :func:`dpaudit.privacy.events.event_runs`."""
+    import dp_accounting as dpa
+
+    if isinstance(leaf, dpa.GaussianDpEvent):
+        return GaussianStep(leaf.noise_multiplier)
+    if isinstance(leaf, dpa.LaplaceDpEvent):
+        return LaplaceStep(leaf.noise_multiplier)
+    q = float(leaf.sampling_probability)  # a PoissonSampledDpEvent(GaussianDpEvent), rate checked
+    return GaussianStep(leaf.event.noise_multiplier) if q == 1.0 else SubsampledGaussianStep(leaf.event.noise_multiplier, q)
+
+
 def _event_segments(event) -> list:
-    try:
-        import dp_accounting as dpa
-    except ImportError as exc:  # pragma: no cover - core dependency
-        raise UnsupportedEventError(f"dp_accounting is needed to read DpEvents: {exc}") from None
-    name = type(event).__name__
-    if isinstance(event, dpa.GaussianDpEvent):
-        return [(GaussianStep(event.noise_multiplier), 1)]
-    if isinstance(event, dpa.LaplaceDpEvent):
-        return [(LaplaceStep(event.noise_multiplier), 1)]
-    if isinstance(event, dpa.PoissonSampledDpEvent):
-        inner = event.event
-        if not isinstance(inner, dpa.GaussianDpEvent):
-            raise UnsupportedEventError(
-                f"PoissonSampledDpEvent of {type(inner).__name__} is not supported "
-                "(only Poisson-subsampled GaussianDpEvent)"
-            )
-        q = _check_rate("PoissonSampledDpEvent.sampling_probability", event.sampling_probability)
-        if q == 1.0:
-            return [(GaussianStep(inner.noise_multiplier), 1)]
-        return [(SubsampledGaussianStep(inner.noise_multiplier, q), 1)]
-    if isinstance(event, dpa.SelfComposedDpEvent):
-        count = _check_count("SelfComposedDpEvent.count", event.count, minimum=0)
-        inner = _event_segments(event.event)
-        if count == 0:
-            return []
-        if len(inner) == 1:
-            return [(inner[0][0], inner[0][1] * count)]
-        return inner * count
-    if isinstance(event, dpa.ComposedDpEvent):
-        out = []
-        for e in event.events:
-            out.extend(_event_segments(e))
-        return out
-    if isinstance(event, dpa.NoOpDpEvent):
-        return []
-    raise UnsupportedEventError(
-        f"DpEvent {name} is not supported by the Monte Carlo accountant; supported: GaussianDpEvent, "
-        "LaplaceDpEvent, PoissonSampledDpEvent(GaussianDpEvent), SelfComposedDpEvent, ComposedDpEvent"
-    )
+    return [(_step_of(leaf), count) for leaf, count in event_runs(event)]
 
 
 def as_composition(obj) -> Composition:
     """Accept a :class:`Composition`, a :class:`Step`, a list of steps / ``(step, count)`` pairs,
-    or a dp_accounting ``DpEvent``.
+    a dp_accounting ``DpEvent`` (``GaussianDpEvent``, ``LaplaceDpEvent``,
+    ``PoissonSampledDpEvent(GaussianDpEvent)``, ``SelfComposedDpEvent``, ``ComposedDpEvent``) or a
+    profile of :mod:`dpaudit.privacy.profiles` (through its ``to_event()``).
 
     Raises
     ------
@@ -870,94 +841,14 @@ def as_composition(obj) -> Composition:
         return Composition(((obj, 1),))
     if isinstance(obj, (list, tuple)):
         return Composition.from_steps(obj)
-    mod = type(obj).__module__ or ""
-    if mod.startswith("dp_accounting"):
+    if is_event(obj):
         return Composition.from_dp_event(obj)
+    if callable(getattr(obj, "to_event", None)):  # a privacy profile (dpaudit.privacy.profiles)
+        return Composition.from_dp_event(obj.to_event())
     raise ValueError(
         f"cannot build a composition from {type(obj).__name__}: give a Composition, a Step, a list of "
-        "steps or a dp_accounting DpEvent"
+        "steps, a dp_accounting DpEvent or a privacy profile with to_event()"
     )
-
-
-# --------------------------------------------------------------------------------------------
-# exact profiles
-# --------------------------------------------------------------------------------------------
-def _check_epsilon(epsilon) -> np.ndarray:
-    e = np.asarray(epsilon, dtype=float)
-    if np.any(~np.isfinite(e)) or np.any(e < 0):
-        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-    return e
-
-
-def _check_delta(delta) -> float:
-    try:
-        d = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}") from None
-    if isinstance(delta, bool) or not (0.0 < d < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    return d
-
-
-def gaussian_delta(epsilon, mu: float):
-    """Exact privacy profile of mu-GDP (e.g. k Gaussian steps with ``mu = sqrt(sum 1/sigma_t^2)``).
-
-    ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)`` (Balle & Wang 2018, Thm 8;
-    Dong, Roth & Su 2022, Cor. 2.13), evaluated in log space so that it keeps full relative
-    precision down to about 1e-300.
-
-    Parameters
-    ----------
-    epsilon : float or array
-        eps >= 0 (nats).
-    mu : float
-        GDP parameter > 0.
-
-    Returns
-    -------
-    float or ndarray
-        delta(eps), same shape as ``epsilon``.
-
-    Raises
-    ------
-    ValueError
-        If ``mu <= 0`` or an epsilon is negative or not finite.
-    """
-    from ..privacy import profiles
-
-    mu = _check_positive("mu", mu)
-    e = _check_epsilon(epsilon)
-    out = profiles.gaussian_delta(e, mu)
-    return float(out) if np.ndim(out) == 0 else out
-
-
-def gaussian_epsilon(delta: float, mu: float) -> float:
-    """Inverse of :func:`gaussian_delta`: the smallest eps >= 0 with delta(eps) <= delta.
-
-    Raises
-    ------
-    ValueError
-        If ``delta`` is outside (0, 1) or ``mu <= 0``.
-    """
-    from ..privacy import profiles
-
-    return float(profiles.gaussian_epsilon(_check_delta(delta), _check_positive("mu", mu)))
-
-
-def laplace_delta(epsilon, scale: float):
-    """Exact privacy profile of one Laplace step: ``delta(eps) = 1 - exp((eps - 1/b)/2)`` for
-    ``eps < 1/b`` and 0 beyond.
-
-    Raises
-    ------
-    ValueError
-        If ``scale <= 0`` or an epsilon is negative.
-    """
-    from ..privacy import profiles
-
-    b = _check_positive("scale", scale)
-    out = profiles.laplace_delta(_check_epsilon(epsilon), 1.0 / b)
-    return float(out) if np.ndim(out) == 0 else out
 
 
 # --------------------------------------------------------------------------------------------
@@ -1015,7 +906,7 @@ def delta_upper_bound(composition, epsilon: float, direction: str | None = None)
         An upper bound on delta(eps), at most 1.
     """
     comp = as_composition(composition)
-    eps = float(_check_epsilon(epsilon))
+    eps = check_epsilon(epsilon)
     dirs = comp.directions if direction is None else (_check_direction(direction),)
     out = 0.0
     for d in dirs:
@@ -1034,7 +925,7 @@ def epsilon_upper_bound(composition, delta: float, direction: str | None = None)
         If ``delta`` is outside (0, 1).
     """
     comp = as_composition(composition)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     dirs = comp.directions if direction is None else (_check_direction(direction),)
     out = 0.0
     for d in dirs:
@@ -1062,7 +953,7 @@ def saddlepoint_tilt(composition, epsilon: float, direction: str = REMOVE, max_t
     direction's sampler supports efficiently).
     """
     comp = as_composition(composition)
-    eps = float(_check_epsilon(epsilon))
+    eps = check_epsilon(epsilon)
     direction = _check_direction(direction)
     cap = max_tilt if max_tilt is not None else max_supported_tilt(comp, direction)
     f = lambda lam: log_mgf_derivative(comp, lam, direction) - eps  # noqa: E731
