@@ -47,6 +47,7 @@ from dpaudit.accounting import (
     verify,
 )
 from dpaudit.accounting.prv import REMOVE, ADD, saddlepoint_tilt
+from dpaudit.accounting.prv import as_composition as dpaudit_as_composition
 from dpaudit.privacy.profiles import laplace_delta
 from dpaudit.accounting._backend import NumpyOps
 
@@ -652,3 +653,29 @@ def test_thread_count_does_not_change_monte_carlo_results():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="positive integer"):
             mc.set_num_threads(bad)
+
+
+def test_entry_points_accept_dp_events_and_profiles():
+    """A dp_accounting DpEvent (or a privacy profile) describes the same mechanism as a Composition."""
+    from dpaudit.accounting import reference
+    from dpaudit.privacy.profiles import GaussianProfile, SubsampledGaussianProfile
+
+    event = dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(2.0), 10)
+    assert Composition.from_dp_event(event) == GAUSS10
+    assert GAUSS10.to_event() == event
+    assert reference.to_dp_event(GAUSS10) == event
+    profile = GaussianProfile.from_event(event)
+    assert profile.mu == pytest.approx(MU10)
+    for obj in (event, GaussianProfile(1 / 2.0)):
+        comp = dpaudit_as_composition(obj)
+        assert comp.is_gaussian
+    for obj in (GAUSS10, event):
+        assert epsilon_upper_bound(obj, 1e-6) == epsilon_upper_bound(GAUSS10, 1e-6)
+        assert delta_upper_bound(obj, 2.0) == delta_upper_bound(GAUSS10, 2.0)
+        assert reference.epsilon("pld", obj, 1e-6, value_discretization_interval=1e-2)["epsilon"] == \
+            reference.epsilon("pld", GAUSS10, 1e-6, value_discretization_interval=1e-2)["epsilon"]
+        assert MonteCarloAccountant(num_samples=2000, rng=1).get_delta(obj, 2.0).delta == \
+            MonteCarloAccountant(num_samples=2000, rng=1).get_delta(GAUSS10, 2.0).delta
+        assert plan_verification(obj, 3.0, 1e-3).num_samples == plan_verification(GAUSS10, 3.0, 1e-3).num_samples
+    sub = SubsampledGaussianProfile(1.0, 0.01, 50)
+    assert Composition.from_dp_event(sub.to_event()) == Composition.dpsgd(1.0, 0.01, 50)
