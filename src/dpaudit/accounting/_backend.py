@@ -112,6 +112,15 @@ def _np_uniform(name: tuple, shape):
 # --------------------------------------------------------------------------------------------
 # cells and streams
 # --------------------------------------------------------------------------------------------
+def _draw_once(cache: dict, draw, name: tuple, shape):
+    """``draw(name, shape)``, generated on first use and kept in ``cache`` (one array per stream)."""
+    key = (draw.__name__, name)
+    a = cache.get(key)
+    if a is None:
+        a = cache[key] = draw(name, shape)
+    return a
+
+
 class Cell:
     """Random streams of one cell: ``nrows`` samples of sample tile ``tile`` x ``ncols`` steps from
     step ``col0`` (see the module docstring). Each slot's array is generated once, on first use."""
@@ -127,17 +136,11 @@ class Cell:
 
     def normal(self, slot: int):
         """Standard normals of ``slot``, shape (nrows, ncols)."""
-        a = self._cache.get(("n", slot))
-        if a is None:
-            a = self._cache[("n", slot)] = self.ops.normal(self.name(KIND_CELL, slot), (self.nrows, self.ncols))
-        return a
+        return _draw_once(self._cache, self.ops.normal, self.name(KIND_CELL, slot), (self.nrows, self.ncols))
 
     def uniform(self, slot: int):
         """Uniforms in (0, 1] of ``slot``, shape (nrows, ncols)."""
-        a = self._cache.get(("u", slot))
-        if a is None:
-            a = self._cache[("u", slot)] = self.ops.uniform(self.name(KIND_CELL, slot), (self.nrows, self.ncols))
-        return a
+        return _draw_once(self._cache, self.ops.uniform, self.name(KIND_CELL, slot), (self.nrows, self.ncols))
 
     def group(self, start: int, count: int) -> "CellGroup":
         """The rows ``start .. start + count - 1`` (one tilt group)."""
@@ -164,21 +167,13 @@ class CellGroup:
         """Standard normals of ``slot`` for this group's rows."""
         if self._whole:
             return self.cell.normal(slot)
-        a = self._cache.get(("n", slot))
-        if a is None:
-            a = self._cache[("n", slot)] = self.cell.ops.normal(self.cell.name(KIND_GROUP, slot, self.start),
-                                                                self.shape)
-        return a
+        return _draw_once(self._cache, self.cell.ops.normal, self.cell.name(KIND_GROUP, slot, self.start), self.shape)
 
     def uniform(self, slot: int):
         """Uniforms in (0, 1] of ``slot`` for this group's rows."""
         if self._whole:
             return self.cell.uniform(slot)
-        a = self._cache.get(("u", slot))
-        if a is None:
-            a = self._cache[("u", slot)] = self.cell.ops.uniform(self.cell.name(KIND_GROUP, slot, self.start),
-                                                                 self.shape)
-        return a
+        return _draw_once(self._cache, self.cell.ops.uniform, self.cell.name(KIND_GROUP, slot, self.start), self.shape)
 
     def retry(self, n: int) -> "Stream":
         """The stream of the next rejection round (1, 2, ...) of this group, ``n`` values per slot."""

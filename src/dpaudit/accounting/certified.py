@@ -499,12 +499,8 @@ def get_epsilon(composition, delta: float, *, method: str = "auto", tolerance: f
     Doroshenko, Ghazi, Kamath, Kumar & Manurangsi (2022), *Connect the dots* (dp_accounting's
     pessimistic PLD); Gopi, Lee & Wutschitz (2021) (prv_accountant); paper 004, §5 (Monte Carlo).
     """
-    comp = as_composition(composition)
-    d = check_delta(delta)
-    return _account(comp, "epsilon", d, _check_method(method), tolerance=_check_tolerance(tolerance),
-                    max_seconds=float(max_seconds), confidence=_check_confidence(confidence),
-                    num_samples=int(num_samples), rng=rng, backend=backend, device=device, progress=progress,
-                    estimator=estimator)
+    return _checked_account(composition, "epsilon", check_delta(delta), method, tolerance, max_seconds, confidence,
+                            num_samples, rng, backend, device, estimator, progress)
 
 
 def get_delta(composition, epsilon: float, *, method: str = "auto", tolerance: float = 1e-3,
@@ -522,12 +518,17 @@ def get_delta(composition, epsilon: float, *, method: str = "auto", tolerance: f
         For an invalid epsilon, method, tolerance or composition, or when an explicitly chosen
         method cannot answer.
     """
-    comp = as_composition(composition)
-    e = check_epsilon(epsilon)
-    return _account(comp, "delta", e, _check_method(method), tolerance=_check_tolerance(tolerance),
-                    max_seconds=float(max_seconds), confidence=_check_confidence(confidence),
-                    num_samples=int(num_samples), rng=rng, backend=backend, device=device, progress=progress,
-                    estimator=estimator)
+    return _checked_account(composition, "delta", check_epsilon(epsilon), method, tolerance, max_seconds, confidence,
+                            num_samples, rng, backend, device, estimator, progress)
+
+
+def _checked_account(composition, query, target, method, tolerance, max_seconds, confidence, num_samples, rng,
+                     backend, device, estimator, progress) -> AccountingResult:
+    """:func:`_account` after checking the options :func:`get_epsilon` and :func:`get_delta` share."""
+    return _account(as_composition(composition), query, target, _check_method(method),
+                    tolerance=_check_tolerance(tolerance), max_seconds=float(max_seconds),
+                    confidence=_check_confidence(confidence), num_samples=int(num_samples), rng=rng,
+                    backend=backend, device=device, progress=progress, estimator=estimator)
 
 
 def _check_confidence(confidence) -> float:

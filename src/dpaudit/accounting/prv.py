@@ -409,7 +409,6 @@ class Step(ABC):
     #: True when both directions have the same privacy profile
     symmetric: bool = True
 
-    @abstractmethod
     def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
         """Cumulant generating function ``K(lam) = ln E_{T~P}[exp(lam L(T))]`` of the PRV.
 
@@ -424,11 +423,32 @@ class Step(ABC):
         -------
         float
             ``K(lam) = lam * D_{lam+1}(P || Q)`` in nats (the RDP of order ``lam + 1`` times ``lam``).
+
+        Raises
+        ------
+        ValueError
+            For a negative or non-finite tilt or an unknown direction.
         """
+        lam = _check_tilt(lam)
+        return self._log_mgf(lam, _check_direction(direction))
 
     @abstractmethod
+    def _log_mgf(self, lam: float, direction: str) -> float:
+        """``K(lam)`` for a checked tilt and direction."""
+
     def privacy_loss(self, t, direction: str = REMOVE) -> np.ndarray:
-        """Privacy loss ``ln(P(t)/Q(t))`` (nats) at outputs ``t`` (any shape)."""
+        """Privacy loss ``ln(P(t)/Q(t))`` (nats) at outputs ``t`` (any shape).
+
+        Raises
+        ------
+        ValueError
+            For an unknown direction.
+        """
+        return self._privacy_loss(np.asarray(t, dtype=float), _check_direction(direction))
+
+    @abstractmethod
+    def _privacy_loss(self, t: np.ndarray, direction: str) -> np.ndarray:
+        """Privacy loss at float outputs ``t`` for a checked direction."""
 
     @abstractmethod
     def _plan(self, lam: float, direction: str) -> _Plan:
@@ -480,14 +500,11 @@ class GaussianStep(Step):
     def __post_init__(self):
         object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma (noise multiplier)"))
 
-    def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
-        lam = _check_tilt(lam)
-        _check_direction(direction)
+    def _log_mgf(self, lam, direction):
         return lam * (lam + 1.0) / (2.0 * self.sigma ** 2)
 
-    def privacy_loss(self, t, direction: str = REMOVE) -> np.ndarray:
-        _check_direction(direction)
-        return (np.asarray(t, dtype=float) - 0.5) / self.sigma ** 2
+    def _privacy_loss(self, t, direction):
+        return (t - 0.5) / self.sigma ** 2
 
     def _plan(self, lam, direction):
         return _GaussianPlan(self.sigma, lam)
@@ -524,15 +541,12 @@ class LaplaceStep(Step):
     def __post_init__(self):
         object.__setattr__(self, "scale", check_positive(self.scale, "scale (Laplace noise multiplier)"))
 
-    def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
-        lam = _check_tilt(lam)
-        _check_direction(direction)
+    def _log_mgf(self, lam, direction):
         b = self.scale
         return lam / b + math.log((lam + 1.0) / (2.0 * lam + 1.0) + lam / (2.0 * lam + 1.0) * math.exp(-(2.0 * lam + 1.0) / b))
 
-    def privacy_loss(self, t, direction: str = REMOVE) -> np.ndarray:
-        _check_direction(direction)
-        return np.clip(2.0 * np.asarray(t, dtype=float) - 1.0, -1.0, 1.0) / self.scale
+    def _privacy_loss(self, t, direction):
+        return np.clip(2.0 * t - 1.0, -1.0, 1.0) / self.scale
 
     def _plan(self, lam, direction):
         return _LaplacePlan(self.scale, lam)
@@ -573,15 +587,12 @@ class SubsampledGaussianStep(Step):
         object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma (noise multiplier)"))
         object.__setattr__(self, "sampling_rate", check_rate(self.sampling_rate, "sampling_rate q"))
 
-    def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
-        lam = _check_tilt(lam)
-        _check_direction(direction)
+    def _log_mgf(self, lam, direction):
         return _subsampled_log_mgf(self.sigma, self.sampling_rate, lam, direction)
 
-    def privacy_loss(self, t, direction: str = REMOVE) -> np.ndarray:
-        _check_direction(direction)
+    def _privacy_loss(self, t, direction):
         q, s = self.sampling_rate, self.sigma
-        x = (2.0 * np.asarray(t, dtype=float) - 1.0) / (2.0 * s ** 2)
+        x = (2.0 * t - 1.0) / (2.0 * s ** 2)
         l = x if q == 1.0 else np.logaddexp(math.log1p(-q), math.log(q) + x)
         return l if direction == REMOVE else -l
 

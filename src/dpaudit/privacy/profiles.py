@@ -642,11 +642,18 @@ def gdp_mu_for_profile(epsilons, deltas, *, tol: float = 1e-6) -> float:
 
 
 class _AnalyticProfile:
-    """What :class:`GaussianProfile` and :class:`LaplaceProfile` share: one parameter, stored in
-    the field ``_param``, passed to the module functions ``_delta``, ``_epsilon`` and ``_tradeoff``."""
+    """What :class:`GaussianProfile` and :class:`LaplaceProfile` share: one parameter (the field
+    named ``param``, checked by ``check``) passed to the module functions ``functions = (delta,
+    epsilon, tradeoff)``; ``noise`` names the noise parameter of :meth:`from_noise`; ``kind`` is the
+    ``to_dict`` tag; ``event`` names the dp_accounting event class."""
 
-    _param: str
-    _noise: str
+    def __init_subclass__(cls, *, param: str, noise: str, kind: str, event: str, check, functions) -> None:
+        super().__init_subclass__()
+        cls._param, cls._noise, cls._kind, cls._event_name, cls._check = param, noise, kind, event, staticmethod(check)
+        cls._delta, cls._epsilon, cls._tradeoff = (staticmethod(f) for f in functions)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, self._param, self._check(self._value))
 
     @classmethod
     def from_noise(cls, noise: float, sensitivity: float = 1.0):
@@ -679,7 +686,9 @@ class _AnalyticProfile:
     def to_event(self):
         """The dp_accounting ``DpEvent`` of the sensitivity-1 mechanism with this profile
         (``noise_multiplier = 1 / parameter``)."""
-        return self._event_class()(noise_multiplier=1.0 / self._value)
+        import dp_accounting
+
+        return getattr(dp_accounting, self._event_name)(noise_multiplier=1.0 / self._value)
 
     def to_dict(self) -> dict:
         return {"kind": self._kind, self._param: self._value}
@@ -694,7 +703,8 @@ def _leaf_of(event, cls, expected: str):
 
 
 @dataclass(frozen=True)
-class GaussianProfile(_AnalyticProfile):
+class GaussianProfile(_AnalyticProfile, param="mu", noise="sigma", kind="gaussian", event="GaussianDpEvent",
+                      check=_check_mu, functions=(gaussian_delta, gaussian_epsilon, gaussian_tradeoff)):
     """The Gaussian mechanism / ``mu``-GDP: profile, epsilon and trade-off function.
 
     Parameters
@@ -708,21 +718,6 @@ class GaussianProfile(_AnalyticProfile):
     """
 
     mu: float
-    _param = "mu"
-    _noise = "sigma"
-    _kind = "gaussian"
-    _delta = staticmethod(gaussian_delta)
-    _epsilon = staticmethod(gaussian_epsilon)
-    _tradeoff = staticmethod(gaussian_tradeoff)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "mu", _check_mu(self.mu))
-
-    @staticmethod
-    def _event_class():
-        import dp_accounting
-
-        return dp_accounting.GaussianDpEvent
 
     @classmethod
     def from_event(cls, event) -> "GaussianProfile":
@@ -756,7 +751,9 @@ class GaussianProfile(_AnalyticProfile):
 
 
 @dataclass(frozen=True)
-class LaplaceProfile(_AnalyticProfile):
+class LaplaceProfile(_AnalyticProfile, param="epsilon0", noise="scale", kind="laplace", event="LaplaceDpEvent",
+                     check=lambda v: check_positive(v, "epsilon0"),
+                     functions=(laplace_delta, laplace_epsilon, laplace_tradeoff)):
     """The Laplace mechanism with ``epsilon0 = sensitivity / scale``.
 
     References
@@ -765,21 +762,6 @@ class LaplaceProfile(_AnalyticProfile):
     """
 
     epsilon0: float
-    _param = "epsilon0"
-    _noise = "scale"
-    _kind = "laplace"
-    _delta = staticmethod(laplace_delta)
-    _epsilon = staticmethod(laplace_epsilon)
-    _tradeoff = staticmethod(laplace_tradeoff)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon0", check_positive(self.epsilon0, "epsilon0"))
-
-    @staticmethod
-    def _event_class():
-        import dp_accounting
-
-        return dp_accounting.LaplaceDpEvent
 
     @classmethod
     def from_event(cls, event) -> "LaplaceProfile":
