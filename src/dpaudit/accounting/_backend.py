@@ -359,13 +359,17 @@ class TorchOps:
     def log_ndtr(self, x):
         return self.torch.special.log_ndtr(x)
 
-    def maximum(self, a, b):
+    def _tensors(self, a, b):
+        """``a`` and ``b`` as tensors (a number becomes a tensor shaped like the other)."""
         t = self.torch
-        if not t.is_tensor(b):
-            b = t.full_like(a, float(b))
         if not t.is_tensor(a):
             a = t.full_like(b, float(a))
-        return t.maximum(a, b)
+        if not t.is_tensor(b):
+            b = t.full_like(a, float(b))
+        return a, b
+
+    def maximum(self, a, b):
+        return self.torch.maximum(*self._tensors(a, b))
 
     def max(self, x, axis):
         return self.torch.amax(x, dim=axis)
@@ -383,12 +387,7 @@ class TorchOps:
         return self.torch.expm1(x)
 
     def logaddexp(self, a, b):
-        t = self.torch
-        if not t.is_tensor(a):
-            a = t.full_like(b, float(a))
-        if not t.is_tensor(b):
-            b = t.full_like(a, float(b))
-        return t.logaddexp(a, b)
+        return self.torch.logaddexp(*self._tensors(a, b))
 
     def abs(self, x):
         return self.torch.abs(x)

@@ -272,15 +272,7 @@ class PrivacyLossSamples:
             if num > 0 and c["B"][r] > 0:
                 eps = math.log(num) - math.log(c["B"][r]) - c["sb"]
                 return float(min(max(eps, a), b))
-        for _ in range(100):
-            mid = 0.5 * (a + b)
-            if g(mid, r) > delta:
-                a = mid
-            else:
-                b = mid
-            if b - a <= 1e-13 * max(1.0, b):
-                break
-        return float(b)
+        return float(_prv.bisect(lambda e: g(e, r) > delta, a, b, max_iter=100, rtol=1e-13)[1])
 
 
 def _convex_min_variance(cov: np.ndarray) -> np.ndarray:
@@ -985,6 +977,11 @@ def sample_privacy_loss(composition, num_samples: int, *, direction: str = REMOV
 # --------------------------------------------------------------------------------------------
 # results
 # --------------------------------------------------------------------------------------------
+def _fields_dict(self) -> dict:
+    """JSON-serialisable dict of all fields (the ``to_dict`` of the result dataclasses)."""
+    return _jsonable(dict(self.__dict__))
+
+
 def _jsonable(x):
     if isinstance(x, dict):
         return {k: _jsonable(v) for k, v in x.items()}
@@ -1126,9 +1123,7 @@ class EpsilonEstimate:
     trusted: bool = False
     cross_check: dict | None = None
 
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict of all fields."""
-        return _jsonable(dict(self.__dict__))
+    to_dict = _fields_dict
 
 
 @dataclass(frozen=True)
@@ -1177,9 +1172,7 @@ class OnlineEpsilonEstimate:
     max_term_share: float = math.nan
     trusted: bool = False
 
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict of all fields."""
-        return _jsonable(dict(self.__dict__))
+    to_dict = _fields_dict
 
 
 # --------------------------------------------------------------------------------------------

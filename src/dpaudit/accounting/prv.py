@@ -90,6 +90,28 @@ def _check_tilt(lam) -> float:
 # --------------------------------------------------------------------------------------------
 # numerical helpers
 # --------------------------------------------------------------------------------------------
+def bisect(below, lo: float, hi: float, *, max_iter: int, rtol: float) -> tuple[float, float]:
+    """Bisection for the boundary of a monotone predicate: ``below(x)`` true left of it, false right.
+
+    Halves ``[lo, hi]`` (``below(lo)`` true, ``below(hi)`` false, not evaluated) at most
+    ``max_iter`` times, stopping once ``hi - lo <= rtol * max(1, hi)``.
+
+    Returns
+    -------
+    (lo, hi) : tuple of float
+        The final bracket.
+    """
+    for _ in range(max_iter):
+        mid = 0.5 * (lo + hi)
+        if below(mid):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= rtol * max(1.0, hi):
+            break
+    return lo, hi
+
+
 def _log_gauss_integral(log_f, sigma: float, lo: float, hi: float, n_max: int = 400_001) -> float:
     """``ln ∫ phi_sigma(t) f(t) dt`` on [lo, hi] by the trapezoid rule in log space.
 
@@ -1075,13 +1097,4 @@ def feasible_tilt(composition, lam: float, direction: str, min_acceptance: float
     if direction == REMOVE:
         r = float(round(lam))
         return min(r, _MAX_REAL_TILT)
-    lo, hi = 0.0, float(lam)
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-6 * max(1.0, hi):
-            break
-    return float(lo)
+    return float(bisect(ok, 0.0, float(lam), max_iter=60, rtol=1e-6)[0])

@@ -47,7 +47,7 @@ from .. import bounds
 from . import prv as _prv
 from ._backend import check_counter_space, get_ops, key_from_rng, splitmix64
 from .._validate import check_delta, check_epsilon, check_rate
-from .monte_carlo import ProgressFn, _Sampler, _block_rows, _check_samples, _jsonable
+from .monte_carlo import ProgressFn, _Sampler, _block_rows, _check_samples, _fields_dict, _jsonable
 from .prv import Composition, _c1, _c2, as_composition, max_supported_tilt, saddlepoint_tilt
 
 __all__ = ["VerificationPlan", "VerificationResult", "plan_verification", "second_moment_bound", "verify"]
@@ -145,9 +145,7 @@ class VerificationPlan:
     proven_by_rdp: bool
     per_direction: dict
 
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict."""
-        return _jsonable(dict(self.__dict__))
+    to_dict = _fields_dict
 
 
 @dataclass(frozen=True)
