@@ -375,9 +375,18 @@ def _mc_value(comp: Composition, query: str, target: float, confidence: float, n
 
 
 def _rdp_value(comp: Composition, query: str, target: float) -> float:
+    """The RDP upper bound: the smaller of two sound RDP -> DP conversions, both with the
+    Canonne-Kamath-Steinke (2020) conversion: dpaudit's (the PRV's cumulant generating function per
+    direction, minimised over a continuous range of orders; tighter for (subsampled) Gaussians) and
+    dp_accounting's ``RdpAccountant`` (its order grid reaches higher orders, tighter for Laplace
+    steps, whose privacy loss is bounded)."""
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    acc = rdp.RdpAccountant()
+    acc.compose(comp.to_event())
     if query == "epsilon":
-        return float(_prv.epsilon_upper_bound(comp, target))
-    return float(_prv.delta_upper_bound(comp, target))
+        return float(min(_prv.epsilon_upper_bound(comp, target), acc.get_epsilon(target)))
+    return float(min(_prv.delta_upper_bound(comp, target), acc.get_delta(target)))
 
 
 # --------------------------------------------------------------------------------------------
