@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from .._validate import as_rng
+
 MASK64 = (1 << 64) - 1
 GAMMA = 0x9E3779B97F4A7C15
 _C1 = 0xBF58476D1CE4E5B9
@@ -68,7 +70,7 @@ def splitmix64(x: int) -> int:
 
 def key_from_rng(rng) -> int:
     """A 64-bit key drawn from ``rng`` (a Generator, an int seed, or None for OS entropy)."""
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_rng(rng)
     hi = int(gen.integers(0, 1 << 32, dtype=np.int64))
     lo = int(gen.integers(0, 1 << 32, dtype=np.int64))
     return splitmix64((hi << 32) | lo)

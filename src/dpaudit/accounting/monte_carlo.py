@@ -53,7 +53,7 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import optimize, special
 
-from .._validate import check_delta, check_epsilon, check_int, check_probability
+from .._validate import as_rng, check_delta, check_epsilon, check_int, check_probability
 from . import prv as _prv
 from ._backend import (
     SLOT_COLLAPSED,
@@ -118,10 +118,14 @@ def resolve_estimator(estimator: str, comp: Composition) -> str:
     return "is-cmc" if (tails and not comp.symmetric) else "is"
 
 
-def _check_estimator(estimator: str, comp: Composition) -> str:
+def _check_estimator_name(estimator: str) -> str:
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
-    estimator = resolve_estimator(estimator, comp)
+    return estimator
+
+
+def _check_estimator(estimator: str, comp: Composition) -> str:
+    estimator = resolve_estimator(_check_estimator_name(estimator), comp)
     if estimator in ("is-paper", "cmc", "is-cmc"):
         for s, _ in comp.segments:
             if not isinstance(s, (GaussianStep, SubsampledGaussianStep)):
@@ -1521,18 +1525,14 @@ class MonteCarloAccountant:
         if untrusted not in UNTRUSTED_POLICIES:
             raise ValueError(f"untrusted must be one of {', '.join(UNTRUSTED_POLICIES)}, got {untrusted!r}")
         self.untrusted = untrusted
-        if estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
-        self.estimator = estimator
+        self.estimator = _check_estimator_name(estimator)
         self.confidence = check_probability(confidence, "confidence")
         self.rng = rng
         self.backend, self.device = backend, device
         get_ops(backend, device)  # validate early (CUDA availability, backend name)
         self.chunk_elements = _check_chunk(chunk_elements)
-        if not (0.0 < pilot_fraction < 1.0):
-            raise ValueError(f"pilot_fraction must be in (0, 1), got {pilot_fraction!r}")
-        self.pilot_fraction = pilot_fraction
-        self._gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self.pilot_fraction = check_probability(pilot_fraction, "pilot_fraction")
+        self._gen = as_rng(rng)
 
     def _setup(self, composition):
         comp = as_composition(composition)

@@ -46,7 +46,7 @@ import numpy as np
 from .. import bounds
 from . import prv as _prv
 from ._backend import check_counter_space, get_ops, key_from_rng, splitmix64
-from .._validate import check_delta, check_epsilon, check_rate
+from .._validate import check_delta, check_epsilon, check_probability, check_rate
 from .monte_carlo import ProgressFn, _Sampler, _block_rows, _check_samples, _fields_dict, _jsonable
 from .prv import Composition, _c1, _c2, as_composition, max_supported_tilt, saddlepoint_tilt
 
@@ -200,9 +200,8 @@ def _check_params(delta, tau, rho, false_positive_rate, offset):
     rho = (1.0 + tau) / 2.0 if rho is None else float(rho)
     if not (tau < rho <= 1.0):
         raise ValueError(f"rho must be in (tau, 1] = ({tau:g}, 1], got {rho!r}")
-    beta = min(delta / tau, 0.5) if false_positive_rate is None else float(false_positive_rate)
-    if not (0.0 < beta < 1.0):
-        raise ValueError(f"false_positive_rate must be in (0, 1), got {false_positive_rate!r}")
+    beta = (min(delta / tau, 0.5) if false_positive_rate is None
+            else check_probability(false_positive_rate, "false_positive_rate"))
     gap = (1.0 / tau - 1.0 / rho) * delta
     off = 0.4 * gap if offset is None else float(offset)
     if not (0.0 < off < delta / tau):
