@@ -502,8 +502,25 @@ def _cached_plan(step: "Step", lam: float, direction: str) -> _Plan:
     return step._plan(lam, direction)
 
 
+class _NoiseStep(Step):
+    """A step with one noise parameter: the dataclass field ``param`` (checked finite and > 0,
+    named ``label`` in errors) is the ``noise_multiplier`` of dp_accounting's ``event`` class."""
+
+    def __init_subclass__(cls, *, param: str, label: str, event: str, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._param, cls._label, cls._event = param, label, event
+
+    def __post_init__(self):
+        object.__setattr__(self, self._param, check_positive(getattr(self, self._param), self._label))
+
+    def to_event(self):
+        import dp_accounting as dpa
+
+        return getattr(dpa, self._event)(getattr(self, self._param))
+
+
 @dataclass(frozen=True)
-class GaussianStep(Step):
+class GaussianStep(_NoiseStep, param="sigma", label="sigma (noise multiplier)", event="GaussianDpEvent"):
     """Gaussian mechanism with noise multiplier ``sigma`` (noise std / L2 sensitivity).
 
     Dominating pair ``P = N(1, sigma^2)``, ``Q = N(0, sigma^2)`` (tight, symmetric); the PRV is
@@ -519,9 +536,6 @@ class GaussianStep(Step):
     kind = "gaussian"
     symmetric = True
 
-    def __post_init__(self):
-        object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma (noise multiplier)"))
-
     def _log_mgf(self, lam, direction):
         return lam * (lam + 1.0) / (2.0 * self.sigma ** 2)
 
@@ -531,11 +545,6 @@ class GaussianStep(Step):
     def _plan(self, lam, direction):
         return _GaussianPlan(self.sigma, lam)
 
-    def to_event(self):
-        import dp_accounting as dpa
-
-        return dpa.GaussianDpEvent(self.sigma)
-
     def log_tails(self, ops, c, direction: str = REMOVE):
         # l(t) = (t - 1/2)/s^2 > c  <=>  t > 1/2 + s^2 c;  P = N(1, s^2), Q = N(0, s^2)
         tc = 0.5 + self.sigma ** 2 * c
@@ -543,7 +552,7 @@ class GaussianStep(Step):
 
 
 @dataclass(frozen=True)
-class LaplaceStep(Step):
+class LaplaceStep(_NoiseStep, param="scale", label="scale (Laplace noise multiplier)", event="LaplaceDpEvent"):
     """Laplace mechanism with scale ``scale`` = b (noise scale / L1 sensitivity).
 
     Dominating pair ``P = Lap(1, b)``, ``Q = Lap(0, b)`` (tight, symmetric); the PRV lies in
@@ -560,9 +569,6 @@ class LaplaceStep(Step):
     kind = "laplace"
     symmetric = True
 
-    def __post_init__(self):
-        object.__setattr__(self, "scale", check_positive(self.scale, "scale (Laplace noise multiplier)"))
-
     def _log_mgf(self, lam, direction):
         b = self.scale
         return lam / b + math.log((lam + 1.0) / (2.0 * lam + 1.0) + lam / (2.0 * lam + 1.0) * math.exp(-(2.0 * lam + 1.0) / b))
@@ -572,11 +578,6 @@ class LaplaceStep(Step):
 
     def _plan(self, lam, direction):
         return _LaplacePlan(self.scale, lam)
-
-    def to_event(self):
-        import dp_accounting as dpa
-
-        return dpa.LaplaceDpEvent(self.scale)
 
 
 @dataclass(frozen=True)
