@@ -265,7 +265,25 @@ class _LaplacePlan(_Plan):
         return ops.where(u0 < self.edges[0], -1.0 / b, ops.where(u0 < self.edges[1], y, 1.0 / b))
 
 
-class _SubsampledRemovePlan(_Plan):
+class _RejectionPlan(_Plan):
+    """A plan that draws a proposal (``_propose``) and, when ``rejection``, keeps each draw with
+    probability ``exp(_log_accept(t))`` (equivalently ``exp(_log_accept_loss(loss))`` on losses)."""
+
+    def draw(self, ops, rs):
+        t = self._propose(ops, rs)
+        if not self.rejection:
+            return t
+        return _reject(ops, rs, t, self._propose, self._log_accept)
+
+    def draw_loss(self, ops, rs):
+        loss = self._proposal_loss(ops, self._propose(ops, rs))
+        if not self.rejection:
+            return loss
+        return _reject(ops, rs, loss, lambda o, src: self._proposal_loss(o, self._propose(o, src)),
+                       self._log_accept_loss)
+
+
+class _SubsampledRemovePlan(_RejectionPlan):
     """P_lam ∝ Q a^(1+lam), a(t) = 1 - q + q exp((2t-1)/(2 s^2)).
 
     For an integer ``n = 1 + lam`` this is the Gaussian mixture sum_j w_j N(j, s^2), j = 0..n, with
@@ -330,26 +348,18 @@ class _SubsampledRemovePlan(_Plan):
         comp = ops.searchsorted(self.edges, u0)
         return t + ops.take(self.means, comp)
 
-    def draw(self, ops, rs):
-        t = self._draw_mixture(ops, rs)
-        if not self.rejection:
-            return t
-        return _reject(ops, rs, t, self._draw_mixture, self._log_accept)
+    _propose = _draw_mixture
+    _proposal_loss = _loss_inplace
 
-    def draw_loss(self, ops, rs):
-        t = self._draw_mixture(ops, rs)
-        if not self.rejection:
-            return self._loss_inplace(ops, t)
-        # accept with probability (a/(1-q))^frac = exp(frac (l - ln(1-q))): work on losses directly
-        return _reject(ops, rs, self._loss_inplace(ops, t),
-                       lambda o, src: self._loss_inplace(o, self._draw_mixture(o, src)),
-                       lambda o, l: self.frac * (l - self.log1mq))
+    def _log_accept_loss(self, ops, l):
+        # accept with probability (a/(1-q))^frac = exp(frac (l - ln(1-q)))
+        return self.frac * (l - self.log1mq)
 
     def _log_accept(self, ops, t):
-        return self.frac * (self.loss(ops, t) - self.log1mq)
+        return self._log_accept_loss(ops, self.loss(ops, t))
 
 
-class _SubsampledAddPlan(_Plan):
+class _SubsampledAddPlan(_RejectionPlan):
     """P_lam ∝ N(0, s^2) a^(-lam): draw N(0, s^2) and accept with probability ((1-q)/a)^lam <= 1."""
 
     def __init__(self, sigma: float, q: float, lam: float):
@@ -372,20 +382,14 @@ class _SubsampledAddPlan(_Plan):
     def _draw_base(self, ops, rs):
         return rs.normal(1) * self.sigma
 
-    def draw(self, ops, rs):
-        t = self._draw_base(ops, rs)
-        if not self.rejection:
-            return t
-        return _reject(ops, rs, t, self._draw_base, self._log_accept)
+    _propose = _draw_base
 
-    def draw_loss(self, ops, rs):
-        t = self._draw_base(ops, rs)
-        if not self.rejection:
-            return self.loss(ops, t)
+    def _proposal_loss(self, ops, t):
+        return self.loss(ops, t)
+
+    def _log_accept_loss(self, ops, l):
         # the add-direction loss is -ln a(t); accept with probability exp(lam (ln(1-q) + loss))
-        return _reject(ops, rs, self.loss(ops, t),
-                       lambda o, src: self.loss(o, self._draw_base(o, src)),
-                       lambda o, l: self.lam * (self.log1mq + l))
+        return self.lam * (self.log1mq + l)
 
     def _log_accept(self, ops, t):
         return self.lam * (self.log1mq - self._loss_remove(ops, t))
