@@ -42,6 +42,7 @@ from scipy import optimize, special
 from .._validate import check_delta, check_epsilon, check_int, check_positive, check_rate
 from ..privacy.events import UnsupportedEventError, event_from_runs, event_runs, is_event
 from ..privacy.profiles import gaussian_delta, gaussian_epsilon
+from ..privacy.rdp import log_c1
 
 __all__ = [
     "ADD",
@@ -138,9 +139,7 @@ def _log_gauss_integral(log_f, sigma: float, lo: float, hi: float, n_max: int = 
 
 def _c1(lam: float) -> float:
     """``sup_{x >= 0} (1 - e^-x) e^(-lam x) = (1/(1+lam)) (lam/(1+lam))^lam`` (1 at lam = 0)."""
-    if lam <= 0:
-        return 1.0
-    return math.exp(-math.log1p(lam) + lam * (math.log(lam) - math.log1p(lam)))
+    return math.exp(log_c1(lam))
 
 
 def _c2(lam: float) -> float:

@@ -9,7 +9,9 @@ and the conversions between them.
   from and to dp_accounting's ``DpEvent`` (``from_event`` / ``to_event``);
 * :mod:`dpaudit.privacy.events` — dp_accounting's ``DpEvent`` as the value object of a mechanism
   and its compositions: flattening into runs, and the one builder of dp_accounting privacy loss
-  distributions (``pld_from_event``) that the accountants use.
+  distributions (``pld_from_event``) that the accountants use;
+* :mod:`dpaudit.privacy.rdp` — the RDP -> DP conversion (Canonne, Kamath & Steinke 2020) that
+  the RDP claim and the accountants' RDP bounds share.
 
 This package sits below every family (testers, score audits, accounting): it imports nothing
 from them.

@@ -11,7 +11,6 @@ All epsilons are in nats (natural logarithm), as everywhere in dpaudit.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Union
 
@@ -19,6 +18,7 @@ import numpy as np
 
 from .._validate import check_alpha, check_delta, check_epsilon
 from ..errors import InvalidClaimError
+from .rdp import rdp_delta
 
 __all__ = ["ApproxDP", "Claim", "PureDP", "RenyiDP", "make_claim"]
 
@@ -154,11 +154,7 @@ class RenyiDP:
         real eps'; tighter than Mironov's ``exp((alpha - 1)(epsilon - eps'))`` by the factor
         ``(1 - 1/alpha)^(alpha - 1) / alpha``.
         """
-        eps_prime = np.asarray(eps_prime, dtype=float)
-        a = self.alpha
-        log_factor = (a - 1.0) * math.log1p(-1.0 / a) - math.log(a)
-        log_delta = (a - 1.0) * (self.epsilon - eps_prime) + log_factor
-        return np.exp(np.minimum(log_delta, 0.0))
+        return rdp_delta(self.alpha, self.epsilon, eps_prime)
 
     @property
     def delta(self) -> float:
