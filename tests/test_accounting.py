@@ -679,3 +679,9 @@ def test_entry_points_accept_dp_events_and_profiles():
         assert plan_verification(obj, 3.0, 1e-3).num_samples == plan_verification(GAUSS10, 3.0, 1e-3).num_samples
     sub = SubsampledGaussianProfile(1.0, 0.01, 50)
     assert Composition.from_dp_event(sub.to_event()) == Composition.dpsgd(1.0, 0.01, 50)
+
+
+def test_old_laplace_delta_name_points_to_the_one_profile():
+    with pytest.raises(ImportError, match="scale=scale"):
+        from dpaudit.accounting import laplace_delta as _  # noqa: F401
+    assert laplace_delta(0.3, scale=2.0) == laplace_delta(0.3, 0.5)

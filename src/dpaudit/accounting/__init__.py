@@ -89,3 +89,12 @@ __all__ = [
     "second_moment_bound",
     "verify",
 ]
+
+
+def __getattr__(name: str):
+    # accounting.laplace_delta(epsilon, scale) was a second copy of the Laplace profile; calling the
+    # one copy positionally with a scale would silently mean epsilon0, so the old name says where to go.
+    if name == "laplace_delta":
+        raise ImportError("dpaudit.accounting.laplace_delta(epsilon, scale) moved: use "
+                          "dpaudit.privacy.profiles.laplace_delta(epsilon, scale=scale)")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
