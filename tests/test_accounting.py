@@ -40,7 +40,6 @@ from dpaudit.accounting import (
     estimate_epsilon_online,
     gaussian_delta,
     gaussian_epsilon,
-    laplace_delta,
     plan_verification,
     release,
     sample_privacy_loss,
@@ -48,6 +47,8 @@ from dpaudit.accounting import (
     verify,
 )
 from dpaudit.accounting.prv import REMOVE, ADD, saddlepoint_tilt
+from dpaudit.accounting.prv import as_composition as dpaudit_as_composition
+from dpaudit.privacy.profiles import laplace_delta
 from dpaudit.accounting._backend import NumpyOps
 
 from _harness import assert_rate_above, assert_rate_at_most
@@ -630,7 +631,7 @@ def test_laplace_single_step_profile_and_composition_estimate():
     comp = Composition.from_steps([LaplaceStep(b)])
     for eps in (0.2, 0.9):
         r = estimate_delta(comp, eps, num_samples=40_000, rng=6)
-        truth = laplace_delta(eps, b)
+        truth = laplace_delta(eps, scale=b)
         assert abs(r.delta - truth) < 4.5 * r.std_error
     # saddle point tilt is 0 when eps is below the mean loss
     assert saddlepoint_tilt(comp, 0.0) == 0.0
@@ -652,3 +653,35 @@ def test_thread_count_does_not_change_monte_carlo_results():
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="positive integer"):
             mc.set_num_threads(bad)
+
+
+def test_entry_points_accept_dp_events_and_profiles():
+    """A dp_accounting DpEvent (or a privacy profile) describes the same mechanism as a Composition."""
+    from dpaudit.accounting import reference
+    from dpaudit.privacy.profiles import GaussianProfile, SubsampledGaussianProfile
+
+    event = dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(2.0), 10)
+    assert Composition.from_dp_event(event) == GAUSS10
+    assert GAUSS10.to_event() == event
+    assert reference.to_dp_event(GAUSS10) == event
+    profile = GaussianProfile.from_event(event)
+    assert profile.mu == pytest.approx(MU10)
+    for obj in (event, GaussianProfile(1 / 2.0)):
+        comp = dpaudit_as_composition(obj)
+        assert comp.is_gaussian
+    for obj in (GAUSS10, event):
+        assert epsilon_upper_bound(obj, 1e-6) == epsilon_upper_bound(GAUSS10, 1e-6)
+        assert delta_upper_bound(obj, 2.0) == delta_upper_bound(GAUSS10, 2.0)
+        assert reference.epsilon("pld", obj, 1e-6, value_discretization_interval=1e-2)["epsilon"] == \
+            reference.epsilon("pld", GAUSS10, 1e-6, value_discretization_interval=1e-2)["epsilon"]
+        assert MonteCarloAccountant(num_samples=2000, rng=1).get_delta(obj, 2.0).delta == \
+            MonteCarloAccountant(num_samples=2000, rng=1).get_delta(GAUSS10, 2.0).delta
+        assert plan_verification(obj, 3.0, 1e-3).num_samples == plan_verification(GAUSS10, 3.0, 1e-3).num_samples
+    sub = SubsampledGaussianProfile(1.0, 0.01, 50)
+    assert Composition.from_dp_event(sub.to_event()) == Composition.dpsgd(1.0, 0.01, 50)
+
+
+def test_old_laplace_delta_name_points_to_the_one_profile():
+    with pytest.raises(ImportError, match="scale=scale"):
+        from dpaudit.accounting import laplace_delta as _  # noqa: F401
+    assert laplace_delta(0.3, scale=2.0) == laplace_delta(0.3, 0.5)

@@ -232,3 +232,41 @@ def test_value_objects_serialise():
         d = json.loads(json.dumps(obj.to_dict()))
         assert d["kind"] in ("gaussian", "laplace", "subsampled-gaussian")
         assert 0.0 <= float(obj.delta(0.5)) <= 1.0
+
+
+def test_profiles_convert_from_and_to_dp_events():
+    import dp_accounting as dpa
+
+    g = pr.GaussianProfile.from_noise(2.0)
+    assert g.to_event() == dpa.GaussianDpEvent(2.0)
+    assert pr.GaussianProfile.from_event(g.to_event()) == g
+    # a composition of Gaussians is mu-GDP with mu = sqrt(sum 1/sigma^2)
+    comp = dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(2.0), 3), dpa.GaussianDpEvent(1.0)])
+    assert pr.GaussianProfile.from_event(comp).mu == pytest.approx(math.sqrt(3 / 4 + 1))
+    lap = pr.LaplaceProfile.from_noise(4.0)
+    assert lap.to_event() == dpa.LaplaceDpEvent(4.0)
+    assert pr.LaplaceProfile.from_event(lap.to_event()) == lap
+    assert lap.delta(0.1) == pr.laplace_delta(0.1, scale=4.0) == pr.laplace_delta(0.1, 0.25)
+    assert lap.epsilon(0.01) == pr.laplace_epsilon(0.01, scale=4.0)
+    sub = pr.SubsampledGaussianProfile(1.2, 0.05, 7)
+    assert sub.to_event() == dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.05, dpa.GaussianDpEvent(1.2)), 7)
+    assert pr.SubsampledGaussianProfile.from_event(sub.to_event()) == sub
+    assert pr.SubsampledGaussianProfile.from_event(dpa.GaussianDpEvent(2.0)).sampling_rate == 1.0
+    with pytest.raises(ValueError, match="GaussianDpEvent"):
+        pr.GaussianProfile.from_event(dpa.LaplaceDpEvent(1.0))
+    with pytest.raises(ValueError, match="exactly one"):
+        pr.laplace_delta(0.1, 0.5, scale=2.0)
+    with pytest.raises(ValueError, match="mu"):
+        pr.GaussianProfile(0.0).to_event()
+
+
+def test_one_pld_builder_matches_dp_accounting():
+    import dp_accounting as dpa
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    from dpaudit.privacy.events import pld_from_event
+
+    ev = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.1, dpa.GaussianDpEvent(1.0)), 5)
+    ref = pldm.from_gaussian_mechanism(1.0, sampling_prob=0.1, value_discretization_interval=1e-2,
+                                       pessimistic_estimate=True).self_compose(5)
+    assert pld_from_event(ev, 1e-2).get_delta_for_epsilon(1.0) == ref.get_delta_for_epsilon(1.0)

@@ -5,7 +5,9 @@
   confidence bound, saying which kind of number they return (:class:`AccountingResult`).
 * :mod:`.prv` — dominating pairs and privacy loss random variables (Gaussian, Laplace,
   Poisson-subsampled Gaussian in both directions, heterogeneous compositions, dp_accounting
-  ``DpEvent`` conversion), exact Gaussian/Laplace profiles, RDP-based upper bounds.
+  ``DpEvent`` conversion), RDP-based upper bounds. The exact Gaussian profile
+  (``gaussian_delta``/``gaussian_epsilon``) is :mod:`dpaudit.privacy.profiles`'s, re-exported here;
+  the Laplace one is ``dpaudit.privacy.profiles.laplace_delta(epsilon, scale=b)``.
 * :mod:`.monte_carlo` — the Monte Carlo accountant: delta(eps) and eps(delta) with confidence
   intervals, one-sided upper confidence bounds (``epsilon_upper``/``delta_upper``) with
   diagnostics, online accounting, NumPy or torch backends.
@@ -45,7 +47,6 @@ from .prv import (
     epsilon_upper_bound,
     gaussian_delta,
     gaussian_epsilon,
-    laplace_delta,
 )
 from .verifier import VerificationPlan, VerificationResult, plan_verification, second_moment_bound, verify
 
@@ -82,10 +83,18 @@ __all__ = [
     "get_delta",
     "get_epsilon",
     "gaussian_epsilon",
-    "laplace_delta",
     "plan_verification",
     "release",
     "sample_privacy_loss",
     "second_moment_bound",
     "verify",
 ]
+
+
+def __getattr__(name: str):
+    # accounting.laplace_delta(epsilon, scale) was a second copy of the Laplace profile; calling the
+    # one copy positionally with a scale would silently mean epsilon0, so the old name says where to go.
+    if name == "laplace_delta":
+        raise ImportError("dpaudit.accounting.laplace_delta(epsilon, scale) moved: use "
+                          "dpaudit.privacy.profiles.laplace_delta(epsilon, scale=scale)")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from .._validate import as_rng
+
 MASK64 = (1 << 64) - 1
 GAMMA = 0x9E3779B97F4A7C15
 _C1 = 0xBF58476D1CE4E5B9
@@ -68,7 +70,7 @@ def splitmix64(x: int) -> int:
 
 def key_from_rng(rng) -> int:
     """A 64-bit key drawn from ``rng`` (a Generator, an int seed, or None for OS entropy)."""
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_rng(rng)
     hi = int(gen.integers(0, 1 << 32, dtype=np.int64))
     lo = int(gen.integers(0, 1 << 32, dtype=np.int64))
     return splitmix64((hi << 32) | lo)
@@ -112,6 +114,15 @@ def _np_uniform(name: tuple, shape):
 # --------------------------------------------------------------------------------------------
 # cells and streams
 # --------------------------------------------------------------------------------------------
+def _draw_once(cache: dict, draw, name: tuple, shape):
+    """``draw(name, shape)``, generated on first use and kept in ``cache`` (one array per stream)."""
+    key = (draw.__name__, name)
+    a = cache.get(key)
+    if a is None:
+        a = cache[key] = draw(name, shape)
+    return a
+
+
 class Cell:
     """Random streams of one cell: ``nrows`` samples of sample tile ``tile`` x ``ncols`` steps from
     step ``col0`` (see the module docstring). Each slot's array is generated once, on first use."""
@@ -127,17 +138,11 @@ class Cell:
 
     def normal(self, slot: int):
         """Standard normals of ``slot``, shape (nrows, ncols)."""
-        a = self._cache.get(("n", slot))
-        if a is None:
-            a = self._cache[("n", slot)] = self.ops.normal(self.name(KIND_CELL, slot), (self.nrows, self.ncols))
-        return a
+        return _draw_once(self._cache, self.ops.normal, self.name(KIND_CELL, slot), (self.nrows, self.ncols))
 
     def uniform(self, slot: int):
         """Uniforms in (0, 1] of ``slot``, shape (nrows, ncols)."""
-        a = self._cache.get(("u", slot))
-        if a is None:
-            a = self._cache[("u", slot)] = self.ops.uniform(self.name(KIND_CELL, slot), (self.nrows, self.ncols))
-        return a
+        return _draw_once(self._cache, self.ops.uniform, self.name(KIND_CELL, slot), (self.nrows, self.ncols))
 
     def group(self, start: int, count: int) -> "CellGroup":
         """The rows ``start .. start + count - 1`` (one tilt group)."""
@@ -164,21 +169,13 @@ class CellGroup:
         """Standard normals of ``slot`` for this group's rows."""
         if self._whole:
             return self.cell.normal(slot)
-        a = self._cache.get(("n", slot))
-        if a is None:
-            a = self._cache[("n", slot)] = self.cell.ops.normal(self.cell.name(KIND_GROUP, slot, self.start),
-                                                                self.shape)
-        return a
+        return _draw_once(self._cache, self.cell.ops.normal, self.cell.name(KIND_GROUP, slot, self.start), self.shape)
 
     def uniform(self, slot: int):
         """Uniforms in (0, 1] of ``slot`` for this group's rows."""
         if self._whole:
             return self.cell.uniform(slot)
-        a = self._cache.get(("u", slot))
-        if a is None:
-            a = self._cache[("u", slot)] = self.cell.ops.uniform(self.cell.name(KIND_GROUP, slot, self.start),
-                                                                 self.shape)
-        return a
+        return _draw_once(self._cache, self.cell.ops.uniform, self.cell.name(KIND_GROUP, slot, self.start), self.shape)
 
     def retry(self, n: int) -> "Stream":
         """The stream of the next rejection round (1, 2, ...) of this group, ``n`` values per slot."""
@@ -364,13 +361,17 @@ class TorchOps:
     def log_ndtr(self, x):
         return self.torch.special.log_ndtr(x)
 
-    def maximum(self, a, b):
+    def _tensors(self, a, b):
+        """``a`` and ``b`` as tensors (a number becomes a tensor shaped like the other)."""
         t = self.torch
-        if not t.is_tensor(b):
-            b = t.full_like(a, float(b))
         if not t.is_tensor(a):
             a = t.full_like(b, float(a))
-        return t.maximum(a, b)
+        if not t.is_tensor(b):
+            b = t.full_like(a, float(b))
+        return a, b
+
+    def maximum(self, a, b):
+        return self.torch.maximum(*self._tensors(a, b))
 
     def max(self, x, axis):
         return self.torch.amax(x, dim=axis)
@@ -388,12 +389,7 @@ class TorchOps:
         return self.torch.expm1(x)
 
     def logaddexp(self, a, b):
-        t = self.torch
-        if not t.is_tensor(a):
-            a = t.full_like(b, float(a))
-        if not t.is_tensor(b):
-            b = t.full_like(a, float(b))
-        return t.logaddexp(a, b)
+        return self.torch.logaddexp(*self._tensors(a, b))
 
     def abs(self, x):
         return self.torch.abs(x)

@@ -41,7 +41,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._validate import check_delta, check_epsilon, check_probability
 from . import prv as _prv
+from ._pld import build_pld, pmf_delta, pmf_epsilon, pmf_parts
 from .prv import Composition, GaussianStep, LaplaceStep, as_composition
 
 __all__ = [
@@ -169,108 +171,15 @@ _METHOD_NAMES = {
 # --------------------------------------------------------------------------------------------
 # PLD with grid refinement and floating-point control
 # --------------------------------------------------------------------------------------------
-def _pld(comp: Composition, interval: float):
-    from .reference import _pld as build
-
-    return build(comp, interval, True)
-
-
-def _dense_parts(pmf):
-    """(losses, probs, infinity_mass) of a dp_accounting PLD PMF (dense form)."""
-    d = pmf.to_dense_pmf()
-    probs = np.asarray(d._probs, dtype=float)  # noqa: SLF001 - dp_accounting keeps these private
-    losses = (np.arange(probs.size) + d._lower_loss) * d._discretization  # noqa: SLF001
-    return losses, probs, float(d._infinity_mass)  # noqa: SLF001
-
-
-def _pmfs(pld) -> list:
-    pmfs = [pld._pmf_remove]  # noqa: SLF001
-    if not pld._symmetric:  # noqa: SLF001
-        pmfs.append(pld._pmf_add)  # noqa: SLF001
-    return pmfs
-
-
-def _noise_level(probs: np.ndarray) -> float:
-    """Floating-point noise of a composed PMF: the largest negative probability (exact: none)."""
-    neg = probs[probs < 0]
-    return float(-neg.min()) if neg.size else 0.0
-
-
-def _pmf_delta(losses, probs, inf_mass, eps: float) -> tuple[float, float]:
-    """(delta(eps) from the clipped PMF, floating-point charge n_tail * noise) for one PMF."""
-    noise = _noise_level(probs)
-    p = np.maximum(probs, 0.0)
-    above = losses > eps
-    d = inf_mass + float(np.sum(p[above] * -np.expm1(eps - losses[above])))
-    return min(1.0, d), noise * int(np.count_nonzero(above))
-
-
-def _pmf_epsilon(losses, probs, inf_mass, delta: float) -> tuple[float, float]:
-    """(smallest eps >= 0 with delta(eps) + charge <= delta, the charge at that eps) for one PMF.
-
-    delta(eps) of a discrete PLD is convex and decreasing; between consecutive losses it is
-    ``inf + S1 - e^eps S2`` with suffix sums S1 = sum p, S2 = sum p e^-l, so the root is found on
-    the breakpoints (vectorised) and then in closed form.
-    """
-    noise = _noise_level(probs)
-    p = np.maximum(probs, 0.0)
-    keep = (losses >= 0) & (p > 0)
-    ls, ps = losses[keep], p[keep]
-    if inf_mass >= delta:
-        return math.inf, 0.0
-    if ls.size == 0:
-        return 0.0, 0.0
-    # suffix sums over losses strictly above each breakpoint l_j (losses are increasing)
-    s1 = np.concatenate([np.cumsum(ps[::-1])[::-1][1:], [0.0]])
-    # S2 = sum_{i>j} p_i e^{-l_i}: every term is <= p_i since l_i >= 0, so a plain sum is safe
-    # unless the largest losses underflow e^{-l}; then sum in log space
-    if ls[-1] < 700.0:
-        pe = ps * np.exp(-ls)
-        s2 = np.concatenate([np.cumsum(pe[::-1])[::-1][1:], [0.0]])
-        with np.errstate(divide="ignore"):
-            log_s2 = np.log(s2)
-        lp = np.log(ps) - ls
-    else:
-        lp = np.log(ps) - ls
-        rev = np.logaddexp.accumulate(lp[::-1])[::-1]
-        log_s2 = np.concatenate([rev[1:], [-np.inf]])
-    # bins of the whole grid strictly above breakpoint j: clipped bins count too (their true mass
-    # is at most the noise level)
-    n_above = losses.size - 1 - np.nonzero(keep)[0]
-    charge = noise * n_above
-    d_at = inf_mass + s1 - np.exp(ls + log_s2) + charge  # delta at eps = l_j, plus charge
-    ok = np.nonzero(d_at <= delta)[0]
-    if ok.size == 0:
-        return math.inf, 0.0
-    j = int(ok[0])
-    if j == 0:
-        # maybe eps < l_0: delta at 0 uses every kept bin
-        s1_all = float(s1[0] + ps[0])
-        log_s2_all = float(np.logaddexp(log_s2[0], lp[0]))
-        c0 = noise * int(np.count_nonzero(losses >= 0))
-        if inf_mass + s1_all - math.exp(log_s2_all) + c0 <= delta:
-            return 0.0, c0
-        e = math.log((inf_mass + s1_all + c0 - delta)) - log_s2_all
-        return max(0.0, min(e, float(ls[0]))), c0
-    # root in (l_{j-1}, l_j]: bins j..end above
-    s1_j = float(s1[j - 1])
-    log_s2_j = float(log_s2[j - 1])
-    c = float(charge[j - 1])
-    e = math.log(inf_mass + s1_j + c - delta) - log_s2_j
-    return float(min(max(e, ls[j - 1]), ls[j])), c
-
-
 def _grid_value(comp: Composition, interval: float, query: str, target: float) -> dict:
     t0 = time.perf_counter()
-    pld = _pld(comp, interval)
     vals, charges, bins = [], [], 0
-    for pmf in _pmfs(pld):
-        losses, probs, inf_mass = _dense_parts(pmf)
+    for losses, probs, inf_mass in pmf_parts(build_pld(comp, interval)):
         bins = max(bins, probs.size)
         if query == "epsilon":
-            v, c = _pmf_epsilon(losses, probs, inf_mass, target)
+            v, c = pmf_epsilon(losses, probs, inf_mass, target)
         else:
-            v, c = _pmf_delta(losses, probs, inf_mass, target)
+            v, c = pmf_delta(losses, probs, inf_mass, target)
             v = min(1.0, v + c)
         vals.append(v)
         charges.append(c)
@@ -338,12 +247,12 @@ def profile_curve(composition, epsilons, *, interval: float = 1e-3) -> np.ndarra
     e = np.asarray(epsilons, dtype=float)
     if e.size == 0 or np.any(~np.isfinite(e)) or np.any(e < 0):
         raise ValueError(f"epsilons must be finite and >= 0, got {epsilons!r}")
-    parts = [_dense_parts(p) for p in _pmfs(_pld(comp, float(interval)))]
+    parts = pmf_parts(build_pld(comp, float(interval)))
     out = np.zeros(e.shape)
     for i, x in np.ndenumerate(e):
         vals = []
         for ls, ps, inf in parts:
-            d, charge = _pmf_delta(ls, ps, inf, float(x))
+            d, charge = pmf_delta(ls, ps, inf, float(x))
             vals.append(math.nan if charge > d else min(1.0, d + charge))
         out[i] = max(vals)
     return out
@@ -379,14 +288,14 @@ def pld_epsilon(composition, delta: float, *, tolerance: float = 1e-3, max_secon
         For invalid delta or composition.
     """
     comp = as_composition(composition)
-    delta = _prv._check_delta(delta)
+    delta = check_delta(delta)
     return _pld_refined(comp, "epsilon", delta, _check_tolerance(tolerance), max_seconds, None)
 
 
 def pld_delta(composition, epsilon: float, *, tolerance: float = 1e-3, max_seconds: float = 60.0) -> dict:
     """Certified delta(eps) from dp_accounting's pessimistic PLD (see :func:`pld_epsilon`)."""
     comp = as_composition(composition)
-    eps = _check_eps(epsilon)
+    eps = check_epsilon(epsilon)
     return _pld_refined(comp, "delta", eps, _check_tolerance(tolerance), max_seconds, None)
 
 
@@ -466,25 +375,25 @@ def _mc_value(comp: Composition, query: str, target: float, confidence: float, n
 
 
 def _rdp_value(comp: Composition, query: str, target: float) -> float:
+    """The RDP upper bound: the smaller of two sound RDP -> DP conversions, both with the
+    Canonne-Kamath-Steinke (2020) conversion: dpaudit's (the PRV's cumulant generating function per
+    direction, minimised over a continuous range of orders; tighter for (subsampled) Gaussians) and
+    dp_accounting's ``RdpAccountant`` (its order grid reaches higher orders, tighter for Laplace
+    steps, whose privacy loss is bounded)."""
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    acc = rdp.RdpAccountant()
+    acc.compose(comp.to_event())
     if query == "epsilon":
-        return float(_prv.epsilon_upper_bound(comp, target))
-    return float(_prv.delta_upper_bound(comp, target))
+        return float(min(_prv.epsilon_upper_bound(comp, target), acc.get_epsilon(target)))
+    return float(min(_prv.delta_upper_bound(comp, target), acc.get_delta(target)))
 
 
 # --------------------------------------------------------------------------------------------
 # the entry points
 # --------------------------------------------------------------------------------------------
 def _check_tolerance(tolerance) -> float:
-    t = float(tolerance)
-    if not (math.isfinite(t) and 0 < t < 1):
-        raise ValueError(f"tolerance must be in (0, 1), got {tolerance!r}")
-    return t
-
-
-def _check_eps(epsilon) -> float:
-    from .monte_carlo import _check_epsilon
-
-    return _check_epsilon(epsilon)
+    return check_probability(tolerance, "tolerance")
 
 
 def _check_method(method: str) -> str:
@@ -599,12 +508,8 @@ def get_epsilon(composition, delta: float, *, method: str = "auto", tolerance: f
     Doroshenko, Ghazi, Kamath, Kumar & Manurangsi (2022), *Connect the dots* (dp_accounting's
     pessimistic PLD); Gopi, Lee & Wutschitz (2021) (prv_accountant); paper 004, §5 (Monte Carlo).
     """
-    comp = as_composition(composition)
-    d = _prv._check_delta(delta)
-    return _account(comp, "epsilon", d, _check_method(method), tolerance=_check_tolerance(tolerance),
-                    max_seconds=float(max_seconds), confidence=_check_confidence(confidence),
-                    num_samples=int(num_samples), rng=rng, backend=backend, device=device, progress=progress,
-                    estimator=estimator)
+    return _checked_account(composition, "epsilon", check_delta(delta), method, tolerance, max_seconds, confidence,
+                            num_samples, rng, backend, device, estimator, progress)
 
 
 def get_delta(composition, epsilon: float, *, method: str = "auto", tolerance: float = 1e-3,
@@ -622,17 +527,22 @@ def get_delta(composition, epsilon: float, *, method: str = "auto", tolerance: f
         For an invalid epsilon, method, tolerance or composition, or when an explicitly chosen
         method cannot answer.
     """
-    comp = as_composition(composition)
-    e = _check_eps(epsilon)
-    return _account(comp, "delta", e, _check_method(method), tolerance=_check_tolerance(tolerance),
-                    max_seconds=float(max_seconds), confidence=_check_confidence(confidence),
-                    num_samples=int(num_samples), rng=rng, backend=backend, device=device, progress=progress,
-                    estimator=estimator)
+    return _checked_account(composition, "delta", check_epsilon(epsilon), method, tolerance, max_seconds, confidence,
+                            num_samples, rng, backend, device, estimator, progress)
+
+
+def _checked_account(composition, query, target, method, tolerance, max_seconds, confidence, num_samples, rng,
+                     backend, device, estimator, progress) -> AccountingResult:
+    """:func:`_account` after checking the options :func:`get_epsilon` and :func:`get_delta` share."""
+    return _account(as_composition(composition), query, target, _check_method(method),
+                    tolerance=_check_tolerance(tolerance), max_seconds=float(max_seconds),
+                    confidence=_check_confidence(confidence), num_samples=int(num_samples), rng=rng,
+                    backend=backend, device=device, progress=progress, estimator=estimator)
 
 
 def _check_confidence(confidence) -> float:
-    c = float(confidence)
-    if not (0.5 < c < 1.0):
+    c = check_probability(confidence, "confidence")
+    if c <= 0.5:
         raise ValueError(f"confidence must be in (0.5, 1), got {confidence!r}")
     return c
 
@@ -748,7 +658,7 @@ def get_epsilon_online(composition, delta: float, *, method: str = "auto", steps
     """
     t0 = time.perf_counter()
     comp = as_composition(composition)
-    d = _prv._check_delta(delta)
+    d = check_delta(delta)
     if method not in ("auto", "pld", "mc", "rdp"):
         raise ValueError(f"method must be one of auto, pld, mc, rdp for online accounting, got {method!r}")
     tol = _check_tolerance(online_tolerance)

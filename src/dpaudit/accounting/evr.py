@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from .._validate import as_rng
 from .monte_carlo import DeltaEstimate, EpsilonEstimate, _jsonable
 from .prv import as_composition, delta_upper_bound
 from .verifier import DEFAULT_MAX_SAMPLES, VerificationResult, verify
@@ -202,7 +203,7 @@ def release(mechanism, data, estimate, *, composition=None, tau: float = 0.9, rh
     plan = result.plan
     beta = plan.false_positive_rate
     d_upp = delta_upper_bound(comp, eps)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_rng(rng)
     output, used_fb = None, False
     if result.accepted:
         output = func(data, gen)

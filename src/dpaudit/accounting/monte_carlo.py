@@ -53,6 +53,7 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import optimize, special
 
+from .._validate import as_rng, check_delta, check_epsilon, check_int, check_probability
 from . import prv as _prv
 from ._backend import (
     SLOT_COLLAPSED,
@@ -105,29 +106,8 @@ ProgressFn = Callable[[int, int], None]
 # --------------------------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------------------------
-def _check_epsilon(epsilon) -> float:
-    try:
-        e = float(epsilon)
-    except (TypeError, ValueError):
-        raise ValueError(f"epsilon must be a number >= 0, got {epsilon!r}") from None
-    if isinstance(epsilon, bool) or not math.isfinite(e) or e < 0:
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    return e
-
-
-def _check_delta(delta) -> float:
-    return _prv._check_delta(delta)
-
-
-def _check_samples(num_samples) -> int:
-    return _prv._check_count("num_samples", num_samples, minimum=2)
-
-
-def _check_confidence(confidence) -> float:
-    c = float(confidence)
-    if not (0.0 < c < 1.0):
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    return c
+def _check_samples(num_samples, name: str = "num_samples") -> int:
+    return check_int(num_samples, name, minimum=2)
 
 
 def resolve_estimator(estimator: str, comp: Composition) -> str:
@@ -138,10 +118,14 @@ def resolve_estimator(estimator: str, comp: Composition) -> str:
     return "is-cmc" if (tails and not comp.symmetric) else "is"
 
 
-def _check_estimator(estimator: str, comp: Composition) -> str:
+def _check_estimator_name(estimator: str) -> str:
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
-    estimator = resolve_estimator(estimator, comp)
+    return estimator
+
+
+def _check_estimator(estimator: str, comp: Composition) -> str:
+    estimator = resolve_estimator(_check_estimator_name(estimator), comp)
     if estimator in ("is-paper", "cmc", "is-cmc"):
         for s, _ in comp.segments:
             if not isinstance(s, (GaussianStep, SubsampledGaussianStep)):
@@ -150,7 +134,7 @@ def _check_estimator(estimator: str, comp: Composition) -> str:
 
 
 def _check_chunk(chunk_elements) -> int:
-    return _prv._check_count("chunk_elements", chunk_elements, minimum=1024)
+    return check_int(chunk_elements, "chunk_elements", minimum=1024)
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,7 +174,7 @@ class PrivacyLossSamples:
 
     def terms(self, epsilon: float) -> np.ndarray:
         """The unbiased terms ``w_i (1 - exp(eps - L_i))_+`` whose mean estimates delta(eps), shape (m,)."""
-        eps = _check_epsilon(epsilon)
+        eps = check_epsilon(epsilon)
         x = eps - self.losses
         pos = x < 0
         out = np.zeros_like(self.losses)
@@ -263,7 +247,7 @@ class PrivacyLossSamples:
         sorted losses and then in closed form (z = 0) or by bisection (z != 0). A positive z gives
         the upper end of the confidence interval of eps(delta), a negative z the lower end.
         """
-        delta = _check_delta(delta)
+        delta = check_delta(delta)
         c = self._sorted()
         ls = c["L"]
         m = self.num_samples
@@ -292,15 +276,7 @@ class PrivacyLossSamples:
             if num > 0 and c["B"][r] > 0:
                 eps = math.log(num) - math.log(c["B"][r]) - c["sb"]
                 return float(min(max(eps, a), b))
-        for _ in range(100):
-            mid = 0.5 * (a + b)
-            if g(mid, r) > delta:
-                a = mid
-            else:
-                b = mid
-            if b - a <= 1e-13 * max(1.0, b):
-                break
-        return float(b)
+        return float(_prv.bisect(lambda e: g(e, r) > delta, a, b, max_iter=100, rtol=1e-13)[1])
 
 
 def _convex_min_variance(cov: np.ndarray) -> np.ndarray:
@@ -410,7 +386,7 @@ class ConditionalLossSamples:
         ``columns`` are computed; the others are left at 0)."""
         from ._backend import NumpyOps
 
-        eps = _check_epsilon(epsilon)
+        eps = check_epsilon(epsilon)
         ops = NumpyOps()
         out = np.zeros((self.num_samples, 3))
         if 0 in columns:
@@ -495,7 +471,7 @@ class ConditionalLossSamples:
         For 'is-cmc' the combination weights are first fixed at the root of the 'cmc' estimate, so
         that the function searched is monotone.
         """
-        delta = _check_delta(delta)
+        delta = check_delta(delta)
         if self.estimator == "is-cmc" and "fixed" not in self._cache:
             cmc = np.array([0.0, 1.0, 0.0])
             self._cache["fixed"] = np.stack([cmc, cmc])
@@ -983,7 +959,7 @@ def sample_privacy_loss(composition, num_samples: int, *, direction: str = REMOV
     check_counter_space(m, comp.num_steps)
     ops = get_ops(backend, device)
     key = key_from_rng(rng) if _key is None else _key
-    targets = None if target_epsilon is None else [_check_epsilon(e) for e in np.atleast_1d(target_epsilon)]
+    targets = None if target_epsilon is None else [check_epsilon(e) for e in np.atleast_1d(target_epsilon)]
     if estimator in ("is", "cmc", "is-cmc"):
         if tilts is not None:
             lam = tuple(_prv._check_tilt(x) for x in tilts)
@@ -1005,6 +981,11 @@ def sample_privacy_loss(composition, num_samples: int, *, direction: str = REMOV
 # --------------------------------------------------------------------------------------------
 # results
 # --------------------------------------------------------------------------------------------
+def _fields_dict(self) -> dict:
+    """JSON-serialisable dict of all fields (the ``to_dict`` of the result dataclasses)."""
+    return _jsonable(dict(self.__dict__))
+
+
 def _jsonable(x):
     if isinstance(x, dict):
         return {k: _jsonable(v) for k, v in x.items()}
@@ -1146,9 +1127,7 @@ class EpsilonEstimate:
     trusted: bool = False
     cross_check: dict | None = None
 
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict of all fields."""
-        return _jsonable(dict(self.__dict__))
+    to_dict = _fields_dict
 
 
 @dataclass(frozen=True)
@@ -1197,9 +1176,7 @@ class OnlineEpsilonEstimate:
     max_term_share: float = math.nan
     trusted: bool = False
 
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict of all fields."""
-        return _jsonable(dict(self.__dict__))
+    to_dict = _fields_dict
 
 
 # --------------------------------------------------------------------------------------------
@@ -1316,7 +1293,7 @@ def nonnegative_upper_bound(mean: float, bound: float, num_samples: int, confide
     float
         The upper confidence bound.
     """
-    u = math.log(1.0 / (1.0 - _check_confidence(confidence))) / int(num_samples)
+    u = math.log(1.0 / (1.0 - check_probability(confidence, "confidence"))) / int(num_samples)
     h = 0.5 * float(bound) * u
     return (math.sqrt(h) + math.sqrt(h + max(float(mean), 0.0))) ** 2
 
@@ -1548,18 +1525,14 @@ class MonteCarloAccountant:
         if untrusted not in UNTRUSTED_POLICIES:
             raise ValueError(f"untrusted must be one of {', '.join(UNTRUSTED_POLICIES)}, got {untrusted!r}")
         self.untrusted = untrusted
-        if estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {', '.join(ESTIMATORS)}, got {estimator!r}")
-        self.estimator = estimator
-        self.confidence = _check_confidence(confidence)
+        self.estimator = _check_estimator_name(estimator)
+        self.confidence = check_probability(confidence, "confidence")
         self.rng = rng
         self.backend, self.device = backend, device
         get_ops(backend, device)  # validate early (CUDA availability, backend name)
         self.chunk_elements = _check_chunk(chunk_elements)
-        if not (0.0 < pilot_fraction < 1.0):
-            raise ValueError(f"pilot_fraction must be in (0, 1), got {pilot_fraction!r}")
-        self.pilot_fraction = pilot_fraction
-        self._gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self.pilot_fraction = check_probability(pilot_fraction, "pilot_fraction")
+        self._gen = as_rng(rng)
 
     def _setup(self, composition):
         comp = as_composition(composition)
@@ -1620,7 +1593,7 @@ class MonteCarloAccountant:
             or (with ``untrusted='raise'``) an estimate whose diagnostics fail.
         """
         t0 = time.perf_counter()
-        eps = _check_epsilon(epsilon)
+        eps = check_epsilon(epsilon)
         comp, estimator, ops, key = self._setup(composition)
         z = _z(self.confidence)
         per = {}
@@ -1688,7 +1661,7 @@ class MonteCarloAccountant:
             (with ``untrusted='raise'``) an estimate whose diagnostics fail.
         """
         t0 = time.perf_counter()
-        delta = _check_delta(delta)
+        delta = check_delta(delta)
         comp, estimator, ops, key = self._setup(composition)
         z = _z(self.confidence)
         per = {}
@@ -1772,7 +1745,7 @@ class MonteCarloAccountant:
         """
         t0 = time.perf_counter()
         many = isinstance(delta, (list, tuple, np.ndarray))
-        deltas = [_check_delta(d) for d in (delta if many else [delta])]
+        deltas = [check_delta(d) for d in (delta if many else [delta])]
         comp, estimator, ops, key = self._setup(composition)
         est = {"simple": "simple", "is": "is", "cmc": "cmc"}.get(estimator, "is-cmc")
         if est == "is-cmc" and not all(isinstance(s_, (GaussianStep, SubsampledGaussianStep)) for s_, _ in comp.segments):

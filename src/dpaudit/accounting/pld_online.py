@@ -20,7 +20,7 @@ Soundness (every reported eps is an upper bound, like dp_accounting's pessimisti
   non-negative mass, which can only raise delta;
 * floating-point round-off of the FFT is measured on each composed PMF (the largest negative
   probability) and charged to delta once per bin above eps, exactly as in
-  :mod:`dpaudit.accounting.certified`; a step whose charge exceeds delta/2 is reported as
+  :mod:`dpaudit.accounting._pld`; a step whose charge exceeds delta/2 is reported as
   ``nan`` (cannot be resolved) and counted in ``unresolved``.
 """
 
@@ -33,9 +33,9 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import fft, special
 
-from . import prv as _prv
-from .certified import _dense_parts, _pmf_epsilon, _pmfs
-from .prv import Composition, as_composition
+from .._validate import check_delta
+from ._pld import build_pld, pmf_epsilon, pmf_parts
+from .prv import as_composition
 
 __all__ = ["pld_online_epsilons"]
 
@@ -86,10 +86,8 @@ def pld_online_epsilons(composition, deltas, *, interval: float, steps: Sequence
     Koskela, Jälkö & Honkela (2020); Koskela et al. (2021) (FFT accounting, Chernoff truncation);
     Doroshenko et al. (2022) (pessimistic connect-the-dots PMFs, dp_accounting).
     """
-    from .reference import _pld
-
     comp = as_composition(composition)
-    ds = [_prv._check_delta(d) for d in (deltas if isinstance(deltas, (list, tuple, np.ndarray)) else [deltas])]
+    ds = [check_delta(d) for d in (deltas if isinstance(deltas, (list, tuple, np.ndarray)) else [deltas])]
     if not (isinstance(interval, (int, float)) and math.isfinite(interval) and interval > 0):
         raise ValueError(f"interval must be a positive number, got {interval!r}")
     k = comp.num_steps
@@ -100,8 +98,7 @@ def pld_online_epsilons(composition, deltas, *, interval: float, steps: Sequence
     # per segment, per direction: the one-step PMF on the common grid
     seg_pmfs = []
     for step, _ in comp.segments:
-        pld = _pld(Composition(((step, 1),)), interval, True)
-        seg_pmfs.append([_dense_parts(p) for p in _pmfs(pld)])
+        seg_pmfs.append(pmf_parts(build_pld(step, interval)))
     n_dirs = max(len(p) for p in seg_pmfs)
     seg_pmfs = [p if len(p) == n_dirs else p * n_dirs for p in seg_pmfs]  # symmetric steps: same PMF
     step_seg = np.repeat(np.arange(len(comp.segments)), [c for _, c in comp.segments])
@@ -149,7 +146,7 @@ def pld_online_epsilons(composition, deltas, *, interval: float, steps: Sequence
             pmf = np.roll(out, -(lo % n))[: hi - lo + 1]
             losses = (low_idx + lo + np.arange(pmf.size)) * interval
             for qi, d in enumerate(ds):
-                e, c = _pmf_epsilon(losses, pmf, min(1.0, inf_mass), d)
+                e, c = pmf_epsilon(losses, pmf, min(1.0, inf_mass), d)
                 eps_dir[di, qi, r] = math.nan if c > 0.5 * d else e
                 charge_out[r] = max(charge_out[r], c)
             r += 1

@@ -39,6 +39,11 @@ from typing import Any, Iterable
 import numpy as np
 from scipy import optimize, special
 
+from .._validate import check_delta, check_epsilon, check_int, check_positive, check_rate
+from ..privacy.events import UnsupportedEventError, event_from_runs, event_runs, is_event
+from ..privacy.profiles import gaussian_delta, gaussian_epsilon
+from ..privacy.rdp import log_c1
+
 __all__ = [
     "ADD",
     "DIRECTIONS",
@@ -56,7 +61,6 @@ __all__ = [
     "sampler_acceptance",
     "gaussian_delta",
     "gaussian_epsilon",
-    "laplace_delta",
     "saddlepoint_tilt",
 ]
 
@@ -68,41 +72,9 @@ DIRECTIONS = (REMOVE, ADD)
 _MAX_REAL_TILT = 256.0
 
 
-class UnsupportedEventError(ValueError):
-    """A dp_accounting ``DpEvent`` that has no dominating pair in this module."""
-
-
 # --------------------------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------------------------
-def _check_positive(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return v
-
-
-def _check_rate(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1], got {value!r}") from None
-    if isinstance(value, bool) or not (0.0 < v <= 1.0):  # also rejects NaN
-        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-    return v
-
-
-def _check_count(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def _check_direction(direction: str) -> str:
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
@@ -119,6 +91,28 @@ def _check_tilt(lam) -> float:
 # --------------------------------------------------------------------------------------------
 # numerical helpers
 # --------------------------------------------------------------------------------------------
+def bisect(below, lo: float, hi: float, *, max_iter: int, rtol: float) -> tuple[float, float]:
+    """Bisection for the boundary of a monotone predicate: ``below(x)`` true left of it, false right.
+
+    Halves ``[lo, hi]`` (``below(lo)`` true, ``below(hi)`` false, not evaluated) at most
+    ``max_iter`` times, stopping once ``hi - lo <= rtol * max(1, hi)``.
+
+    Returns
+    -------
+    (lo, hi) : tuple of float
+        The final bracket.
+    """
+    for _ in range(max_iter):
+        mid = 0.5 * (lo + hi)
+        if below(mid):
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= rtol * max(1.0, hi):
+            break
+    return lo, hi
+
+
 def _log_gauss_integral(log_f, sigma: float, lo: float, hi: float, n_max: int = 400_001) -> float:
     """``ln ∫ phi_sigma(t) f(t) dt`` on [lo, hi] by the trapezoid rule in log space.
 
@@ -145,9 +139,7 @@ def _log_gauss_integral(log_f, sigma: float, lo: float, hi: float, n_max: int = 
 
 def _c1(lam: float) -> float:
     """``sup_{x >= 0} (1 - e^-x) e^(-lam x) = (1/(1+lam)) (lam/(1+lam))^lam`` (1 at lam = 0)."""
-    if lam <= 0:
-        return 1.0
-    return math.exp(-math.log1p(lam) + lam * (math.log(lam) - math.log1p(lam)))
+    return math.exp(log_c1(lam))
 
 
 def _c2(lam: float) -> float:
@@ -272,7 +264,25 @@ class _LaplacePlan(_Plan):
         return ops.where(u0 < self.edges[0], -1.0 / b, ops.where(u0 < self.edges[1], y, 1.0 / b))
 
 
-class _SubsampledRemovePlan(_Plan):
+class _RejectionPlan(_Plan):
+    """A plan that draws a proposal (``_propose``) and, when ``rejection``, keeps each draw with
+    probability ``exp(_log_accept(t))`` (equivalently ``exp(_log_accept_loss(loss))`` on losses)."""
+
+    def draw(self, ops, rs):
+        t = self._propose(ops, rs)
+        if not self.rejection:
+            return t
+        return _reject(ops, rs, t, self._propose, self._log_accept)
+
+    def draw_loss(self, ops, rs):
+        loss = self._proposal_loss(ops, self._propose(ops, rs))
+        if not self.rejection:
+            return loss
+        return _reject(ops, rs, loss, lambda o, src: self._proposal_loss(o, self._propose(o, src)),
+                       self._log_accept_loss)
+
+
+class _SubsampledRemovePlan(_RejectionPlan):
     """P_lam ∝ Q a^(1+lam), a(t) = 1 - q + q exp((2t-1)/(2 s^2)).
 
     For an integer ``n = 1 + lam`` this is the Gaussian mixture sum_j w_j N(j, s^2), j = 0..n, with
@@ -337,26 +347,18 @@ class _SubsampledRemovePlan(_Plan):
         comp = ops.searchsorted(self.edges, u0)
         return t + ops.take(self.means, comp)
 
-    def draw(self, ops, rs):
-        t = self._draw_mixture(ops, rs)
-        if not self.rejection:
-            return t
-        return _reject(ops, rs, t, self._draw_mixture, self._log_accept)
+    _propose = _draw_mixture
+    _proposal_loss = _loss_inplace
 
-    def draw_loss(self, ops, rs):
-        t = self._draw_mixture(ops, rs)
-        if not self.rejection:
-            return self._loss_inplace(ops, t)
-        # accept with probability (a/(1-q))^frac = exp(frac (l - ln(1-q))): work on losses directly
-        return _reject(ops, rs, self._loss_inplace(ops, t),
-                       lambda o, src: self._loss_inplace(o, self._draw_mixture(o, src)),
-                       lambda o, l: self.frac * (l - self.log1mq))
+    def _log_accept_loss(self, ops, l):
+        # accept with probability (a/(1-q))^frac = exp(frac (l - ln(1-q)))
+        return self.frac * (l - self.log1mq)
 
     def _log_accept(self, ops, t):
-        return self.frac * (self.loss(ops, t) - self.log1mq)
+        return self._log_accept_loss(ops, self.loss(ops, t))
 
 
-class _SubsampledAddPlan(_Plan):
+class _SubsampledAddPlan(_RejectionPlan):
     """P_lam ∝ N(0, s^2) a^(-lam): draw N(0, s^2) and accept with probability ((1-q)/a)^lam <= 1."""
 
     def __init__(self, sigma: float, q: float, lam: float):
@@ -379,20 +381,14 @@ class _SubsampledAddPlan(_Plan):
     def _draw_base(self, ops, rs):
         return rs.normal(1) * self.sigma
 
-    def draw(self, ops, rs):
-        t = self._draw_base(ops, rs)
-        if not self.rejection:
-            return t
-        return _reject(ops, rs, t, self._draw_base, self._log_accept)
+    _propose = _draw_base
 
-    def draw_loss(self, ops, rs):
-        t = self._draw_base(ops, rs)
-        if not self.rejection:
-            return self.loss(ops, t)
+    def _proposal_loss(self, ops, t):
+        return self.loss(ops, t)
+
+    def _log_accept_loss(self, ops, l):
         # the add-direction loss is -ln a(t); accept with probability exp(lam (ln(1-q) + loss))
-        return _reject(ops, rs, self.loss(ops, t),
-                       lambda o, src: self.loss(o, self._draw_base(o, src)),
-                       lambda o, l: self.lam * (self.log1mq + l))
+        return self.lam * (self.log1mq + l)
 
     def _log_accept(self, ops, t):
         return self.lam * (self.log1mq - self._loss_remove(ops, t))
@@ -438,7 +434,6 @@ class Step(ABC):
     #: True when both directions have the same privacy profile
     symmetric: bool = True
 
-    @abstractmethod
     def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
         """Cumulant generating function ``K(lam) = ln E_{T~P}[exp(lam L(T))]`` of the PRV.
 
@@ -453,11 +448,32 @@ class Step(ABC):
         -------
         float
             ``K(lam) = lam * D_{lam+1}(P || Q)`` in nats (the RDP of order ``lam + 1`` times ``lam``).
+
+        Raises
+        ------
+        ValueError
+            For a negative or non-finite tilt or an unknown direction.
         """
+        lam = _check_tilt(lam)
+        return self._log_mgf(lam, _check_direction(direction))
 
     @abstractmethod
+    def _log_mgf(self, lam: float, direction: str) -> float:
+        """``K(lam)`` for a checked tilt and direction."""
+
     def privacy_loss(self, t, direction: str = REMOVE) -> np.ndarray:
-        """Privacy loss ``ln(P(t)/Q(t))`` (nats) at outputs ``t`` (any shape)."""
+        """Privacy loss ``ln(P(t)/Q(t))`` (nats) at outputs ``t`` (any shape).
+
+        Raises
+        ------
+        ValueError
+            For an unknown direction.
+        """
+        return self._privacy_loss(np.asarray(t, dtype=float), _check_direction(direction))
+
+    @abstractmethod
+    def _privacy_loss(self, t: np.ndarray, direction: str) -> np.ndarray:
+        """Privacy loss at float outputs ``t`` for a checked direction."""
 
     @abstractmethod
     def _plan(self, lam: float, direction: str) -> _Plan:
@@ -475,6 +491,10 @@ class Step(ABC):
         """Cached sampler of ``P_lam`` for this step (internal to the Monte Carlo estimators)."""
         return _cached_plan(self, float(lam), direction)
 
+    @abstractmethod
+    def to_event(self):
+        """The dp_accounting ``DpEvent`` of this step (the value object every family shares)."""
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable description."""
         return {"kind": self.kind, **{k: v for k, v in self.__dict__.items()}}
@@ -485,8 +505,25 @@ def _cached_plan(step: "Step", lam: float, direction: str) -> _Plan:
     return step._plan(lam, direction)
 
 
+class _NoiseStep(Step):
+    """A step with one noise parameter: the dataclass field ``param`` (checked finite and > 0,
+    named ``label`` in errors) is the ``noise_multiplier`` of dp_accounting's ``event`` class."""
+
+    def __init_subclass__(cls, *, param: str, label: str, event: str, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._param, cls._label, cls._event = param, label, event
+
+    def __post_init__(self):
+        object.__setattr__(self, self._param, check_positive(getattr(self, self._param), self._label))
+
+    def to_event(self):
+        import dp_accounting as dpa
+
+        return getattr(dpa, self._event)(getattr(self, self._param))
+
+
 @dataclass(frozen=True)
-class GaussianStep(Step):
+class GaussianStep(_NoiseStep, param="sigma", label="sigma (noise multiplier)", event="GaussianDpEvent"):
     """Gaussian mechanism with noise multiplier ``sigma`` (noise std / L2 sensitivity).
 
     Dominating pair ``P = N(1, sigma^2)``, ``Q = N(0, sigma^2)`` (tight, symmetric); the PRV is
@@ -502,17 +539,11 @@ class GaussianStep(Step):
     kind = "gaussian"
     symmetric = True
 
-    def __post_init__(self):
-        object.__setattr__(self, "sigma", _check_positive("sigma (noise multiplier)", self.sigma))
-
-    def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
-        lam = _check_tilt(lam)
-        _check_direction(direction)
+    def _log_mgf(self, lam, direction):
         return lam * (lam + 1.0) / (2.0 * self.sigma ** 2)
 
-    def privacy_loss(self, t, direction: str = REMOVE) -> np.ndarray:
-        _check_direction(direction)
-        return (np.asarray(t, dtype=float) - 0.5) / self.sigma ** 2
+    def _privacy_loss(self, t, direction):
+        return (t - 0.5) / self.sigma ** 2
 
     def _plan(self, lam, direction):
         return _GaussianPlan(self.sigma, lam)
@@ -524,7 +555,7 @@ class GaussianStep(Step):
 
 
 @dataclass(frozen=True)
-class LaplaceStep(Step):
+class LaplaceStep(_NoiseStep, param="scale", label="scale (Laplace noise multiplier)", event="LaplaceDpEvent"):
     """Laplace mechanism with scale ``scale`` = b (noise scale / L1 sensitivity).
 
     Dominating pair ``P = Lap(1, b)``, ``Q = Lap(0, b)`` (tight, symmetric); the PRV lies in
@@ -541,18 +572,12 @@ class LaplaceStep(Step):
     kind = "laplace"
     symmetric = True
 
-    def __post_init__(self):
-        object.__setattr__(self, "scale", _check_positive("scale (Laplace noise multiplier)", self.scale))
-
-    def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
-        lam = _check_tilt(lam)
-        _check_direction(direction)
+    def _log_mgf(self, lam, direction):
         b = self.scale
         return lam / b + math.log((lam + 1.0) / (2.0 * lam + 1.0) + lam / (2.0 * lam + 1.0) * math.exp(-(2.0 * lam + 1.0) / b))
 
-    def privacy_loss(self, t, direction: str = REMOVE) -> np.ndarray:
-        _check_direction(direction)
-        return np.clip(2.0 * np.asarray(t, dtype=float) - 1.0, -1.0, 1.0) / self.scale
+    def _privacy_loss(self, t, direction):
+        return np.clip(2.0 * t - 1.0, -1.0, 1.0) / self.scale
 
     def _plan(self, lam, direction):
         return _LaplacePlan(self.scale, lam)
@@ -585,18 +610,15 @@ class SubsampledGaussianStep(Step):
     symmetric = False
 
     def __post_init__(self):
-        object.__setattr__(self, "sigma", _check_positive("sigma (noise multiplier)", self.sigma))
-        object.__setattr__(self, "sampling_rate", _check_rate("sampling_rate q", self.sampling_rate))
+        object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma (noise multiplier)"))
+        object.__setattr__(self, "sampling_rate", check_rate(self.sampling_rate, "sampling_rate q"))
 
-    def log_mgf(self, lam: float, direction: str = REMOVE) -> float:
-        lam = _check_tilt(lam)
-        _check_direction(direction)
+    def _log_mgf(self, lam, direction):
         return _subsampled_log_mgf(self.sigma, self.sampling_rate, lam, direction)
 
-    def privacy_loss(self, t, direction: str = REMOVE) -> np.ndarray:
-        _check_direction(direction)
+    def _privacy_loss(self, t, direction):
         q, s = self.sampling_rate, self.sigma
-        x = (2.0 * np.asarray(t, dtype=float) - 1.0) / (2.0 * s ** 2)
+        x = (2.0 * t - 1.0) / (2.0 * s ** 2)
         l = x if q == 1.0 else np.logaddexp(math.log1p(-q), math.log(q) + x)
         return l if direction == REMOVE else -l
 
@@ -627,6 +649,11 @@ class SubsampledGaussianStep(Step):
         if direction == REMOVE:
             return _SubsampledRemovePlan(self.sigma, self.sampling_rate, lam)
         return _SubsampledAddPlan(self.sigma, self.sampling_rate, lam)
+
+    def to_event(self):
+        import dp_accounting as dpa
+
+        return dpa.PoissonSampledDpEvent(self.sampling_rate, dpa.GaussianDpEvent(self.sigma))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -687,7 +714,7 @@ class Composition:
             if not (isinstance(seg, tuple) and len(seg) == 2 and isinstance(seg[0], Step)):
                 raise ValueError(f"segments must be (Step, count) pairs, got {seg!r}")
             step, count = seg
-            count = _check_count("count of a step", count)
+            count = check_int(count, "count of a step")
             if segs and segs[-1][0] == step:
                 segs[-1] = (step, segs[-1][1] + count)
             else:
@@ -720,8 +747,8 @@ class Composition:
         ValueError
             If ``noise_multiplier <= 0``, ``sampling_rate`` outside (0, 1] or ``steps < 1``.
         """
-        steps = _check_count("steps", steps)
-        q = _check_rate("sampling_rate q", sampling_rate)
+        steps = check_int(steps, "steps")
+        q = check_rate(sampling_rate, "sampling_rate q")
         step = GaussianStep(noise_multiplier) if q == 1.0 else SubsampledGaussianStep(noise_multiplier, q)
         return cls(((step, steps),))
 
@@ -785,7 +812,7 @@ class Composition:
 
     def prefix(self, n: int) -> "Composition":
         """The composition of the first ``n`` steps."""
-        n = _check_count("n", n)
+        n = check_int(n, "n")
         if n > self.num_steps:
             raise ValueError(f"n={n} exceeds the number of steps {self.num_steps}")
         segs, left = [], n
@@ -795,6 +822,11 @@ class Composition:
             segs.append((s, min(c, left)))
             left -= c
         return Composition(tuple(segs))
+
+    def to_event(self):
+        """The dp_accounting ``DpEvent``: a ``ComposedDpEvent`` of the runs (``SelfComposedDpEvent``
+        for a run longer than one; a single run on its own)."""
+        return event_from_runs([(step.to_event(), count) for step, count in self.segments])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable description: ``{"num_steps", "segments": [{..., "count"}]}``."""
@@ -813,51 +845,27 @@ class Composition:
         return " + ".join(parts)
 
 
+def _step_of(leaf) -> "Step":
+    """The step of one leaf event of :func:`dpaudit.privacy.events.event_runs`."""
+    import dp_accounting as dpa
+
+    if isinstance(leaf, dpa.GaussianDpEvent):
+        return GaussianStep(leaf.noise_multiplier)
+    if isinstance(leaf, dpa.LaplaceDpEvent):
+        return LaplaceStep(leaf.noise_multiplier)
+    q = float(leaf.sampling_probability)  # a PoissonSampledDpEvent(GaussianDpEvent), rate checked
+    return GaussianStep(leaf.event.noise_multiplier) if q == 1.0 else SubsampledGaussianStep(leaf.event.noise_multiplier, q)
+
+
 def _event_segments(event) -> list:
-    try:
-        import dp_accounting as dpa
-    except ImportError as exc:  # pragma: no cover - core dependency
-        raise UnsupportedEventError(f"dp_accounting is needed to read DpEvents: {exc}") from None
-    name = type(event).__name__
-    if isinstance(event, dpa.GaussianDpEvent):
-        return [(GaussianStep(event.noise_multiplier), 1)]
-    if isinstance(event, dpa.LaplaceDpEvent):
-        return [(LaplaceStep(event.noise_multiplier), 1)]
-    if isinstance(event, dpa.PoissonSampledDpEvent):
-        inner = event.event
-        if not isinstance(inner, dpa.GaussianDpEvent):
-            raise UnsupportedEventError(
-                f"PoissonSampledDpEvent of {type(inner).__name__} is not supported "
-                "(only Poisson-subsampled GaussianDpEvent)"
-            )
-        q = _check_rate("PoissonSampledDpEvent.sampling_probability", event.sampling_probability)
-        if q == 1.0:
-            return [(GaussianStep(inner.noise_multiplier), 1)]
-        return [(SubsampledGaussianStep(inner.noise_multiplier, q), 1)]
-    if isinstance(event, dpa.SelfComposedDpEvent):
-        count = _check_count("SelfComposedDpEvent.count", event.count, minimum=0)
-        inner = _event_segments(event.event)
-        if count == 0:
-            return []
-        if len(inner) == 1:
-            return [(inner[0][0], inner[0][1] * count)]
-        return inner * count
-    if isinstance(event, dpa.ComposedDpEvent):
-        out = []
-        for e in event.events:
-            out.extend(_event_segments(e))
-        return out
-    if isinstance(event, dpa.NoOpDpEvent):
-        return []
-    raise UnsupportedEventError(
-        f"DpEvent {name} is not supported by the Monte Carlo accountant; supported: GaussianDpEvent, "
-        "LaplaceDpEvent, PoissonSampledDpEvent(GaussianDpEvent), SelfComposedDpEvent, ComposedDpEvent"
-    )
+    return [(_step_of(leaf), count) for leaf, count in event_runs(event)]
 
 
 def as_composition(obj) -> Composition:
     """Accept a :class:`Composition`, a :class:`Step`, a list of steps / ``(step, count)`` pairs,
-    or a dp_accounting ``DpEvent``.
+    a dp_accounting ``DpEvent`` (``GaussianDpEvent``, ``LaplaceDpEvent``,
+    ``PoissonSampledDpEvent(GaussianDpEvent)``, ``SelfComposedDpEvent``, ``ComposedDpEvent``) or a
+    profile of :mod:`dpaudit.privacy.profiles` (through its ``to_event()``).
 
     Raises
     ------
@@ -870,94 +878,14 @@ def as_composition(obj) -> Composition:
         return Composition(((obj, 1),))
     if isinstance(obj, (list, tuple)):
         return Composition.from_steps(obj)
-    mod = type(obj).__module__ or ""
-    if mod.startswith("dp_accounting"):
+    if is_event(obj):
         return Composition.from_dp_event(obj)
+    if callable(getattr(obj, "to_event", None)):  # a privacy profile (dpaudit.privacy.profiles)
+        return Composition.from_dp_event(obj.to_event())
     raise ValueError(
         f"cannot build a composition from {type(obj).__name__}: give a Composition, a Step, a list of "
-        "steps or a dp_accounting DpEvent"
+        "steps, a dp_accounting DpEvent or a privacy profile with to_event()"
     )
-
-
-# --------------------------------------------------------------------------------------------
-# exact profiles
-# --------------------------------------------------------------------------------------------
-def _check_epsilon(epsilon) -> np.ndarray:
-    e = np.asarray(epsilon, dtype=float)
-    if np.any(~np.isfinite(e)) or np.any(e < 0):
-        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-    return e
-
-
-def _check_delta(delta) -> float:
-    try:
-        d = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number in (0, 1), got {delta!r}") from None
-    if isinstance(delta, bool) or not (0.0 < d < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    return d
-
-
-def gaussian_delta(epsilon, mu: float):
-    """Exact privacy profile of mu-GDP (e.g. k Gaussian steps with ``mu = sqrt(sum 1/sigma_t^2)``).
-
-    ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)`` (Balle & Wang 2018, Thm 8;
-    Dong, Roth & Su 2022, Cor. 2.13), evaluated in log space so that it keeps full relative
-    precision down to about 1e-300.
-
-    Parameters
-    ----------
-    epsilon : float or array
-        eps >= 0 (nats).
-    mu : float
-        GDP parameter > 0.
-
-    Returns
-    -------
-    float or ndarray
-        delta(eps), same shape as ``epsilon``.
-
-    Raises
-    ------
-    ValueError
-        If ``mu <= 0`` or an epsilon is negative or not finite.
-    """
-    from ..privacy import profiles
-
-    mu = _check_positive("mu", mu)
-    e = _check_epsilon(epsilon)
-    out = profiles.gaussian_delta(e, mu)
-    return float(out) if np.ndim(out) == 0 else out
-
-
-def gaussian_epsilon(delta: float, mu: float) -> float:
-    """Inverse of :func:`gaussian_delta`: the smallest eps >= 0 with delta(eps) <= delta.
-
-    Raises
-    ------
-    ValueError
-        If ``delta`` is outside (0, 1) or ``mu <= 0``.
-    """
-    from ..privacy import profiles
-
-    return float(profiles.gaussian_epsilon(_check_delta(delta), _check_positive("mu", mu)))
-
-
-def laplace_delta(epsilon, scale: float):
-    """Exact privacy profile of one Laplace step: ``delta(eps) = 1 - exp((eps - 1/b)/2)`` for
-    ``eps < 1/b`` and 0 beyond.
-
-    Raises
-    ------
-    ValueError
-        If ``scale <= 0`` or an epsilon is negative.
-    """
-    from ..privacy import profiles
-
-    b = _check_positive("scale", scale)
-    out = profiles.laplace_delta(_check_epsilon(epsilon), 1.0 / b)
-    return float(out) if np.ndim(out) == 0 else out
 
 
 # --------------------------------------------------------------------------------------------
@@ -1015,7 +943,7 @@ def delta_upper_bound(composition, epsilon: float, direction: str | None = None)
         An upper bound on delta(eps), at most 1.
     """
     comp = as_composition(composition)
-    eps = float(_check_epsilon(epsilon))
+    eps = check_epsilon(epsilon)
     dirs = comp.directions if direction is None else (_check_direction(direction),)
     out = 0.0
     for d in dirs:
@@ -1034,7 +962,7 @@ def epsilon_upper_bound(composition, delta: float, direction: str | None = None)
         If ``delta`` is outside (0, 1).
     """
     comp = as_composition(composition)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     dirs = comp.directions if direction is None else (_check_direction(direction),)
     out = 0.0
     for d in dirs:
@@ -1062,7 +990,7 @@ def saddlepoint_tilt(composition, epsilon: float, direction: str = REMOVE, max_t
     direction's sampler supports efficiently).
     """
     comp = as_composition(composition)
-    eps = float(_check_epsilon(epsilon))
+    eps = check_epsilon(epsilon)
     direction = _check_direction(direction)
     cap = max_tilt if max_tilt is not None else max_supported_tilt(comp, direction)
     f = lambda lam: log_mgf_derivative(comp, lam, direction) - eps  # noqa: E731
@@ -1173,13 +1101,4 @@ def feasible_tilt(composition, lam: float, direction: str, min_acceptance: float
     if direction == REMOVE:
         r = float(round(lam))
         return min(r, _MAX_REAL_TILT)
-    lo, hi = 0.0, float(lam)
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-6 * max(1.0, hi):
-            break
-    return float(lo)
+    return float(bisect(ok, 0.0, float(lam), max_iter=60, rtol=1e-6)[0])

@@ -13,12 +13,12 @@ Which way each errs:
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Callable, Sequence
 
-from . import prv as _prv
-from .prv import Composition, GaussianStep, LaplaceStep, SubsampledGaussianStep, as_composition
+from .._validate import check_delta, check_epsilon
+from ._pld import build_pld
+from .prv import Composition, GaussianStep, SubsampledGaussianStep, as_composition
 
 __all__ = ["METHODS", "epsilon", "delta", "online_epsilons", "to_dp_event"]
 
@@ -26,39 +26,9 @@ METHODS = ("pld", "rdp", "prv")
 
 
 def to_dp_event(composition):
-    """The dp_accounting ``DpEvent`` of a composition (Composed of SelfComposed runs)."""
-    import dp_accounting as dpa
-
-    comp = as_composition(composition)
-    events = []
-    for step, count in comp.segments:
-        if isinstance(step, GaussianStep):
-            e = dpa.GaussianDpEvent(step.sigma)
-        elif isinstance(step, SubsampledGaussianStep):
-            e = dpa.PoissonSampledDpEvent(step.sampling_rate, dpa.GaussianDpEvent(step.sigma))
-        elif isinstance(step, LaplaceStep):
-            e = dpa.LaplaceDpEvent(step.scale)
-        else:  # pragma: no cover - all step types are covered above
-            raise ValueError(f"no DpEvent for {step!r}")
-        events.append(dpa.SelfComposedDpEvent(e, count) if count > 1 else e)
-    return events[0] if len(events) == 1 else dpa.ComposedDpEvent(events)
-
-
-def _pld(comp: Composition, value_discretization_interval: float, pessimistic: bool):
-    from dp_accounting.pld import privacy_loss_distribution as pldm
-
-    out = None
-    for step, count in comp.segments:
-        if isinstance(step, LaplaceStep):
-            p = pldm.from_laplace_mechanism(step.scale, value_discretization_interval=value_discretization_interval,
-                                            pessimistic_estimate=pessimistic)
-        else:
-            q = 1.0 if isinstance(step, GaussianStep) else step.sampling_rate
-            p = pldm.from_gaussian_mechanism(step.sigma, sampling_prob=q, pessimistic_estimate=pessimistic,
-                                             value_discretization_interval=value_discretization_interval)
-        p = p.self_compose(count) if count > 1 else p
-        out = p if out is None else out.compose(p)
-    return out
+    """The dp_accounting ``DpEvent`` of a composition (Composed of SelfComposed runs); see
+    :meth:`Composition.to_event`."""
+    return as_composition(composition).to_event()
 
 
 def _prv_parts(comp: Composition):
@@ -101,50 +71,40 @@ def epsilon(method: str, composition, delta: float, *, value_discretization_inte
     ValueError
         For an unknown method or invalid delta.
     """
-    comp = as_composition(composition)
-    delta = _prv._check_delta(delta)
-    t0 = time.perf_counter()
-    out = {"method": method, "lower": None, "upper": None}
-    if method == "pld":
-        out["epsilon"] = float(_pld(comp, value_discretization_interval, pessimistic).get_epsilon_for_delta(delta))
-    elif method == "rdp":
-        from dp_accounting.rdp import rdp_privacy_accountant as rdp
-
-        acc = rdp.RdpAccountant()
-        acc.compose(to_dp_event(comp))
-        out["epsilon"] = float(acc.get_epsilon(delta))
-    elif method == "prv":
-        de = delta / 1000.0 if delta_error is None else delta_error
-        acc = _prv_accountant(comp, [c for _, c in comp.segments], eps_error, de)
-        lo, est, hi = acc.compute_epsilon(delta=delta, num_self_compositions=[c for _, c in comp.segments])
-        out.update(epsilon=float(est), lower=float(lo), upper=float(hi))
-    else:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    out["seconds"] = time.perf_counter() - t0
-    return out
+    de = check_delta(delta) / 1000.0 if delta_error is None else delta_error
+    return _query(method, composition, "epsilon", check_delta(delta), value_discretization_interval, pessimistic,
+                  eps_error, de)
 
 
 def delta(method: str, composition, epsilon_value: float, *, value_discretization_interval: float = 1e-4,
           pessimistic: bool = True, eps_error: float = 1e-3, delta_error: float = 1e-12) -> dict:
     """delta(eps) from a reference accountant (same return shape as :func:`epsilon`)."""
+    return _query(method, composition, "delta", check_epsilon(epsilon_value), value_discretization_interval,
+                  pessimistic, eps_error, delta_error)
+
+
+def _query(method: str, composition, query: str, target: float, interval: float, pessimistic: bool,
+           eps_error: float, delta_error: float) -> dict:
+    """``query`` ('epsilon' at delta = target, or 'delta' at epsilon = target) from one accountant."""
     comp = as_composition(composition)
-    e = float(epsilon_value)
-    if not (math.isfinite(e) and e >= 0):
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon_value!r}")
     t0 = time.perf_counter()
     out = {"method": method, "lower": None, "upper": None}
+    at_delta = query == "epsilon"
     if method == "pld":
-        out["delta"] = float(_pld(comp, value_discretization_interval, pessimistic).get_delta_for_epsilon(e))
+        pld = build_pld(comp, interval, pessimistic)
+        out[query] = float(pld.get_epsilon_for_delta(target) if at_delta else pld.get_delta_for_epsilon(target))
     elif method == "rdp":
         from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
         acc = rdp.RdpAccountant()
-        acc.compose(to_dp_event(comp))
-        out["delta"] = float(acc.get_delta(e))
+        acc.compose(comp.to_event())
+        out[query] = float(acc.get_epsilon(target) if at_delta else acc.get_delta(target))
     elif method == "prv":
-        acc = _prv_accountant(comp, [c for _, c in comp.segments], eps_error, delta_error)
-        lo, est, hi = acc.compute_delta(epsilon=e, num_self_compositions=[c for _, c in comp.segments])
-        out.update(delta=float(est), lower=float(lo), upper=float(hi))
+        counts = [c for _, c in comp.segments]
+        acc = _prv_accountant(comp, counts, eps_error, delta_error)
+        lo, est, hi = (acc.compute_epsilon(delta=target, num_self_compositions=counts) if at_delta
+                       else acc.compute_delta(epsilon=target, num_self_compositions=counts))
+        out.update({query: float(est), "lower": float(lo), "upper": float(hi)})
     else:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     out["seconds"] = time.perf_counter() - t0
@@ -171,7 +131,7 @@ def online_epsilons(method: str, composition, deltas, *, value_discretization_in
         ``{"method", "deltas": [...], "epsilon": [[k floats] per delta], "cumulative_seconds": [k floats]}``.
     """
     comp = as_composition(composition)
-    ds = [_prv._check_delta(d) for d in (deltas if isinstance(deltas, (list, tuple)) else [deltas])]
+    ds = [check_delta(d) for d in (deltas if isinstance(deltas, (list, tuple)) else [deltas])]
     if len(comp.segments) != 1:
         raise ValueError("online reference accounting supports one run of identical steps")
     step, k = comp.segments[0]
@@ -188,7 +148,7 @@ def online_epsilons(method: str, composition, deltas, *, value_discretization_in
             progress(i, k)
 
     if method == "pld":
-        base = _pld(one, value_discretization_interval, True)
+        base = build_pld(one, value_discretization_interval)
         cur = None
         for i in range(1, k + 1):
             cur = base if cur is None else cur.compose(base)

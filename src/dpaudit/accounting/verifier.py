@@ -46,7 +46,8 @@ import numpy as np
 from .. import bounds
 from . import prv as _prv
 from ._backend import check_counter_space, get_ops, key_from_rng, splitmix64
-from .monte_carlo import ProgressFn, _Sampler, _block_rows, _jsonable, _check_epsilon, _check_samples
+from .._validate import check_delta, check_epsilon, check_probability, check_rate
+from .monte_carlo import ProgressFn, _Sampler, _block_rows, _check_samples, _fields_dict, _jsonable
 from .prv import Composition, _c1, _c2, as_composition, max_supported_tilt, saddlepoint_tilt
 
 __all__ = ["VerificationPlan", "VerificationResult", "plan_verification", "second_moment_bound", "verify"]
@@ -87,7 +88,7 @@ def second_moment_bound(composition, epsilon: float, tilt: float = 0.0, directio
     Paper 004, App. E.2 (Thm "variancebound" with u = 2); Mironov (2017) for K from RDP.
     """
     comp = as_composition(composition)
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon)
     lam = _prv._check_tilt(tilt)
     direction = _prv._check_direction(direction)
     return math.exp(_log_nu(comp, lam, eps, direction))
@@ -144,9 +145,7 @@ class VerificationPlan:
     proven_by_rdp: bool
     per_direction: dict
 
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict."""
-        return _jsonable(dict(self.__dict__))
+    to_dict = _fields_dict
 
 
 @dataclass(frozen=True)
@@ -196,19 +195,13 @@ class VerificationResult:
 
 
 def _check_params(delta, tau, rho, false_positive_rate, offset):
-    delta = _prv._check_delta(delta)
-    try:
-        tau = float(tau)
-    except (TypeError, ValueError):
-        raise ValueError(f"tau must be a number in (0, 1], got {tau!r}") from None
-    if not (0.0 < tau <= 1.0):
-        raise ValueError(f"tau (smoothing factor of the false-positive rate) must be in (0, 1], got {tau!r}")
+    delta = check_delta(delta)
+    tau = check_rate(tau, "tau (smoothing factor of the false-positive rate)")
     rho = (1.0 + tau) / 2.0 if rho is None else float(rho)
     if not (tau < rho <= 1.0):
         raise ValueError(f"rho must be in (tau, 1] = ({tau:g}, 1], got {rho!r}")
-    beta = min(delta / tau, 0.5) if false_positive_rate is None else float(false_positive_rate)
-    if not (0.0 < beta < 1.0):
-        raise ValueError(f"false_positive_rate must be in (0, 1), got {false_positive_rate!r}")
+    beta = (min(delta / tau, 0.5) if false_positive_rate is None
+            else check_probability(false_positive_rate, "false_positive_rate"))
     gap = (1.0 / tau - 1.0 / rho) * delta
     off = 0.4 * gap if offset is None else float(offset)
     if not (0.0 < off < delta / tau):
@@ -247,7 +240,7 @@ def plan_verification(composition, epsilon: float, delta: float, *, false_positi
         For an out-of-range argument (named in the message).
     """
     comp = as_composition(composition)
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon)
     delta, tau, rho, beta, off = _check_params(delta, tau, rho, false_positive_rate, offset)
     p = delta / tau
     a = p - off
@@ -332,11 +325,11 @@ def verify(composition, epsilon: float, delta: float, *, false_positive_rate: fl
     """
     t0 = time.perf_counter()
     comp = as_composition(composition)
-    max_samples = _check_samples(max_samples)
+    max_samples = _check_samples(max_samples, "max_samples")
     if plan is None:
         plan = plan_verification(comp, epsilon, delta, false_positive_rate=false_positive_rate, tau=tau, rho=rho,
                                  offset=offset)
-    elif plan.epsilon != _check_epsilon(epsilon) or plan.delta != float(delta):
+    elif plan.epsilon != check_epsilon(epsilon) or plan.delta != float(delta):
         raise ValueError(f"plan is for (eps={plan.epsilon}, delta={plan.delta}), not ({epsilon}, {delta})")
     ops = get_ops(backend, device)
     if plan.proven_by_rdp:

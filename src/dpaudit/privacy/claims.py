@@ -11,32 +11,16 @@ All epsilons are in nats (natural logarithm), as everywhere in dpaudit.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Union
 
 import numpy as np
 
+from .._validate import check_alpha, check_delta, check_epsilon
 from ..errors import InvalidClaimError
+from .rdp import rdp_delta
 
 __all__ = ["ApproxDP", "Claim", "PureDP", "RenyiDP", "make_claim"]
-
-
-def _as_real(value, name: str) -> float:
-    """A claim parameter as float; bools and strings are rejected (a caller's bug, not a number)."""
-    if isinstance(value, (bool, np.bool_, str, bytes)):
-        raise InvalidClaimError(f"{name} must be a real number, got {value!r}")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise InvalidClaimError(f"{name} must be a number, got {value!r}") from None
-
-
-def _check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    value = _as_real(epsilon, name)
-    if not math.isfinite(value) or value < 0:
-        raise InvalidClaimError(f"{name} must be finite and >= 0, got {epsilon!r}")
-    return value
 
 
 def _approx_dp_profile(epsilon: float, delta: float, eps_prime: np.ndarray) -> np.ndarray:
@@ -74,7 +58,7 @@ class PureDP:
     epsilon: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, error=InvalidClaimError))
 
     @property
     def delta(self) -> float:
@@ -117,11 +101,8 @@ class ApproxDP:
     delta: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
-        delta = _as_real(self.delta, "delta")
-        if not (0.0 <= delta < 1.0):
-            raise InvalidClaimError(f"delta must satisfy 0 <= delta < 1, got {self.delta!r}")
-        object.__setattr__(self, "delta", delta)
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, error=InvalidClaimError))
+        object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=True, error=InvalidClaimError))
 
     def delta_profile(self, eps_prime) -> np.ndarray:
         """Largest ``H_{e^eps'}`` the claim allows, for an array of ``eps'`` (nats); same shape.
@@ -162,11 +143,8 @@ class RenyiDP:
     epsilon: float
 
     def __post_init__(self) -> None:
-        alpha = _as_real(self.alpha, "alpha")
-        if not math.isfinite(alpha) or alpha <= 1.0:
-            raise InvalidClaimError(f"alpha must be finite and > 1, got {self.alpha!r}")
-        object.__setattr__(self, "alpha", alpha)
-        object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
+        object.__setattr__(self, "alpha", check_alpha(self.alpha, error=InvalidClaimError))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, error=InvalidClaimError))
 
     def delta_profile(self, eps_prime) -> np.ndarray:
         """Largest ``H_{e^eps'}`` an (alpha, epsilon)-RDP mechanism can have, for an array of eps'.
@@ -176,11 +154,7 @@ class RenyiDP:
         real eps'; tighter than Mironov's ``exp((alpha - 1)(epsilon - eps'))`` by the factor
         ``(1 - 1/alpha)^(alpha - 1) / alpha``.
         """
-        eps_prime = np.asarray(eps_prime, dtype=float)
-        a = self.alpha
-        log_factor = (a - 1.0) * math.log1p(-1.0 / a) - math.log(a)
-        log_delta = (a - 1.0) * (self.epsilon - eps_prime) + log_factor
-        return np.exp(np.minimum(log_delta, 0.0))
+        return rdp_delta(self.alpha, self.epsilon, eps_prime)
 
     @property
     def delta(self) -> float:

@@ -32,6 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from .._validate import check_delta, check_epsilon, check_int, check_positive, check_rate, check_real
+from .events import event_from_runs, event_runs, pld_from_event
+
 __all__ = [
     "GaussianProfile",
     "LaplaceProfile",
@@ -56,30 +59,9 @@ __all__ = [
 # --------------------------------------------------------------------------- validation helpers
 
 
-def _real(value, name: str) -> float:
-    if isinstance(value, (bool, np.bool_, str, bytes)):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    if math.isnan(out):
-        raise ValueError(f"{name} must not be NaN, got {value!r}")
-    return out
-
-
-def _positive(value, name: str, *, allow_inf: bool = False) -> float:
-    out = _real(value, name)
-    if not (out > 0.0) or (math.isinf(out) and not allow_inf):
-        raise ValueError(f"{name} must be {'> 0' if allow_inf else 'finite and > 0'}, got {value!r}")
-    return out
-
-
-def _check_delta(delta, name: str = "delta") -> float:
-    out = _real(delta, name)
-    if not (0.0 < out < 1.0):
-        raise ValueError(f"{name} must be in (0, 1), got {delta!r}")
-    return out
+def _check_mu(mu) -> float:
+    """A GDP parameter: finite and ``>= 0`` (the same range as an epsilon)."""
+    return check_epsilon(mu, "mu")
 
 
 def _check_alpha(alpha) -> np.ndarray:
@@ -142,9 +124,7 @@ def gaussian_delta(epsilon, mu):
     ValueError
         If mu is negative or not finite, or epsilon contains NaN.
     """
-    mu = _real(mu, "mu")
-    if mu < 0.0 or not math.isfinite(mu):
-        raise ValueError(f"mu must be finite and >= 0, got {mu!r}")
+    mu = _check_mu(mu)
     eps = _check_eps(epsilon)
     if mu == 0.0:
         return _out(np.maximum(0.0, -np.expm1(eps)))
@@ -177,10 +157,8 @@ def gaussian_epsilon(delta, mu) -> float:
     ----------
     Balle & Wang (2018), Thm 8 (the profile is decreasing in eps, so bisection is exact).
     """
-    delta = _check_delta(delta)
-    mu = _real(mu, "mu")
-    if mu < 0.0 or not math.isfinite(mu):
-        raise ValueError(f"mu must be finite and >= 0, got {mu!r}")
+    delta = check_delta(delta)
+    mu = _check_mu(mu)
     if gaussian_delta(0.0, mu) <= delta:
         return 0.0
     hi = max(1.0, mu * mu)
@@ -214,9 +192,7 @@ def gaussian_tradeoff(alpha, mu):
     Dong, Roth, Su (2022), Def. 2.6; paper 001 Def. 8.
     """
     a = _check_alpha(alpha)
-    mu = _real(mu, "mu")
-    if mu < 0.0 or not math.isfinite(mu):
-        raise ValueError(f"mu must be finite and >= 0, got {mu!r}")
+    mu = _check_mu(mu)
     return _out(special.ndtr(special.ndtri(1.0 - a) - mu))
 
 
@@ -300,7 +276,16 @@ def mu_from_rates(fpr, fnr):
 # --------------------------------------------------------------------------- Laplace
 
 
-def laplace_delta(epsilon, epsilon0):
+def _laplace_epsilon0(epsilon0, scale) -> float:
+    """``epsilon0`` given directly or as ``1 / scale`` (sensitivity 1); exactly one of the two."""
+    if (epsilon0 is None) == (scale is None):
+        raise ValueError(f"give exactly one of epsilon0 and scale, got epsilon0={epsilon0!r}, scale={scale!r}")
+    if scale is not None:
+        return 1.0 / check_positive(scale, "scale")
+    return check_positive(epsilon0, "epsilon0")
+
+
+def laplace_delta(epsilon, epsilon0=None, *, scale=None):
     """Privacy profile of the Laplace mechanism with ``epsilon0 = sensitivity / scale``.
 
     ``delta(eps) = 1 - e^{(eps - eps0)/2}`` for ``|eps| <= eps0``, ``0`` for ``eps > eps0`` and
@@ -313,6 +298,9 @@ def laplace_delta(epsilon, epsilon0):
         Epsilon(s) in nats, any shape.
     epsilon0 : float
         ``Delta / b > 0``: the mechanism's pure-DP epsilon.
+    scale : float, keyword-only
+        Instead of ``epsilon0``: the noise scale ``b > 0`` of a sensitivity-1 Laplace mechanism
+        (``epsilon0 = 1 / b``; dp_accounting's ``LaplaceDpEvent(noise_multiplier=b)``).
 
     Returns
     -------
@@ -322,31 +310,32 @@ def laplace_delta(epsilon, epsilon0):
     Raises
     ------
     ValueError
-        If epsilon0 is not finite and positive.
+        If epsilon0 (or scale) is not finite and positive, or both or neither are given.
     """
-    e0 = _positive(epsilon0, "epsilon0")
+    e0 = _laplace_epsilon0(epsilon0, scale)
     eps = _check_eps(epsilon)
     mid = -np.expm1((np.clip(eps, -e0, e0) - e0) / 2.0)
     out = np.where(eps > e0, 0.0, np.where(eps < -e0, -np.expm1(np.minimum(eps, 0.0)), mid))
     return _out(np.maximum(out, 0.0))
 
 
-def laplace_epsilon(delta, epsilon0) -> float:
+def laplace_epsilon(delta, epsilon0=None, *, scale=None) -> float:
     """Smallest ``eps >= 0`` at which the Laplace mechanism's profile is ``<= delta``.
 
-    Inverts :func:`laplace_delta`: ``eps = max(0, eps0 + 2 ln(1 - delta))``.
+    Inverts :func:`laplace_delta`: ``eps = max(0, eps0 + 2 ln(1 - delta))``; ``epsilon0`` or
+    ``scale`` as there.
 
     Raises
     ------
     ValueError
-        If delta is outside (0, 1) or epsilon0 is invalid.
+        If delta is outside (0, 1) or epsilon0 / scale is invalid.
     """
-    delta = _check_delta(delta)
-    e0 = _positive(epsilon0, "epsilon0")
+    delta = check_delta(delta)
+    e0 = _laplace_epsilon0(epsilon0, scale)
     return max(0.0, e0 + 2.0 * math.log1p(-delta))
 
 
-def laplace_tradeoff(alpha, epsilon0):
+def laplace_tradeoff(alpha, epsilon0=None, *, scale=None):
     """Trade-off function of the Laplace mechanism (Dong et al. 2022, Lemma A.6; paper 001 App. C).
 
     ``f(a) = 1 - e^{eps0} a`` for ``a < e^{-eps0}/2``; ``e^{-eps0} / (4a)`` for
@@ -358,6 +347,8 @@ def laplace_tradeoff(alpha, epsilon0):
         Type I error(s) in [0, 1].
     epsilon0 : float
         ``Delta / b > 0``.
+    scale : float, keyword-only
+        Instead of ``epsilon0``: the scale ``b`` of a sensitivity-1 mechanism (``epsilon0 = 1/b``).
 
     Returns
     -------
@@ -365,7 +356,7 @@ def laplace_tradeoff(alpha, epsilon0):
         Type II error, same shape as ``alpha``.
     """
     a = _check_alpha(alpha)
-    e0 = _positive(epsilon0, "epsilon0")
+    e0 = _laplace_epsilon0(epsilon0, scale)
     t = math.exp(-e0)
     with np.errstate(divide="ignore"):
         out = np.where(a < t / 2.0, 1.0 - a / t, np.where(a <= 0.5, t / (4.0 * np.maximum(a, 1e-300)), t * (1.0 - a)))
@@ -409,6 +400,11 @@ def _subsampled_gaussian_one_step(eps, sigma: float, q: float, direction: str) -
         val = c0 - a * ((1.0 - q) * c0 + q * c1)
         out_qp = np.where(empty, 0.0, val)
     return np.clip(np.maximum(out_pq, out_qp), 0.0, 1.0)
+
+
+def _check_subsampled(sigma, sampling_rate, steps) -> tuple[float, float, int]:
+    return (check_positive(sigma, "sigma"), check_rate(sampling_rate, "sampling_rate"),
+            check_int(steps, "steps", minimum=1))
 
 
 def subsampled_gaussian_delta(
@@ -456,20 +452,15 @@ def subsampled_gaussian_delta(
     ValueError
         On invalid parameters.
     """
-    sigma = _positive(sigma, "sigma")
-    q = _real(sampling_rate, "sampling_rate")
-    if not (0.0 < q <= 1.0):
-        raise ValueError(f"sampling_rate must be in (0, 1], got {sampling_rate!r}")
+    sigma, q, steps = _check_subsampled(sigma, sampling_rate, steps)
     if direction not in ("both", "P||Q", "Q||P"):
         raise ValueError(f"direction must be 'both', 'P||Q' or 'Q||P', got {direction!r}")
-    if isinstance(steps, bool) or int(steps) != steps or steps < 1:
-        raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
     eps = _check_eps(epsilon)
-    if int(steps) == 1:
+    if steps == 1:
         return _out(_subsampled_gaussian_one_step(eps, sigma, q, direction))
     if np.any(eps < 0):
         raise ValueError(f"epsilon must be >= 0 for steps > 1, got {epsilon!r}")
-    pmf = _subsampled_gaussian_pmfs(sigma, q, int(steps), float(value_discretization_interval))
+    pmf = _subsampled_gaussian_pmfs(sigma, q, steps, float(value_discretization_interval))
     flat = eps.ravel()
     vals = []
     for name in ("P||Q", "Q||P"):
@@ -486,12 +477,7 @@ def _subsampled_gaussian_pmfs(sigma: float, q: float, steps: int, interval: floa
     key = (sigma, q, steps, interval)
     if key in _PMF_CACHE:
         return _PMF_CACHE[key]
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
-    dist = pld.from_gaussian_mechanism(
-        standard_deviation=sigma, sensitivity=1.0, sampling_prob=q,
-        value_discretization_interval=interval, pessimistic_estimate=True,
-    ).self_compose(steps)
+    dist = pld_from_event(SubsampledGaussianProfile(sigma, q, steps).to_event(), interval, pessimistic=True)
     # REMOVE adjacency: mu_upper is the mixture (P||Q); ADD: mu_upper is N(0, sigma^2) (Q||P).
     out = {"P||Q": dist._pmf_remove, "Q||P": dist._pmf_add}  # noqa: SLF001 - documented fields
     if len(_PMF_CACHE) > 16:
@@ -507,8 +493,8 @@ def subsampled_gaussian_epsilon(delta, sigma, sampling_rate, steps: int = 1, **k
     One step: bisection on the closed form (the profile is non-increasing in eps); ``steps > 1``:
     dp_accounting's ``get_epsilon_for_delta`` on the composed PLD (an upper estimate).
     """
-    delta = _check_delta(delta)
-    if not isinstance(steps, bool) and int(steps) == steps and int(steps) > 1:
+    delta = check_delta(delta)
+    if check_int(steps, "steps", minimum=1) > 1:
         # dp_accounting inverts its own (pessimistic) PLD exactly.
         subsampled_gaussian_delta(0.0, sigma, sampling_rate, steps, **kwargs)  # validates the arguments
         direction = kwargs.get("direction", "both")
@@ -597,7 +583,7 @@ def epsilon_from_profile(delta, epsilons, deltas) -> float:
     -------
     float
     """
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     e = np.asarray(epsilons, dtype=float).ravel()
     d = np.asarray(deltas, dtype=float).ravel()
     if e.shape != d.shape or e.size == 0:
@@ -655,8 +641,70 @@ def gdp_mu_for_profile(epsilons, deltas, *, tol: float = 1e-6) -> float:
 # --------------------------------------------------------------------------- value objects
 
 
+class _AnalyticProfile:
+    """What :class:`GaussianProfile` and :class:`LaplaceProfile` share: one parameter (the field
+    named ``param``, checked by ``check``) passed to the module functions ``functions = (delta,
+    epsilon, tradeoff)``; ``noise`` names the noise parameter of :meth:`from_noise`; ``kind`` is the
+    ``to_dict`` tag; ``event`` names the dp_accounting event class."""
+
+    def __init_subclass__(cls, *, param: str, noise: str, kind: str, event: str, check, functions) -> None:
+        super().__init_subclass__()
+        cls._param, cls._noise, cls._kind, cls._event_name, cls._check = param, noise, kind, event, staticmethod(check)
+        cls._delta, cls._epsilon, cls._tradeoff = (staticmethod(f) for f in functions)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, self._param, self._check(self._value))
+
+    @classmethod
+    def from_noise(cls, noise: float, sensitivity: float = 1.0):
+        """The mechanism with noise parameter ``noise`` (Gaussian ``sigma``, Laplace scale ``b``):
+        ``parameter = sensitivity / noise``.
+
+        Raises
+        ------
+        ValueError
+            If either is not finite and positive.
+        """
+        return cls(check_positive(sensitivity, "sensitivity") / check_positive(noise, cls._noise))
+
+    @property
+    def _value(self) -> float:
+        return getattr(self, self._param)
+
+    def delta(self, epsilon):
+        """``delta(eps)`` for epsilon(s) in nats (any shape, same shape back)."""
+        return type(self)._delta(epsilon, self._value)
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest ``eps >= 0`` with ``delta(eps) <= delta``, for ``delta`` in (0, 1)."""
+        return type(self)._epsilon(delta, self._value)
+
+    def tradeoff(self, alpha):
+        """Trade-off function at type I error(s) ``alpha`` in [0, 1] (same shape back)."""
+        return type(self)._tradeoff(alpha, self._value)
+
+    def to_event(self):
+        """The dp_accounting ``DpEvent`` of the sensitivity-1 mechanism with this profile
+        (``noise_multiplier = 1 / parameter``)."""
+        import dp_accounting
+
+        return getattr(dp_accounting, self._event_name)(noise_multiplier=1.0 / self._value)
+
+    def to_dict(self) -> dict:
+        return {"kind": self._kind, self._param: self._value}
+
+
+def _leaf_of(event, cls, expected: str):
+    """The single run ``(leaf, count)`` of ``event`` whose leaf is a ``cls``, else ValueError."""
+    runs = event_runs(event)
+    if not runs or not all(isinstance(leaf, cls) for leaf, _ in runs):
+        raise ValueError(f"expected {expected}, got {event!r}")
+    return runs
+
+
 @dataclass(frozen=True)
-class GaussianProfile:
+class GaussianProfile(_AnalyticProfile, param="mu", noise="sigma", kind="gaussian", event="GaussianDpEvent",
+                      check=_check_mu, functions=(gaussian_delta, gaussian_epsilon, gaussian_tradeoff)):
     """The Gaussian mechanism / ``mu``-GDP: profile, epsilon and trade-off function.
 
     Parameters
@@ -671,38 +719,41 @@ class GaussianProfile:
 
     mu: float
 
-    def __post_init__(self) -> None:
-        mu = _real(self.mu, "mu")
-        if mu < 0 or not math.isfinite(mu):
-            raise ValueError(f"mu must be finite and >= 0, got {self.mu!r}")
-        object.__setattr__(self, "mu", mu)
-
     @classmethod
-    def from_noise(cls, sigma: float, sensitivity: float = 1.0) -> "GaussianProfile":
-        """The Gaussian mechanism with noise standard deviation ``sigma``: ``mu = sensitivity/sigma``."""
-        return cls(_positive(sensitivity, "sensitivity") / _positive(sigma, "sigma"))
+    def from_event(cls, event) -> "GaussianProfile":
+        """From a ``GaussianDpEvent`` or any composition of them (``SelfComposedDpEvent``,
+        ``ComposedDpEvent``): ``mu = sqrt(sum_t 1 / sigma_t^2)``, exact since a composition of
+        Gaussian mechanisms is ``mu``-GDP (Dong, Roth, Su 2022, Cor. 3.3).
 
-    def delta(self, epsilon):
-        """``delta(eps)``, see :func:`gaussian_delta`."""
-        return gaussian_delta(epsilon, self.mu)
+        Raises
+        ------
+        ValueError
+            For any other event, or a zero noise multiplier.
+        """
+        import dp_accounting
 
-    def epsilon(self, delta: float) -> float:
-        """Epsilon at ``delta``, see :func:`gaussian_epsilon`."""
-        return gaussian_epsilon(delta, self.mu)
+        runs = _leaf_of(event, dp_accounting.GaussianDpEvent, "a composition of GaussianDpEvents")
+        return cls(math.sqrt(sum(c / check_positive(e.noise_multiplier, "noise_multiplier") ** 2 for e, c in runs)))
 
-    def tradeoff(self, alpha):
-        """``f_mu(alpha)``, see :func:`gaussian_tradeoff`."""
-        return gaussian_tradeoff(alpha, self.mu)
+    def to_event(self):
+        """``GaussianDpEvent(1 / mu)``.
+
+        Raises
+        ------
+        ValueError
+            For ``mu = 0`` (no noise multiplier describes it).
+        """
+        check_positive(self.mu, "mu")
+        return super().to_event()
 
     def describe(self) -> str:
         return f"{self.mu:.4g}-GDP"
 
-    def to_dict(self) -> dict:
-        return {"kind": "gaussian", "mu": self.mu}
-
 
 @dataclass(frozen=True)
-class LaplaceProfile:
+class LaplaceProfile(_AnalyticProfile, param="epsilon0", noise="scale", kind="laplace", event="LaplaceDpEvent",
+                     check=lambda v: check_positive(v, "epsilon0"),
+                     functions=(laplace_delta, laplace_epsilon, laplace_tradeoff)):
     """The Laplace mechanism with ``epsilon0 = sensitivity / scale``.
 
     References
@@ -712,31 +763,24 @@ class LaplaceProfile:
 
     epsilon0: float
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon0", _positive(self.epsilon0, "epsilon0"))
-
     @classmethod
-    def from_noise(cls, scale: float, sensitivity: float = 1.0) -> "LaplaceProfile":
-        """Laplace noise of scale ``b``: ``epsilon0 = sensitivity / b``."""
-        return cls(_positive(sensitivity, "sensitivity") / _positive(scale, "scale"))
+    def from_event(cls, event) -> "LaplaceProfile":
+        """From a ``LaplaceDpEvent(b)``: ``epsilon0 = 1 / b``.
 
-    def delta(self, epsilon):
-        """``delta(eps)``, see :func:`laplace_delta`."""
-        return laplace_delta(epsilon, self.epsilon0)
+        Raises
+        ------
+        ValueError
+            For any other event (compositions of Laplace mechanisms have no profile here).
+        """
+        import dp_accounting
 
-    def epsilon(self, delta: float) -> float:
-        """Epsilon at ``delta``, see :func:`laplace_epsilon`."""
-        return laplace_epsilon(delta, self.epsilon0)
-
-    def tradeoff(self, alpha):
-        """Trade-off function, see :func:`laplace_tradeoff`."""
-        return laplace_tradeoff(alpha, self.epsilon0)
+        runs = _leaf_of(event, dp_accounting.LaplaceDpEvent, "one LaplaceDpEvent")
+        if len(runs) != 1 or runs[0][1] != 1:
+            raise ValueError(f"expected one LaplaceDpEvent, got {event!r}")
+        return cls(1.0 / check_positive(runs[0][0].noise_multiplier, "noise_multiplier"))
 
     def describe(self) -> str:
         return f"Laplace mechanism, eps0={self.epsilon0:.4g}"
-
-    def to_dict(self) -> dict:
-        return {"kind": "laplace", "epsilon0": self.epsilon0}
 
 
 @dataclass(frozen=True)
@@ -765,14 +809,39 @@ class SubsampledGaussianProfile:
     value_discretization_interval: float = 1e-3
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sigma", _positive(self.sigma, "sigma"))
-        q = _real(self.sampling_rate, "sampling_rate")
-        if not (0.0 < q <= 1.0):
-            raise ValueError(f"sampling_rate must be in (0, 1], got {self.sampling_rate!r}")
+        sigma, q, steps = _check_subsampled(self.sigma, self.sampling_rate, self.steps)
+        object.__setattr__(self, "sigma", sigma)
         object.__setattr__(self, "sampling_rate", q)
-        if isinstance(self.steps, bool) or int(self.steps) != self.steps or self.steps < 1:
-            raise ValueError(f"steps must be an integer >= 1, got {self.steps!r}")
-        object.__setattr__(self, "steps", int(self.steps))
+        object.__setattr__(self, "steps", steps)
+
+    @classmethod
+    def from_event(cls, event, value_discretization_interval: float = 1e-3) -> "SubsampledGaussianProfile":
+        """From ``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))``, self-composed ``T`` times
+        (``SelfComposedDpEvent``) or not (``T = 1``); a plain ``GaussianDpEvent`` is ``q = 1``.
+
+        Raises
+        ------
+        ValueError
+            For any other event (e.g. a composition of different steps).
+        """
+        import dp_accounting as dpa
+
+        runs = _leaf_of(event, (dpa.PoissonSampledDpEvent, dpa.GaussianDpEvent),
+                        "a (self-composed) PoissonSampledDpEvent of a GaussianDpEvent")
+        if len({leaf for leaf, _ in runs}) != 1:
+            raise ValueError(f"expected runs of one subsampled Gaussian step, got {event!r}")
+        leaf, steps = runs[0][0], sum(c for _, c in runs)
+        if isinstance(leaf, dpa.GaussianDpEvent):
+            return cls(leaf.noise_multiplier, 1.0, steps, value_discretization_interval)
+        return cls(leaf.event.noise_multiplier, leaf.sampling_probability, steps, value_discretization_interval)
+
+    def to_event(self):
+        """``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))``, in a ``SelfComposedDpEvent`` for
+        ``steps > 1``."""
+        import dp_accounting as dpa
+
+        return event_from_runs([(dpa.PoissonSampledDpEvent(self.sampling_rate, dpa.GaussianDpEvent(self.sigma)),
+                                 self.steps)])
 
     def delta(self, epsilon, direction: str = "both"):
         """``delta(eps)``, see :func:`subsampled_gaussian_delta`."""
