@@ -53,13 +53,15 @@ from typing import Callable
 import numpy as np
 from scipy import optimize
 
+from .._validate import as_rng, check_epsilon, check_probability
 from ..bounds import (
     clopper_pearson_lower,
     clopper_pearson_upper,
     empirical_tv_upper,
     empirical_tv_upper_plugin,
 )
-from .base import DivergenceBound, check_sample_pair, profile_grid, register_bound_type
+from .base import NotApplicable, check_sample_pair, profile_grid, register_bound_type
+from .region import HockeyStickBound, best_case_margin, projected_margins
 
 __all__ = [
     "MODES",
@@ -112,11 +114,14 @@ def histogram_delta(p_counts, q_counts, epsilon):
 
 
 @register_bound_type
-@dataclass(frozen=True)
-class HistogramBound(DivergenceBound):
+@dataclass(frozen=True, kw_only=True)
+class HistogramBound(HockeyStickBound):
     """Lower confidence bound on the hockey-stick divergence from histograms, for every eps at once.
 
-    In this object "p" is the first distribution of ``direction`` (Q for ``"Q||P"``).
+    With the ``"split"`` tolerance this is a region bound (:class:`HockeyStickBound`: the region
+    is a set of cells); the L1 tolerances fill ``p_counts``/``p_deviation`` instead of the region
+    fields (left None). In this object "p" is the first distribution of ``direction`` (Q for
+    ``"Q||P"``).
 
     Attributes
     ----------
@@ -161,19 +166,10 @@ class HistogramBound(DivergenceBound):
         (``lower = -inf``; :meth:`delta_lower_bound` is ``-inf`` everywhere).
     """
 
-    epsilon: float
     tolerance: str
     mode: str
     num_cells: int
     binning: str
-    n_test_p: int
-    n_test_q: int
-    n_train: int
-    p_mass_lower: float | None = None
-    q_mass_upper: float | None = None
-    p_count: int | None = None
-    q_count: int | None = None
-    region: str = ""
     p_counts: tuple = ()
     q_counts: tuple = ()
     p_deviation: float | None = None
@@ -195,7 +191,7 @@ class HistogramBound(DivergenceBound):
         if self.vacuous:
             out = np.full(eps.shape, -math.inf)
         elif self.tolerance == "split":
-            out = self.p_mass_lower - np.exp(eps) * self.q_mass_upper
+            return super().delta_lower_bound(epsilon)
         else:
             flat = eps.reshape(-1)
             d = histogram_delta(self.p_counts, self.q_counts, flat)
@@ -211,9 +207,7 @@ class HistogramBound(DivergenceBound):
         if self.vacuous or float(self.delta_lower_bound(0.0)) <= delta:
             return 0.0
         if self.tolerance == "split":
-            if self.q_mass_upper <= 0.0:
-                return math.inf
-            return max(0.0, math.log((self.p_mass_lower - delta) / self.q_mass_upper))
+            return super().epsilon_lower_bound(delta)
         if self.q_deviation <= 0.0:
             return math.inf
         # f(eps) <= 1 - e^eps q_deviation, negative beyond hi.
@@ -350,12 +344,8 @@ def _choose_region(
     cut = np.flatnonzero(np.r_[s_sorted[1:] < s_sorted[:-1], True]) + 1  # prefix lengths
     cum_a = np.cumsum(a_tr[order])[cut - 1]
     cum_b = np.cumsum(b_tr[order])[cut - 1]
-    k_in = np.minimum(cum_a * (n_ev_in / max(n_in, 1)), n_ev_in)
-    k_out = np.minimum(cum_b * (n_ev_out / max(n_out, 1)), n_ev_out)
-    p_lo = clopper_pearson_lower(k_in, n_ev_in, beta_cp)
-    q_hi = clopper_pearson_upper(k_out, n_ev_out, beta_cp)
-    margin = p_lo[:, None] - np.exp(eps_grid)[None, :] * q_hi[:, None] - allowed[None, :]
-    best = int(np.argmax(margin.max(axis=1)))
+    margins = projected_margins(cum_a, max(n_in, 1), cum_b, max(n_out, 1), n_ev_in, n_ev_out, eps_grid, allowed, beta_cp)
+    best = int(np.argmax(margins))
     mask = np.zeros(len(a_tr), dtype=bool)
     mask[order[: cut[best]]] = True
     return mask
@@ -556,8 +546,6 @@ class HistogramHockeyStick:
     def _make_cells(self, design: np.ndarray, dim: int) -> list[_Cells]:
         """Candidate cells, from the configuration and the design samples only (one candidate
         except for ``"split"`` binning without ``bins``: several bin counts)."""
-        from ..testers.base import NotApplicable
-
         if self.categories is not None:
             if self.categories.shape[1] != dim:
                 raise ValueError(f"categories have {self.categories.shape[1]} columns but the outputs have {dim}")
@@ -644,13 +632,8 @@ class HistogramHockeyStick:
         """
         t0 = time.perf_counter()
         p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
-        real = isinstance(epsilon, (int, float, np.floating)) and not isinstance(epsilon, bool)
-        if not (real and math.isfinite(epsilon) and epsilon >= 0):
-            raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-        if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) or not (0.0 < beta < 1.0):
-            raise ValueError(f"beta must be in (0, 1), got {beta!r}")
-        epsilon, beta = float(epsilon), float(beta)
-        rng = np.random.default_rng(rng)
+        epsilon, beta = check_epsilon(epsilon), check_probability(beta, "beta")
+        rng = as_rng(rng)
         if delta_profile is None:
             eps_grid, allowed = np.array([epsilon]), np.zeros(1)
         else:
@@ -699,18 +682,11 @@ class HistogramHockeyStick:
             ):
                 cells, c = candidates[pick], counts[pick]
                 in_ev, out_ev = (c["b_ev"], c["a_ev"]) if swap else (c["a_ev"], c["b_ev"])
-                k_in, k_out = int(in_ev[mask].sum()), int(out_ev[mask].sum())
-                b_dir = share * beta
-                p_lo = clopper_pearson_lower(k_in, n_in, b_dir / 2)
-                q_hi = clopper_pearson_upper(k_out, n_out, b_dir / 2)
-                bounds.append(HistogramBound(
-                    divergence="hockey-stick", direction=direction, epsilon=epsilon,
-                    estimate=k_in / n_in - math.exp(epsilon) * k_out / n_out,
-                    lower=-math.inf if vacuous else p_lo - math.exp(epsilon) * q_hi,
-                    beta=b_dir, tolerance=self.tolerance, mode=cells.mode, num_cells=cells.num_cells,
-                    binning=cells.description, n_test_p=n_in, n_test_q=n_out, n_train=n_train,
-                    p_mass_lower=p_lo, q_mass_upper=q_hi, p_count=k_in, q_count=k_out,
-                    region=_describe_region(mask, cells), vacuous=vacuous,
+                bounds.append(HistogramBound.certify(
+                    int(in_ev[mask].sum()), n_in, int(out_ev[mask].sum()), n_out,
+                    epsilon=epsilon, beta=share * beta, direction=direction, n_train=n_train,
+                    region=_describe_region(mask, cells), tolerance=self.tolerance, mode=cells.mode,
+                    num_cells=cells.num_cells, binning=cells.description, vacuous=vacuous,
                 ))
             forward, reverse = bounds
         else:
@@ -732,7 +708,8 @@ class HistogramHockeyStick:
                     lower=-math.inf if vacuous else est - d_in - math.exp(epsilon) * d_out,
                     beta=beta, tolerance=self.tolerance, mode=cells.mode, num_cells=m,
                     binning=cells.description, n_test_p=int(in_ev.sum()), n_test_q=int(out_ev.sum()),
-                    n_train=n_train, p_counts=tuple(in_ev.tolist()), q_counts=tuple(out_ev.tolist()),
+                    n_train=n_train, p_mass_lower=None, q_mass_upper=None, p_count=None, q_count=None,
+                    p_counts=tuple(in_ev.tolist()), q_counts=tuple(out_ev.tolist()),
                     p_deviation=d_in, q_deviation=d_out, vacuous=vacuous,
                 ))
             forward, reverse = bounds
@@ -794,9 +771,7 @@ class HistogramHockeyStick:
                 for a, b in ((n_in_total, n_out_total), (n_out_total, n_in_total)):
                     n_in = a - self._design_size(a, frac)
                     n_out = b - self._design_size(b, frac)
-                    p_lo = clopper_pearson_lower(n_in, n_in, beta / 4)
-                    q_hi = clopper_pearson_upper(0, n_out, beta / 4)
-                    out = max(out, float(np.max(p_lo - e * q_hi - allowed)))
+                    out = max(out, best_case_margin(n_in, n_out, eps_grid, allowed, beta / 4))
                 return out
         else:
             n_ev_p, n_ev_q = int(a_ev.sum()), int(b_ev.sum())
