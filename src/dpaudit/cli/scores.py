@@ -96,7 +96,7 @@ def _write_report(ctx, path: Path, result: dict, hist, thr, gdp, claim, seed) ->
     """--report: the JSON result, or an HTML/Markdown report rendered from it plus the curves."""
     from ..audit.loop import library_versions
     from ..report import render_result, report_format, reproduce_command
-    from ..scores.evidence import _jsonable
+    from ..estimators.region import jsonable as _jsonable
 
     data = json.loads(json.dumps(_jsonable(result)))
     try:
@@ -141,7 +141,7 @@ def register(app: typer.Typer) -> None:
 
         from ..privacy.claims import make_claim
         from ..scores.baselines import gdp_audit, threshold_audit
-        from ..scores.histogram import histogram_audit
+        from ..scores import histogram_audit
         from ..scores.io import load_scores
 
         try:
@@ -210,7 +210,7 @@ def register(app: typer.Typer) -> None:
         if report is not None:
             _write_report(ctx, report, result, hist, thr, gdp, claim, seed)
         if json_out:
-            from ..scores.evidence import _jsonable
+            from ..estimators.region import jsonable as _jsonable
 
             typer.echo(json.dumps(_jsonable(result), indent=2))
             raise typer.Exit(code)

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..privacy.profiles import gaussian_epsilon
-from ._common import as_rng, check_confidence, check_delta, check_scores
-from .evidence import ScoreAudit
-from .histogram import histogram_audit
+from .._validate import as_rng, check_delta, check_probability
+from ..estimators.base import check_scores
+from ..estimators.histogram import histogram_audit
+from ..estimators.region import ScoreAudit
 
 __all__ = [
     "OneShotAudit",
@@ -275,7 +276,7 @@ def one_shot_audit(
     obs = check_scores(observed, "observed", min_size=2)
     if np.any(np.abs(obs) > 1.0 + 1e-9):
         raise ValueError(f"observed cosines must lie in [-1, 1], got max |cos| = {np.max(np.abs(obs))!r}")
-    check_confidence(confidence)
+    check_probability(confidence, "confidence")
     gen = as_rng(rng)
     if null is None:
         if dimension is None:

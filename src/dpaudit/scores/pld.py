@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import check_delta, check_scores
-from .histogram import Bins, make_bins
+from .._validate import check_delta
+from ..estimators.base import check_scores
+from ..estimators.histogram import Bins, make_bins
 
 __all__ = ["EmpiricalPLD", "estimate_pld", "merge_sparse_bins"]
 
