@@ -9,6 +9,7 @@ most the ``beta`` it was given.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
@@ -21,7 +22,16 @@ from ..estimators.base import NotApplicable, bound_from_dict, profile_grid
 from ..estimators.region import rdp_epsilon_lower_bound
 from ..privacy.claims import Claim
 
-__all__ = ["NotApplicable", "TestOutcome", "Tester", "check_beta", "profile_outcome", "profile_grid", "rdp_epsilon_lower_bound"]
+__all__ = [
+    "NotApplicable",
+    "ProfileTester",
+    "TestOutcome",
+    "Tester",
+    "check_beta",
+    "profile_grid",
+    "profile_outcome",
+    "rdp_epsilon_lower_bound",
+]
 
 
 @dataclass(frozen=True)
@@ -210,6 +220,67 @@ def profile_outcome(name: str, bounds, claim: Claim, beta: float) -> TestOutcome
         claimed_delta=best.claimed_delta,
         epsilon_lower_bound=float(max(c.epsilon_lower_bound for c in checks)),
     )
+
+
+class ProfileTester(Tester):
+    """A tester whose estimator bounds the hockey-stick divergence of both directions with region
+    bounds valid for every eps' at once (:class:`~dpaudit.estimators.region.ProfileEvidence`).
+
+    The verdict compares them with the claim's whole privacy profile (:func:`profile_outcome`);
+    when the sample size makes the test unable to reject whatever the data, the outcome is
+    inconclusive with the sample size that would do. Subclasses set ``estimator`` (with
+    ``estimate(p, q, *, epsilon, beta, delta_profile, rng)`` returning ``forward``/``reverse``
+    bounds), ``estimator_share`` (the fraction of ``beta`` the estimate gets) and
+    :meth:`_needed_samples`.
+    """
+
+    estimator_share: float = 1.0
+
+    def _needed_samples(self, evidence, outcome: TestOutcome, n_p: int, n_q: int, claim: Claim,
+                        beta: float) -> int | None:
+        """Samples per dataset the test needs when these sizes make it vacuous, else None."""
+        return None
+
+    def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
+        """Test ``claim`` on samples of the outputs on two neighbouring datasets.
+
+        Parameters
+        ----------
+        p_samples, q_samples : array, shape (n, output_dim)
+            Outputs on D0 and on D1 (at least 4 rows each).
+        claim : PureDP, ApproxDP or RenyiDP
+        beta : float
+            Failure probability of this test (both directions), in (0, 1).
+        rng : Generator or int, optional
+
+        Returns
+        -------
+        TestOutcome
+            ``inconclusive=True`` (with ``note`` "inconclusive: needs n >= N samples per
+            dataset") when the sample size makes the bounds unable to reject the claim whatever
+            the data.
+
+        Raises
+        ------
+        ValueError
+            On invalid samples or beta.
+        NotApplicable
+            For samples the estimator cannot handle.
+        """
+        beta = check_beta(beta)
+        self.require(claim)
+        evidence = self.estimator.estimate(
+            p_samples, q_samples, epsilon=claim.epsilon, beta=beta * self.estimator_share,
+            delta_profile=claim.delta_profile, rng=rng,
+        )
+        outcome = profile_outcome(self.name, (evidence.forward, evidence.reverse), claim, beta)
+        needed = self._needed_samples(evidence, outcome, len(p_samples), len(q_samples), claim, beta)
+        if needed is None:
+            return outcome
+        return dataclasses.replace(
+            outcome, violation=False, inconclusive=True, margin=-math.inf,
+            note=f"inconclusive: needs n >= {needed} samples per dataset",
+        )
 
 
 def finite_or_none(x) -> float | None:
