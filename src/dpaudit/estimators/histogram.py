@@ -96,6 +96,7 @@ from ..bounds import (
 )
 from .base import NotApplicable, check_sample_pair, check_scores, profile_grid, register_bound_type
 from .region import (
+    BothDirections,
     HockeyStickBound,
     ScoreAudit,
     best_case_margin,
@@ -267,15 +268,13 @@ class HistogramBound(HockeyStickBound):
 
 
 @dataclass(frozen=True)
-class HistogramEvidence:
-    """Both directions' histogram bounds from one pair of samples.
+class HistogramEvidence(BothDirections):
+    """Both directions' histogram bounds (:class:`HistogramBound`) from one pair of samples.
 
     Attributes
     ----------
-    forward : HistogramBound
-        Bound on ``H(P || Q)``.
-    reverse : HistogramBound
-        Bound on ``H(Q || P)``.
+    forward, reverse : HistogramBound
+        Bounds on ``H(P || Q)`` and ``H(Q || P)`` (:class:`~dpaudit.estimators.region.BothDirections`).
     mode, tolerance : str
         As in :class:`HistogramBound`.
     num_cells : int
@@ -286,8 +285,6 @@ class HistogramEvidence:
         Wall time of the estimate.
     """
 
-    forward: HistogramBound
-    reverse: HistogramBound
     mode: str
     tolerance: str
     num_cells: int

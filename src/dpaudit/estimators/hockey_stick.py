@@ -29,7 +29,7 @@ import numpy as np
 from .._torch import check_device
 from .._validate import as_rng, check_epsilon, check_probability
 from .base import check_sample_pair, profile_grid
-from .region import HockeyStickBound, projected_margins
+from .region import BothDirections, HockeyStickBound, projected_margins
 
 __all__ = ["ClassifierHockeyStick", "HockeyStickEvidence", "hockey_stick_lower_bound"]
 
@@ -51,21 +51,18 @@ def _torch_threads(num_threads: int | None):
 
 
 @dataclass(frozen=True)
-class HockeyStickEvidence:
-    """Both directions' bounds from one trained classifier.
+class HockeyStickEvidence(BothDirections):
+    """Both directions' bounds from one trained classifier
+    (:class:`~dpaudit.estimators.region.BothDirections`).
 
     Attributes
     ----------
-    forward : HockeyStickBound
-        Bound on ``H(P || Q)``.
-    reverse : HockeyStickBound
-        Bound on ``H(Q || P)``.
+    forward, reverse : HockeyStickBound
+        Bounds on ``H(P || Q)`` and ``H(Q || P)``.
     train_seconds, total_seconds : float
         Wall time of the classifier training and of the whole estimate.
     """
 
-    forward: HockeyStickBound
-    reverse: HockeyStickBound
     train_seconds: float
     total_seconds: float
 

@@ -38,6 +38,7 @@ from ..privacy.claims import RenyiDP
 from .base import DivergenceBound, profile_grid, register_bound_type
 
 __all__ = [
+    "BothDirections",
     "ClaimCheck",
     "HockeyStickBound",
     "ProfileEvidence",
@@ -372,6 +373,27 @@ class HockeyStickBound(DivergenceBound, ProfileEvidence):
         if self.q_mass_upper <= 0.0:
             return math.inf
         return max(0.0, math.log((self.p_mass_lower - delta) / self.q_mass_upper))
+
+
+@dataclass(frozen=True)
+class BothDirections:
+    """Both directions' region bounds from one pair of samples (what an estimator returns).
+
+    Attributes
+    ----------
+    forward : HockeyStickBound
+        Bound on ``H(P || Q)``.
+    reverse : HockeyStickBound
+        Bound on ``H(Q || P)``.
+    """
+
+    forward: HockeyStickBound
+    reverse: HockeyStickBound
+
+    @property
+    def bounds(self) -> tuple:
+        """``(forward, reverse)``."""
+        return (self.forward, self.reverse)
 
 
 # --------------------------------------------------------------------------- many regions

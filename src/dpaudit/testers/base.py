@@ -242,30 +242,12 @@ class ProfileTester(Tester):
         return None
 
     def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
-        """Test ``claim`` on samples of the outputs on two neighbouring datasets.
+        """:meth:`Tester.test` (at least 4 rows per sample) from the estimator's two region bounds.
 
-        Parameters
-        ----------
-        p_samples, q_samples : array, shape (n, output_dim)
-            Outputs on D0 and on D1 (at least 4 rows each).
-        claim : PureDP, ApproxDP or RenyiDP
-        beta : float
-            Failure probability of this test (both directions), in (0, 1).
-        rng : Generator or int, optional
-
-        Returns
-        -------
-        TestOutcome
-            ``inconclusive=True`` (with ``note`` "inconclusive: needs n >= N samples per
-            dataset") when the sample size makes the bounds unable to reject the claim whatever
-            the data.
-
-        Raises
-        ------
-        ValueError
-            On invalid samples or beta.
-        NotApplicable
-            For samples the estimator cannot handle.
+        The outcome is ``inconclusive=True`` (with ``note`` "inconclusive: needs n >= N samples
+        per dataset") when the sample size makes the bounds unable to reject the claim whatever
+        the data. Raises ValueError on invalid samples or beta, :class:`NotApplicable` on samples
+        the estimator cannot handle.
         """
         beta = check_beta(beta)
         self.require(claim)
@@ -273,7 +255,7 @@ class ProfileTester(Tester):
             p_samples, q_samples, epsilon=claim.epsilon, beta=beta * self.estimator_share,
             delta_profile=claim.delta_profile, rng=rng,
         )
-        outcome = profile_outcome(self.name, (evidence.forward, evidence.reverse), claim, beta)
+        outcome = profile_outcome(self.name, evidence.bounds, claim, beta)
         needed = self._needed_samples(evidence, outcome, len(p_samples), len(q_samples), claim, beta)
         if needed is None:
             return outcome
