@@ -31,7 +31,17 @@ __all__ = [
     "profile_grid",
     "profile_outcome",
     "rdp_epsilon_lower_bound",
+    "verdict_word",
 ]
+
+
+def verdict_word(violation: bool, inconclusive: bool, passed: str = "pass") -> str:
+    """``"violation"`` if ``violation``, else ``"inconclusive"`` if ``inconclusive``, else ``passed``:
+    the one wording of a verdict (a test outcome's ``status``, an audit's ``verdict`` with
+    ``passed="no violation found"``)."""
+    if violation:
+        return "violation"
+    return "inconclusive" if inconclusive else passed
 
 
 @dataclass(frozen=True)
@@ -100,10 +110,8 @@ class TestOutcome:
 
     @property
     def status(self) -> str:
-        """``"violation"``, ``"inconclusive"`` or ``"pass"``."""
-        if self.violation:
-            return "violation"
-        return "inconclusive" if self.inconclusive else "pass"
+        """``"violation"``, ``"inconclusive"`` or ``"pass"`` (:func:`verdict_word`)."""
+        return verdict_word(self.violation, self.inconclusive)
 
     @property
     def strongest_part_index(self) -> int:
