@@ -553,8 +553,8 @@ class HistogramHockeyStick:
             raise ValueError("value_range fixes bins: it cannot be used with mode='discrete'")
         if categories is not None and mode == "binned":
             raise ValueError("categories fix a discrete universe: they cannot be used with mode='binned'")
-        if train_fraction is not None and not (0.0 < train_fraction < 1.0):
-            raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
+        if train_fraction is not None:
+            train_fraction = check_probability(train_fraction, "train_fraction")
         if isinstance(max_categories, bool) or int(max_categories) != max_categories or max_categories < 1:
             raise ValueError(f"max_categories must be an integer >= 1, got {max_categories!r}")
         self.tolerance = tolerance
@@ -1147,9 +1147,7 @@ def histogram_audit(
     beta = 1.0 - conf
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    sf = float(selection_fraction)
-    if not (0.0 < sf < 1.0):
-        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction!r}")
+    sf = check_probability(selection_fraction, "selection_fraction")
     if isinstance(max_bins, bool) or int(max_bins) != max_bins or max_bins < 1:
         raise ValueError(f"max_bins must be an integer >= 1, got {max_bins!r}")
     gen = as_rng(rng)

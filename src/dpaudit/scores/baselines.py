@@ -54,9 +54,7 @@ def _threshold_evidence(p_scores, q_scores, thresholds, selection_fraction, rng,
     conf = check_probability(confidence, "confidence")
     beta = 1.0 - conf
     gen = as_rng(rng)
-    sf = float(selection_fraction)
-    if not (0.0 < sf < 1.0):
-        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction!r}")
+    sf = check_probability(selection_fraction, "selection_fraction")
     xs = x[gen.permutation(x.size)]
     ys = y[gen.permutation(y.size)]
     if thresholds is None or np.ndim(thresholds) == 0:
