@@ -389,7 +389,9 @@ def _choose_region(
     cut = np.flatnonzero(np.r_[s_sorted[1:] < s_sorted[:-1], True]) + 1  # prefix lengths
     cum_a = np.cumsum(a_tr[order])[cut - 1]
     cum_b = np.cumsum(b_tr[order])[cut - 1]
-    margins = projected_margins(cum_a, max(n_in, 1), cum_b, max(n_out, 1), n_ev_in, n_ev_out, eps_grid, allowed, beta_cp)
+    margins = projected_margins(
+        cum_a, max(n_in, 1), cum_b, max(n_out, 1), n_ev_in, n_ev_out, eps_grid, allowed, beta_cp
+    )
     best = int(np.argmax(margins))
     mask = np.zeros(len(a_tr), dtype=bool)
     mask[order[: cut[best]]] = True
