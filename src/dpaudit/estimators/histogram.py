@@ -101,9 +101,9 @@ from .region import (
     ScoreAudit,
     best_case_margin,
     certify_regions,
-    pareto_front,
     projected_margins,
     projected_mass_bounds,
+    smallest_sufficient_size,
 )
 
 __all__ = [
@@ -836,19 +836,8 @@ class HistogramHockeyStick:
 
         if best(n_p, n_q) > 0.0:
             return None
-        lo = max(n_p, n_q, 4)
-        hi = 2 * lo
-        while best(hi, hi) <= 0.0:
-            lo, hi = hi, 2 * hi
-            if hi > 10**15:
-                return None  # the claim allows everything the bound could show: no size helps
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if best(mid, mid) > 0.0:
-                hi = mid
-            else:
-                lo = mid
-        return int(hi)
+        # None beyond 10^15: the claim allows everything the bound could show, no size helps
+        return smallest_sufficient_size(lambda n: best(n, n) > 0.0, max(n_p, n_q, 4), 10**15)
 
 
 def histogram_lower_bound(
@@ -1264,17 +1253,13 @@ def histogram_audit(
             "n_select_p": int(na), "n_select_q": int(ma), "n_p": int(xb.size), "n_q": int(yb.size),
         }
 
-    p_all = np.concatenate(p_rows)
-    q_all = np.concatenate(q_rows)
-    p_all, q_all, src_t = pareto_front(p_all, q_all, src)
-
     # Plug-in estimate on all samples (for display; not a bound).
     pf, qf = b.counts(x) / x.size, b.counts(y) / y.size
     fwd, rev = _plugin(pf, qf, grid)
     est = np.maximum(fwd, rev)
     tv_hat = float(0.5 * np.abs(pf - qf).sum())
-    return ScoreAudit(
-        method=method, confidence=conf, n_p=int(x.size), n_q=int(y.size),
-        p_lower=p_all, q_upper=q_all, sources=src_t, tv_estimate=tv_hat,
+    return ScoreAudit.from_rows(
+        np.concatenate(p_rows), np.concatenate(q_rows), src,
+        method=method, confidence=conf, n_p=int(x.size), n_q=int(y.size), tv_estimate=tv_hat,
         estimate_epsilons=grid, estimate_deltas=est, details=details,
     )

@@ -50,6 +50,7 @@ __all__ = [
     "projected_margins",
     "projected_mass_bounds",
     "rdp_epsilon_lower_bound",
+    "smallest_sufficient_size",
 ]
 
 DIRECTIONS = ("both", "P||Q", "Q||P")
@@ -108,6 +109,26 @@ def best_case_margin(n_in: int, n_out: int, eps_grid, allowed, beta_cp: float) -
     p_lo = clopper_pearson_lower(n_in, n_in, beta_cp)
     q_hi = clopper_pearson_upper(0, n_out, beta_cp)
     return float(np.max(p_lo - np.exp(eps_grid) * q_hi - allowed))
+
+
+def smallest_sufficient_size(sufficient, start: int, cap: int) -> int | None:
+    """Smallest sample size ``n > start`` with ``sufficient(n)`` (a monotone predicate, e.g.
+    :func:`best_case_margin` ``> 0``): doubling from ``2 start``, then bisection.
+
+    Returns None when no size up to ``cap`` is sufficient.
+    """
+    lo, hi = start, 2 * start
+    while not sufficient(hi):
+        lo, hi = hi, 2 * hi
+        if hi > cap:
+            return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if sufficient(mid):
+            hi = mid
+        else:
+            lo = mid
+    return int(hi)
 
 
 def certify_regions(k_in, n_in: int, k_out, n_out: int, beta: float):
@@ -513,6 +534,26 @@ class ScoreAudit(ProfileEvidence):
     estimate_epsilons: np.ndarray = field(default_factory=lambda: np.zeros(0))
     estimate_deltas: np.ndarray = field(default_factory=lambda: np.zeros(0))
     details: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_rows(cls, p_lower, q_upper, sources, **fields):
+        """The evidence of certified regions given as rows (any order, dominated rows included).
+
+        Parameters
+        ----------
+        p_lower, q_upper : array, shape (D,)
+            ``P(S_j) >= p_lower[j]`` and ``Q(S_j) <= q_upper[j]``, all on one event.
+        sources : sequence of str, length D
+        **fields
+            The other attributes (``method``, ``confidence``, ``n_p``, ``n_q``, ...).
+
+        Returns
+        -------
+        ScoreAudit
+            With the rows on their Pareto front (:func:`pareto_front`).
+        """
+        p, q, src = pareto_front(p_lower, q_upper, sources)
+        return cls(p_lower=p, q_upper=q, sources=src, **fields)
 
     # ------------------------------------------------------------------ privacy profile
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._validate import as_rng, check_delta, check_probability
 from ..estimators.base import check_scores
-from ..estimators.region import ScoreAudit, certify_regions, pareto_front
+from ..estimators.region import ScoreAudit, certify_regions
 from ..privacy.profiles import gaussian_epsilon, gaussian_tradeoff
 
 __all__ = ["GDPAudit", "gdp_audit", "threshold_audit"]
@@ -145,11 +145,11 @@ def threshold_audit(
     x, y, conf, tpr_lo, fpr_hi, desc, tpr, fpr, info = _threshold_evidence(
         p_scores, q_scores, thresholds, selection_fraction, rng, confidence
     )
-    p, q, src = pareto_front(tpr_lo, fpr_hi, ["threshold"] * tpr_lo.size)
     tv_hat = float(np.max(np.abs(tpr - fpr))) if tpr.size else 0.0
-    return ScoreAudit(
-        method="threshold", confidence=conf, n_p=int(x.size), n_q=int(y.size),
-        p_lower=p, q_upper=q, sources=src, tv_estimate=tv_hat, details={"threshold": info},
+    return ScoreAudit.from_rows(
+        tpr_lo, fpr_hi, ["threshold"] * tpr_lo.size,
+        method="threshold", confidence=conf, n_p=int(x.size), n_q=int(y.size), tv_estimate=tv_hat,
+        details={"threshold": info},
     )
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..estimators.base import profile_grid
 from ..estimators.hockey_stick import ClassifierHockeyStick
-from ..estimators.region import best_case_margin
+from ..estimators.region import best_case_margin, smallest_sufficient_size
 from ..privacy.claims import Claim
 from .base import ProfileTester
 
@@ -93,15 +93,6 @@ class HockeyStickTester(ProfileTester):
     def needed_samples(self, claim: Claim, beta: float) -> int:
         """Smallest n (per dataset) at which :meth:`best_case_margin` is positive: below it the
         test cannot reject whatever the mechanism does."""
-        lo, hi = 4, 8
-        while self.best_case_margin(hi, hi, claim, beta) <= 0.0:
-            lo, hi = hi, hi * 2
-            if hi > 1 << 40:  # pragma: no cover - only for claims no finite sample can refute
-                return hi
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.best_case_margin(mid, mid, claim, beta) > 0.0:
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        needed = smallest_sufficient_size(lambda n: self.best_case_margin(n, n, claim, beta) > 0.0, 4, 1 << 40)
+        # no size up to 2^40 helps (only for claims no finite sample can refute): report 2^41
+        return 1 << 41 if needed is None else needed
