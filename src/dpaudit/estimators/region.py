@@ -40,6 +40,7 @@ from .base import DivergenceBound, profile_grid, register_bound_type
 __all__ = [
     "BothDirections",
     "ClaimCheck",
+    "ClaimComparison",
     "HockeyStickBound",
     "ProfileEvidence",
     "ScoreAudit",
@@ -193,23 +194,15 @@ def rdp_epsilon_lower_bound(bounds, alpha: float, eps_grid) -> float:
 
 
 # --------------------------------------------------------------------------- claims
-@dataclass(frozen=True)
-class ClaimCheck:
-    """Outcome of comparing evidence with a claimed guarantee (:meth:`ProfileEvidence.against`).
+@dataclass(frozen=True, kw_only=True)
+class ClaimComparison:
+    """The numbers of a comparison of evidence with a claim, shared by :class:`ClaimCheck` and
+    :class:`~dpaudit.testers.TestOutcome` (keyword-only fields, after each class's own).
 
     Attributes
     ----------
-    claim : dict
-        The claim (``Claim.to_dict()``).
-    violated : bool
-        True if, at the evidence's confidence, it contradicts the claim: some
-        ``delta_lower_bound(eps)`` exceeds the largest divergence the claim allows at that eps.
     margin : float
         ``max_eps delta_lower_bound(eps) - claim.delta_profile(eps)`` (positive = violation).
-    witness_epsilon : float
-        The eps (nats) at which the margin is attained.
-    confidence : float
-        Probability that a reported violation is not a false accusation (at least).
     threshold : float or None
         What the claim allows at ``witness_epsilon``.
     delta_lower_bound : float or None
@@ -221,15 +214,35 @@ class ClaimCheck:
         (eps, delta) claims, delta = 0 for pure ones, the Rényi epsilon at the claim's alpha.
     """
 
-    claim: dict
-    violated: bool
     margin: float
-    witness_epsilon: float
-    confidence: float
     threshold: float | None = None
+    witness_epsilon: float | None = None
     delta_lower_bound: float | None = None
     claimed_delta: float | None = None
     epsilon_lower_bound: float | None = None
+
+
+@dataclass(frozen=True)
+class ClaimCheck(ClaimComparison):
+    """Outcome of comparing evidence with a claimed guarantee (:meth:`ProfileEvidence.against`).
+
+    Attributes
+    ----------
+    claim : dict
+        The claim (``Claim.to_dict()``).
+    violated : bool
+        True if, at the evidence's confidence, it contradicts the claim: some
+        ``delta_lower_bound(eps)`` exceeds the largest divergence the claim allows at that eps.
+    confidence : float
+        Probability that a reported violation is not a false accusation (at least).
+    margin, threshold, witness_epsilon, delta_lower_bound, claimed_delta, epsilon_lower_bound
+        See :class:`ClaimComparison` (``witness_epsilon``: the eps, in nats, where the margin is
+        attained).
+    """
+
+    claim: dict
+    violated: bool
+    confidence: float
 
     def to_dict(self) -> dict:
         """Plain-JSON form."""

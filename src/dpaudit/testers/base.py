@@ -19,7 +19,7 @@ import numpy as np
 from .._validate import check_probability
 from ..errors import InvalidClaimError
 from ..estimators.base import NotApplicable, bound_from_dict, profile_grid
-from ..estimators.region import rdp_epsilon_lower_bound
+from ..estimators.region import ClaimComparison, rdp_epsilon_lower_bound
 from ..privacy.claims import Claim
 
 __all__ = [
@@ -45,7 +45,7 @@ def verdict_word(violation: bool, inconclusive: bool, passed: str = "pass") -> s
 
 
 @dataclass(frozen=True)
-class TestOutcome:
+class TestOutcome(ClaimComparison):
     """What one test of two samples showed (the same object for every tester).
 
     Attributes
@@ -88,6 +88,10 @@ class TestOutcome:
         Human-readable remark, e.g. ``"inconclusive: needs n >= 81234 samples per dataset"``.
     parts : tuple of TestOutcome
         For ``tester="all"``: the outcome of each tester run, each at its share of ``beta``.
+
+    ``margin``, ``threshold``, ``witness_epsilon``, ``delta_lower_bound``, ``claimed_delta`` and
+    ``epsilon_lower_bound`` are the keyword-only fields of
+    :class:`~dpaudit.estimators.region.ClaimComparison`, as in a score audit's ``ClaimCheck``.
     """
 
     __test__ = False  # not a pytest class
@@ -97,13 +101,7 @@ class TestOutcome:
     beta: float
     bounds: tuple
     strongest: int
-    margin: float
     objective: float
-    threshold: float | None = None
-    witness_epsilon: float | None = None
-    delta_lower_bound: float | None = None
-    claimed_delta: float | None = None
-    epsilon_lower_bound: float | None = None
     inconclusive: bool = False
     note: str = ""
     parts: tuple = ()
