@@ -86,7 +86,7 @@ from typing import Callable
 import numpy as np
 from scipy import optimize
 
-from .._validate import as_rng, check_epsilon, check_probability
+from .._validate import as_rng, check_epsilon, check_int, check_probability
 from ..bounds import (
     canonne_tv_upper,
     clopper_pearson_lower,
@@ -534,8 +534,8 @@ class HistogramHockeyStick:
             raise ValueError(f"tolerance must be one of {TOLERANCES}, got {tolerance!r}")
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        if bins is not None and (isinstance(bins, bool) or int(bins) != bins or bins < 2):
-            raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
+        if bins is not None:
+            bins = check_int(bins, "bins", 2)
         if value_range is not None:
             lo, hi = (float(v) for v in value_range)
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
@@ -557,8 +557,7 @@ class HistogramHockeyStick:
             raise ValueError("categories fix a discrete universe: they cannot be used with mode='binned'")
         if train_fraction is not None:
             train_fraction = check_probability(train_fraction, "train_fraction")
-        if isinstance(max_categories, bool) or int(max_categories) != max_categories or max_categories < 1:
-            raise ValueError(f"max_categories must be an integer >= 1, got {max_categories!r}")
+        max_categories = check_int(max_categories, "max_categories")
         self.tolerance = tolerance
         self.mode = mode
         self.bins = None if bins is None else int(bins)
@@ -1139,8 +1138,7 @@ def histogram_audit(
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     sf = check_probability(selection_fraction, "selection_fraction")
-    if isinstance(max_bins, bool) or int(max_bins) != max_bins or max_bins < 1:
-        raise ValueError(f"max_bins must be an integer >= 1, got {max_bins!r}")
+    max_bins = check_int(max_bins, "max_bins")
     gen = as_rng(rng)
     fixed = not isinstance(bins, str) and (np.ndim(bins) > 0 or bin_range is not None)
     if isinstance(bins, (bool, np.bool_)):
