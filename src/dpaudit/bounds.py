@@ -11,6 +11,8 @@ import math
 import numpy as np
 from scipy import stats
 
+from ._validate import check_probability
+
 __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson_upper",
@@ -25,13 +27,6 @@ __all__ = [
     "kl_lower_tail_bound",
     "kl_sample_size",
 ]
-
-
-def _check_beta(beta: float) -> float:
-    beta = float(beta)
-    if not (0.0 < beta < 1.0):
-        raise ValueError(f"beta (failure probability) must be in (0, 1), got {beta!r}")
-    return beta
 
 
 def _check_counts(successes, trials):
@@ -73,7 +68,7 @@ def clopper_pearson_lower(successes, trials, beta: float):
     ----------
     Clopper & Pearson (1934). Replaces the Hoeffding term of paper 000, Prop. 4.11.
     """
-    beta = _check_beta(beta)
+    beta = check_probability(beta, "beta")
     k, n = _check_counts(successes, trials)
     with np.errstate(invalid="ignore"):
         lo = stats.beta.ppf(beta, k, n - k + 1.0)
@@ -92,7 +87,7 @@ def clopper_pearson_upper(successes, trials, beta: float):
     ----------
     Clopper & Pearson (1934).
     """
-    beta = _check_beta(beta)
+    beta = check_probability(beta, "beta")
     k, n = _check_counts(successes, trials)
     with np.errstate(invalid="ignore"):
         hi = stats.beta.isf(beta, k + 1.0, n - k)
@@ -107,7 +102,7 @@ def hoeffding_lower(mean: float, n: int, beta: float, value_range: float = 1.0) 
     Kept for comparison with DP-Auditorium (paper 000, Prop. 4.11); dpaudit's testers use the
     exact Clopper–Pearson bound instead.
     """
-    beta = _check_beta(beta)
+    beta = check_probability(beta, "beta")
     if n <= 0:
         raise ValueError(f"n must be positive, got {n!r}")
     return float(mean) - value_range * math.sqrt(math.log(1.0 / beta) / (2.0 * n))
@@ -153,7 +148,7 @@ def canonne_tv_upper(num_samples, num_bins, beta: float):
     Canonne (2020), "A short note on learning discrete distributions", arXiv:2002.11457;
     paper 001 §4.3, Lemma 2.
     """
-    beta = _check_beta(beta)
+    beta = check_probability(beta, "beta")
     n = np.asarray(num_samples, dtype=float)
     k = np.asarray(num_bins, dtype=float)
     if np.any(~np.isfinite(n)) or np.any(n <= 0):
@@ -206,7 +201,7 @@ def empirical_bernstein_lower(mean, variance, n, beta: float, value_range: float
     Maurer & Pontil (2009), "Empirical Bernstein bounds and sample variance penalization",
     COLT, Theorem 4; used by paper 000, proof of Theorem 4.15 (with ``R = 4``: ``28/3``).
     """
-    beta = _check_beta(beta)
+    beta = check_probability(beta, "beta")
     n_arr = np.asarray(n, dtype=float)
     var = np.asarray(variance, dtype=float)
     if np.any(~np.isfinite(n_arr)) or np.any(n_arr < 2):
@@ -260,7 +255,7 @@ def empirical_tv_upper(n, num_cells: int, beta: float):
     constants underlies the tolerance of Gilbert & McMillan (2018), paper 000 Alg. 3. This is
     :func:`canonne_tv_upper` with an integer cell count.
     """
-    beta = _check_beta(beta)
+    beta = check_probability(beta, "beta")
     n_arr = np.asarray(n, dtype=float)
     if np.any(~np.isfinite(n_arr)) or np.any(n_arr < 1):
         raise ValueError(f"n must be >= 1, got {n!r}")
@@ -310,7 +305,7 @@ def empirical_tv_upper_plugin(counts, beta: float) -> float:
     ----------
     Clopper & Pearson (1934); McDiarmid (1989). Derivation in ``docs/histogram.md``.
     """
-    beta = _check_beta(beta)
+    beta = check_probability(beta, "beta")
     k = np.asarray(counts)
     if k.ndim != 1 or k.size < 1 or not np.all(np.isfinite(k)) or np.any(k < 0) or np.any(k != np.round(k)):
         raise ValueError(f"counts must be a non-empty 1-D array of non-negative integers, got {counts!r}")
@@ -407,7 +402,7 @@ def bennett_sample_size(deviation: float, second_moment: float, beta: float, b: 
     ValueError
         If an argument is out of range.
     """
-    beta = _check_beta(beta)
+    beta = check_probability(beta, "beta")
     t, v, b = float(deviation), float(second_moment), float(b)
     bennett_tail_bound(t, v, 1, b)  # validates the arguments
     rate = t * t / (2.0 * v) if b == 0.0 else (v / (b * b)) * _bennett_h(b * t / v)
@@ -463,7 +458,7 @@ def kl_sample_size(threshold: float, mean: float, beta: float) -> int:
     ValueError
         If ``threshold >= mean`` (no n suffices) or an argument is out of range.
     """
-    beta = _check_beta(beta)
+    beta = check_probability(beta, "beta")
     a, p = float(threshold), float(mean)
     if not (0.0 <= a < p <= 1.0):
         raise ValueError(f"need 0 <= threshold < mean <= 1, got threshold={threshold!r}, mean={mean!r}")

@@ -30,7 +30,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np

@@ -78,7 +78,7 @@ def scores_result(in_path, out_path, x, y, seed, delta, beta, confidence, hist, 
 
     ``confidence`` is ``1 - beta`` (the name the Python API uses); both are recorded. JSON-ready
     (numpy values converted)."""
-    from ..scores.evidence import _jsonable
+    from ..estimators.region import jsonable as _jsonable
 
     return json.loads(json.dumps(_jsonable({
         "inputs": {"in": str(in_path), "out": str(out_path), "n_in": int(x.size), "n_out": int(y.size), "seed": seed},
@@ -140,7 +140,7 @@ def register(app: typer.Typer) -> None:
         from .._validate import check_delta, check_int, check_probability
         from ..privacy.claims import make_claim
         from ..scores.baselines import gdp_audit, threshold_audit
-        from ..scores.histogram import histogram_audit
+        from ..scores import histogram_audit
         from ..scores.io import load_scores
 
         try:

@@ -1,13 +1,30 @@
-"""Result objects and input checks shared by the divergence estimators."""
+"""Result objects and input checks shared by the divergence estimators.
+
+The region bound every hockey-stick estimator returns lives in :mod:`dpaudit.estimators.region`.
+"""
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-__all__ = ["DivergenceBound", "HockeyStickBound", "bound_from_dict", "check_samples", "check_sample_pair", "profile_grid"]
+__all__ = [
+    "DivergenceBound",
+    "NotApplicable",
+    "bound_from_dict",
+    "check_sample_pair",
+    "check_samples",
+    "check_scores",
+    "profile_grid",
+    "register_bound_type",
+]
+
+
+class NotApplicable(ValueError):
+    """Raised by an estimator or tester for samples it cannot handle (e.g. continuous
+    multi-dimensional outputs given to the histogram estimator). :class:`CombinedTester` skips
+    such a tester with a note instead of failing."""
 
 
 def check_samples(name: str, x, min_samples: int = 1) -> np.ndarray:
@@ -49,6 +66,33 @@ def check_sample_pair(p_samples, q_samples, min_samples: int = 1) -> tuple[np.nd
             f"p_samples and q_samples have different output dimensions: {p.shape[1]} vs {q.shape[1]}"
         )
     return p, q
+
+
+def check_scores(values, name: str, *, min_size: int = 1) -> np.ndarray:
+    """A 1-D float array of finite scores.
+
+    Accepts shape ``(n,)`` or ``(n, 1)``; raises ValueError naming ``name`` for other shapes,
+    fewer than ``min_size`` values, NaN or infinite entries, or non-numeric input.
+    """
+    if isinstance(values, (str, bytes)):
+        raise ValueError(f"{name} must be an array of numbers, got {values!r}")
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers, got {type(values).__name__}") from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional (shape (n,) or (n, 1)), got shape {arr.shape}")
+    if arr.size < min_size:
+        raise ValueError(f"{name} must contain at least {min_size} score(s), got {arr.size}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"{name} contains {int(bad.sum())} non-finite value(s) (NaN or inf); first at index {i}: {arr[i]!r}"
+        )
+    return arr
 
 
 def profile_grid(epsilon: float, num: int = 256) -> np.ndarray:
@@ -116,7 +160,7 @@ def bound_from_dict(d: dict) -> DivergenceBound:
     if kind not in _BOUND_TYPES:  # bound types register on import: load the built-in estimators
         import importlib
 
-        for module in ("hockey_stick", "renyi", "mmd", "histogram"):
+        for module in ("region", "renyi", "mmd", "histogram"):
             try:
                 importlib.import_module(f"dpaudit.estimators.{module}")
             except ImportError:  # pragma: no cover - an estimator module missing from the install
@@ -133,64 +177,3 @@ def register_bound_type(cls):
     if not (isinstance(cls, type) and issubclass(cls, DivergenceBound)):
         raise TypeError(f"{cls!r} is not a DivergenceBound subclass")
     return _register(cls)
-
-
-@_register
-@dataclass(frozen=True)
-class HockeyStickBound(DivergenceBound):
-    """Lower confidence bound on the hockey-stick divergence from a test region ``S``.
-
-    The region is chosen on training samples; with probability at least ``1 - beta`` over the
-    held-out samples, ``P(S) >= p_mass_lower`` and ``Q(S) <= q_mass_upper`` simultaneously, hence
-    for **every** eps: ``H_{e^eps}(P || Q) >= p_mass_lower - e^eps q_mass_upper``
-    (``H_{e^eps}(P || Q) = sup_S P(S) - e^eps Q(S)``, paper 000 eq. (11)).
-
-    Attributes
-    ----------
-    divergence, direction, estimate, lower, beta
-        See :class:`DivergenceBound`; ``estimate`` and ``lower`` are at order ``epsilon``.
-    epsilon : float
-        Order of the hockey-stick divergence reported in ``estimate``/``lower`` (nats).
-    p_mass_lower, q_mass_upper : float
-        Clopper–Pearson bounds on ``P(S)`` (lower) and ``Q(S)`` (upper), each at ``beta / 2``.
-    p_count, q_count : int
-        Held-out samples of P and Q that fell in ``S``.
-    n_test_p, n_test_q : int
-        Held-out sample sizes.
-    n_train : int
-        Samples (both distributions together) used to choose ``S``.
-    region : str
-        Description of ``S`` (e.g. ``score > 1.23``).
-    """
-
-    epsilon: float
-    p_mass_lower: float
-    q_mass_upper: float
-    p_count: int
-    q_count: int
-    n_test_p: int
-    n_test_q: int
-    n_train: int
-    region: str = ""
-
-    def delta_lower_bound(self, epsilon) -> np.ndarray | float:
-        """Lower bound on ``H_{e^epsilon}(P||Q)`` at any epsilon (nats), same confidence.
-
-        Valid simultaneously for all epsilon; returns ``p_mass_lower - e^epsilon q_mass_upper``.
-        """
-        eps = np.asarray(epsilon, dtype=float)
-        out = self.p_mass_lower - np.exp(eps) * self.q_mass_upper
-        return float(out) if out.ndim == 0 else out
-
-    def epsilon_lower_bound(self, delta: float) -> float:
-        """Largest epsilon at which the evidence still rejects ``(epsilon, delta)``-DP.
-
-        Solves ``p_mass_lower - e^eps q_mass_upper = delta``:
-        ``eps = ln((p_mass_lower - delta) / q_mass_upper)``. Returns 0.0 when the evidence
-        rejects no epsilon >= 0 at this delta, and ``inf`` if ``q_mass_upper == 0``.
-        """
-        if self.p_mass_lower <= delta:
-            return 0.0
-        if self.q_mass_upper <= 0.0:
-            return math.inf
-        return max(0.0, math.log((self.p_mass_lower - delta) / self.q_mass_upper))

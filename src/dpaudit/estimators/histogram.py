@@ -1,4 +1,11 @@
-"""Histogram lower confidence bounds on the hockey-stick divergence (Gilbert & McMillan 2018).
+"""Histogram lower confidence bounds on the hockey-stick divergence: of mechanism outputs
+(Gilbert & McMillan 2018, paper 000) and of two samples of scores (paper 001).
+
+Both end in region bounds (:mod:`dpaudit.estimators.region`): a set of cells chosen on one part
+of the samples, its masses certified with Clopper–Pearson bounds on the other.
+
+Mechanism outputs (:class:`HistogramHockeyStick`)
+-------------------------------------------------
 
 Paper 000, §4.2.1, Alg. 3–4 (after Gilbert & McMillan 2018, "Property testing for differential
 privacy"): on a finite output universe ``[m]`` (or 1-D outputs cut into ``m`` bins),
@@ -41,6 +48,32 @@ confidence bound. dpaudit offers five (derivations in ``docs/histogram.md``):
 The cells must not depend on the samples the bound is computed from: they are a fixed range cut
 into equal bins (``value_range``), known categories (``categories``), or quantile bins /
 observed categories of a design split that the bound does not use.
+
+Scores (:func:`histogram_audit`, :func:`make_bins`, :class:`Bins`)
+----------------------------------------------------------------
+
+Bin both samples on the same ``k`` bins (tails clipped into the end bins), read the frequencies
+``p_i, q_i``, and estimate ``H_{e^eps}(P||Q) >= H_{e^eps}(P_k||Q_k) = sum_i (p_i - e^eps q_i)_+``
+(data processing, paper 001 §4.2, Lemma 1). Two lower confidence bounds, both valid at every eps
+at once (derivations in ``docs/scores.md``):
+
+``"canonne"``
+    ``TV(p_hat, p) <= e_P`` and ``TV(q_hat, q) <= e_Q`` with probability ``>= 1 - beta``
+    (Canonne's argument, :func:`dpaudit.bounds.canonne_tv_upper`, here with the data-dependent
+    mean term of :func:`dpaudit.bounds.empirical_tv_upper_plugin`), hence for every union of
+    bins ``S``:
+    ``P(S) >= p_hat(S) - e_P`` and ``Q(S) <= q_hat(S) + e_Q`` (paper 001 §4.3, Lemmas 2–3).
+``"split"``
+    The sets ``S`` (unions of bins ranked by their likelihood ratio) are chosen on a selection
+    part of each sample; exact Clopper–Pearson bounds on ``P(S)`` and ``Q(S)`` are computed on the
+    remaining part, Bonferroni-corrected over the distinct sets chosen.
+``"auto"`` (default)
+    Both, at ``beta/2`` each; every reported number comes from whichever is tighter there, and the
+    result says which (:meth:`ScoreAudit.epsilon_source`).
+
+Bins chosen by looking at the data (Scott's rule, or a bin count without a range) are chosen on
+the selection part only, so every bound is computed on data the choice never saw. Bins fixed in
+advance (explicit edges, or a count together with a range) let the Canonne bound use all samples.
 """
 
 from __future__ import annotations
@@ -53,22 +86,40 @@ from typing import Callable
 import numpy as np
 from scipy import optimize
 
+from .._validate import as_rng, check_epsilon, check_int, check_probability
 from ..bounds import (
+    canonne_tv_upper,
     clopper_pearson_lower,
     clopper_pearson_upper,
     empirical_tv_upper,
     empirical_tv_upper_plugin,
 )
-from .base import DivergenceBound, check_sample_pair, profile_grid, register_bound_type
+from .base import NotApplicable, check_sample_pair, check_scores, profile_grid, register_bound_type
+from .region import (
+    BothDirections,
+    HockeyStickBound,
+    ScoreAudit,
+    best_case_margin,
+    certify_regions,
+    projected_margins,
+    projected_mass_bounds,
+    smallest_sufficient_size,
+)
 
 __all__ = [
+    "METHODS",
     "MODES",
     "TOLERANCES",
+    "Bins",
     "HistogramBound",
     "HistogramEvidence",
     "HistogramHockeyStick",
+    "histogram_audit",
     "histogram_delta",
+    "histogram_hockey_stick",
     "histogram_lower_bound",
+    "make_bins",
+    "scott_bin_width",
 ]
 
 MODES = ("auto", "discrete", "binned")
@@ -112,11 +163,14 @@ def histogram_delta(p_counts, q_counts, epsilon):
 
 
 @register_bound_type
-@dataclass(frozen=True)
-class HistogramBound(DivergenceBound):
+@dataclass(frozen=True, kw_only=True)
+class HistogramBound(HockeyStickBound):
     """Lower confidence bound on the hockey-stick divergence from histograms, for every eps at once.
 
-    In this object "p" is the first distribution of ``direction`` (Q for ``"Q||P"``).
+    With the ``"split"`` tolerance this is a region bound (:class:`HockeyStickBound`: the region
+    is a set of cells); the L1 tolerances fill ``p_counts``/``p_deviation`` instead of the region
+    fields (left None). In this object "p" is the first distribution of ``direction`` (Q for
+    ``"Q||P"``).
 
     Attributes
     ----------
@@ -161,19 +215,10 @@ class HistogramBound(DivergenceBound):
         (``lower = -inf``; :meth:`delta_lower_bound` is ``-inf`` everywhere).
     """
 
-    epsilon: float
     tolerance: str
     mode: str
     num_cells: int
     binning: str
-    n_test_p: int
-    n_test_q: int
-    n_train: int
-    p_mass_lower: float | None = None
-    q_mass_upper: float | None = None
-    p_count: int | None = None
-    q_count: int | None = None
-    region: str = ""
     p_counts: tuple = ()
     q_counts: tuple = ()
     p_deviation: float | None = None
@@ -195,7 +240,7 @@ class HistogramBound(DivergenceBound):
         if self.vacuous:
             out = np.full(eps.shape, -math.inf)
         elif self.tolerance == "split":
-            out = self.p_mass_lower - np.exp(eps) * self.q_mass_upper
+            return super().delta_lower_bound(epsilon)
         else:
             flat = eps.reshape(-1)
             d = histogram_delta(self.p_counts, self.q_counts, flat)
@@ -211,9 +256,7 @@ class HistogramBound(DivergenceBound):
         if self.vacuous or float(self.delta_lower_bound(0.0)) <= delta:
             return 0.0
         if self.tolerance == "split":
-            if self.q_mass_upper <= 0.0:
-                return math.inf
-            return max(0.0, math.log((self.p_mass_lower - delta) / self.q_mass_upper))
+            return super().epsilon_lower_bound(delta)
         if self.q_deviation <= 0.0:
             return math.inf
         # f(eps) <= 1 - e^eps q_deviation, negative beyond hi.
@@ -225,15 +268,13 @@ class HistogramBound(DivergenceBound):
 
 
 @dataclass(frozen=True)
-class HistogramEvidence:
-    """Both directions' histogram bounds from one pair of samples.
+class HistogramEvidence(BothDirections):
+    """Both directions' histogram bounds (:class:`HistogramBound`) from one pair of samples.
 
     Attributes
     ----------
-    forward : HistogramBound
-        Bound on ``H(P || Q)``.
-    reverse : HistogramBound
-        Bound on ``H(Q || P)``.
+    forward, reverse : HistogramBound
+        Bounds on ``H(P || Q)`` and ``H(Q || P)`` (:class:`~dpaudit.estimators.region.BothDirections`).
     mode, tolerance : str
         As in :class:`HistogramBound`.
     num_cells : int
@@ -244,8 +285,6 @@ class HistogramEvidence:
         Wall time of the estimate.
     """
 
-    forward: HistogramBound
-    reverse: HistogramBound
     mode: str
     tolerance: str
     num_cells: int
@@ -350,12 +389,10 @@ def _choose_region(
     cut = np.flatnonzero(np.r_[s_sorted[1:] < s_sorted[:-1], True]) + 1  # prefix lengths
     cum_a = np.cumsum(a_tr[order])[cut - 1]
     cum_b = np.cumsum(b_tr[order])[cut - 1]
-    k_in = np.minimum(cum_a * (n_ev_in / max(n_in, 1)), n_ev_in)
-    k_out = np.minimum(cum_b * (n_ev_out / max(n_out, 1)), n_ev_out)
-    p_lo = clopper_pearson_lower(k_in, n_ev_in, beta_cp)
-    q_hi = clopper_pearson_upper(k_out, n_ev_out, beta_cp)
-    margin = p_lo[:, None] - np.exp(eps_grid)[None, :] * q_hi[:, None] - allowed[None, :]
-    best = int(np.argmax(margin.max(axis=1)))
+    margins = projected_margins(
+        cum_a, max(n_in, 1), cum_b, max(n_out, 1), n_ev_in, n_ev_out, eps_grid, allowed, beta_cp
+    )
+    best = int(np.argmax(margins))
     mask = np.zeros(len(a_tr), dtype=bool)
     mask[order[: cut[best]]] = True
     return mask
@@ -497,8 +534,8 @@ class HistogramHockeyStick:
             raise ValueError(f"tolerance must be one of {TOLERANCES}, got {tolerance!r}")
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        if bins is not None and (isinstance(bins, bool) or int(bins) != bins or bins < 2):
-            raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
+        if bins is not None:
+            bins = check_int(bins, "bins", 2)
         if value_range is not None:
             lo, hi = (float(v) for v in value_range)
             if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
@@ -518,10 +555,9 @@ class HistogramHockeyStick:
             raise ValueError("value_range fixes bins: it cannot be used with mode='discrete'")
         if categories is not None and mode == "binned":
             raise ValueError("categories fix a discrete universe: they cannot be used with mode='binned'")
-        if train_fraction is not None and not (0.0 < train_fraction < 1.0):
-            raise ValueError(f"train_fraction must be in (0, 1), got {train_fraction!r}")
-        if isinstance(max_categories, bool) or int(max_categories) != max_categories or max_categories < 1:
-            raise ValueError(f"max_categories must be an integer >= 1, got {max_categories!r}")
+        if train_fraction is not None:
+            train_fraction = check_probability(train_fraction, "train_fraction")
+        max_categories = check_int(max_categories, "max_categories")
         self.tolerance = tolerance
         self.mode = mode
         self.bins = None if bins is None else int(bins)
@@ -556,8 +592,6 @@ class HistogramHockeyStick:
     def _make_cells(self, design: np.ndarray, dim: int) -> list[_Cells]:
         """Candidate cells, from the configuration and the design samples only (one candidate
         except for ``"split"`` binning without ``bins``: several bin counts)."""
-        from ..testers.base import NotApplicable
-
         if self.categories is not None:
             if self.categories.shape[1] != dim:
                 raise ValueError(f"categories have {self.categories.shape[1]} columns but the outputs have {dim}")
@@ -644,13 +678,8 @@ class HistogramHockeyStick:
         """
         t0 = time.perf_counter()
         p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
-        real = isinstance(epsilon, (int, float, np.floating)) and not isinstance(epsilon, bool)
-        if not (real and math.isfinite(epsilon) and epsilon >= 0):
-            raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-        if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) or not (0.0 < beta < 1.0):
-            raise ValueError(f"beta must be in (0, 1), got {beta!r}")
-        epsilon, beta = float(epsilon), float(beta)
-        rng = np.random.default_rng(rng)
+        epsilon, beta = check_epsilon(epsilon), check_probability(beta, "beta")
+        rng = as_rng(rng)
         if delta_profile is None:
             eps_grid, allowed = np.array([epsilon]), np.zeros(1)
         else:
@@ -699,18 +728,11 @@ class HistogramHockeyStick:
             ):
                 cells, c = candidates[pick], counts[pick]
                 in_ev, out_ev = (c["b_ev"], c["a_ev"]) if swap else (c["a_ev"], c["b_ev"])
-                k_in, k_out = int(in_ev[mask].sum()), int(out_ev[mask].sum())
-                b_dir = share * beta
-                p_lo = clopper_pearson_lower(k_in, n_in, b_dir / 2)
-                q_hi = clopper_pearson_upper(k_out, n_out, b_dir / 2)
-                bounds.append(HistogramBound(
-                    divergence="hockey-stick", direction=direction, epsilon=epsilon,
-                    estimate=k_in / n_in - math.exp(epsilon) * k_out / n_out,
-                    lower=-math.inf if vacuous else p_lo - math.exp(epsilon) * q_hi,
-                    beta=b_dir, tolerance=self.tolerance, mode=cells.mode, num_cells=cells.num_cells,
-                    binning=cells.description, n_test_p=n_in, n_test_q=n_out, n_train=n_train,
-                    p_mass_lower=p_lo, q_mass_upper=q_hi, p_count=k_in, q_count=k_out,
-                    region=_describe_region(mask, cells), vacuous=vacuous,
+                bounds.append(HistogramBound.certify(
+                    int(in_ev[mask].sum()), n_in, int(out_ev[mask].sum()), n_out,
+                    epsilon=epsilon, beta=share * beta, direction=direction, n_train=n_train,
+                    region=_describe_region(mask, cells), tolerance=self.tolerance, mode=cells.mode,
+                    num_cells=cells.num_cells, binning=cells.description, vacuous=vacuous,
                 ))
             forward, reverse = bounds
         else:
@@ -732,7 +754,8 @@ class HistogramHockeyStick:
                     lower=-math.inf if vacuous else est - d_in - math.exp(epsilon) * d_out,
                     beta=beta, tolerance=self.tolerance, mode=cells.mode, num_cells=m,
                     binning=cells.description, n_test_p=int(in_ev.sum()), n_test_q=int(out_ev.sum()),
-                    n_train=n_train, p_counts=tuple(in_ev.tolist()), q_counts=tuple(out_ev.tolist()),
+                    n_train=n_train, p_mass_lower=None, q_mass_upper=None, p_count=None, q_count=None,
+                    p_counts=tuple(in_ev.tolist()), q_counts=tuple(out_ev.tolist()),
                     p_deviation=d_in, q_deviation=d_out, vacuous=vacuous,
                 ))
             forward, reverse = bounds
@@ -794,9 +817,7 @@ class HistogramHockeyStick:
                 for a, b in ((n_in_total, n_out_total), (n_out_total, n_in_total)):
                     n_in = a - self._design_size(a, frac)
                     n_out = b - self._design_size(b, frac)
-                    p_lo = clopper_pearson_lower(n_in, n_in, beta / 4)
-                    q_hi = clopper_pearson_upper(0, n_out, beta / 4)
-                    out = max(out, float(np.max(p_lo - e * q_hi - allowed)))
+                    out = max(out, best_case_margin(n_in, n_out, eps_grid, allowed, beta / 4))
                 return out
         else:
             n_ev_p, n_ev_q = int(a_ev.sum()), int(b_ev.sum())
@@ -814,19 +835,8 @@ class HistogramHockeyStick:
 
         if best(n_p, n_q) > 0.0:
             return None
-        lo = max(n_p, n_q, 4)
-        hi = 2 * lo
-        while best(hi, hi) <= 0.0:
-            lo, hi = hi, 2 * hi
-            if hi > 10**15:
-                return None  # the claim allows everything the bound could show: no size helps
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if best(mid, mid) > 0.0:
-                hi = mid
-            else:
-                lo = mid
-        return int(hi)
+        # None beyond 10^15: the claim allows everything the bound could show, no size helps
+        return smallest_sufficient_size(lambda n: best(n, n) > 0.0, max(n_p, n_q, 4), 10**15)
 
 
 def histogram_lower_bound(
@@ -860,3 +870,394 @@ def histogram_lower_bound(
     """
     ev = HistogramHockeyStick(**estimator_kwargs).estimate(p_samples, q_samples, epsilon=epsilon, beta=beta, rng=rng)
     return ev.forward
+
+
+# --------------------------------------------------------------------------- scores (paper 001)
+METHODS = ("auto", "canonne", "split")
+
+
+@dataclass(frozen=True, eq=False)
+class Bins:
+    """A partition of the real line into ``k`` bins; values outside the edges go to the end bins.
+
+    Attributes
+    ----------
+    edges : ndarray, shape (k + 1,)
+        Strictly increasing, finite. Bin ``i`` is ``[edges[i], edges[i+1])`` (the last bin is
+        closed); values below ``edges[0]`` fall in bin 0 and above ``edges[-1]`` in bin ``k - 1``.
+    rule : str
+        How the edges were made: ``"scott"``, ``"count"`` or ``"edges"``.
+    chosen_on : str
+        ``"given"`` (fixed in advance) or ``"selection split"`` (chosen on held-apart samples).
+    """
+
+    edges: np.ndarray
+    rule: str = "edges"
+    chosen_on: str = "given"
+
+    @property
+    def k(self) -> int:
+        """Number of bins."""
+        return int(self.edges.size - 1)
+
+    def assign(self, values) -> np.ndarray:
+        """Bin index of each value, shape (n,), in ``0 .. k - 1``."""
+        idx = np.searchsorted(self.edges, np.asarray(values, dtype=float), side="right") - 1
+        return np.clip(idx, 0, self.k - 1)
+
+    def counts(self, values) -> np.ndarray:
+        """Number of values in each bin, shape (k,)."""
+        return np.bincount(self.assign(values), minlength=self.k)
+
+    def to_dict(self) -> dict:
+        e = self.edges
+        return {
+            "k": self.k, "rule": self.rule, "chosen_on": self.chosen_on,
+            "range": [float(e[0]), float(e[-1])], "width": float((e[-1] - e[0]) / self.k),
+        }
+
+
+def scott_bin_width(p_scores, q_scores=None, num_samples: int | None = None) -> float:
+    """Scott's (1979) bin width ``h = 3.49 sigma n^{-1/3}`` (paper 001 §4.4, eq. (4.2)).
+
+    ``sigma`` is the mean of the two samples' standard deviations (the paper's rule of thumb for
+    score distributions of similar spread; the pooled standard deviation if both samples are
+    constant), ``n`` the number of samples per side the histogram
+    will be built from (default: the size of ``p_scores``).
+
+    Parameters
+    ----------
+    p_scores : array, shape (n,)
+    q_scores : array, shape (m,), optional
+    num_samples : int, optional
+
+    Returns
+    -------
+    float
+        Bin width (score units); 0 if the samples are constant.
+
+    References
+    ----------
+    Scott (1979), "On optimal and data-based histograms", Biometrika 66(3); paper 001 Cor. 5.
+    """
+    x = check_scores(p_scores, "p_scores")
+    sds = [np.std(x)]
+    y = None
+    if q_scores is not None:
+        y = check_scores(q_scores, "q_scores")
+        sds.append(np.std(y))
+    n = x.size if num_samples is None else int(num_samples)
+    if n < 1:
+        raise ValueError(f"num_samples must be >= 1, got {num_samples!r}")
+    sigma = float(np.mean(sds))
+    if sigma == 0.0 and y is not None:  # each sample constant: fall back on the pooled spread
+        sigma = float(np.std(np.concatenate([x, y])))
+    return float(3.49 * sigma * n ** (-1.0 / 3.0))
+
+
+def make_bins(p_scores, q_scores, bins="scott", bin_range=None, *, num_samples=None, max_bins: int = 10_000) -> Bins:
+    """Bins for two samples: Scott's rule, a bin count, or explicit edges.
+
+    Parameters
+    ----------
+    p_scores, q_scores : array, shape (n,), (m,)
+        Samples the rule may look at (in :func:`histogram_audit`, the selection part only).
+    bins : "scott", int or array of edges
+        ``"scott"``: width :func:`scott_bin_width` over ``bin_range``; int ``k``: ``k`` equal bins;
+        array: strictly increasing finite edges (``bin_range`` must then be None).
+    bin_range : (float, float), optional
+        ``(low, high)``; default: the smallest and largest pooled score.
+    num_samples : int, optional
+        Per-side sample size the width is tuned for (Scott's rule).
+    max_bins : int
+        Cap on the number of bins for Scott's rule.
+
+    Returns
+    -------
+    Bins
+
+    Raises
+    ------
+    ValueError
+        If ``bins < 1``, edges are not strictly increasing and finite, the range is empty or
+        not finite, or ``bins`` is neither "scott", an int nor an array.
+
+    References
+    ----------
+    Paper 001 §4.2 (equal-width bins, tails clipped into the end bins), §4.4 (Scott 1979).
+    """
+    if isinstance(bins, str):
+        if bins != "scott":
+            raise ValueError(f"bins must be 'scott', a positive integer or an array of edges, got {bins!r}")
+        rule = "scott"
+    elif isinstance(bins, (bool, np.bool_)):
+        raise ValueError(f"bins must be 'scott', a positive integer or an array of edges, got {bins!r}")
+    elif np.ndim(bins) == 0:
+        if int(bins) != bins or int(bins) < 1:
+            raise ValueError(f"bins must be >= 1, got {bins!r}")
+        rule = "count"
+    else:
+        edges = np.asarray(bins, dtype=float)
+        if edges.ndim != 1 or edges.size < 2 or np.any(~np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
+            raise ValueError(f"bin edges must be a 1-D, finite, strictly increasing array of >= 2 values, got {bins!r}")
+        if bin_range is not None:
+            raise ValueError(f"give either bin edges or bin_range, not both (bin_range={bin_range!r})")
+        return Bins(edges, "edges", "given")
+    if bin_range is None:
+        pooled = np.concatenate([check_scores(p_scores, "p_scores"), check_scores(q_scores, "q_scores")])
+        lo, hi = float(pooled.min()), float(pooled.max())
+    else:
+        try:
+            lo, hi = (float(v) for v in bin_range)
+        except (TypeError, ValueError):
+            raise ValueError(f"bin_range must be a pair (low, high), got {bin_range!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi)) or not hi > lo:
+            raise ValueError(f"bin_range must be finite with low < high, got {bin_range!r}")
+    if hi <= lo:  # constant samples: one bin around the value
+        lo, hi = lo - 0.5, hi + 0.5
+    if rule == "count":
+        k = int(bins)
+    else:
+        h = scott_bin_width(p_scores, q_scores, num_samples)
+        k = 1 if h <= 0 else int(min(max_bins, max(1, math.ceil((hi - lo) / h))))
+    return Bins(np.linspace(lo, hi, k + 1), rule, "given")
+
+
+def histogram_hockey_stick(p_scores, q_scores, epsilons, bins="scott", bin_range=None):
+    """Plug-in histogram estimate ``sum_i (p_i - e^eps q_i)_+`` for a grid of eps (an estimate).
+
+    Paper 001 §4.2 (Alg. 2 without confidence). Not a bound: sampling noise biases it upwards
+    for close distributions; use :func:`histogram_audit` for confidence bounds.
+
+    Parameters
+    ----------
+    p_scores, q_scores : array, shape (n,), (m,)
+    epsilons : array, shape (G,)
+        Epsilons in nats.
+    bins, bin_range
+        As in :func:`make_bins` (chosen on the same samples).
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        ``H(P_hat||Q_hat)`` and ``H(Q_hat||P_hat)`` on the grid, each shape (G,).
+    """
+    x = check_scores(p_scores, "p_scores")
+    y = check_scores(q_scores, "q_scores")
+    b = make_bins(x, y, bins, bin_range)
+    p = b.counts(x) / x.size
+    q = b.counts(y) / y.size
+    return _plugin(p, q, np.atleast_1d(np.asarray(epsilons, dtype=float)))
+
+
+def _plugin(p, q, eps):
+    a = np.exp(np.minimum(eps, 700.0))[:, None]
+    fwd = np.maximum(p[None, :] - a * q[None, :], 0.0).sum(axis=1)
+    rev = np.maximum(q[None, :] - a * p[None, :], 0.0).sum(axis=1)
+    return fwd, rev
+
+
+def _ratio_order(kp, n, kq, m, smooth: float = 0.0):
+    """Bins sorted by estimated likelihood ratio ``p_i / q_i``, largest first (ties: more P mass)."""
+    p = (kp + smooth) / n
+    q = (kq + smooth) / m
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(q > 0, p / np.where(q > 0, q, 1.0), np.where(p > 0, np.inf, 1.0))
+    return np.lexsort((-p, -r))
+
+
+def _eps_top(kp, n, kq, m) -> float:
+    lr = np.log((kp + 0.5) / n) - np.log((kq + 0.5) / m)
+    return float(np.clip(np.max(np.abs(lr)) if lr.size else 1.0, 0.5, 20.0))
+
+
+def histogram_audit(
+    p_scores,
+    q_scores,
+    *,
+    bins="scott",
+    bin_range=None,
+    method: str = "auto",
+    confidence: float = 0.95,
+    epsilons=None,
+    selection_fraction: float = 0.5,
+    max_bins: int = 10_000,
+    rng=None,
+) -> ScoreAudit:
+    """Lower confidence bounds on the privacy profile, trade-off curve and GDP parameter.
+
+    Paper 001 Alg. 2 with confidence: histogram the two samples, bound the binned distributions'
+    hockey-stick divergences, simultaneously over all eps (``docs/scores.md`` §1–§2).
+
+    Parameters
+    ----------
+    p_scores : array, shape (n,)
+        Scores under P (e.g. a canary's loss under models trained *with* it). Finite.
+    q_scores : array, shape (m,)
+        Scores under Q (models trained *without* it). Finite.
+    bins : "scott", int or array of edges
+        Binning (see :func:`make_bins`). Data-dependent choices (``"scott"``, or an int without
+        ``bin_range``) are made on the selection part only.
+    bin_range : (float, float), optional
+        Range of the equal-width bins; with an int ``bins`` it fixes the bins in advance.
+    method : {"auto", "canonne", "split"}
+        Which bound(s); ``"auto"`` spends half the failure probability on each and keeps the
+        tighter at every point.
+    confidence : float
+        ``1 - beta`` in (0, 1): all bounds of the result hold together with this probability.
+    epsilons : array of float, optional
+        Epsilon grid (nats, ``>= 0``) at which the split method selects its sets and the plug-in
+        estimate is tabulated; default 48 points from 0 to the largest observed log ratio.
+        The bounds themselves hold at every eps, on or off this grid.
+    selection_fraction : float
+        Fraction of each sample (in (0, 1)) held apart to choose bins and sets.
+    max_bins : int
+        Cap on Scott's bin count.
+    rng : numpy Generator or int, optional
+        Randomness of the split (samples are permuted before splitting).
+
+    Returns
+    -------
+    ScoreAudit
+
+    Raises
+    ------
+    ValueError
+        Empty samples or fewer than 2 scores per side, NaN/inf scores, wrong shapes, bins < 1,
+        confidence outside (0, 1), unknown method, selection_fraction outside (0, 1).
+
+    References
+    ----------
+    Paper 001 §4 (Alg. 2, Lemmas 1–3, Thm 4); Canonne (2020); Clopper & Pearson (1934);
+    Scott (1979).
+    """
+    x = check_scores(p_scores, "p_scores", min_size=2)
+    y = check_scores(q_scores, "q_scores", min_size=2)
+    conf = check_probability(confidence, "confidence")
+    beta = 1.0 - conf
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    sf = check_probability(selection_fraction, "selection_fraction")
+    max_bins = check_int(max_bins, "max_bins")
+    gen = as_rng(rng)
+    fixed = not isinstance(bins, str) and (np.ndim(bins) > 0 or bin_range is not None)
+    if isinstance(bins, (bool, np.bool_)):
+        raise ValueError(f"bins must be 'scott', a positive integer or an array of edges, got {bins!r}")
+    if not isinstance(bins, str) and np.ndim(bins) == 0 and (int(bins) != bins or int(bins) < 1):
+        raise ValueError(f"bins must be >= 1, got {bins!r}")
+
+    # Split each sample: A (selection) and B (bounds).
+    xs = x[gen.permutation(x.size)]
+    ys = y[gen.permutation(y.size)]
+    na = min(x.size - 1, max(1, int(round(sf * x.size))))
+    ma = min(y.size - 1, max(1, int(round(sf * y.size))))
+    xa, xb, ya, yb = xs[:na], xs[na:], ys[:ma], ys[ma:]
+
+    if fixed:
+        b = make_bins(x, y, bins, bin_range, max_bins=max_bins)
+    else:
+        b = make_bins(xa, ya, bins, bin_range, num_samples=min(xb.size, yb.size), max_bins=max_bins)
+        b = Bins(b.edges, b.rule, "selection split")
+    k = b.k
+
+    beta_c = beta if method == "canonne" else (beta / 2.0 if method == "auto" else 0.0)
+    beta_s = beta if method == "split" else (beta / 2.0 if method == "auto" else 0.0)
+
+    kpa, kqa = b.counts(xa), b.counts(ya)
+    if epsilons is None:
+        grid = np.linspace(0.0, _eps_top(kpa, na, kqa, ma), 48)
+    else:
+        grid = np.unique(np.atleast_1d(np.asarray(epsilons, dtype=float)))
+        if grid.size == 0 or np.any(~np.isfinite(grid)) or np.any(grid < 0):
+            raise ValueError(f"epsilons must be a non-empty array of finite values >= 0, got {epsilons!r}")
+
+    p_rows, q_rows, src = [], [], []
+    details: dict = {"bins": b.to_dict(), "beta": beta, "selection_fraction": sf}
+
+    if beta_c > 0:
+        cx, cy = (x, y) if fixed else (xb, yb)
+        kp, kq = b.counts(cx), b.counts(cy)
+        # Canonne's argument with data-dependent constants: the mean term sum_i sqrt(p_i(1-p_i)/n)/2
+        # is bounded over the masses the counts allow (dpaudit.bounds.empirical_tv_upper_plugin),
+        # which is much smaller than sqrt((k-1)/n)/2 when most of Scott's bins are nearly empty.
+        e_p = empirical_tv_upper_plugin(kp, beta_c / 2.0)
+        e_q = empirical_tv_upper_plugin(kq, beta_c / 2.0)
+        order = _ratio_order(kp, cx.size, kq, cy.size)
+        ps = np.concatenate([[0.0], np.cumsum(kp[order]) / cx.size])
+        qs = np.concatenate([[0.0], np.cumsum(kq[order]) / cy.size])
+        p_rows.append(np.clip(ps - e_p, 0.0, 1.0))
+        q_rows.append(np.clip(qs + e_q, 0.0, 1.0))
+        src += ["canonne"] * ps.size
+        details["canonne"] = {
+            "beta": beta_c, "tv_radius_p": e_p, "tv_radius_q": e_q,
+            "tv_radius_p_from_k_only": canonne_tv_upper(cx.size, k, beta_c / 2.0),
+            "tv_radius_q_from_k_only": canonne_tv_upper(cy.size, k, beta_c / 2.0),
+            "n_p": int(cx.size), "n_q": int(cy.size), "samples": "all" if fixed else "estimation part",
+        }
+
+    if beta_s > 0:
+        # Candidate sets, all fixed by the selection part A: prefixes of the bins ranked by their
+        # (smoothed) likelihood ratio on A, and the bin-aligned half-lines (thresholds), which
+        # are the optimal sets when the likelihood ratio is monotone (paper 001 §6).
+        # The ranking uses the first half of A and the choice among candidates the second half,
+        # so that a set is not preferred merely because A's own noise ranked it high.
+        kpb, kqb = b.counts(xb), b.counts(yb)
+        na1, ma1 = max(1, na // 2), max(1, ma // 2)
+        if na >= 2 and ma >= 2:
+            kp1, kq1 = b.counts(xa[:na1]), b.counts(ya[:ma1])
+            kp2, kq2, n2, m2 = b.counts(xa[na1:]), b.counts(ya[ma1:]), na - na1, ma - ma1
+        else:
+            kp1, kq1, kp2, kq2, n2, m2 = kpa, kqa, kpa, kqa, na, ma
+        orders = [_ratio_order(kp1, na1, kq1, ma1, smooth=0.5), np.arange(k)[::-1], np.arange(k)]
+
+        def prefix(counts):
+            return np.concatenate([np.concatenate([[0], np.cumsum(counts[o])]) for o in orders])
+
+        cpa, cqa, cpb, cqb = prefix(kp2), prefix(kq2), prefix(kpb), prefix(kqb)
+        guess = beta_s / (2.0 * max(1, min(cpa.size, 2 * grid.size)))
+        # Score each candidate by the bound it would get on B if B looked like A2 (counts rescaled
+        # to B's size), so the finite-sample penalty of small tail sets is judged at B's size.
+        pl, qu = projected_mass_bounds(cpa, n2, cqa, m2, xb.size, yb.size, guess)
+        alpha = np.exp(np.minimum(grid, 700.0))[:, None]
+        fwd = pl[None, :] - alpha * qu[None, :]
+        rev = (1.0 - qu)[None, :] - alpha * (1.0 - pl)[None, :]
+        chosen = set()
+        for score in (fwd, rev):
+            j = np.argmax(score, axis=1)
+            good = score[np.arange(score.shape[0]), j] > 0
+            chosen.update(int(v) for v in j[good])
+        # ... and the sets that look best for an epsilon bound at small deltas (pure-DP-like
+        # regime, where the best set has tiny masses and may fall between grid points).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for dlt in (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2):
+                for num, den in ((pl - dlt, qu), (1.0 - qu - dlt, 1.0 - pl)):
+                    val = np.where(num > 0, np.log(np.maximum(num, 1e-300)) - np.log(den), -np.inf)
+                    j = int(np.argmax(val))
+                    if val[j] > 0:
+                        chosen.add(j)
+        if not chosen:  # nothing looks promising on A: test the best TV set only
+            chosen.add(int(np.argmax(pl - qu)))
+        # The same set can appear in several families (e.g. a monotone ratio): count it once.
+        pairs = sorted({(int(cpb[j]), int(cqb[j]), int(cpa[j]), int(cqa[j])) for j in chosen})
+        d = len(pairs)
+        cpb_s = np.array([t[0] for t in pairs])
+        cqb_s = np.array([t[1] for t in pairs])
+        p_lo, q_hi, level = certify_regions(cpb_s, xb.size, cqb_s, yb.size, beta_s)
+        p_rows.append(np.atleast_1d(p_lo))
+        q_rows.append(np.atleast_1d(q_hi))
+        src += ["split"] * d
+        details["split"] = {
+            "beta": beta_s, "sets": int(d), "per_bound_beta": level,
+            "n_select_p": int(na), "n_select_q": int(ma), "n_p": int(xb.size), "n_q": int(yb.size),
+        }
+
+    # Plug-in estimate on all samples (for display; not a bound).
+    pf, qf = b.counts(x) / x.size, b.counts(y) / y.size
+    fwd, rev = _plugin(pf, qf, grid)
+    est = np.maximum(fwd, rev)
+    tv_hat = float(0.5 * np.abs(pf - qf).sum())
+    return ScoreAudit.from_rows(
+        np.concatenate(p_rows), np.concatenate(q_rows), src,
+        method=method, confidence=conf, n_p=int(x.size), n_q=int(y.size), tv_estimate=tv_hat,
+        estimate_epsilons=grid, estimate_deltas=est, details=details,
+    )

@@ -27,29 +27,27 @@ import numpy as np
 
 from .._torch import check_training, epoch_batches, mlp, predict, train
 from .._torch import torch_threads as _torch_threads
-from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+from .._validate import as_rng, check_epsilon, check_probability
 from ._common import robust_standardiser, zoom_features
-from .base import HockeyStickBound, check_sample_pair, profile_grid
+from .base import check_sample_pair, profile_grid
+from .region import BothDirections, HockeyStickBound, projected_margins
 
 __all__ = ["ClassifierHockeyStick", "HockeyStickEvidence", "hockey_stick_lower_bound"]
 
 
 @dataclass(frozen=True)
-class HockeyStickEvidence:
-    """Both directions' bounds from one trained classifier.
+class HockeyStickEvidence(BothDirections):
+    """Both directions' bounds from one trained classifier
+    (:class:`~dpaudit.estimators.region.BothDirections`).
 
     Attributes
     ----------
-    forward : HockeyStickBound
-        Bound on ``H(P || Q)``.
-    reverse : HockeyStickBound
-        Bound on ``H(Q || P)``.
+    forward, reverse : HockeyStickBound
+        Bounds on ``H(P || Q)`` and ``H(Q || P)``.
     train_seconds, total_seconds : float
         Wall time of the classifier training and of the whole estimate.
     """
 
-    forward: HockeyStickBound
-    reverse: HockeyStickBound
     train_seconds: float
     total_seconds: float
 
@@ -160,12 +158,10 @@ class ClassifierHockeyStick:
         s_in_sorted, s_out_sorted = np.sort(s_in), np.sort(s_out)
         k_in = len(s_in) - np.searchsorted(s_in_sorted, cands, side="left")
         k_out = len(s_out) - np.searchsorted(s_out_sorted, cands, side="left")
-        k_in_test = k_in * (n_test_in / len(s_in))
-        k_out_test = k_out * (n_test_out / len(s_out))
-        p_lo = clopper_pearson_lower(np.minimum(k_in_test, n_test_in), n_test_in, beta / 2)
-        q_hi = clopper_pearson_upper(np.minimum(k_out_test, n_test_out), n_test_out, beta / 2)
-        margin = p_lo[:, None] - np.exp(eps_grid)[None, :] * q_hi[:, None] - allowed[None, :]
-        best = int(np.argmax(margin.max(axis=1)))
+        margins = projected_margins(
+            k_in, len(s_in), k_out, len(s_out), n_test_in, n_test_out, eps_grid, allowed, beta / 2
+        )
+        best = int(np.argmax(margins))
         # Threshold halfway to the next lower score so ties on the candidate stay inside.
         idx = np.searchsorted(pooled, cands[best])
         below = pooled[idx - 1] if idx > 0 else cands[best] - 1.0
@@ -176,26 +172,9 @@ class ClassifierHockeyStick:
         in_test: np.ndarray, out_test: np.ndarray, t: float, epsilon: float, beta: float,
         direction: str, n_train: int, region: str,
     ) -> HockeyStickBound:
-        k_in = int(np.count_nonzero(in_test > t))
-        k_out = int(np.count_nonzero(out_test > t))
-        m_in, m_out = len(in_test), len(out_test)
-        p_lo = clopper_pearson_lower(k_in, m_in, beta / 2)
-        q_hi = clopper_pearson_upper(k_out, m_out, beta / 2)
-        return HockeyStickBound(
-            divergence="hockey-stick",
-            direction=direction,
-            epsilon=float(epsilon),
-            estimate=k_in / m_in - math.exp(epsilon) * k_out / m_out,
-            lower=p_lo - math.exp(epsilon) * q_hi,
-            beta=beta,
-            p_mass_lower=p_lo,
-            q_mass_upper=q_hi,
-            p_count=k_in,
-            q_count=k_out,
-            n_test_p=m_in,
-            n_test_q=m_out,
-            n_train=n_train,
-            region=region,
+        return HockeyStickBound.certify(
+            int(np.count_nonzero(in_test > t)), len(in_test), int(np.count_nonzero(out_test > t)), len(out_test),
+            epsilon=float(epsilon), beta=beta, direction=direction, n_train=n_train, region=region,
         )
 
     # ------------------------------------------------------------------ public
@@ -242,11 +221,9 @@ class ClassifierHockeyStick:
 
         t0 = time.perf_counter()
         p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
-        if not (math.isfinite(epsilon) and epsilon >= 0):
-            raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
-        if not (0.0 < beta < 1.0):
-            raise ValueError(f"beta must be in (0, 1), got {beta!r}")
-        rng = np.random.default_rng(rng)
+        check_epsilon(epsilon)
+        beta = check_probability(beta, "beta")
+        rng = as_rng(rng)
 
         # Random split: outputs may come ordered from a mechanism, so shuffle before splitting.
         p = p[rng.permutation(len(p))]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from .._validate import check_delta, check_epsilon, check_int, check_positive, check_rate, check_real
+from .._validate import check_delta, check_epsilon, check_int, check_positive, check_rate
 from .events import event_from_runs, event_runs, pld_from_event
 
 __all__ = [

@@ -14,6 +14,9 @@ A user with two 1-D samples — say a canary's loss under models trained *with* 
 * :func:`estimate_pld` — white-box per-step scores to a privacy loss distribution, composed with
   dp_accounting (an estimate, paper 001 §9.2).
 
+The histogram audit and the evidence type live with the other region bounds
+(:mod:`dpaudit.estimators.histogram`, :mod:`dpaudit.estimators.region`) and are re-exported here.
+
 Derivations: ``docs/scores.md``.
 """
 
@@ -26,8 +29,8 @@ from .canaries import (
     random_canaries,
     simulate_gaussian_canary_run,
 )
-from .evidence import ClaimCheck, ScoreAudit
-from .histogram import Bins, histogram_audit, histogram_hockey_stick, make_bins, scott_bin_width
+from ..estimators.histogram import Bins, histogram_audit, histogram_hockey_stick, make_bins, scott_bin_width
+from ..estimators.region import ClaimCheck, ScoreAudit, lower_convex_hull, pareto_front
 from .io import load_scores
 from .pld import EmpiricalPLD, estimate_pld, merge_sparse_bins
 from .plot import approx_dp_tradeoff, plot_tradeoff
@@ -46,10 +49,12 @@ __all__ = [
     "histogram_audit",
     "histogram_hockey_stick",
     "load_scores",
+    "lower_convex_hull",
     "make_bins",
     "merge_sparse_bins",
     "null_cosines",
     "one_shot_audit",
+    "pareto_front",
     "plot_tradeoff",
     "random_canaries",
     "scott_bin_width",

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+from .._validate import as_rng, check_delta, check_probability
+from ..estimators.base import check_scores
+from ..estimators.region import ScoreAudit, certify_regions
 from ..privacy.profiles import gaussian_epsilon, gaussian_tradeoff
-from ._common import as_rng, check_confidence, check_delta, check_scores
-from .evidence import ScoreAudit, pareto_front
 
 __all__ = ["GDPAudit", "gdp_audit", "threshold_audit"]
 
@@ -42,14 +42,19 @@ def _quantile_levels(num: int, n_select: int) -> np.ndarray:
     return levels[(levels > 0) & (levels < 1)]
 
 
-def _threshold_evidence(x, y, thresholds, selection_fraction, rng, confidence):
-    """Shared by :func:`threshold_audit` and :func:`gdp_audit`."""
-    conf = check_confidence(confidence)
+def _threshold_evidence(p_scores, q_scores, thresholds, selection_fraction, rng, confidence):
+    """The thresholds' certified rates, shared by :func:`threshold_audit` and :func:`gdp_audit`.
+
+    Returns ``(x, y, conf, tpr_lo, fpr_hi, desc, tpr, fpr, info)``: the checked scores, the
+    confidence, per set ``S`` the Clopper–Pearson bounds on ``P(S)``/``Q(S)`` (Bonferroni over the
+    sets, :func:`~dpaudit.estimators.region.certify_regions`), its description and observed rates.
+    """
+    x = check_scores(p_scores, "p_scores", min_size=2)
+    y = check_scores(q_scores, "q_scores", min_size=2)
+    conf = check_probability(confidence, "confidence")
     beta = 1.0 - conf
     gen = as_rng(rng)
-    sf = float(selection_fraction)
-    if not (0.0 < sf < 1.0):
-        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction!r}")
+    sf = check_probability(selection_fraction, "selection_fraction")
     xs = x[gen.permutation(x.size)]
     ys = y[gen.permutation(y.size)]
     if thresholds is None or np.ndim(thresholds) == 0:
@@ -87,14 +92,13 @@ def _threshold_evidence(x, y, thresholds, selection_fraction, rng, confidence):
         kq_s = np.where(up, kq_gt, yb.size - kq_gt)
         desc = [(f"score > {t:.6g}" if u else f"score <= {t:.6g}") for t, u in zip(ts, up)]
     d = kp_s.size
-    level = beta / (2.0 * d)
-    tpr_lo = np.atleast_1d(clopper_pearson_lower(kp_s, xb.size, level))
-    fpr_hi = np.atleast_1d(clopper_pearson_upper(kq_s, yb.size, level))
+    tpr_lo, fpr_hi, level = certify_regions(kp_s, xb.size, kq_s, yb.size, beta)
+    tpr_lo, fpr_hi = np.atleast_1d(tpr_lo), np.atleast_1d(fpr_hi)
     info = {
         "beta": beta, "thresholds": int(ts.size), "sets": int(d), "per_bound_beta": level,
         "chosen_on": chosen_on, "n_p": int(xb.size), "n_q": int(yb.size),
     }
-    return conf, tpr_lo, fpr_hi, desc, kp_s / xb.size, kq_s / yb.size, info
+    return x, y, conf, tpr_lo, fpr_hi, desc, kp_s / xb.size, kq_s / yb.size, info
 
 
 def threshold_audit(
@@ -138,14 +142,14 @@ def threshold_audit(
     ----------
     Kairouz, Oh, Viswanath (2015); Jagielski et al. (2020); Nasr et al. (2023); paper 001 §6.
     """
-    x = check_scores(p_scores, "p_scores", min_size=2)
-    y = check_scores(q_scores, "q_scores", min_size=2)
-    conf, tpr_lo, fpr_hi, desc, tpr, fpr, info = _threshold_evidence(x, y, thresholds, selection_fraction, rng, confidence)
-    p, q, src = pareto_front(tpr_lo, fpr_hi, ["threshold"] * tpr_lo.size)
+    x, y, conf, tpr_lo, fpr_hi, desc, tpr, fpr, info = _threshold_evidence(
+        p_scores, q_scores, thresholds, selection_fraction, rng, confidence
+    )
     tv_hat = float(np.max(np.abs(tpr - fpr))) if tpr.size else 0.0
-    return ScoreAudit(
-        method="threshold", confidence=conf, n_p=int(x.size), n_q=int(y.size),
-        p_lower=p, q_upper=q, sources=src, tv_estimate=tv_hat, details={"threshold": info},
+    return ScoreAudit.from_rows(
+        tpr_lo, fpr_hi, ["threshold"] * tpr_lo.size,
+        method="threshold", confidence=conf, n_p=int(x.size), n_q=int(y.size), tv_estimate=tv_hat,
+        details={"threshold": info},
     )
 
 
@@ -246,9 +250,9 @@ def gdp_audit(
     """
     from scipy import special
 
-    x = check_scores(p_scores, "p_scores", min_size=2)
-    y = check_scores(q_scores, "q_scores", min_size=2)
-    conf, tpr_lo, fpr_hi, desc, tpr, fpr, info = _threshold_evidence(x, y, thresholds, selection_fraction, rng, confidence)
+    x, y, conf, tpr_lo, fpr_hi, desc, tpr, fpr, info = _threshold_evidence(
+        p_scores, q_scores, thresholds, selection_fraction, rng, confidence
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         mus = special.ndtri(1.0 - fpr_hi) - special.ndtri(1.0 - tpr_lo)
     mus = np.where(np.isnan(mus), -np.inf, mus)

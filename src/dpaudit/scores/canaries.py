@@ -26,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..privacy.profiles import gaussian_epsilon
-from ._common import as_rng, check_confidence, check_delta, check_scores
-from .evidence import ScoreAudit
-from .histogram import histogram_audit
+from .._validate import as_rng, check_delta, check_int, check_probability
+from ..estimators.base import check_scores
+from ..estimators.histogram import histogram_audit
+from ..estimators.region import ScoreAudit
 
 __all__ = [
     "OneShotAudit",
@@ -38,12 +39,6 @@ __all__ = [
     "random_canaries",
     "simulate_gaussian_canary_run",
 ]
-
-
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or int(value) != value or int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def random_canaries(num_canaries: int, dimension: int, *, rng=None) -> np.ndarray:
@@ -66,8 +61,8 @@ def random_canaries(num_canaries: int, dimension: int, *, rng=None) -> np.ndarra
     ----------
     Andrew et al. (2024), §3 (random canary gradients); paper 001 §8.
     """
-    n = _check_int(num_canaries, "num_canaries", 1)
-    d = _check_int(dimension, "dimension", 2)
+    n = check_int(num_canaries, "num_canaries", 1)
+    d = check_int(dimension, "dimension", 2)
     g = as_rng(rng).standard_normal((n, d))
     return g / np.linalg.norm(g, axis=1, keepdims=True)
 
@@ -126,8 +121,8 @@ def null_cosines(num: int, dimension: int, *, rng=None) -> np.ndarray:
     The uniform measure on the sphere projected on one axis (e.g. Cai, Fan, Jiang 2013, used in
     paper 001 App. G); Andrew et al. (2024) use its N(0, 1/d) approximation.
     """
-    n = _check_int(num, "num", 1)
-    d = _check_int(dimension, "dimension", 2)
+    n = check_int(num, "num", 1)
+    d = check_int(dimension, "dimension", 2)
     a = (d - 1) / 2.0
     return 2.0 * as_rng(rng).beta(a, a, size=n) - 1.0
 
@@ -169,12 +164,12 @@ def simulate_gaussian_canary_run(
     (ndarray, ndarray)
         Observed cosines, shape (num_canaries,), and null cosines, shape (num_null,).
     """
-    d = _check_int(dimension, "dimension", 2)
-    n = _check_int(num_canaries, "num_canaries", 1)
+    d = check_int(dimension, "dimension", 2)
+    n = check_int(num_canaries, "num_canaries", 1)
     sigma = float(noise_multiplier)
     if not (sigma > 0) or not math.isfinite(sigma):
         raise ValueError(f"noise_multiplier must be finite and > 0, got {noise_multiplier!r}")
-    m = n if num_null is None else _check_int(num_null, "num_null", 1)
+    m = n if num_null is None else check_int(num_null, "num_null", 1)
     gen = as_rng(rng)
     seeds = np.random.SeedSequence(int(gen.integers(2**63 - 1))).spawn(math.ceil(n / chunk) + 1)
     sizes = [min(chunk, n - i * chunk) for i in range(math.ceil(n / chunk))]
@@ -275,20 +270,20 @@ def one_shot_audit(
     obs = check_scores(observed, "observed", min_size=2)
     if np.any(np.abs(obs) > 1.0 + 1e-9):
         raise ValueError(f"observed cosines must lie in [-1, 1], got max |cos| = {np.max(np.abs(obs))!r}")
-    check_confidence(confidence)
+    check_probability(confidence, "confidence")
     gen = as_rng(rng)
     if null is None:
         if dimension is None:
             raise ValueError("give either null cosines or the model dimension (dimension=None)")
-        d = _check_int(dimension, "dimension", 2)
-        m = max(10 * obs.size, 10_000) if num_null is None else _check_int(num_null, "num_null", 2)
+        d = check_int(dimension, "dimension", 2)
+        m = max(10 * obs.size, 10_000) if num_null is None else check_int(num_null, "num_null", 2)
         nul = null_cosines(m, d, rng=gen)
         source = f"exact Beta null, d={d}"
     else:
         nul = check_scores(null, "null", min_size=2)
         if np.any(np.abs(nul) > 1.0 + 1e-9):
             raise ValueError(f"null cosines must lie in [-1, 1], got max |cos| = {np.max(np.abs(nul))!r}")
-        d = None if dimension is None else _check_int(dimension, "dimension", 2)
+        d = None if dimension is None else check_int(dimension, "dimension", 2)
         source = "given"
     hist = histogram_audit(obs, nul, confidence=confidence, rng=gen, **histogram_kwargs)
     sd = math.sqrt(0.5 * (np.var(obs, ddof=1) + np.var(nul, ddof=1)))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import check_scores
+from ..estimators.base import check_scores
 
 __all__ = ["load_scores"]
 

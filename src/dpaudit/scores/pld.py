@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import check_delta, check_scores
-from .histogram import Bins, make_bins
+from .._validate import check_delta, check_int
+from ..estimators.base import check_scores
+from ..estimators.histogram import Bins, make_bins
 
 __all__ = ["EmpiricalPLD", "estimate_pld", "merge_sparse_bins"]
 
@@ -124,8 +125,7 @@ class EmpiricalPLD:
         float or ndarray
             Estimated ``delta(eps)``, same shape as ``epsilon``.
         """
-        if isinstance(steps, bool) or int(steps) != steps or steps < 1:
-            raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
+        steps = check_int(steps, "steps")
         eps = np.asarray(epsilon, dtype=float)
         if np.any(~np.isfinite(eps)) or np.any(eps < 0):
             raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
@@ -140,8 +140,7 @@ class EmpiricalPLD:
         """Estimated epsilon at ``delta`` after ``steps`` compositions (``inf`` if the mass at
         infinity alone exceeds ``delta``)."""
         delta = check_delta(delta)
-        if isinstance(steps, bool) or int(steps) != steps or steps < 1:
-            raise ValueError(f"steps must be an integer >= 1, got {steps!r}")
+        steps = check_int(steps, "steps")
         dist = self._pld()
         if int(steps) > 1:
             dist = dist.self_compose(int(steps))
@@ -208,8 +207,7 @@ def estimate_pld(
     vdi = float(value_discretization_interval)
     if not (vdi > 0) or not math.isfinite(vdi):
         raise ValueError(f"value_discretization_interval must be finite and > 0, got {value_discretization_interval!r}")
-    if isinstance(min_count, bool) or int(min_count) != min_count or min_count < 0:
-        raise ValueError(f"min_count must be an integer >= 0, got {min_count!r}")
+    min_count = check_int(min_count, "min_count", 0)
     b = make_bins(x, y, bins, bin_range, num_samples=min(x.size, y.size), max_bins=max_bins)
     if min_count > 0:
         b = merge_sparse_bins(b, b.counts(x), b.counts(y), int(min_count))

@@ -9,27 +9,43 @@ most the ``beta`` it was given.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..privacy.claims import Claim, RenyiDP
+from .._validate import check_probability
 from ..errors import InvalidClaimError
-from ..estimators.base import bound_from_dict, profile_grid
+from ..estimators.base import NotApplicable, bound_from_dict, profile_grid
+from ..estimators.region import ClaimComparison, rdp_epsilon_lower_bound
+from ..privacy.claims import Claim
 
-__all__ = ["NotApplicable", "TestOutcome", "Tester", "check_beta", "profile_outcome", "profile_grid", "rdp_epsilon_lower_bound"]
+__all__ = [
+    "NotApplicable",
+    "ProfileTester",
+    "TestOutcome",
+    "Tester",
+    "check_beta",
+    "profile_grid",
+    "profile_outcome",
+    "rdp_epsilon_lower_bound",
+    "verdict_word",
+]
 
 
-class NotApplicable(ValueError):
-    """Raised by a tester for samples it cannot handle (e.g. continuous multi-dimensional
-    outputs given to the histogram tester). :class:`CombinedTester` skips such a tester with a
-    note instead of failing."""
+def verdict_word(violation: bool, inconclusive: bool, passed: str = "pass") -> str:
+    """``"violation"`` if ``violation``, else ``"inconclusive"`` if ``inconclusive``, else ``passed``:
+    the one wording of a verdict (a test outcome's ``status``, an audit's ``verdict`` with
+    ``passed="no violation found"``)."""
+    if violation:
+        return "violation"
+    return "inconclusive" if inconclusive else passed
 
 
 @dataclass(frozen=True)
-class TestOutcome:
+class TestOutcome(ClaimComparison):
     """What one test of two samples showed (the same object for every tester).
 
     Attributes
@@ -72,6 +88,10 @@ class TestOutcome:
         Human-readable remark, e.g. ``"inconclusive: needs n >= 81234 samples per dataset"``.
     parts : tuple of TestOutcome
         For ``tester="all"``: the outcome of each tester run, each at its share of ``beta``.
+
+    ``margin``, ``threshold``, ``witness_epsilon``, ``delta_lower_bound``, ``claimed_delta`` and
+    ``epsilon_lower_bound`` are the keyword-only fields of
+    :class:`~dpaudit.estimators.region.ClaimComparison`, as in a score audit's ``ClaimCheck``.
     """
 
     __test__ = False  # not a pytest class
@@ -81,23 +101,15 @@ class TestOutcome:
     beta: float
     bounds: tuple
     strongest: int
-    margin: float
     objective: float
-    threshold: float | None = None
-    witness_epsilon: float | None = None
-    delta_lower_bound: float | None = None
-    claimed_delta: float | None = None
-    epsilon_lower_bound: float | None = None
     inconclusive: bool = False
     note: str = ""
     parts: tuple = ()
 
     @property
     def status(self) -> str:
-        """``"violation"``, ``"inconclusive"`` or ``"pass"``."""
-        if self.violation:
-            return "violation"
-        return "inconclusive" if self.inconclusive else "pass"
+        """``"violation"``, ``"inconclusive"`` or ``"pass"`` (:func:`verdict_word`)."""
+        return verdict_word(self.violation, self.inconclusive)
 
     @property
     def strongest_part_index(self) -> int:
@@ -137,10 +149,9 @@ class TestOutcome:
 
 
 def check_beta(beta) -> float:
-    """Return ``beta`` as a float in (0, 1); raise ValueError naming it otherwise."""
-    if isinstance(beta, bool) or not isinstance(beta, (int, float, np.floating)) or not (0.0 < beta < 1.0):
-        raise ValueError(f"beta must be a number in (0, 1), got {beta!r}")
-    return float(beta)
+    """Return ``beta`` as a float in (0, 1) (:func:`dpaudit._validate.check_probability`);
+    raise ValueError naming it otherwise."""
+    return check_probability(beta, "beta")
 
 
 class Tester(ABC):
@@ -186,79 +197,78 @@ class Tester(ABC):
         return {"tester": self.name}
 
 
-def rdp_epsilon_lower_bound(bounds, alpha: float, eps_grid) -> float:
-    """Largest Rényi epsilon at order ``alpha`` that hockey-stick lower bounds rule out.
-
-    An (alpha, rho)-RDP mechanism has ``H_{e^eps'} <= c exp((alpha - 1)(rho - eps'))`` for every
-    real eps', ``c = (1 - 1/alpha)^(alpha - 1) / alpha`` (Canonne, Kamath, Steinke 2020, Prop. 12;
-    :meth:`RenyiDP.delta_profile`). So a lower bound ``L(eps') > 0`` on ``H_{e^eps'}`` implies
-    ``rho >= eps' + (ln L(eps') - ln c) / (alpha - 1)``; the maximum over eps' and bounds is
-    returned (0.0 if no bound is positive). Valid at the confidence of the bounds, since each
-    bound holds for every eps' at once.
-
-    Parameters
-    ----------
-    bounds : sequence of objects with ``delta_lower_bound(eps_array)``
-    alpha : float
-        Rényi order, > 1.
-    eps_grid : array of float, shape (k,)
-        Orders eps' (nats) at which the bounds are evaluated.
-
-    Returns
-    -------
-    float
-        Rényi epsilon lower bound (nats), >= 0.
-    """
-    grid = np.asarray(eps_grid, dtype=float)
-    log_c = (alpha - 1.0) * math.log1p(-1.0 / alpha) - math.log(alpha)
-    best = 0.0
-    for b in bounds:
-        low = np.asarray(b.delta_lower_bound(grid), dtype=float)
-        ok = low > 0.0
-        if np.any(ok):
-            rho = grid[ok] + (np.log(low[ok]) - log_c) / (alpha - 1.0)
-            best = max(best, float(np.max(rho)))
-    return best
-
-
 def profile_outcome(name: str, bounds, claim: Claim, beta: float) -> TestOutcome:
     """Verdict from hockey-stick bounds valid simultaneously for every eps'.
 
-    Each bound must offer ``delta_lower_bound(eps_array)`` and ``epsilon_lower_bound(delta)``
-    (e.g. :class:`~dpaudit.estimators.HockeyStickBound`). Since the evidence bounds
+    Each bound is :class:`~dpaudit.estimators.region.ProfileEvidence` (e.g.
+    :class:`~dpaudit.estimators.HockeyStickBound`) and is compared with the claim by its
+    :meth:`~dpaudit.estimators.region.ProfileEvidence.against`; the verdict rests on the bound
+    with the largest margin. Since the evidence bounds
     ``H_{e^eps'}`` for all eps' at once, it is compared with the claim's whole privacy profile
     ``delta(eps')`` (:meth:`PureDP.delta_profile` etc.) at no cost in confidence; for an
     (eps, delta) claim this includes ``eps' = eps`` (paper 000 Alg. 6's ``tau = delta``).
     """
-    eps = claim.epsilon
-    grid = profile_grid(eps)
-    allowed = claim.delta_profile(grid)
-    margins = [np.asarray(b.delta_lower_bound(grid)) - allowed for b in bounds]
-    best_per_bound = [float(np.max(m)) for m in margins]
-    strongest = int(np.argmax(best_per_bound))
-    margin = best_per_bound[strongest]
-    at = int(np.argmax(margins[strongest]))
-    claimed_delta = float(claim.delta_profile(np.array([eps]))[0])
-    delta_lb = max(0.0, max(float(b.delta_lower_bound(eps)) for b in bounds))
-    if isinstance(claim, RenyiDP):  # a Rényi epsilon at the claim's alpha
-        eps_lb = rdp_epsilon_lower_bound(bounds, claim.alpha, grid)
-    else:
-        eps_lb = max(b.epsilon_lower_bound(claim.delta) for b in bounds)
-    objective = max(b.estimate - claimed_delta for b in bounds)
+    grid = profile_grid(claim.epsilon)
+    checks = [b.against(claim, grid) for b in bounds]
+    strongest = int(np.argmax([c.margin for c in checks]))
+    best = checks[strongest]
     return TestOutcome(
         tester=name,
-        violation=bool(margin > 0.0),
+        violation=best.violated,
         beta=beta,
         bounds=tuple(bounds),
         strongest=strongest,
-        margin=margin,
-        objective=float(objective),
-        threshold=float(allowed[at]),
-        witness_epsilon=float(grid[at]),
-        delta_lower_bound=delta_lb,
-        claimed_delta=claimed_delta,
-        epsilon_lower_bound=float(eps_lb),
+        margin=best.margin,
+        objective=float(max(b.estimate - best.claimed_delta for b in bounds)),
+        threshold=best.threshold,
+        witness_epsilon=best.witness_epsilon,
+        delta_lower_bound=max(0.0, max(c.delta_lower_bound for c in checks)),
+        claimed_delta=best.claimed_delta,
+        epsilon_lower_bound=float(max(c.epsilon_lower_bound for c in checks)),
     )
+
+
+class ProfileTester(Tester):
+    """A tester whose estimator bounds the hockey-stick divergence of both directions with region
+    bounds valid for every eps' at once (:class:`~dpaudit.estimators.region.ProfileEvidence`).
+
+    The verdict compares them with the claim's whole privacy profile (:func:`profile_outcome`);
+    when the sample size makes the test unable to reject whatever the data, the outcome is
+    inconclusive with the sample size that would do. Subclasses set ``estimator`` (with
+    ``estimate(p, q, *, epsilon, beta, delta_profile, rng)`` returning ``forward``/``reverse``
+    bounds), ``estimator_share`` (the fraction of ``beta`` the estimate gets) and
+    :meth:`_needed_samples`.
+    """
+
+    estimator_share: float = 1.0
+
+    def _needed_samples(self, evidence, outcome: TestOutcome, n_p: int, n_q: int, claim: Claim,
+                        beta: float) -> int | None:
+        """Samples per dataset the test needs when these sizes make it vacuous, else None."""
+        return None
+
+    def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
+        """:meth:`Tester.test` (at least 4 rows per sample) from the estimator's two region bounds.
+
+        The outcome is ``inconclusive=True`` (with ``note`` "inconclusive: needs n >= N samples
+        per dataset") when the sample size makes the bounds unable to reject the claim whatever
+        the data. Raises ValueError on invalid samples or beta, :class:`NotApplicable` on samples
+        the estimator cannot handle.
+        """
+        beta = check_beta(beta)
+        self.require(claim)
+        evidence = self.estimator.estimate(
+            p_samples, q_samples, epsilon=claim.epsilon, beta=beta * self.estimator_share,
+            delta_profile=claim.delta_profile, rng=rng,
+        )
+        outcome = profile_outcome(self.name, evidence.bounds, claim, beta)
+        needed = self._needed_samples(evidence, outcome, len(p_samples), len(q_samples), claim, beta)
+        if needed is None:
+            return outcome
+        return dataclasses.replace(
+            outcome, violation=False, inconclusive=True, margin=-math.inf,
+            note=f"inconclusive: needs n >= {needed} samples per dataset",
+        )
 
 
 def finite_or_none(x) -> float | None:

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
-
-from ..privacy.claims import Claim
 from ..estimators.histogram import HistogramHockeyStick
-from .base import Tester, TestOutcome, check_beta, profile_outcome, rdp_epsilon_lower_bound
+from .base import ProfileTester, rdp_epsilon_lower_bound
 
 __all__ = ["HistogramTester", "rdp_epsilon_lower_bound"]
 
 
-class HistogramTester(Tester):
+class HistogramTester(ProfileTester):
     """Tests a claim with histogram lower bounds on the hockey-stick divergence, both directions.
 
     Paper 000, Alg. 3–4 (HistogramTester, after Gilbert & McMillan 2018), with the estimator
@@ -60,44 +55,5 @@ class HistogramTester(Tester):
     def config(self) -> dict:
         return {"tester": self.name, **self.estimator.config()}
 
-    def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
-        """Test ``claim`` on samples of the outputs on two neighbouring datasets.
-
-        Parameters
-        ----------
-        p_samples, q_samples : array, shape (n, output_dim)
-            Outputs on D0 and on D1 (at least 4 rows each).
-        claim : PureDP, ApproxDP or RenyiDP
-        beta : float
-            Failure probability of this test (both directions), in (0, 1).
-        rng : Generator or int, optional
-
-        Returns
-        -------
-        TestOutcome
-            ``inconclusive=True`` (with ``note`` "inconclusive: needs n >= N samples per
-            dataset") when the sample size makes the bounds unable to reject the claim whatever
-            the data.
-
-        Raises
-        ------
-        ValueError
-            On invalid samples or beta.
-        NotApplicable
-            For continuous outputs of dimension > 1.
-        """
-        beta = check_beta(beta)
-        self.require(claim)
-        ev = self.estimator.estimate(
-            p_samples, q_samples, epsilon=claim.epsilon, beta=beta,
-            delta_profile=claim.delta_profile, rng=rng,
-        )
-        bounds = (ev.forward, ev.reverse)
-        outcome = profile_outcome(self.name, bounds, claim, beta)
-        changes = {}
-        if ev.vacuous:
-            changes.update(
-                violation=False, inconclusive=True, margin=-math.inf,
-                note=f"inconclusive: needs n >= {ev.needed_samples} samples per dataset",
-            )
-        return dataclasses.replace(outcome, **changes) if changes else outcome
+    def _needed_samples(self, evidence, outcome, n_p, n_q, claim, beta):
+        return evidence.needed_samples if evidence.vacuous else None

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 
-from ..bounds import clopper_pearson_lower, clopper_pearson_upper
-from ..privacy.claims import Claim
 from ..estimators.base import profile_grid
 from ..estimators.hockey_stick import ClassifierHockeyStick
-from .base import Tester, TestOutcome, check_beta, profile_outcome
+from ..estimators.region import best_case_margin, smallest_sufficient_size
+from ..privacy.claims import Claim
+from .base import ProfileTester
 
 __all__ = ["HockeyStickTester"]
 
 
-class HockeyStickTester(Tester):
+class HockeyStickTester(ProfileTester):
     """Tests a claim by lower-bounding the hockey-stick divergence in both directions.
 
     Paper 000, Alg. 6 (HockeyStickTester), with the estimator of
@@ -59,41 +58,12 @@ class HockeyStickTester(Tester):
             "num_threads": e.num_threads,
         }
 
-    def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
-        """Test ``claim`` on samples of the outputs on two neighbouring datasets.
+    estimator_share = 0.5  # beta / 2 per direction
 
-        Parameters
-        ----------
-        p_samples, q_samples : array, shape (n, output_dim)
-            Outputs on D0 and on D1 (at least 4 rows each).
-        claim : PureDP, ApproxDP or RenyiDP
-        beta : float
-            Failure probability of this test, in (0, 1); each direction gets ``beta / 2``.
-        rng : Generator or int, optional
-
-        Returns
-        -------
-        TestOutcome
-
-        Raises
-        ------
-        ValueError
-            On invalid samples or beta.
-        """
-        beta = check_beta(beta)
-        evidence = self.estimator.estimate(
-            p_samples, q_samples, epsilon=claim.epsilon, beta=beta / 2,
-            delta_profile=claim.delta_profile, rng=rng,
-        )
-        outcome = profile_outcome(self.name, (evidence.forward, evidence.reverse), claim, beta)
-        n_p, n_q = len(p_samples), len(q_samples)
-        if not outcome.violation and self.best_case_margin(n_p, n_q, claim, beta) <= 0.0:
-            needed = self.needed_samples(claim, beta)
-            outcome = dataclasses.replace(
-                outcome, inconclusive=True, margin=-math.inf,
-                note=f"inconclusive: needs n >= {needed} samples per dataset",
-            )
-        return outcome
+    def _needed_samples(self, evidence, outcome, n_p, n_q, claim, beta):
+        if outcome.violation or self.best_case_margin(n_p, n_q, claim, beta) > 0.0:
+            return None
+        return self.needed_samples(claim, beta)
 
     def _held_out(self, n: int) -> int:
         """Held-out rows of a sample of n rows (the estimator's split)."""
@@ -117,23 +87,12 @@ class HockeyStickTester(Tester):
         allowed = np.asarray(claim.delta_profile(grid), dtype=float)
         best = -math.inf
         for m_in, m_out in ((self._held_out(n_p), self._held_out(n_q)), (self._held_out(n_q), self._held_out(n_p))):
-            p_lo = float(clopper_pearson_lower(m_in, m_in, beta / 4))
-            q_hi = float(clopper_pearson_upper(0, m_out, beta / 4))
-            best = max(best, float(np.max(p_lo - np.exp(grid) * q_hi - allowed)))
+            best = max(best, best_case_margin(m_in, m_out, grid, allowed, beta / 4))
         return best
 
     def needed_samples(self, claim: Claim, beta: float) -> int:
         """Smallest n (per dataset) at which :meth:`best_case_margin` is positive: below it the
         test cannot reject whatever the mechanism does."""
-        lo, hi = 4, 8
-        while self.best_case_margin(hi, hi, claim, beta) <= 0.0:
-            lo, hi = hi, hi * 2
-            if hi > 1 << 40:  # pragma: no cover - only for claims no finite sample can refute
-                return hi
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.best_case_margin(mid, mid, claim, beta) > 0.0:
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        needed = smallest_sufficient_size(lambda n: self.best_case_margin(n, n, claim, beta) > 0.0, 4, 1 << 40)
+        # no size up to 2^40 helps (only for claims no finite sample can refute): report 2^41
+        return 1 << 41 if needed is None else needed

@@ -1,0 +1,796 @@
+"""The one kind of evidence every hockey-stick estimator and score audit produces: region bounds.
+
+A region ``S`` of the output space (a classifier's level set, a set of histogram cells, a
+threshold on a score) is **chosen** on one part of the samples and **certified** on the other:
+exact one-sided Clopper–Pearson bounds give, on one event of probability ``>= 1 - beta``,
+
+    P(S) >= p_mass_lower   and   Q(S) <= q_mass_upper,
+
+hence ``H_{e^eps}(P || Q) >= p_mass_lower - e^eps q_mass_upper`` for **every** eps at once
+(``H_{e^eps}(P || Q) = sup_S P(S) - e^eps Q(S)``, paper 000 eq. (11); paper 001 §4, §6).
+
+This module holds
+
+* :func:`projected_mass_bounds` / :func:`projected_margins` — how a candidate region is judged
+  on the choosing part (its counts rescaled to the certifying part's size, so the finite-sample
+  penalty of small regions is counted), and :func:`best_case_margin` — the most any data of a
+  given size could show (vacuity checks);
+* :func:`certify_regions` — the certification of one region or a family of ``d`` regions
+  (Bonferroni: each of the ``2 d`` one-sided bounds at ``beta / (2 d)``);
+* :class:`HockeyStickBound` — one certified region (the estimators' result);
+* :class:`ScoreAudit` — a family of certified regions with both directions, Pareto-pruned (the
+  score audits' result);
+* :class:`ProfileEvidence` and its one :meth:`~ProfileEvidence.against`, which compares any of
+  them with a claim's privacy profile and returns a :class:`ClaimCheck`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import special
+
+from .._validate import check_delta
+from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+from ..privacy.claims import RenyiDP
+from .base import DivergenceBound, profile_grid, register_bound_type
+
+__all__ = [
+    "BothDirections",
+    "ClaimCheck",
+    "ClaimComparison",
+    "HockeyStickBound",
+    "ProfileEvidence",
+    "ScoreAudit",
+    "best_case_margin",
+    "certify_regions",
+    "lower_convex_hull",
+    "pareto_front",
+    "projected_margins",
+    "projected_mass_bounds",
+    "rdp_epsilon_lower_bound",
+    "smallest_sufficient_size",
+]
+
+DIRECTIONS = ("both", "P||Q", "Q||P")
+
+
+# --------------------------------------------------------------------------- choose, certify
+def projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int, beta_cp: float):
+    """Clopper–Pearson bounds a region would get on the certifying samples if they looked like
+    the choosing ones.
+
+    Parameters
+    ----------
+    k_in, k_out : array
+        Counts of candidate regions among ``n_fit_in`` (resp. ``n_fit_out``) choosing samples of
+        the distribution whose mass should be large (resp. small).
+    n_in, n_out : int
+        Sizes of the certifying samples.
+    beta_cp : float
+        Failure probability of each one-sided bound.
+
+    Returns
+    -------
+    (p_lo, q_hi)
+        ``CP_lo(k_in n_in / n_fit_in)`` and ``CP_hi(k_out n_out / n_fit_out)`` (rescaled counts
+        capped at the sizes).
+    """
+    k_in_test = np.minimum(k_in * (n_in / n_fit_in), n_in)
+    k_out_test = np.minimum(k_out * (n_out / n_fit_out), n_out)
+    return clopper_pearson_lower(k_in_test, n_in, beta_cp), clopper_pearson_upper(k_out_test, n_out, beta_cp)
+
+
+def projected_margins(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
+                      eps_grid, allowed, beta_cp: float) -> np.ndarray:
+    """Expected held-out margin of each candidate region over a claim's profile.
+
+    ``max_eps [p_lo - e^eps q_hi - allowed(eps)]`` with ``(p_lo, q_hi)`` from
+    :func:`projected_mass_bounds`; the region to certify is the argmax (training samples only, so
+    the certified bound stays valid).
+
+    Returns
+    -------
+    ndarray, shape (num_candidates,)
+    """
+    p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
+    margin = p_lo[:, None] - np.exp(eps_grid)[None, :] * q_hi[:, None] - allowed[None, :]
+    return margin.max(axis=1)
+
+
+def best_case_margin(n_in: int, n_out: int, eps_grid, allowed, beta_cp: float) -> float:
+    """The largest margin over a claim's profile that any certified region could show.
+
+    Every certifying sample of the first distribution and none of the second in ``S``:
+    ``max_eps CP_lo(n_in, n_in) - e^eps CP_hi(0, n_out) - allowed(eps)``. When it is ``<= 0``
+    no data of these sizes can reject the claim.
+    """
+    p_lo = clopper_pearson_lower(n_in, n_in, beta_cp)
+    q_hi = clopper_pearson_upper(0, n_out, beta_cp)
+    return float(np.max(p_lo - np.exp(eps_grid) * q_hi - allowed))
+
+
+def smallest_sufficient_size(sufficient, start: int, cap: int) -> int | None:
+    """Smallest sample size ``n > start`` with ``sufficient(n)`` (a monotone predicate, e.g.
+    :func:`best_case_margin` ``> 0``): doubling from ``2 start``, then bisection.
+
+    Returns None when no size up to ``cap`` is sufficient.
+    """
+    lo, hi = start, 2 * start
+    while not sufficient(hi):
+        lo, hi = hi, 2 * hi
+        if hi > cap:
+            return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if sufficient(mid):
+            hi = mid
+        else:
+            lo = mid
+    return int(hi)
+
+
+def certify_regions(k_in, n_in: int, k_out, n_out: int, beta: float):
+    """Exact simultaneous bounds on the masses of ``d`` regions chosen without these samples.
+
+    Parameters
+    ----------
+    k_in, k_out : int or array of int, shape (d,)
+        Certifying samples of the first / second distribution inside each region.
+    n_in, n_out : int
+        Certifying sample sizes.
+    beta : float
+        Failure probability of all ``2 d`` bounds together (Bonferroni: ``beta / (2 d)`` each).
+
+    Returns
+    -------
+    (p_mass_lower, q_mass_upper, level)
+        Clopper–Pearson lower bounds on ``P(S_j)`` and upper bounds on ``Q(S_j)`` (float for
+        scalar counts, else arrays), and the per-bound level ``beta / (2 d)``.
+
+    References
+    ----------
+    Clopper & Pearson (1934); paper 000 §4.2.2 (with exact bounds instead of Hoeffding's).
+    """
+    level = beta / (2.0 * np.size(k_in))
+    return clopper_pearson_lower(k_in, n_in, level), clopper_pearson_upper(k_out, n_out, level), level
+
+
+def rdp_epsilon_lower_bound(bounds, alpha: float, eps_grid) -> float:
+    """Largest Rényi epsilon at order ``alpha`` that hockey-stick lower bounds rule out.
+
+    An (alpha, rho)-RDP mechanism has ``H_{e^eps'} <= c exp((alpha - 1)(rho - eps'))`` for every
+    real eps', ``c = (1 - 1/alpha)^(alpha - 1) / alpha`` (Canonne, Kamath, Steinke 2020, Prop. 12;
+    :meth:`RenyiDP.delta_profile`). So a lower bound ``L(eps') > 0`` on ``H_{e^eps'}`` implies
+    ``rho >= eps' + (ln L(eps') - ln c) / (alpha - 1)``; the maximum over eps' and bounds is
+    returned (0.0 if no bound is positive). Valid at the confidence of the bounds, since each
+    bound holds for every eps' at once.
+
+    Parameters
+    ----------
+    bounds : sequence of objects with ``delta_lower_bound(eps_array)``
+    alpha : float
+        Rényi order, > 1.
+    eps_grid : array of float, shape (k,)
+        Orders eps' (nats) at which the bounds are evaluated.
+
+    Returns
+    -------
+    float
+        Rényi epsilon lower bound (nats), >= 0.
+    """
+    grid = np.asarray(eps_grid, dtype=float)
+    log_c = (alpha - 1.0) * math.log1p(-1.0 / alpha) - math.log(alpha)
+    best = 0.0
+    for b in bounds:
+        low = np.asarray(b.delta_lower_bound(grid), dtype=float)
+        ok = low > 0.0
+        if np.any(ok):
+            rho = grid[ok] + (np.log(low[ok]) - log_c) / (alpha - 1.0)
+            best = max(best, float(np.max(rho)))
+    return best
+
+
+# --------------------------------------------------------------------------- claims
+@dataclass(frozen=True, kw_only=True)
+class ClaimComparison:
+    """The numbers of a comparison of evidence with a claim, shared by :class:`ClaimCheck` and
+    :class:`~dpaudit.testers.TestOutcome` (keyword-only fields, after each class's own).
+
+    Attributes
+    ----------
+    margin : float
+        ``max_eps delta_lower_bound(eps) - claim.delta_profile(eps)`` (positive = violation).
+    threshold : float or None
+        What the claim allows at ``witness_epsilon``.
+    delta_lower_bound : float or None
+        The evidence's lower bound on the hockey-stick divergence at the claimed epsilon.
+    claimed_delta : float or None
+        What the claim allows at the claimed epsilon.
+    epsilon_lower_bound : float or None
+        Largest epsilon of the claim's kind the evidence rejects: at the claim's delta for
+        (eps, delta) claims, delta = 0 for pure ones, the Rényi epsilon at the claim's alpha.
+    """
+
+    margin: float
+    threshold: float | None = None
+    witness_epsilon: float | None = None
+    delta_lower_bound: float | None = None
+    claimed_delta: float | None = None
+    epsilon_lower_bound: float | None = None
+
+
+@dataclass(frozen=True)
+class ClaimCheck(ClaimComparison):
+    """Outcome of comparing evidence with a claimed guarantee (:meth:`ProfileEvidence.against`).
+
+    Attributes
+    ----------
+    claim : dict
+        The claim (``Claim.to_dict()``).
+    violated : bool
+        True if, at the evidence's confidence, it contradicts the claim: some
+        ``delta_lower_bound(eps)`` exceeds the largest divergence the claim allows at that eps.
+    confidence : float
+        Probability that a reported violation is not a false accusation (at least).
+    margin, threshold, witness_epsilon, delta_lower_bound, claimed_delta, epsilon_lower_bound
+        See :class:`ClaimComparison` (``witness_epsilon``: the eps, in nats, where the margin is
+        attained).
+    """
+
+    claim: dict
+    violated: bool
+    confidence: float
+
+    def to_dict(self) -> dict:
+        """Plain-JSON form."""
+        out = {
+            "claim": self.claim, "violated": bool(self.violated), "margin": float(self.margin),
+            "witness_epsilon": float(self.witness_epsilon), "confidence": float(self.confidence),
+        }
+        for name in ("threshold", "delta_lower_bound", "claimed_delta", "epsilon_lower_bound"):
+            value = getattr(self, name)
+            out[name] = None if value is None else float(value)
+        return out
+
+
+class ProfileEvidence:
+    """Evidence that lower-bounds the hockey-stick divergence at every eps at once.
+
+    Subclasses provide ``delta_lower_bound(eps_array)``, ``epsilon_lower_bound(delta)`` and
+    ``confidence``; :meth:`against` is the one comparison with a claim.
+    """
+
+    def _claim_epsilon(self, delta: float) -> float:
+        """Epsilon lower bound at a claim's delta (0 for pure claims)."""
+        return self.epsilon_lower_bound(delta)
+
+    def against(self, claim, grid=None) -> ClaimCheck:
+        """Compare the evidence with a claim's whole privacy profile.
+
+        The claim is violated iff ``delta_lower_bound(eps') > claim.delta_profile(eps')`` for some
+        eps'; since the evidence holds for every eps' at once this costs no confidence. For an
+        (eps, delta) claim the grid includes ``eps' = eps`` (paper 000 Alg. 6's ``tau = delta``).
+
+        Parameters
+        ----------
+        claim : PureDP, ApproxDP, RenyiDP, ...
+            Anything with ``epsilon``, ``delta_profile(eps_array)`` and ``to_dict()``.
+        grid : array of float, optional
+            The eps' (nats) compared; default :func:`~dpaudit.estimators.profile_grid` of the
+            claimed epsilon.
+
+        Returns
+        -------
+        ClaimCheck
+        """
+        eps = claim.epsilon
+        grid = profile_grid(eps) if grid is None else np.asarray(grid, dtype=float)
+        allowed = np.atleast_1d(claim.delta_profile(grid))
+        diff = np.atleast_1d(np.asarray(self.delta_lower_bound(grid))) - allowed
+        at = int(np.argmax(diff))
+        if isinstance(claim, RenyiDP):  # a Rényi epsilon at the claim's alpha
+            eps_lb = rdp_epsilon_lower_bound([self], claim.alpha, grid)
+        else:
+            eps_lb = self._claim_epsilon(claim.delta)
+        return ClaimCheck(
+            claim=claim.to_dict(),
+            violated=bool(diff[at] > 0),
+            margin=float(diff[at]),
+            witness_epsilon=float(grid[at]),
+            confidence=float(self.confidence),
+            threshold=float(allowed[at]),
+            delta_lower_bound=float(self.delta_lower_bound(eps)),
+            claimed_delta=float(claim.delta_profile(np.array([eps]))[0]),
+            epsilon_lower_bound=float(eps_lb),
+        )
+
+
+# --------------------------------------------------------------------------- one region
+@register_bound_type
+@dataclass(frozen=True)
+class HockeyStickBound(DivergenceBound, ProfileEvidence):
+    """Lower confidence bound on the hockey-stick divergence from one certified region ``S``.
+
+    The region is chosen on training samples; with probability at least ``1 - beta`` over the
+    held-out samples, ``P(S) >= p_mass_lower`` and ``Q(S) <= q_mass_upper`` simultaneously, hence
+    for **every** eps: ``H_{e^eps}(P || Q) >= p_mass_lower - e^eps q_mass_upper``
+    (``H_{e^eps}(P || Q) = sup_S P(S) - e^eps Q(S)``, paper 000 eq. (11)). Built with
+    :meth:`certify`.
+
+    Attributes
+    ----------
+    divergence, direction, estimate, lower, beta
+        See :class:`DivergenceBound`; ``estimate`` and ``lower`` are at order ``epsilon``.
+    epsilon : float
+        Order of the hockey-stick divergence reported in ``estimate``/``lower`` (nats).
+    p_mass_lower, q_mass_upper : float
+        Clopper–Pearson bounds on ``P(S)`` (lower) and ``Q(S)`` (upper), each at ``beta / 2``.
+    p_count, q_count : int
+        Held-out samples of P and Q that fell in ``S``.
+    n_test_p, n_test_q : int
+        Held-out sample sizes.
+    n_train : int
+        Samples (both distributions together) used to choose ``S``.
+    region : str
+        Description of ``S`` (e.g. ``score > 1.23``).
+    """
+
+    epsilon: float
+    p_mass_lower: float
+    q_mass_upper: float
+    p_count: int
+    q_count: int
+    n_test_p: int
+    n_test_q: int
+    n_train: int
+    region: str = ""
+
+    @classmethod
+    def certify(cls, k_in: int, n_in: int, k_out: int, n_out: int, *, epsilon: float, beta: float,
+                direction: str, n_train: int, region: str, **extra):
+        """The bound of a region chosen without the held-out samples, from its held-out counts.
+
+        Parameters
+        ----------
+        k_in, n_in : int
+            Held-out samples of the first distribution of ``direction`` in ``S``, and their number.
+        k_out, n_out : int
+            The same for the second distribution.
+        epsilon : float
+            Order (nats) of ``estimate`` and ``lower``.
+        beta : float
+            Failure probability of this bound (``beta / 2`` per Clopper–Pearson bound).
+        direction, n_train, region
+            As the attributes.
+        **extra
+            Further fields of a subclass; ``vacuous=True`` makes ``lower = -inf``.
+
+        Returns
+        -------
+        HockeyStickBound (or the subclass it is called on)
+        """
+        p_lo, q_hi, _ = certify_regions(k_in, n_in, k_out, n_out, beta)
+        return cls(
+            divergence="hockey-stick", direction=direction, epsilon=epsilon,
+            estimate=k_in / n_in - math.exp(epsilon) * k_out / n_out,
+            lower=-math.inf if extra.get("vacuous") else p_lo - math.exp(epsilon) * q_hi,
+            beta=beta, p_mass_lower=p_lo, q_mass_upper=q_hi, p_count=k_in, q_count=k_out,
+            n_test_p=n_in, n_test_q=n_out, n_train=n_train, region=region, **extra,
+        )
+
+    @property
+    def confidence(self) -> float:
+        """``1 - beta``."""
+        return 1.0 - self.beta
+
+    def delta_lower_bound(self, epsilon) -> np.ndarray | float:
+        """Lower bound on ``H_{e^epsilon}(P||Q)`` at any epsilon (nats), same confidence.
+
+        Valid simultaneously for all epsilon; returns ``p_mass_lower - e^epsilon q_mass_upper``.
+        """
+        eps = np.asarray(epsilon, dtype=float)
+        out = self.p_mass_lower - np.exp(eps) * self.q_mass_upper
+        return float(out) if out.ndim == 0 else out
+
+    def epsilon_lower_bound(self, delta: float) -> float:
+        """Largest epsilon at which the evidence still rejects ``(epsilon, delta)``-DP.
+
+        Solves ``p_mass_lower - e^eps q_mass_upper = delta``:
+        ``eps = ln((p_mass_lower - delta) / q_mass_upper)``. Returns 0.0 when the evidence
+        rejects no epsilon >= 0 at this delta, and ``inf`` if ``q_mass_upper == 0``.
+        """
+        if self.p_mass_lower <= delta:
+            return 0.0
+        if self.q_mass_upper <= 0.0:
+            return math.inf
+        return max(0.0, math.log((self.p_mass_lower - delta) / self.q_mass_upper))
+
+
+@dataclass(frozen=True)
+class BothDirections:
+    """Both directions' region bounds from one pair of samples (what an estimator returns).
+
+    Attributes
+    ----------
+    forward : HockeyStickBound
+        Bound on ``H(P || Q)``.
+    reverse : HockeyStickBound
+        Bound on ``H(Q || P)``.
+    """
+
+    forward: HockeyStickBound
+    reverse: HockeyStickBound
+
+    @property
+    def bounds(self) -> tuple:
+        """``(forward, reverse)``."""
+        return (self.forward, self.reverse)
+
+
+# --------------------------------------------------------------------------- many regions
+def pareto_front(p_lower, q_upper, sources):
+    """Keep the rows not dominated by another (larger ``p_lower`` and smaller ``q_upper``).
+
+    Dominated rows can never give the best bound at any eps, in the trade-off curve or for mu,
+    since every derived quantity increases with ``p_lower`` and decreases with ``q_upper``.
+
+    Parameters
+    ----------
+    p_lower, q_upper : array, shape (D,)
+        Mass bounds.
+    sources : sequence of str, length D
+        Label of each row.
+
+    Returns
+    -------
+    (ndarray, ndarray, tuple of str)
+        The surviving rows, sorted by ``q_upper`` increasing.
+    """
+    p = np.asarray(p_lower, dtype=float)
+    q = np.asarray(q_upper, dtype=float)
+    src = np.asarray(list(sources), dtype=object)
+    order = np.lexsort((-p, q))
+    p, q, src = p[order], q[order], src[order]
+    best = np.maximum.accumulate(p)
+    keep = np.ones(p.size, dtype=bool)
+    keep[1:] = p[1:] > best[:-1]
+    return p[keep], q[keep], tuple(str(s) for s in src[keep])
+
+
+def lower_convex_hull(x, y):
+    """Vertices of the lower convex hull of points (Andrew's monotone chain), sorted by x.
+
+    Parameters
+    ----------
+    x, y : array, shape (n,)
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Hull vertices.
+    """
+    lowest: dict = {}
+    for px, py in zip(np.asarray(x, float).tolist(), np.asarray(y, float).tolist()):
+        if px not in lowest or py < lowest[px]:
+            lowest[px] = py  # at equal x only the lowest point can be on the lower hull
+    pts = sorted(lowest.items())
+    hull: list = []
+    for px, py in pts:
+        while len(hull) >= 2:
+            (ax, ay), (bx, by) = hull[-2], hull[-1]
+            if (bx - ax) * (py - ay) - (by - ay) * (px - ax) <= 0.0:
+                hull.pop()
+            else:
+                break
+        hull.append((px, py))
+    hx = np.array([h[0] for h in hull])
+    hy = np.array([h[1] for h in hull])
+    return hx, hy
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreAudit(ProfileEvidence):
+    """A family of certified regions: lower confidence bounds on the privacy loss two samples show.
+
+    Every score audit (histogram with Canonne TV bounds, histogram with sample splitting,
+    threshold membership inference) ends in sets ``S_1, ..., S_D`` of score values with, on one
+    event of probability at least ``confidence``, simultaneously ``P(S_j) >= p_lower[j]`` and
+    ``Q(S_j) <= q_upper[j]`` for every j. Everything else follows without further confidence
+    cost (``docs/scores.md`` §1–§4):
+
+    * ``H_{e^eps}(P||Q) >= max_j p_lower[j] - e^eps q_upper[j]`` and, through the complements,
+      ``H_{e^eps}(Q||P) >= max_j (1 - q_upper[j]) - e^eps (1 - p_lower[j])``, for every eps;
+    * the trade-off function lies below the lower convex hull of the points
+      ``(1 - p_lower, q_upper)``, their mirror images, ``(0, 1)`` and ``(1, 0)``;
+    * a ``mu``-GDP mechanism has ``mu >= Phi^{-1}(p_lower[j]) - Phi^{-1}(q_upper[j])`` for every j
+      (Nasr et al. 2023, §5, with the rates bounded as here).
+
+    Construct with :func:`dpaudit.scores.histogram_audit` or :func:`dpaudit.scores.threshold_audit`.
+
+    Attributes
+    ----------
+    method : str
+        ``"auto"`` (union of Canonne and split evidence), ``"canonne"``, ``"split"`` or
+        ``"threshold"``.
+    confidence : float
+        All bounds hold simultaneously with at least this probability.
+    n_p, n_q : int
+        Sizes of the two samples (P: with the canary / dataset D, Q: without / D').
+    p_lower, q_upper : ndarray, shape (D,)
+        Evidence rows (see above), on their Pareto front, sorted by ``q_upper``.
+    sources : tuple of str, length D
+        Which bound produced each row (``"canonne"``, ``"split"``, ``"threshold"``).
+    tv_estimate : float
+        Plug-in total variation of the binned samples (an estimate, not a bound).
+    estimate_epsilons, estimate_deltas : ndarray, shape (G,)
+        Plug-in histogram estimate ``max(H(P_hat||Q_hat), H(Q_hat||P_hat))`` on a grid (estimate).
+    details : dict
+        Method-specific, JSON-serialisable: bins, TV radii, failure-probability split, sets used.
+
+    References
+    ----------
+    Paper 001 §4 (histogram bounds), Lemma 7 and Dong, Roth, Su (2022) Prop. 2.12 (profile to
+    trade-off curve); Nasr et al. (2023) §5 (GDP bound); derivations in ``docs/scores.md`` §1–§4.
+    """
+
+    method: str
+    confidence: float
+    n_p: int
+    n_q: int
+    p_lower: np.ndarray
+    q_upper: np.ndarray
+    sources: tuple
+    tv_estimate: float = float("nan")
+    estimate_epsilons: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    estimate_deltas: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    details: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_rows(cls, p_lower, q_upper, sources, **fields):
+        """The evidence of certified regions given as rows (any order, dominated rows included).
+
+        Parameters
+        ----------
+        p_lower, q_upper : array, shape (D,)
+            ``P(S_j) >= p_lower[j]`` and ``Q(S_j) <= q_upper[j]``, all on one event.
+        sources : sequence of str, length D
+        **fields
+            The other attributes (``method``, ``confidence``, ``n_p``, ``n_q``, ...).
+
+        Returns
+        -------
+        ScoreAudit
+            With the rows on their Pareto front (:func:`pareto_front`).
+        """
+        p, q, src = pareto_front(p_lower, q_upper, sources)
+        return cls(p_lower=p, q_upper=q, sources=src, **fields)
+
+    # ------------------------------------------------------------------ privacy profile
+
+    def _rows(self, direction: str):
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+        p, q = self.p_lower, self.q_upper
+        rows = []
+        if direction in ("both", "P||Q"):
+            rows.append((p, q, "P||Q"))
+        if direction in ("both", "Q||P"):
+            rows.append((1.0 - q, 1.0 - p, "Q||P"))
+        return rows
+
+    def delta_lower_bound(self, epsilon, direction: str = "both"):
+        """Lower confidence bound on the privacy profile at every eps (simultaneously).
+
+        ``max_j p_lower[j] - e^eps q_upper[j]`` for ``P||Q``, the complement form for ``Q||P``,
+        and their maximum for ``"both"`` (a lower bound on the mechanism's profile when the
+        neighbouring relation is symmetric, as add/remove and replace-one are).
+
+        Parameters
+        ----------
+        epsilon : float or array
+            Epsilon(s) in nats; any shape.
+        direction : {"both", "P||Q", "Q||P"}
+
+        Returns
+        -------
+        float or ndarray
+            Bounds in [0, 1], same shape as ``epsilon``.
+        """
+        eps = np.asarray(epsilon, dtype=float)
+        if np.any(np.isnan(eps)):
+            raise ValueError(f"epsilon must not contain NaN, got {epsilon!r}")
+        if self.p_lower.size == 0:
+            out = np.zeros_like(eps)
+        else:
+            a = np.exp(np.minimum(eps, 700.0))[..., None]
+            out = np.zeros_like(eps)
+            for p, q, _ in self._rows(direction):
+                out = np.maximum(out, np.max(p - a * q, axis=-1))
+        out = np.clip(out, 0.0, 1.0)
+        return float(out) if out.ndim == 0 else out
+
+    def _best_epsilon(self, delta: float, direction: str):
+        best = (0.0, -1, "")
+        for p, q, name in self._rows(direction):
+            ok = p > delta
+            if not ok.any():
+                continue
+            with np.errstate(divide="ignore"):
+                vals = np.where(ok, np.log(np.where(ok, p - delta, 1.0)) - np.log(q), -np.inf)
+            j = int(np.argmax(vals))
+            if vals[j] > best[0]:
+                best = (float(vals[j]), j, name)
+        return best
+
+    def _claim_epsilon(self, delta: float) -> float:
+        return self._best_epsilon(float(delta), "both")[0]
+
+    def epsilon_lower_bound(self, delta: float, direction: str = "both") -> float:
+        """Largest eps at which the evidence still rejects ``(eps, delta)``-DP, at least 0.
+
+        ``max_j ln((p_lower[j] - delta) / q_upper[j])`` (and the complement form), i.e. the eps
+        where :meth:`delta_lower_bound` falls to ``delta``. Valid for every delta at once.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in (0, 1).
+        direction : {"both", "P||Q", "Q||P"}
+
+        Returns
+        -------
+        float
+            Epsilon lower bound in nats (0 means no evidence at this delta; ``inf`` is possible
+            only if an upper mass bound is 0).
+        """
+        delta = check_delta(delta)
+        return self._best_epsilon(delta, direction)[0]
+
+    def epsilon_source(self, delta: float) -> str:
+        """Which evidence (``"canonne"``, ``"split"``, ``"threshold"``) gives
+        :meth:`epsilon_lower_bound` at ``delta``, with its direction; ``"none"`` if it is 0."""
+        delta = check_delta(delta)
+        eps, j, name = self._best_epsilon(delta, "both")
+        if j < 0:
+            return "none"
+        return f"{self.sources[j]} ({name})"
+
+    # ------------------------------------------------------------------ TV and Gaussian DP
+
+    @property
+    def tv_lower_bound(self) -> float:
+        """Lower confidence bound on the total variation (the profile at eps = 0)."""
+        if self.p_lower.size == 0:
+            return 0.0
+        return float(max(0.0, np.max(self.p_lower - self.q_upper)))
+
+    @property
+    def mu_from_tv(self) -> float:
+        """GDP lower bound from the TV bound alone: ``2 Phi^{-1}((1 + TV_lb)/2)`` (paper 001 §7)."""
+        return float(2.0 * special.ndtri((1.0 + self.tv_lower_bound) / 2.0))
+
+    @property
+    def mu_lower_bound(self) -> float:
+        """Lower confidence bound on the parameter of any GDP guarantee of the mechanism.
+
+        ``max(0, max_j Phi^{-1}(p_lower[j]) - Phi^{-1}(q_upper[j]))``: each evidence row is a
+        test whose error rates a ``mu``-GDP mechanism must respect (Nasr et al. 2023, §5;
+        paper 001 eq. (2.4)). At least :attr:`mu_from_tv`. Never an absolute value: null scores
+        give 0.
+        """
+        if self.p_lower.size == 0:
+            return 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            vals = special.ndtri(self.p_lower) - special.ndtri(self.q_upper)
+        vals = vals[~np.isnan(vals)]
+        return float(max(0.0, np.max(vals))) if vals.size else 0.0
+
+    # ------------------------------------------------------------------ trade-off function
+
+    def tradeoff_upper_bound(self, alpha):
+        """Upper confidence bound on the trade-off function, at every type I error at once.
+
+        The lower convex hull of ``(1 - p_lower, q_upper)``, the mirrored points
+        ``(q_upper, 1 - p_lower)``, ``(0, 1)`` and ``(1, 0)``: every f-DP guarantee ``f`` of the
+        mechanism satisfies ``f(alpha) <= tradeoff_upper_bound(alpha)`` (docs/scores.md §3; the
+        hull is exact, no epsilon grid, which answers the caveat of paper 001 §4.3).
+
+        Parameters
+        ----------
+        alpha : float or array
+            Type I error(s) in [0, 1].
+
+        Returns
+        -------
+        float or ndarray
+            Type II error bound, same shape as ``alpha``.
+        """
+        a = np.asarray(alpha, dtype=float)
+        if np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
+            raise ValueError(f"alpha must lie in [0, 1], got {alpha!r}")
+        xs = np.concatenate([1.0 - self.p_lower, self.q_upper, [0.0, 1.0]])
+        ys = np.concatenate([self.q_upper, 1.0 - self.p_lower, [1.0, 0.0]])
+        hx, hy = lower_convex_hull(np.clip(xs, 0, 1), np.clip(ys, 0, 1))
+        out = np.interp(a, hx, hy)
+        return float(out) if out.ndim == 0 else out
+
+    # ------------------------------------------------------------------ claims
+
+    def check_claim(self, claim) -> ClaimCheck:
+        """Compare the evidence with a claim (``PureDP``, ``ApproxDP``, ``RenyiDP``, ...).
+
+        :meth:`against` on a grid chosen for the claim: for pure and approximate DP the margin is
+        affine in ``e^eps`` below the claimed eps and decreasing above it, so eps in
+        {0, claimed eps} is exact; other claims are checked on 2001 points from 0 to 30 nats plus
+        the claimed eps.
+
+        Parameters
+        ----------
+        claim : object with ``epsilon``, ``delta_profile(eps)`` and ``to_dict()``
+
+        Returns
+        -------
+        ClaimCheck
+        """
+        base = float(getattr(claim, "epsilon", 0.0))
+        if claim.to_dict().get("kind") in ("pure-dp", "approx-dp"):
+            grid = np.array([0.0, base])
+        else:
+            grid = np.union1d(np.linspace(0.0, 30.0, 2001), [base])
+        return self.against(claim, grid)
+
+    # ------------------------------------------------------------------ serialisation
+
+    def summary(self, deltas=(1e-5,)) -> dict:
+        """Headline numbers: TV, mu and epsilon lower bounds at the given deltas."""
+        return {
+            "tv_lower_bound": self.tv_lower_bound,
+            "tv_estimate": self.tv_estimate,
+            "mu_lower_bound": self.mu_lower_bound,
+            "mu_from_tv": self.mu_from_tv,
+            "epsilon_lower_bounds": {
+                f"{d:g}": {"epsilon": self.epsilon_lower_bound(d), "source": self.epsilon_source(d)} for d in deltas
+            },
+        }
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable dictionary of every field plus :meth:`summary`."""
+        return jsonable({
+            "method": self.method,
+            "confidence": self.confidence,
+            "n_p": int(self.n_p),
+            "n_q": int(self.n_q),
+            "summary": self.summary(),
+            "evidence": {
+                "p_lower": [float(v) for v in self.p_lower],
+                "q_upper": [float(v) for v in self.q_upper],
+                "sources": list(self.sources),
+            },
+            "estimate": {
+                "epsilons": [float(v) for v in self.estimate_epsilons],
+                "deltas": [float(v) for v in self.estimate_deltas],
+            },
+            "details": self.details,
+        })
+
+
+def jsonable(obj):
+    """``obj`` with numpy scalars/arrays turned into plain JSON values (non-finite floats as
+    strings such as ``"inf"``)."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        v = float(obj)
+        return v if math.isfinite(v) else str(v)
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    return obj
