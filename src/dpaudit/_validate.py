@@ -19,6 +19,7 @@ import numpy as np
 __all__ = [
     "as_rng",
     "check_alpha",
+    "check_array",
     "check_delta",
     "check_epsilon",
     "check_int",
@@ -104,18 +105,20 @@ def check_alpha(alpha, name: str = "alpha", *, error: type[Exception] = ValueErr
     return value
 
 
-def check_probability(value, name: str = "beta", *, error: type[Exception] = ValueError) -> float:
-    """A probability strictly between 0 and 1: a failure probability ``beta``, a confidence level
-    or a false-positive rate.
+def check_probability(value, name: str = "beta", *, above: float = 0.0,
+                      error: type[Exception] = ValueError) -> float:
+    """A probability strictly between ``above`` (default 0) and 1: a failure probability
+    ``beta``, a confidence level (``above=0.5`` where a level below one half is meaningless) or a
+    false-positive rate.
 
     Raises
     ------
     error
-        For a non-number, NaN or a value outside ``(0, 1)``.
+        For a non-number, NaN or a value outside ``(above, 1)``.
     """
     out = check_real(value, name, error=error, finite=False)
-    if not (0.0 < out < 1.0):
-        raise error(f"{name} must be a number in (0, 1), got {value!r}")
+    if not (above < out < 1.0):
+        raise error(f"{name} must be a number in ({above:g}, 1), got {value!r}")
     return out
 
 
@@ -176,3 +179,25 @@ def as_rng(rng, name: str = "rng") -> np.random.Generator:
         return np.random.default_rng(rng)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a numpy Generator or an int seed, got {rng!r}") from None
+
+
+def check_array(values, name: str, *, low: float = -math.inf, high: float = math.inf,
+                error: type[Exception] = ValueError) -> np.ndarray:
+    """``values`` as a float array (any shape) whose entries are not NaN and lie in
+    ``[low, high]`` (infinite entries pass when the range allows them), e.g. a grid of epsilons
+    or of type I errors.
+
+    Raises
+    ------
+    error
+        For non-numeric input, NaN entries or entries outside ``[low, high]``.
+    """
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise error(f"{name} must be an array of numbers, got {values!r}") from None
+    if np.any(np.isnan(arr)):
+        raise error(f"{name} must not contain NaN, got {values!r}")
+    if np.any(arr < low) or np.any(arr > high):
+        raise error(f"{name} must lie in [{low:g}, {high:g}], got {values!r}")
+    return arr

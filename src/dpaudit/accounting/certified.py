@@ -536,15 +536,8 @@ def _checked_account(composition, query, target, method, tolerance, max_seconds,
     """:func:`_account` after checking the options :func:`get_epsilon` and :func:`get_delta` share."""
     return _account(as_composition(composition), query, target, _check_method(method),
                     tolerance=_check_tolerance(tolerance), max_seconds=float(max_seconds),
-                    confidence=_check_confidence(confidence), num_samples=int(num_samples), rng=rng,
+                    confidence=check_probability(confidence, "confidence", above=0.5), num_samples=int(num_samples), rng=rng,
                     backend=backend, device=device, progress=progress, estimator=estimator)
-
-
-def _check_confidence(confidence) -> float:
-    c = check_probability(confidence, "confidence")
-    if c <= 0.5:
-        raise ValueError(f"confidence must be in (0.5, 1), got {confidence!r}")
-    return c
 
 
 # --------------------------------------------------------------------------------------------
@@ -662,7 +655,7 @@ def get_epsilon_online(composition, delta: float, *, method: str = "auto", steps
     if method not in ("auto", "pld", "mc", "rdp"):
         raise ValueError(f"method must be one of auto, pld, mc, rdp for online accounting, got {method!r}")
     tol = _check_tolerance(online_tolerance)
-    conf = _check_confidence(confidence)
+    conf = check_probability(confidence, "confidence", above=0.5)
     k = comp.num_steps
     report = list(range(1, k + 1)) if steps is None else sorted({int(s) for s in steps})
     if not report or report[0] < 1 or report[-1] > k:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from .._validate import check_delta, check_epsilon, check_int, check_positive, check_rate
+from .._validate import check_array, check_delta, check_epsilon, check_int, check_positive, check_rate
 from .events import event_from_runs, event_runs, pld_from_event
 
 __all__ = [
@@ -62,20 +62,6 @@ __all__ = [
 def _check_mu(mu) -> float:
     """A GDP parameter: finite and ``>= 0`` (the same range as an epsilon)."""
     return check_epsilon(mu, "mu")
-
-
-def _check_alpha(alpha) -> np.ndarray:
-    a = np.asarray(alpha, dtype=float)
-    if np.any(~np.isfinite(a)) or np.any(a < 0.0) or np.any(a > 1.0):
-        raise ValueError(f"alpha (type I error) must lie in [0, 1], got {alpha!r}")
-    return a
-
-
-def _check_eps(epsilon, name: str = "epsilon") -> np.ndarray:
-    e = np.asarray(epsilon, dtype=float)
-    if np.any(np.isnan(e)):
-        raise ValueError(f"{name} must not contain NaN, got {epsilon!r}")
-    return e
 
 
 def _out(x):
@@ -125,7 +111,7 @@ def gaussian_delta(epsilon, mu):
         If mu is negative or not finite, or epsilon contains NaN.
     """
     mu = _check_mu(mu)
-    eps = _check_eps(epsilon)
+    eps = check_array(epsilon, "epsilon")
     if mu == 0.0:
         return _out(np.maximum(0.0, -np.expm1(eps)))
     a = special.log_ndtr(-eps / mu + mu / 2.0)
@@ -191,7 +177,7 @@ def gaussian_tradeoff(alpha, mu):
     ----------
     Dong, Roth, Su (2022), Def. 2.6; paper 001 Def. 8.
     """
-    a = _check_alpha(alpha)
+    a = check_array(alpha, "alpha (type I error)", low=0.0, high=1.0)
     mu = _check_mu(mu)
     return _out(special.ndtr(special.ndtri(1.0 - a) - mu))
 
@@ -313,7 +299,7 @@ def laplace_delta(epsilon, epsilon0=None, *, scale=None):
         If epsilon0 (or scale) is not finite and positive, or both or neither are given.
     """
     e0 = _laplace_epsilon0(epsilon0, scale)
-    eps = _check_eps(epsilon)
+    eps = check_array(epsilon, "epsilon")
     mid = -np.expm1((np.clip(eps, -e0, e0) - e0) / 2.0)
     out = np.where(eps > e0, 0.0, np.where(eps < -e0, -np.expm1(np.minimum(eps, 0.0)), mid))
     return _out(np.maximum(out, 0.0))
@@ -355,7 +341,7 @@ def laplace_tradeoff(alpha, epsilon0=None, *, scale=None):
     float or ndarray
         Type II error, same shape as ``alpha``.
     """
-    a = _check_alpha(alpha)
+    a = check_array(alpha, "alpha (type I error)", low=0.0, high=1.0)
     e0 = _laplace_epsilon0(epsilon0, scale)
     t = math.exp(-e0)
     with np.errstate(divide="ignore"):
@@ -455,7 +441,7 @@ def subsampled_gaussian_delta(
     sigma, q, steps = _check_subsampled(sigma, sampling_rate, steps)
     if direction not in ("both", "P||Q", "Q||P"):
         raise ValueError(f"direction must be 'both', 'P||Q' or 'Q||P', got {direction!r}")
-    eps = _check_eps(epsilon)
+    eps = check_array(epsilon, "epsilon")
     if steps == 1:
         return _out(_subsampled_gaussian_one_step(eps, sigma, q, direction))
     if np.any(eps < 0):
@@ -549,7 +535,7 @@ def tradeoff_from_profile(alpha, epsilons, deltas):
     ValueError
         On shape mismatch or values out of range.
     """
-    a = np.atleast_1d(_check_alpha(alpha))
+    a = np.atleast_1d(check_array(alpha, "alpha (type I error)", low=0.0, high=1.0))
     e = np.asarray(epsilons, dtype=float).ravel()
     d = np.asarray(deltas, dtype=float).ravel()
     if e.shape != d.shape or e.size == 0:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import NotApplicable, Tester, TestOutcome, check_beta, profile_outcome
+from .base import NotApplicable, Tester, TestOutcome, profile_outcome
 from .combined import CombinedTester
 from .hockey_stick import HockeyStickTester
 
@@ -26,7 +26,6 @@ __all__ = [
     "TESTER_NAMES",
     "TestOutcome",
     "Tester",
-    "check_beta",
     "make_tester",
     "profile_outcome",
 ]

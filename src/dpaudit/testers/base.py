@@ -27,7 +27,6 @@ __all__ = [
     "ProfileTester",
     "TestOutcome",
     "Tester",
-    "check_beta",
     "profile_grid",
     "profile_outcome",
     "rdp_epsilon_lower_bound",
@@ -148,12 +147,6 @@ class TestOutcome(ClaimComparison):
         return cls(**d)
 
 
-def check_beta(beta) -> float:
-    """Return ``beta`` as a float in (0, 1) (:func:`dpaudit._validate.check_probability`);
-    raise ValueError naming it otherwise."""
-    return check_probability(beta, "beta")
-
-
 class Tester(ABC):
     """A claim, two samples and a failure probability in; a :class:`TestOutcome` out.
 
@@ -255,7 +248,7 @@ class ProfileTester(Tester):
         the data. Raises ValueError on invalid samples or beta, :class:`NotApplicable` on samples
         the estimator cannot handle.
         """
-        beta = check_beta(beta)
+        beta = check_probability(beta, "beta")
         self.require(claim)
         evidence = self.estimator.estimate(
             p_samples, q_samples, epsilon=claim.epsilon, beta=beta * self.estimator_share,
