@@ -1001,8 +1001,34 @@ def _jsonable(x):
     return x
 
 
+@dataclass(frozen=True, kw_only=True)
+class _MonteCarloRun:
+    """The fields every offline Monte Carlo result shares (keyword-only; documented in
+    :class:`DeltaEstimate`): the interval, the run's settings and the trust diagnostics."""
+
+    ci_low: float
+    ci_high: float
+    confidence: float
+    num_samples: int
+    estimator: str
+    direction: str
+    per_direction: dict
+    composition: dict
+    backend: str
+    device: str
+    seed: int | None
+    wall_seconds: float
+    upper_method: str = "rdp"
+    ess: float = math.nan
+    max_term_share: float = math.nan
+    trusted: bool = False
+    cross_check: dict | None = None
+
+    to_dict = _fields_dict
+
+
 @dataclass(frozen=True)
-class DeltaEstimate:
+class DeltaEstimate(_MonteCarloRun):
     """Monte Carlo estimate of delta(eps) with a confidence interval.
 
     Attributes
@@ -1054,25 +1080,8 @@ class DeltaEstimate:
 
     epsilon: float
     delta: float
-    ci_low: float
-    ci_high: float
-    confidence: float
     std_error: float
-    num_samples: int
-    estimator: str
-    direction: str
-    per_direction: dict
-    composition: dict
-    backend: str
-    device: str
-    seed: int | None
-    wall_seconds: float
     delta_upper: float = math.inf
-    upper_method: str = "rdp"
-    ess: float = math.nan
-    max_term_share: float = math.nan
-    trusted: bool = False
-    cross_check: dict | None = None
 
     @property
     def relative_std_error(self) -> float:
@@ -1087,7 +1096,7 @@ class DeltaEstimate:
 
 
 @dataclass(frozen=True)
-class EpsilonEstimate:
+class EpsilonEstimate(_MonteCarloRun):
     """Monte Carlo estimate of eps(delta) with a confidence interval and a one-sided upper
     confidence bound (fields as in :class:`DeltaEstimate`, with ``epsilon`` the estimate and
     ``delta`` the query).
@@ -1108,26 +1117,7 @@ class EpsilonEstimate:
 
     delta: float
     epsilon: float
-    ci_low: float
-    ci_high: float
-    confidence: float
-    num_samples: int
-    estimator: str
-    direction: str
-    per_direction: dict
-    composition: dict
-    backend: str
-    device: str
-    seed: int | None
-    wall_seconds: float
     epsilon_upper: float = math.inf
-    upper_method: str = "rdp"
-    ess: float = math.nan
-    max_term_share: float = math.nan
-    trusted: bool = False
-    cross_check: dict | None = None
-
-    to_dict = _fields_dict
 
 
 @dataclass(frozen=True)
