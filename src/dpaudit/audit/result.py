@@ -14,14 +14,12 @@ from .._version import library_versions
 from ..datasets import NeighbouringPair
 from ..privacy.claims import Claim, claim_from_dict
 from ..testers import TestOutcome
+from ..testers.base import verdict_word
 
 __all__ = ["AuditResult", "SCHEMA_VERSION", "TrialRecord", "library_versions"]
 
 SCHEMA_VERSION = 2
 _READABLE_SCHEMAS = (1, 2)
-_VERDICTS = {0: "no violation found", 1: "violation", 3: "inconclusive"}
-
-
 @dataclass(frozen=True)
 class TrialRecord:
     """One trial: the pair tested, how many samples, what the tester found, how long it took.
@@ -165,7 +163,7 @@ class AuditResult:
     @property
     def verdict(self) -> str:
         """``"violation"``, ``"inconclusive"`` or ``"no violation found"`` (one per :attr:`exit_code`)."""
-        return _VERDICTS[self.exit_code]
+        return verdict_word(self.violation, self.inconclusive, "no violation found")
 
     def to_dict(self) -> dict:
         s = self.strongest

@@ -25,8 +25,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._torch import check_training, epoch_batches, mlp, predict, train
-from .._torch import torch_threads as _torch_threads
+from .._torch import check_training, epoch_batches, mlp, predict, torch_threads, train
 from .._validate import as_rng, check_epsilon, check_probability
 from ._common import robust_standardiser, zoom_features
 from .base import check_sample_pair, profile_grid
@@ -233,7 +232,7 @@ class ClassifierHockeyStick:
         p_tr, p_te = p[:n_tr_p], p[n_tr_p:]
         q_tr, q_te = q[:n_tr_q], q[n_tr_q:]
 
-        with _torch_threads(self.num_threads):
+        with torch_threads(self.num_threads):
             t_train = time.perf_counter()
             scorer = self._train_scorer(p_tr, q_tr, seed=int(rng.integers(2**31 - 1)))
             train_seconds = time.perf_counter() - t_train

@@ -11,7 +11,9 @@ and the conversions between them.
   and its compositions: flattening into runs, and the one builder of dp_accounting privacy loss
   distributions (``pld_from_event``) that the accountants use;
 * :mod:`dpaudit.privacy.rdp` — the RDP -> DP conversion (Canonne, Kamath & Steinke 2020) that
-  the RDP claim and the accountants' RDP bounds share.
+  the RDP claim and the accountants' RDP bounds share;
+* :mod:`dpaudit.privacy.conversions` — the caps a claim implies for the testers (total variation,
+  Rényi divergence) and their inverses.
 
 This package sits below every family (testers, score audits, accounting): it imports nothing
 from them.

@@ -39,6 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..._torch import torch_threads
 from ..._validate import check_delta, check_int, check_positive
 from ._common import LibraryMechanism, import_optional
 
@@ -363,12 +364,9 @@ class OpacusMechanism(LibraryMechanism):
                 value = value.detach().cpu().numpy()
             return value
 
-        previous_threads = torch.get_num_threads()
         try:
-            if self.num_threads is not None:
-                torch.set_num_threads(self.num_threads)
-            yield one_run  # torch's full-backward-hook notice, once per run, is silenced (quiet)
+            with torch_threads(self.num_threads):
+                yield one_run  # torch's full-backward-hook notice, once per run, is silenced (quiet)
         finally:
-            torch.set_num_threads(previous_threads)
             module._close()
 
