@@ -37,7 +37,7 @@ from ..estimators.histogram import Bins, histogram_audit, histogram_hockey_stick
 from ..estimators.region import ClaimCheck, ScoreAudit, lower_convex_hull, pareto_front
 from .io import load_scores
 from .pld import EmpiricalPLD, estimate_pld, merge_sparse_bins
-from .plot import approx_dp_tradeoff, plot_tradeoff
+from .plot import approx_dp_tradeoff, draw_tradeoff, plot_tradeoff
 
 __all__ = [
     "Bins",
@@ -50,6 +50,7 @@ __all__ = [
     "approx_dp_tradeoff",
     "audit_scores",
     "cosine_scores",
+    "draw_tradeoff",
     "estimate_pld",
     "gdp_audit",
     "histogram_audit",
