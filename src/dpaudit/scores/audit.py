@@ -73,7 +73,7 @@ class ScoresAuditResult:
         """Trade-off curves on :func:`tradeoff_alpha_grid`: ``alpha``, the histogram audit's
         certified ``upper`` bound, ``others`` (threshold MIA and GDP, ``[label, values]``) and,
         with a claim, ``claim`` (``[label, values]``); JSON-ready lists. What the report draws and
-        :func:`dpaudit.scores.plot.tradeoff_panels` takes."""
+        :func:`dpaudit.report.plots.tradeoff_png` takes."""
         from .plot import approx_dp_tradeoff
 
         a = tradeoff_alpha_grid()
