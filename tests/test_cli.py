@@ -262,3 +262,23 @@ def test_deprecated_flags_of_account_and_verify_still_work():
     assert a.exit_code == b.exit_code == 0
     assert json.loads(a.stdout) == json.loads(b.stdout) and json.loads(a.stdout)["beta"] == 0.01
     assert "--false-positive-rate is deprecated" in b.stderr
+
+
+def test_accounting_results_serialise_what_json_prints():
+    """The CLI only renders: the library results' ``to_dict`` is what ``account``/``verify --json`` print."""
+    from dpaudit.accounting import certified
+    from dpaudit.accounting.prv import Composition
+    from dpaudit.accounting.verifier import plan_verification
+
+    comp = Composition.dpsgd(1.1, 0.01, 100)
+    printed = json.loads(run("account", "-z", "1.1", "-q", "0.01", "-k", "100", "--delta", "1e-5", "--method", "rdp",
+                             "--seed", "3", "--json").stdout)
+    res = certified.get_epsilon(comp, 1e-5, method="rdp", rng=3)
+    d = res.to_dict(command="account", method_requested="rdp", seed=3, beta=0.05)
+    assert {k: v for k, v in d.items() if k != "seconds"} == {k: v for k, v in printed.items() if k != "seconds"}
+    assert list(d)[:4] == ["command", "method_requested", "seed", "beta"]
+    assert "command" not in res.to_dict()
+    printed = json.loads(run("verify", "-z", "1.1", "-q", "0.01", "-k", "10", "--epsilon", "1", "--delta", "1e-3",
+                             "--plan-only", "--json").stdout)
+    comp = Composition.dpsgd(1.1, 0.01, 10)
+    assert plan_verification(comp, 1.0, 1e-3).to_dict(composition=comp) == printed

@@ -381,3 +381,21 @@ def test_load_scores_formats_and_errors(tmp_path):
         load_scores(tmp_path / "x.json")
     with pytest.raises(ValueError, match="no such file"):
         load_scores(tmp_path / "missing.npy")
+
+
+def test_one_tradeoff_drawing(tmp_path, monkeypatch):
+    """plot_tradeoff and the reports' tradeoff_png both draw with dpaudit.scores.plot.draw_tradeoff."""
+    import numpy as np
+
+    from dpaudit.report import plots as report_plots
+    from dpaudit.scores import approx_dp_tradeoff, plot as score_plot, plot_tradeoff
+
+    calls = []
+    real = score_plot.draw_tradeoff
+    monkeypatch.setattr(score_plot, "draw_tradeoff", lambda ax, curves, **kw: (calls.append(kw.get("log", False)), real(ax, curves, **kw)))
+    a = np.linspace(0.0, 1.0, 51)
+    b = approx_dp_tradeoff(a, 1.0)
+    assert plot_tradeoff(tmp_path / "t.png", [("eps=1", a, b, None)], log=True) == str(tmp_path / "t.png")
+    png = report_plots.tradeoff_png(a, b, [("other", approx_dp_tradeoff(a, 2.0))], claim=("claim", b))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
+    assert calls == [True, False, True]

@@ -103,3 +103,20 @@ def test_deprecated_flags_still_work_with_a_note(gaussian_files):
     assert "--confidence is deprecated" in old.stderr and "--claim-epsilon is deprecated" in old.stderr
     n, o = json.loads(new.stdout), json.loads(old.stdout)
     assert n["epsilon_lower_bound"] == o["epsilon_lower_bound"] and n["claim"] == o["claim"]
+
+
+def test_library_result_to_dict_is_what_json_prints(gaussian_files):
+    """The CLI only renders: ``audit_scores(...).to_dict()`` is exactly what ``--json`` prints."""
+    from dpaudit.privacy.claims import make_claim
+    from dpaudit.scores.audit import audit_scores
+    from dpaudit.scores.io import load_scores
+
+    a, b, _ = gaussian_files
+    res = run("audit-scores", a, b, "--json", "--seed", 4, "--delta", "1e-4", "--epsilon", "1", "--bins", "30")
+    printed = json.loads(res.stdout)
+    lib = audit_scores(load_scores(a), load_scores(b), delta=1e-4, bins=30, seed=4, claim=make_claim(1.0, 1e-4),
+                       in_path=a, out_path=b)
+    assert lib.to_dict() == printed
+    assert lib.violated == (res.exit_code == 1)
+    curves = lib.curves()
+    assert len(curves["alpha"]) == len(curves["upper"]) and curves["claim"][0].startswith("claim: ")

@@ -34,6 +34,7 @@ probability ``confidence``), or ``"estimate"`` (an explicitly requested point es
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -90,11 +91,22 @@ def _clean(x: Any) -> Any:
 class _StatementResult:
     """``to_dict`` for the result types below: every dataclass field plus ``statement()``."""
 
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict of every field plus ``statement``."""
+    def to_dict(self, *, command: str | None = None, method_requested: str | None = None, seed=None,
+                beta: float | None = None) -> dict:
+        """JSON-serialisable dict of every field plus ``statement``.
+
+        With ``command`` (e.g. ``"account"``), the record ``dpaudit account --json`` prints and
+        ``--report x.json`` writes: ``command``, ``method_requested`` (the ``method`` asked for;
+        ``method`` is the one that answered), the Monte Carlo ``seed`` and ``beta`` (``1 -
+        confidence``, as given) come first.
+        """
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}  # type: ignore[attr-defined]
         d["statement"] = self.statement()  # type: ignore[attr-defined]
-        return _clean(d)
+        d = _clean(d)
+        if command is None:
+            return d
+        return json.loads(json.dumps({"command": command, "method_requested": method_requested, "seed": seed,
+                                      "beta": beta, **d}, default=str))
 
 
 @dataclass(frozen=True)

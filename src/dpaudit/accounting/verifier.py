@@ -145,7 +145,20 @@ class VerificationPlan:
     proven_by_rdp: bool
     per_direction: dict
 
-    to_dict = _fields_dict
+    def to_dict(self, *, composition=None) -> dict:
+        """JSON-serialisable dict of every field. With ``composition`` (a ``Composition`` or its
+        ``to_dict()``), the record ``dpaudit verify --plan-only --json`` prints: ``{"command":
+        "verify", "composition", "beta", "plan": <the fields>}``."""
+        d = _fields_dict(self)
+        if composition is None:
+            return d
+        return {**_verify_head(composition, self.false_positive_rate), "plan": d}
+
+
+def _verify_head(composition, beta: float) -> dict:
+    """The first keys of ``dpaudit verify``'s JSON: the command, the composition and beta."""
+    comp = composition if isinstance(composition, dict) else composition.to_dict()
+    return {"command": "verify", "composition": comp, "beta": beta}
 
 
 @dataclass(frozen=True)
@@ -187,11 +200,16 @@ class VerificationResult:
     def delta(self) -> float:
         return self.plan.delta
 
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict (no random seed: the verifier's randomness stays private)."""
+    def to_dict(self, *, composition=None) -> dict:
+        """JSON-serialisable dict (no random seed: the verifier's randomness stays private).
+
+        With ``composition`` (a ``Composition`` or its ``to_dict()``), the record ``dpaudit verify
+        --json`` prints: ``command`` (``"verify"``), ``composition`` and ``beta`` (the plan's
+        false-positive rate) come first."""
         d = {k: v for k, v in self.__dict__.items() if k != "plan"}
         d["plan"] = self.plan.to_dict()
-        return _jsonable(d)
+        d = _jsonable(d)
+        return d if composition is None else {**_verify_head(composition, self.plan.false_positive_rate), **d}
 
 
 def _check_params(delta, tau, rho, false_positive_rate, offset):

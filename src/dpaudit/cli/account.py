@@ -161,7 +161,7 @@ def register(app: typer.Typer) -> None:
                                               progress=say.message, estimator=estimator.value, **mc_kw)
         except ValueError as exc:
             raise fail(str(exc))
-        result = account_result(res, method.value, seed, beta)
+        result = res.to_dict(command="account", method_requested=method.value, seed=seed, beta=beta)
         profile = None if online or (plot is None and report is None) else _profile_curves(comp, res)
         if plot is not None:
             _make_plot(plot, comp, res, profile, online)
@@ -216,9 +216,8 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise fail(str(exc))
         if plan_only:
-            d = {"command": "verify", "composition": comp.to_dict(), "beta": plan.false_positive_rate, "plan": plan.to_dict()}
             if json_out:
-                typer.echo(json.dumps(d, indent=2))
+                typer.echo(json.dumps(plan.to_dict(composition=comp), indent=2))
             else:
                 _render_plan(plan, comp)
             raise typer.Exit(EXIT_OK)
@@ -231,8 +230,7 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise fail(str(exc))
         if json_out:
-            typer.echo(json.dumps({"command": "verify", "composition": comp.to_dict(), "beta": res.plan.false_positive_rate,
-                                   **res.to_dict()}, indent=2))
+            typer.echo(json.dumps(res.to_dict(composition=comp), indent=2))
         else:
             _render_plan(res.plan, comp)
             verdict = "[bold green]ACCEPTED[/]" if res.accepted else "[bold red]REJECTED[/]"
@@ -415,14 +413,6 @@ def _profile_curves(comp, res) -> dict | None:
     return {"epsilon": grid.tolist(),
             "curves": [["PLD, pessimistic (upper bound; gaps: round-off exceeds delta)", [None if not np.isfinite(v) else float(v) for v in pld]],
                        ["RDP bound", [float(v) for v in rdp]]]}
-
-
-def account_result(res, method_requested: str, seed, beta: float) -> dict:
-    """The JSON result of ``account`` (what ``--json`` prints and ``--report x.json`` writes):
-    ``res.to_dict()`` with the command, the method requested, the seed and ``beta`` (``1 -
-    confidence``, the name the Python API uses, which the result keeps)."""
-    return json.loads(json.dumps({"command": "account", "method_requested": method_requested, "seed": seed,
-                                  "beta": beta, **res.to_dict()}, default=str))
 
 
 def _make_plot(path: Path, comp, res, profile: dict | None, online: bool) -> None:

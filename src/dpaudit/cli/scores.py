@@ -7,6 +7,7 @@ claim survives), 1 the claim given by ``--epsilon``/``--delta`` is refuted by th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from enum import Enum
@@ -20,7 +21,7 @@ from rich.table import Table
 
 from .options import EXIT_HELP, EXIT_OK, EXIT_VIOLATION, alias, check_plot_suffix, check_report_suffix, deprecated, fail, option, out, write_report
 
-DEFAULT_DELTA = 1e-5  # the delta of the reported epsilon lower bound when --delta is not given
+DEFAULT_DELTA = 1e-5  # = dpaudit.scores.audit.DEFAULT_DELTA (not imported: the CLI loads numpy lazily)
 
 
 class Method(str, Enum):
@@ -44,25 +45,6 @@ def _fmt(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-def _curves(hist, thr, gdp, claim) -> dict:
-    """Trade-off curves of the report and of --plot (:func:`dpaudit.report.plots.tradeoff_png`),
-    on an FPR grid dense near 0 (for the log-log view)."""
-    import numpy as np
-
-    from ..scores.plot import approx_dp_tradeoff
-
-    a = np.unique(np.concatenate([[0.0], np.geomspace(1e-6, 1.0, 241), np.linspace(0.0, 1.0, 201)]))
-    curves = {
-        "alpha": a.tolist(),
-        "upper": np.asarray(hist.tradeoff_upper_bound(a), dtype=float).tolist(),
-        "others": [["threshold MIA: upper bound", np.asarray(thr.tradeoff_upper_bound(a), dtype=float).tolist()],
-                   [f"GDP audit: mu={gdp.mu_lower_bound:.3g}", np.asarray(gdp.tradeoff(a), dtype=float).tolist()]],
-    }
-    if claim is not None:
-        curves["claim"] = [f"claim: {claim.describe()}", approx_dp_tradeoff(a, claim.epsilon, claim.delta).tolist()]
-    return curves
-
-
 def _plot(path: Path, curves: dict) -> str:
     """--plot: the report's trade-off plot, in the format named by the suffix; returns the path."""
     from ..report.plots import tradeoff_png
@@ -71,37 +53,6 @@ def _plot(path: Path, curves: dict) -> str:
                                   claim=tuple(curves["claim"]) if curves.get("claim") else None,
                                   format=path.suffix.lower().lstrip(".")))
     return str(path)
-
-
-def scores_result(in_path, out_path, x, y, seed, delta, beta, confidence, hist, thr, gdp, check, plot_written) -> dict:
-    """The JSON result of ``audit-scores`` (what ``--json`` prints and ``--report x.json`` writes).
-
-    ``confidence`` is ``1 - beta`` (the name the Python API uses); both are recorded. JSON-ready
-    (numpy values converted)."""
-    from ..estimators.region import jsonable as _jsonable
-
-    return json.loads(json.dumps(_jsonable({
-        "inputs": {"in": str(in_path), "out": str(out_path), "n_in": int(x.size), "n_out": int(y.size), "seed": seed},
-        "delta": delta,
-        "beta": beta,
-        "confidence": confidence,
-        "epsilon_lower_bound": hist.epsilon_lower_bound(delta),
-        "epsilon_source": hist.epsilon_source(delta),
-        "tv_lower_bound": hist.tv_lower_bound,
-        "tv_estimate": hist.tv_estimate,
-        "mu_lower_bound": hist.mu_lower_bound,
-        "mu_from_tv": hist.mu_from_tv,
-        "baselines": {
-            "threshold": {
-                "epsilon_lower_bound": thr.epsilon_lower_bound(delta), "tv_lower_bound": thr.tv_lower_bound,
-                "mu_lower_bound": thr.mu_lower_bound,
-            },
-            "gdp": {**gdp.to_dict(), "epsilon_of_mu": gdp.epsilon(delta)},
-        },
-        "histogram": hist.to_dict(),
-        "claim": None if check is None else check.to_dict(),
-        "plot": plot_written,
-    })))
 
 
 def register(app: typer.Typer) -> None:
@@ -135,12 +86,9 @@ def register(app: typer.Typer) -> None:
 
         Example: dpaudit audit-scores with.npy without.npy --delta 1e-5 --plot tradeoff.png
         """
-        import numpy as np
-
         from .._validate import check_delta, check_int, check_probability
         from ..privacy.claims import make_claim
-        from ..scores.baselines import gdp_audit, threshold_audit
-        from ..scores import histogram_audit
+        from ..scores.audit import audit_scores
         from ..scores.io import load_scores
 
         try:
@@ -166,36 +114,31 @@ def register(app: typer.Typer) -> None:
             y = load_scores(out_path, name=f"OUT ({out_path})")
             if x.size < 2 or y.size < 2:
                 raise ValueError(f"need at least 2 scores in each file, got {x.size} in IN and {y.size} in OUT")
-            if seed is None:
-                seed = int(np.random.SeedSequence().entropy % (2**31))
-            ss = np.random.SeedSequence(seed).spawn(3)
-            hist = histogram_audit(x, y, bins=k, method=method.value, confidence=confidence, rng=np.random.default_rng(ss[0]))
-            thr = threshold_audit(x, y, thresholds=thresholds, confidence=confidence, rng=np.random.default_rng(ss[1]))
-            gdp = gdp_audit(x, y, thresholds=thresholds, confidence=confidence, rng=np.random.default_rng(ss[2]))
+            res = audit_scores(x, y, delta=delta, beta=beta, confidence=confidence, bins=k, method=method.value,
+                               thresholds=thresholds, claim=claim, seed=seed, in_path=in_path, out_path=out_path)
         except ValueError as exc:
             raise fail(str(exc))
 
-        check = hist.check_claim(claim) if claim is not None else None
-        curves = _curves(hist, thr, gdp, claim) if (plot is not None or report is not None) else None
-        plot_written = None
+        curves = res.curves() if (plot is not None or report is not None) else None
         if plot is not None:
             try:
-                plot_written = _plot(plot, curves)
+                res = dataclasses.replace(res, plot=_plot(plot, curves))
             except (OSError, ValueError) as exc:
                 raise fail(f"--plot: cannot write {str(plot)!r}: {exc}")
-        result = scores_result(in_path, out_path, x, y, seed, delta, beta, confidence, hist, thr, gdp, check, plot_written)
-        code = EXIT_VIOLATION if (check is not None and check.violated) else EXIT_OK
+        result = res.to_dict()
+        code = EXIT_VIOLATION if res.violated else EXIT_OK
         if report is not None:
-            write_report(ctx, report, result, seed=seed, extra={"curves": curves})
+            write_report(ctx, report, result, seed=res.seed, extra={"curves": curves})
         if json_out:
             typer.echo(json.dumps(result, indent=2))
         else:
-            _render(result, in_path, out_path, hist, thr, gdp, claim, check, code)
+            _render(result, in_path, out_path, res, code)
         raise typer.Exit(code)
 
 
-def _render(result: dict, in_path, out_path, hist, thr, gdp, claim, check, code: int) -> None:
+def _render(result: dict, in_path, out_path, res, code: int) -> None:
     """The tables of ``audit-scores`` (stdout)."""
+    hist, thr, gdp, claim, check = res.histogram, res.threshold, res.gdp, res.claim, res.check
     delta, seed = result["delta"], result["inputs"]["seed"]
     eps_lb = result["epsilon_lower_bound"]
     b = hist.details["bins"]

@@ -252,42 +252,19 @@ def tradeoff_png(alpha, upper, others, claim=None, *, format: str = "png") -> by
     bytes
         The image (PNG unless ``format`` says otherwise).
     """
+    from ..scores.plot import draw_tradeoff
+
     a = np.asarray(alpha, dtype=float)
-    up = np.asarray(upper, dtype=float)
+    curves = [("certified upper bound", a, upper, {"color": "C0", "lw": 2})]
+    curves += [(label, a, y, {"color": f"C{i + 1}", "lw": 1.1, "ls": "--"}) for i, (label, y) in enumerate(others)]
+    if claim is not None:
+        curves.append((claim[0], a, claim[1], {"color": "k", "lw": 1.3}))
     fig, (ax, ax2) = _figure(10.0, 4.6, ncols=2)
-    ax.fill_between(a, up, np.maximum(up, 1 - a), color="C0", alpha=0.15, lw=0, label="ruled out (certified)")
-    ax.plot(a, 1 - a, color="0.7", ls=":", lw=1, label="perfect privacy")
-    ax.plot(a, up, color="C0", lw=2, label="certified upper bound")
-    for i, (label, y) in enumerate(others):
-        ax.plot(a, y, color=f"C{i + 1}", lw=1.1, ls="--", label=label)
-    if claim is not None:
-        ax.plot(a, claim[1], color="k", lw=1.3, label=claim[0])
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("type I error (FPR)")
-    ax.set_ylabel("type II error (FNR)")
+    draw_tradeoff(ax, curves, certified=(a, upper))
     ax.set_title("trade-off curve", fontsize=9)
-    ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    keep = a > 0
-    ak = a[keep]
-    tpr = 1 - up[keep]
-    ax2.fill_between(ak, np.maximum(ak, 1e-12), np.maximum(tpr, ak), color="C0", alpha=0.15, lw=0)
-    ax2.plot(ak, ak, color="0.7", ls=":", lw=1)
-    ax2.plot(ak, np.maximum(tpr, 1e-12), color="C0", lw=2)
-    for i, (label, y) in enumerate(others):
-        ax2.plot(ak, np.maximum(1 - np.asarray(y, dtype=float)[keep], 1e-12), color=f"C{i + 1}", lw=1.1, ls="--")
-    if claim is not None:
-        ax2.plot(ak, np.maximum(1 - np.asarray(claim[1], dtype=float)[keep], 1e-12), color="k", lw=1.3)
-    lo = max(float(ak.min()), 1e-6)
-    ax2.set_xscale("log")
-    ax2.set_yscale("log")
-    ax2.set_xlim(lo, 1)
-    ax2.set_ylim(lo, 1)
-    ax2.set_xlabel("FPR (log)")
-    ax2.set_ylabel("TPR = 1 - FNR (log)")
+    draw_tradeoff(ax2, curves, log=True, certified=(a, upper))
     ax2.set_title("ROC form, log-log (low-FPR region)", fontsize=9)
-    ax2.grid(alpha=0.3, which="both")
     return _png(fig, format)
 
 

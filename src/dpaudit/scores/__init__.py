@@ -10,6 +10,9 @@ A user with two 1-D samples — say a canary's loss under models trained *with* 
   curve, TV and Gaussian-DP ``mu`` lower bounds, and claim checks;
 * :func:`threshold_audit` and :func:`gdp_audit` — the threshold membership-inference baseline and
   the Gaussian-DP audit of Nasr et al. (2023);
+* :func:`audit_scores` — the histogram audit, both baselines and an optional claim check in one
+  call; its :class:`ScoresAuditResult` serialises itself (``to_dict``: what ``dpaudit
+  audit-scores --json`` prints) and gives the trade-off curves (``curves``);
 * :func:`one_shot_audit` — random-canary cosines vs their exact null (Andrew et al. 2024);
 * :func:`estimate_pld` — white-box per-step scores to a privacy loss distribution, composed with
   dp_accounting (an estimate, paper 001 §9.2).
@@ -20,6 +23,7 @@ The histogram audit and the evidence type live with the other region bounds
 Derivations: ``docs/scores.md``.
 """
 
+from .audit import ScoresAuditResult, audit_scores
 from .baselines import GDPAudit, gdp_audit, threshold_audit
 from .canaries import (
     OneShotAudit,
@@ -33,7 +37,7 @@ from ..estimators.histogram import Bins, histogram_audit, histogram_hockey_stick
 from ..estimators.region import ClaimCheck, ScoreAudit, lower_convex_hull, pareto_front
 from .io import load_scores
 from .pld import EmpiricalPLD, estimate_pld, merge_sparse_bins
-from .plot import approx_dp_tradeoff, plot_tradeoff
+from .plot import approx_dp_tradeoff, draw_tradeoff, plot_tradeoff
 
 __all__ = [
     "Bins",
@@ -42,8 +46,11 @@ __all__ = [
     "GDPAudit",
     "OneShotAudit",
     "ScoreAudit",
+    "ScoresAuditResult",
     "approx_dp_tradeoff",
+    "audit_scores",
     "cosine_scores",
+    "draw_tradeoff",
     "estimate_pld",
     "gdp_audit",
     "histogram_audit",

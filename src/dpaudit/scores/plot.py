@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["approx_dp_tradeoff", "plot_tradeoff"]
+__all__ = ["approx_dp_tradeoff", "draw_tradeoff", "plot_tradeoff"]
 
 
 def approx_dp_tradeoff(alpha, epsilon: float, delta: float = 0.0):
@@ -33,6 +33,65 @@ def approx_dp_tradeoff(alpha, epsilon: float, delta: float = 0.0):
     return np.maximum(0.0, np.maximum(1.0 - delta - e * a, (1.0 - delta - a) / e))
 
 
+#: smallest type I error shown on log axes, and the floor of powers drawn there
+_LOG_FLOOR = 1e-6
+_TINY = 1e-12
+
+
+def draw_tradeoff(ax, curves, *, log: bool = False, certified=None) -> None:
+    """Draw trade-off curves on a matplotlib ``Axes`` (the one drawing of trade-off curves:
+    :func:`plot_tradeoff` and the reports' :func:`dpaudit.report.plots.tradeoff_png` use it).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    curves : list of (label, alpha array, beta array, style dict)
+        Type II errors ``beta`` at type I errors ``alpha``; style is passed to ``Axes.plot``.
+    log : bool
+        Draw the ROC form instead (power ``1 - beta`` against ``alpha`` on log-log axes), which
+        shows the small-error region that decides large epsilons (Carlini et al. 2022's convention).
+    certified : (alpha array, beta array), optional
+        A certified upper bound on the trade-off function: the region between it and perfect
+        privacy is shaded (ruled out).
+
+    Sets the axes' scales, limits, labels and grid, with the perfect-privacy line; titles and
+    legends are left to the caller.
+    """
+    if log:
+        positive = [np.asarray(a, dtype=float) for _, a, _, _ in curves]
+        positive = [a[a > 0] for a in positive if np.any(a > 0)]
+        lo = max(_LOG_FLOOR, min(float(a.min()) for a in positive)) if positive else _LOG_FLOOR
+        if certified is not None:
+            a, b = (np.asarray(v, dtype=float) for v in certified)
+            keep = a > 0
+            ak = a[keep]
+            ax.fill_between(ak, np.maximum(ak, _TINY), np.maximum(1.0 - b[keep], ak), color="C0", alpha=0.15, lw=0)
+        ax.plot([lo, 1.0], [lo, 1.0], color="0.7", ls=":", lw=1, label="perfect privacy")
+        for label, a, b, style in curves:
+            a = np.asarray(a, dtype=float)
+            keep = a > 0
+            ax.plot(a[keep], np.maximum(1.0 - np.asarray(b, dtype=float)[keep], _TINY), label=label, **(style or {}))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, 1)
+        ax.set_ylim(lo, 1)
+        ax.set_xlabel("FPR (log)")
+        ax.set_ylabel("TPR = 1 - FNR (log)")
+        ax.grid(alpha=0.3, which="both")
+        return
+    if certified is not None:
+        a, b = (np.asarray(v, dtype=float) for v in certified)
+        ax.fill_between(a, b, np.maximum(b, 1.0 - a), color="C0", alpha=0.15, lw=0, label="ruled out (certified)")
+    ax.plot([0.0, 1.0], [1.0, 0.0], color="0.7", ls=":", lw=1, label="perfect privacy")
+    for label, a, b, style in curves:
+        ax.plot(a, b, label=label, **(style or {}))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("type I error (FPR)")
+    ax.set_ylabel("type II error (FNR)")
+    ax.grid(alpha=0.3)
+
+
 def plot_tradeoff(path, curves, *, title: str = "Trade-off curves", log: bool = False):
     """Write a trade-off plot to ``path`` (PNG).
 
@@ -58,34 +117,11 @@ def plot_tradeoff(path, curves, *, title: str = "Trade-off curves", log: bool = 
     fig = Figure(figsize=(5.2, 5.0), dpi=120)
     FigureCanvasAgg(fig)  # Agg canvas: no GUI, no change to pyplot's global backend
     ax = fig.add_subplot()
-    if log:
-        # ROC form on log-log axes (power 1 - FNR against FPR): the small-FPR corner, where large
-        # epsilons show, becomes visible (Carlini et al. 2022's convention).
-        grid = np.geomspace(1e-6, 1, 200)
-        ax.plot(grid, grid, color="0.8", lw=0.8, ls=":", label="perfect privacy")
-        for label, a, b, style in curves:
-            a = np.asarray(a, dtype=float)
-            keep = a > 0
-            ax.plot(a[keep], 1.0 - np.asarray(b, dtype=float)[keep], label=label, **(style or {}))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        lo = max(1e-6, min(float(np.min(np.asarray(c[1])[np.asarray(c[1]) > 0])) for c in curves)) if curves else 1e-6
-        ax.set_xlim(lo, 1)
-        ax.set_ylim(lo, 1)
-        ax.set_xlabel("type I error (FPR)")
-        ax.set_ylabel("power, 1 - type II error (TPR)")
-    else:
-        ax.plot([0, 1], [1, 0], color="0.8", lw=0.8, ls=":", label="perfect privacy: 1 - a")
-        for label, a, b, style in curves:
-            ax.plot(a, b, label=label, **(style or {}))
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
+    draw_tradeoff(ax, curves, log=log)
+    if not log:
         ax.set_aspect("equal")
-        ax.set_xlabel("type I error (FPR)")
-        ax.set_ylabel("type II error (FNR)")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="lower right" if log else "upper right")
-    ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
     return str(path)
