@@ -182,7 +182,7 @@ def feature_codes(values, family: str, atoms=None) -> np.ndarray:
 def _describe_code(code: int, family: str, atoms: np.ndarray) -> str:
     if family == "atoms":
         if code < _OTHER_ATOM:
-            return f"={atoms[code]!r}"
+            return f"={float(atoms[code])!r}"
         c = code - _OTHER_ATOM
         return f"{'-' if c >> 11 else '+'}[2^{(c & 0x7FF) - 1023}, 2^{(c & 0x7FF) - 1022}) not an atom"
     shift = 6 if family == "granularity" else 4
@@ -315,7 +315,7 @@ class FloatBitsHockeyStick:
             chosen.append((pick, mask, n_in, n_out, in_tr, out_tr))
         shares = HistogramHockeyStick._direction_shares(chosen, eps_grid, allowed, beta)
         bounds = []
-        for (direction, swap), (pick, mask, n_in, n_out, _, _), share in zip(
+        for (direction, swap), (pick, mask, n_in, n_out, in_tr, _), share in zip(
             (("P||Q", False), ("Q||P", True)), chosen, shares
         ):
             j, fam, atoms, cats, c = candidates[pick]
@@ -323,7 +323,7 @@ class FloatBitsHockeyStick:
             bounds.append(HistogramBound.certify(
                 int(in_ev[mask].sum()), n_in, int(out_ev[mask].sum()), n_out,
                 epsilon=epsilon, beta=share * beta, direction=direction, n_train=n_d_p + n_d_q,
-                region=self._describe(mask, cats, fam, atoms, j), tolerance="split", mode="float-bits",
+                region=self._describe(mask, in_tr, cats, fam, atoms, j), tolerance="split", mode="float-bits",
                 num_cells=len(cats) + 1, binning=f"{fam} features of column {j} ({len(cats)} cells seen in the selection half)",
                 vacuous=needed is not None,
             ))
@@ -331,9 +331,11 @@ class FloatBitsHockeyStick:
                                  time.perf_counter() - t0)
 
     @staticmethod
-    def _describe(mask: np.ndarray, cats: np.ndarray, family: str, atoms: np.ndarray, column: int,
-                  limit: int = 4) -> str:
+    def _describe(mask: np.ndarray, weight: np.ndarray, cats: np.ndarray, family: str, atoms: np.ndarray,
+                  column: int, limit: int = 4) -> str:
+        """The region's cells, heaviest (in the selection half) first."""
         idx = np.flatnonzero(mask)
+        idx = idx[np.argsort(-weight[idx], kind="stable")]
         names = ["unseen" if i >= len(cats) else _describe_code(int(cats[i]), family, atoms) for i in idx[:limit]]
         more = f", ... ({len(idx)} cells)" if len(idx) > limit else ""
         return f"[{family}, column {column}] output in {{" + "; ".join(names) + more + "}"
