@@ -43,6 +43,7 @@ class FloatBitsTester(ProfileTester):
         self.estimator = estimator if estimator is not None else FloatBitsHockeyStick(**kwargs)
 
     def config(self) -> dict:
+        """Tester name and the estimator's hyper-parameters (JSON-friendly)."""
         return {"tester": self.name, **self.estimator.config()}
 
     def _needed_samples(self, evidence, outcome, n_p, n_q, claim, beta):
