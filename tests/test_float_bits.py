@@ -120,3 +120,14 @@ def test_null_rate_on_a_correct_continuous_mechanism():
         p, q = _mixed(0.0, 4000, rng, mass=0.0), _mixed(1.0, 4000, rng, mass=0.0)
         accused += tester.test(p, q, PureDP(1.0), beta=beta, rng=rep).violation
     assert_rate_at_most(accused, reps, beta, what="float-bits accusations of an exactly 1-DP mechanism")
+
+
+def test_cli_float_bits_flags_float_laplace_and_names_the_features():
+    from typer.testing import CliRunner
+
+    from dpaudit.cli import app
+
+    res = CliRunner().invoke(app, ["test", "zoo:float-laplace", "--epsilon", "1", "--tester", "float-bits",
+                                   "--samples", "2000", "--seed", "1", "--json"])
+    assert res.exit_code == 1, res.output
+    assert "granularity features" in res.output
