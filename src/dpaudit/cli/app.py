@@ -74,6 +74,7 @@ class TesterName(str, Enum):
     renyi = "renyi"
     mmd = "mmd"
     histogram = "histogram"
+    float_bits = "float-bits"
     all = "all"
 
 
@@ -389,7 +390,7 @@ def test_cmd(
     domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain, one LOWER:UPPER per coordinate (repeat the option). Default: the mechanism's own, else 0:1."),
     min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size for random search."),
     max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset size for random search."),
-    tester_name: TesterName = typer.Option(TesterName.hockey_stick, "--tester", help="Which divergence bound decides: hockey-stick (trained classifier; every claim), renyi (variational Rényi bound; Rényi and pure claims), mmd (kernel MMD; pure and approximate claims), histogram (binned outputs), or all (every tester that supports the claim, beta split among them)."),
+    tester_name: TesterName = typer.Option(TesterName.hockey_stick, "--tester", help="Which divergence bound decides: hockey-stick (trained classifier; every claim), renyi (variational Rényi bound; Rényi and pure claims), mmd (kernel MMD; pure and approximate claims), histogram (binned outputs), float-bits (regions that are sets of doubles: bit-level features and point masses, for floating-point outputs; docs/floating_point.md), or all (every tester that supports the claim, beta split among them)."),
     device: str = option("device", "cpu", "of trained testers"),
     json_out: bool = option("json", False),
     quiet: bool = option("quiet", False),

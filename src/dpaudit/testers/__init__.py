@@ -7,6 +7,7 @@ hockey-stick   hockey-stick, by a trained classifier's region        paper 000 A
 renyi          Rényi, variational lower bound                        paper 000 Alg. 2, 002 Alg. 1
 mmd            maximum mean discrepancy -> (eps, delta)              paper 000 Alg. 7-8
 histogram      hockey-stick over a finite (or binned) output space   paper 000 Alg. 3-4
+float-bits     hockey-stick over sets of doubles (bit features, atoms) Mironov 2012
 all            every tester that supports the claim, beta split      union bound
 ============== ===================================================== =========================
 """
@@ -36,6 +37,7 @@ _TESTERS = {
     "renyi": "dpaudit.testers.renyi:RenyiTester",
     "mmd": "dpaudit.testers.mmd:MMDTester",
     "histogram": "dpaudit.testers.histogram:HistogramTester",
+    "float-bits": "dpaudit.testers.float_bits:FloatBitsTester",
 }
 TESTER_NAMES = (*_TESTERS, "all")
 
@@ -50,7 +52,7 @@ def make_tester(name: str = "hockey-stick", *, device: str | None = None) -> Tes
 
     Parameters
     ----------
-    name : {"hockey-stick", "renyi", "mmd", "histogram", "all"}
+    name : {"hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all"}
     device : str, optional
         Torch device for the trained testers (hockey-stick, renyi); default CPU.
 

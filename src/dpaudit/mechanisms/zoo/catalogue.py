@@ -5,7 +5,7 @@ privacy parameters under test, so ``dpaudit test zoo:dp-laplace --epsilon 0.01``
 mechanism instantiated at epsilon = 0.01 against the claim it makes at that epsilon.
 
 The mechanisms live in their modules (:mod:`.mean`, :mod:`.svt`, :mod:`.noisy_max`,
-:mod:`.median`, :mod:`.dpgd`, :mod:`.randomized_response`), whose docstrings derive the numbers
+:mod:`.median`, :mod:`.dpgd`, :mod:`.randomized_response`, :mod:`.floating`), whose docstrings derive the numbers
 quoted here; each family below lists the fields its entries share once, then one ``dict`` per
 entry. An entry's name is its factory's ``name`` (the class attribute, or the one :func:`variant`
 sets).
@@ -24,6 +24,7 @@ from .dpgd import (
     WrongSensitivitySGD,
 )
 from .entry import ZooEntry, variant
+from .floating import WITNESS_FLOAT, FloatGaussian, FloatLaplace, SnappingLaplace
 from .mean import WITNESS, WITNESS_SUM, DPGaussian, DPLaplace, NonDPGaussian1, NonDPGaussian2, NonDPLaplace1, NonDPLaplace2
 from .median import ExponentialQuantile
 from .noisy_max import DEFAULT_NUM_QUERIES, WITNESS_ALL_RISE, WITNESS_ONE_RISES, NoisyMax
@@ -458,5 +459,52 @@ _register_family(
         ),
         witness_pairs=(WITNESS_OPPOSITE,),
         source=_DPGD_SOURCE_002 + " 'WrongSensitivitySGD'; " + _DPGD_SOURCE_000,
+    ),
+)
+
+
+# ---------------------------------------------------------------- floating point (Mironov 2012)
+_FLOAT_SOURCE = "Mironov (2012), 'On significance of the least significant bits for differential privacy', CCS"
+_register_family(
+    {"witness_pairs": WITNESS_FLOAT},
+    dict(
+        factory=FloatLaplace,
+        claim_kind="pure",
+        private=False,
+        summary="sum of records in [0, 1] + textbook inverse-CDF Laplace(1/eps) computed in float64",
+        bug=(
+            "the set of doubles S + noise can take depends on S: near 0 the outputs of S = 1 (or 1/3) lie on "
+            "the grid of S's binade, those of S = 0 have full precision (floating-point attack)"
+        ),
+        true_guarantee=(
+            "no eps-DP guarantee for any eps (Mironov 2012, §3): at the witness pair the set 'small output, "
+            "fine lowest bit' has probability about 1 - e^{-eps} under S = 0 and 0 under S = 1."
+        ),
+        source=_FLOAT_SOURCE + ", §3",
+    ),
+    dict(
+        factory=FloatGaussian,
+        claim_kind="approx",
+        private=False,
+        summary="sum of records in [0, 1] + textbook Box-Muller N(0, sigma^2) in float64, sigma = sqrt(2 ln(1.25/delta))/eps",
+        bug="as float-laplace: the reachable doubles of S + noise depend on S (floating-point attack)",
+        true_guarantee=(
+            "no (eps, delta)-DP guarantee for small delta: the set 'small output, fine lowest bit' has "
+            "probability about 2/(sqrt(2 pi) sigma) under S = 0 and 0 under S = 1 (Mironov 2012, §3 argument)."
+        ),
+        default_delta=1e-5,
+        source=_FLOAT_SOURCE + ", §3 (the Gaussian analogue)",
+    ),
+    dict(
+        factory=SnappingLaplace,
+        claim_kind="pure",
+        private=True,
+        summary="sum of records in [0, 1], Mironov's snapping mechanism: clamp, + Laplace via ln(U*), round to a power-of-two grid, clamp",
+        bug=None,
+        true_guarantee=(
+            "eps-DP: Mironov 2012 Thm 1 gives (1/lambda + 2^-49 B/lambda)-DP for lambda < B < 2^46 lambda; "
+            "the factory takes B = max(10, 2/eps) and lambda = (1 + 2^-49 B)/eps."
+        ),
+        source=_FLOAT_SOURCE + ", §5.2",
     ),
 )
