@@ -17,6 +17,7 @@ __all__ = [
     "check_samples",
     "check_scores",
     "profile_grid",
+    "profile_targets",
     "register_bound_type",
 ]
 
@@ -100,6 +101,29 @@ def profile_grid(epsilon: float, num: int = 256) -> np.ndarray:
     0, the claimed epsilon, and a geometric grid up to ``max(20, 4 epsilon)``."""
     top = max(20.0, 4.0 * epsilon)
     return np.unique(np.concatenate([[0.0, epsilon], np.geomspace(1e-4, top, num)]))
+
+
+def profile_targets(epsilon: float, delta_profile=None) -> tuple[np.ndarray, np.ndarray]:
+    """The eps' grid and the delta each eps' allows, for an estimator that chooses its region
+    against a claim.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed epsilon (nats).
+    delta_profile : callable or None
+        The claim's privacy profile ``eps' -> delta(eps')`` (vectorised); None: pure DP at
+        ``epsilon`` only.
+
+    Returns
+    -------
+    eps_grid, allowed : ndarray of float, same shape
+        ``[epsilon], [0]`` without a profile; else :func:`profile_grid` and the profile on it.
+    """
+    if delta_profile is None:
+        return np.array([epsilon]), np.zeros(1)
+    eps_grid = profile_grid(epsilon)
+    return eps_grid, np.asarray(delta_profile(eps_grid), dtype=float)
 
 
 _BOUND_TYPES: dict[str, type] = {}

@@ -41,14 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validate import as_rng, check_epsilon, check_probability
-from .base import check_sample_pair, profile_grid
-from .histogram import (
-    HistogramBound,
-    HistogramEvidence,
-    HistogramHockeyStick,
-    _choose_region,
-    _cross_validate,
-)
+from .base import check_sample_pair, profile_targets
+from .histogram import HistogramBound, HistogramEvidence, HistogramHockeyStick, choose_direction_regions
 
 __all__ = ["FAMILIES", "FloatBits", "FloatBitsHockeyStick", "atom_values", "feature_codes", "float_bits"]
 
@@ -270,11 +264,7 @@ class FloatBitsHockeyStick:
             raise ValueError("float-bits features need outputs without NaN")
         epsilon, beta = check_epsilon(epsilon), check_probability(beta, "beta")
         rng = as_rng(rng)
-        if delta_profile is None:
-            eps_grid, allowed = np.array([epsilon]), np.zeros(1)
-        else:
-            eps_grid = profile_grid(epsilon)
-            allowed = np.asarray(delta_profile(eps_grid), dtype=float)
+        eps_grid, allowed = profile_targets(epsilon, delta_profile)
         p = p[rng.permutation(len(p))]
         q = q[rng.permutation(len(q))]
         n_d_p = self._split._design_size(len(p), self.train_fraction)
@@ -304,16 +294,7 @@ class FloatBitsHockeyStick:
                                    (count(codes["p_tr"][hp:]), count(codes["q_tr"][hq:])))
                 candidates.append((j, fam, atoms, cats, counts))
 
-        chosen = []
-        for swap in (False, True):
-            n_in, n_out = (n_ev_q, n_ev_p) if swap else (n_ev_p, n_ev_q)
-            scores = [_cross_validate(c[4]["folds"], swap, n_in, n_out, eps_grid, allowed, beta / 4) for c in candidates]
-            pick = int(np.argmax(scores))
-            c = candidates[pick][4]
-            in_tr, out_tr = (c["b_tr"], c["a_tr"]) if swap else (c["a_tr"], c["b_tr"])
-            mask = _choose_region(in_tr, out_tr, n_in, n_out, eps_grid, allowed, beta / 4)
-            chosen.append((pick, mask, n_in, n_out, in_tr, out_tr))
-        shares = HistogramHockeyStick._direction_shares(chosen, eps_grid, allowed, beta)
+        chosen, shares = choose_direction_regions([c[4] for c in candidates], n_ev_p, n_ev_q, eps_grid, allowed, beta)
         bounds = []
         for (direction, swap), (pick, mask, n_in, n_out, in_tr, _), share in zip(
             (("P||Q", False), ("Q||P", True)), chosen, shares

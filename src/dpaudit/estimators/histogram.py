@@ -94,7 +94,7 @@ from ..bounds import (
     empirical_tv_upper,
     empirical_tv_upper_plugin,
 )
-from .base import NotApplicable, check_sample_pair, check_scores, profile_grid, register_bound_type
+from .base import NotApplicable, check_sample_pair, check_scores, profile_targets, register_bound_type
 from .region import (
     BothDirections,
     HockeyStickBound,
@@ -477,6 +477,49 @@ def _deviations(tolerance: str, counts: np.ndarray, num_cells: int, beta_half: f
 
 
 # --------------------------------------------------------------------------- estimator
+def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, allowed, beta: float):
+    """For each direction (``P||Q``, then ``Q||P``), pick a candidate cell set and a region on the
+    selection half, and split ``beta`` between the directions (also on the selection half).
+
+    Parameters
+    ----------
+    counts : list of dict
+        Per candidate cell set, the counts of :func:`_split_counts` (``a_tr``/``b_tr`` selection
+        counts of P and Q per cell; ``folds`` when there is more than one candidate).
+    n_ev_p, n_ev_q : int
+        Held-out sample sizes of P and Q.
+    eps_grid, allowed : ndarray
+        The claim's eps' grid and the delta it allows there (:func:`~.base.profile_targets`).
+    beta : float
+        The failure probability of both directions together.
+
+    Returns
+    -------
+    chosen : list of 2 tuples ``(pick, mask, n_in, n_out, in_tr, out_tr)``
+        The candidate picked (by the cross-validated certified margin of :func:`_cross_validate`
+        when there are several), the region's cell mask and the sizes/selection counts it was
+        chosen with, per direction.
+    shares : tuple of 2 float
+        Each direction's share of ``beta`` (:meth:`HistogramHockeyStick._direction_shares`).
+
+    Source: paper 000, Alg. 3–4 with the region chosen on a selection half (docs/histogram.md);
+    nothing here looks at the held-out counts, so certifying on them keeps the bound's level.
+    """
+    chosen = []
+    for swap in (False, True):
+        n_in, n_out = (n_ev_q, n_ev_p) if swap else (n_ev_p, n_ev_q)
+        if len(counts) > 1:
+            scores = [_cross_validate(c["folds"], swap, n_in, n_out, eps_grid, allowed, beta / 4) for c in counts]
+            pick = int(np.argmax(scores))
+        else:
+            pick = 0
+        c = counts[pick]
+        in_tr, out_tr = (c["b_tr"], c["a_tr"]) if swap else (c["a_tr"], c["b_tr"])
+        mask = _choose_region(in_tr, out_tr, n_in, n_out, eps_grid, allowed, beta / 4)
+        chosen.append((pick, mask, n_in, n_out, in_tr, out_tr))
+    return chosen, HistogramHockeyStick._direction_shares(chosen, eps_grid, allowed, beta)
+
+
 class HistogramHockeyStick:
     """Histogram lower bounds on the hockey-stick divergence (paper 000, Alg. 3, improved).
 
@@ -680,11 +723,7 @@ class HistogramHockeyStick:
         p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
         epsilon, beta = check_epsilon(epsilon), check_probability(beta, "beta")
         rng = as_rng(rng)
-        if delta_profile is None:
-            eps_grid, allowed = np.array([epsilon]), np.zeros(1)
-        else:
-            eps_grid = profile_grid(epsilon)
-            allowed = np.asarray(delta_profile(eps_grid), dtype=float)
+        eps_grid, allowed = profile_targets(epsilon, delta_profile)
 
         frac = self._design_fraction()
         if frac > 0.0:
@@ -707,21 +746,7 @@ class HistogramHockeyStick:
             if candidates[0].mode == "binned":
                 parts = {k: np.sort(v[:, 0]) for k, v in parts.items()}
             counts = [_split_counts(c, parts, folds=len(candidates) > 1) for c in candidates]
-            chosen = []
-            for swap in (False, True):
-                n_in, n_out = (n_ev_q, n_ev_p) if swap else (n_ev_p, n_ev_q)
-                if len(candidates) > 1:
-                    scores = [
-                        _cross_validate(c["folds"], swap, n_in, n_out, eps_grid, allowed, beta / 4) for c in counts
-                    ]
-                    pick = int(np.argmax(scores))
-                else:
-                    pick = 0
-                c = counts[pick]
-                in_tr, out_tr = (c["b_tr"], c["a_tr"]) if swap else (c["a_tr"], c["b_tr"])
-                mask = _choose_region(in_tr, out_tr, n_in, n_out, eps_grid, allowed, beta / 4)
-                chosen.append((pick, mask, n_in, n_out, in_tr, out_tr))
-            shares = self._direction_shares(chosen, eps_grid, allowed, beta)
+            chosen, shares = choose_direction_regions(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta)
             bounds = []
             for (direction, swap), (pick, mask, n_in, n_out, _, _), share in zip(
                 (("P||Q", False), ("Q||P", True)), chosen, shares

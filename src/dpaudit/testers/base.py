@@ -237,8 +237,10 @@ class ProfileTester(Tester):
 
     def _needed_samples(self, evidence, outcome: TestOutcome, n_p: int, n_q: int, claim: Claim,
                         beta: float) -> int | None:
-        """Samples per dataset the test needs when these sizes make it vacuous, else None."""
-        return None
+        """Samples per dataset the test needs when these sizes make it vacuous, else None (by
+        default the estimator's own figure: ``evidence.needed_samples`` when
+        ``evidence.vacuous``)."""
+        return getattr(evidence, "needed_samples", None) if getattr(evidence, "vacuous", False) else None
 
     def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
         """:meth:`Tester.test` (at least 4 rows per sample) from the estimator's two region bounds.

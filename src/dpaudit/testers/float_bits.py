@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 
 from ..estimators.float_bits import FloatBitsHockeyStick
+from ._common import EstimatorTester
 from .base import ProfileTester
 
 __all__ = ["FloatBitsTester"]
 
 
-class FloatBitsTester(ProfileTester):
+class FloatBitsTester(EstimatorTester, ProfileTester):
     """Tests a claim with region bounds whose regions are sets of doubles (bit-level features).
 
     The estimator :class:`~dpaudit.estimators.float_bits.FloatBitsHockeyStick` maps each output
@@ -37,17 +38,7 @@ class FloatBitsTester(ProfileTester):
 
     name = "float-bits"
 
-    def __init__(self, estimator: FloatBitsHockeyStick | None = None, **kwargs):
-        if estimator is not None and kwargs:
-            raise ValueError("give either estimator or its keyword arguments, not both")
-        self.estimator = estimator if estimator is not None else FloatBitsHockeyStick(**kwargs)
-
-    def config(self) -> dict:
-        """Tester name and the estimator's hyper-parameters (JSON-friendly)."""
-        return {"tester": self.name, **self.estimator.config()}
-
-    def _needed_samples(self, evidence, outcome, n_p, n_q, claim, beta):
-        return evidence.needed_samples if evidence.vacuous else None
+    estimator_class = FloatBitsHockeyStick
 
     def test(self, p_samples, q_samples, claim, *, beta: float, rng=None):
         """:meth:`ProfileTester.test`; a violation's ``note`` says which features found it."""

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from ..estimators.histogram import HistogramHockeyStick
+from ._common import EstimatorTester
 from .base import ProfileTester, rdp_epsilon_lower_bound
 
 __all__ = ["HistogramTester", "rdp_epsilon_lower_bound"]
 
 
-class HistogramTester(ProfileTester):
+class HistogramTester(EstimatorTester, ProfileTester):
     """Tests a claim with histogram lower bounds on the hockey-stick divergence, both directions.
 
     Paper 000, Alg. 3–4 (HistogramTester, after Gilbert & McMillan 2018), with the estimator
@@ -47,13 +48,4 @@ class HistogramTester(ProfileTester):
 
     name = "histogram"
 
-    def __init__(self, estimator: HistogramHockeyStick | None = None, **kwargs):
-        if estimator is not None and kwargs:
-            raise ValueError("give either estimator or its keyword arguments, not both")
-        self.estimator = estimator if estimator is not None else HistogramHockeyStick(**kwargs)
-
-    def config(self) -> dict:
-        return {"tester": self.name, **self.estimator.config()}
-
-    def _needed_samples(self, evidence, outcome, n_p, n_q, claim, beta):
-        return evidence.needed_samples if evidence.vacuous else None
+    estimator_class = HistogramHockeyStick
