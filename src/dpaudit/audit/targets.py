@@ -167,7 +167,9 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
     domain : Domain or sequence, optional
         Record domain, anything :func:`as_domain` reads; default the mechanism's own.
     min_size, max_size : int, optional
-        Dataset size range of the relation; default the mechanism's own, else 1 and 10.
+        Dataset size range of the relation (``--min-size``/``--max-size``), used by every finder
+        and checked for given pairs; default the mechanism's own, else the relation's (0 for
+        add/remove relations, so the empty dataset is audited; 1 for replace) and 10.
 
     Returns
     -------
@@ -183,9 +185,14 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
 
     if kind == "zoo":
         entry = obj
-        d = delta if delta is not None else (entry.default_delta if alpha is None else None)
-        claim = make_claim(epsilon, d, alpha)
-        mechanism = entry.mechanism(epsilon, d)
+        if entry.claim_kind == "renyi":  # built at the claimed (alpha, epsilon); alpha defaults to the entry's
+            a = entry.default_alpha if alpha is None else alpha
+            claim = make_claim(epsilon, delta, a)
+            mechanism = entry.mechanism(epsilon, alpha=claim.alpha)
+        else:
+            d = delta if delta is not None else (entry.default_delta if alpha is None else None)
+            claim = make_claim(epsilon, d, alpha)
+            mechanism = entry.mechanism(epsilon, d)
         rel_name = neighbouring if neighbouring else entry.relation
         dom = as_domain(domain) or entry.domain
         lo = entry.min_size if min_size is None else min_size
@@ -198,8 +205,8 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
     hint = getattr(mechanism, "neighbouring", None)
     rel_name = neighbouring if neighbouring else (hint.name if hint is not None else "add-remove")
     dom = as_domain(domain) or (hint.domain if hint is not None else None)
-    lo = min_size if min_size is not None else (hint.min_size if hint is not None else 1)
-    hi = max_size if max_size is not None else (hint.max_size if hint is not None else 10)
+    lo = min_size if min_size is not None else (hint.min_size if hint is not None else None)
+    hi = max_size if max_size is not None else (hint.max_size if hint is not None else None)
     relation = make_relation(rel_name, dom, lo, hi)
     known = [relation.pair(a, b, "pair suggested by the mechanism") for a, b in getattr(mechanism, "witness_pairs", ())]
     return AuditSetup(mechanism, claim, relation, known, None)
@@ -207,11 +214,23 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
 
 def user_pairs(pairs, relation) -> list:
     """Pairs given by the user, ``[[D0, D1], ...]`` or ``[{"d0": D0, "d1": D1}, ...]``, as
-    :class:`NeighbouringPair` objects checked against ``relation`` (named ``user pair i``)."""
+    :class:`NeighbouringPair` objects checked against ``relation`` (named ``user pair i``).
+
+    Raises
+    ------
+    NeighbouringError
+        Naming the pair (``given pair i: ...``) that is not a pair of the relation; for a dataset
+        outside the size range the message names ``--min-size``/``--max-size`` and the value to use.
+    """
+    from ..errors import NeighbouringError
+
     out = []
     for i, p in enumerate(pairs):
         d0, d1 = (p["d0"], p["d1"]) if isinstance(p, dict) else p
-        out.append(relation.pair(d0, d1, description=f"user pair {i + 1}"))
+        try:
+            out.append(relation.pair(d0, d1, description=f"user pair {i + 1}"))
+        except NeighbouringError as exc:
+            raise NeighbouringError(f"given pair {i + 1}: {exc}") from None
     return out
 
 
