@@ -151,3 +151,21 @@ def test_vacuous_tests_are_inconclusive_with_the_needed_sample_size(tester):
     assert code == 3, out
     notes = " ".join(t["outcome"]["note"] for t in out["trials"])
     assert "needs n >= " in notes
+
+
+def test_a_mechanism_that_raises_on_the_empty_dataset_is_audited_from_one_record_with_a_note(tmp_path, monkeypatch):
+    (tmp_path / "cornermean.py").write_text(
+        "import numpy as np\n"
+        "def mean(dataset, rng):\n"
+        "    return float(np.sum(dataset)) / len(dataset) + rng.laplace(0.0, 1.0)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = run("test", "cornermean:mean", "--epsilon", "1", "--samples", "2000", "--trials", "2", "--seed", "0")
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "the empty dataset is left out" in text and "ZeroDivisionError" in text and "--min-size 0" in text
+    # Asked for explicitly, the empty dataset is audited and the mechanism's error is bad input.
+    res = run("test", "cornermean:mean", "--epsilon", "1", "--samples", "2000", "--trials", "2", "--seed", "0",
+              "--min-size", "0", "--search", "bayes")
+    assert res.exit_code == 2 and "on dataset []" in res.output

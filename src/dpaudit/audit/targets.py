@@ -93,6 +93,9 @@ class AuditSetup:
         The zoo entry's witness pairs (when auditing under its own relation) or the mechanism's
         ``witness_pairs`` hint; replaced by user pairs when those are given.
     zoo_entry : ZooEntry or None
+    notes : tuple of str
+        What the assembly decided that the user should know (e.g. that the empty dataset was left
+        out because the mechanism raised on it).
     """
 
     mechanism: object
@@ -100,6 +103,7 @@ class AuditSetup:
     relation: object
     known: list
     zoo_entry: object = None
+    notes: tuple = ()
 
 
 def as_domain(domain, name: str = "--domain"):
@@ -169,7 +173,8 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
     min_size, max_size : int, optional
         Dataset size range of the relation (``--min-size``/``--max-size``), used by every finder
         and checked for given pairs; default the mechanism's own, else the relation's (0 for
-        add/remove relations, so the empty dataset is audited; 1 for replace) and 10.
+        add/remove relations, so the empty dataset is audited, unless a mechanism that declares
+        no relation raises on it: then 1, with a note; 1 for replace) and 10.
 
     Returns
     -------
@@ -208,8 +213,33 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
     lo = min_size if min_size is not None else (hint.min_size if hint is not None else None)
     hi = max_size if max_size is not None else (hint.max_size if hint is not None else None)
     relation = make_relation(rel_name, dom, lo, hi)
+    notes = ()
+    if lo is None and relation.min_size == 0:
+        # The empty dataset is in the default range but the mechanism declared nothing: a
+        # mechanism that cannot run on it (a mean, a library that refuses an empty input) is
+        # audited from one record rather than failing with exit 2 by default.
+        reason = _fails_on_empty(mechanism, relation)
+        if reason:
+            relation = make_relation(rel_name, dom, 1, hi)
+            notes = (f"the empty dataset is left out: the mechanism raised on it ({reason}); "
+                     "give --min-size 0 (min_size=0) to audit it anyway",)
     known = [relation.pair(a, b, "pair suggested by the mechanism") for a, b in getattr(mechanism, "witness_pairs", ())]
-    return AuditSetup(mechanism, claim, relation, known, None)
+    return AuditSetup(mechanism, claim, relation, known, None, notes)
+
+
+def _fails_on_empty(mechanism, relation) -> str:
+    """Why ``mechanism`` cannot run on the empty dataset of ``relation`` ('' if it can): one
+    output is drawn with a fixed seed, apart from the audit's random streams."""
+    import numpy as np
+
+    from ..errors import MechanismError
+    from ..mechanisms.base import draw
+
+    try:
+        draw(mechanism, np.empty((0, relation.domain.record_dim)), 1, np.random.default_rng(0))
+    except (MechanismError, ValueError) as exc:
+        return str(exc)
+    return ""
 
 
 def user_pairs(pairs, relation) -> list:

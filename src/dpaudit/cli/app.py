@@ -454,6 +454,9 @@ def test_cmd(
             f"({relation.name} neighbours, {samples:,} samples per dataset, up to {trials} trial(s), beta={beta:g})"
             + (f"; audit kept in {escape(storage)}" if storage else "")
         )
+    if not quiet:
+        for note in setup.notes:  # e.g. the empty dataset left out (stderr, so --json stays clean)
+            console.print(f"[yellow]note[/]: {escape(note)}")
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
