@@ -19,7 +19,7 @@ from test_search_support import MeanShiftTester, NoisyMean, noisy_sum_call
 
 distributed = pytest.importorskip("distributed")
 
-REL = AddRemove(max_size=4)
+REL = AddRemove(min_size=1, max_size=4)  # NoisyMean has no mean on the empty dataset
 
 
 class Unpicklable(Mechanism):

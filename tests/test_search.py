@@ -108,11 +108,22 @@ def test_grid_is_valid_deterministic_and_without_repeats(relation):
 
 
 def test_grid_starts_at_the_extremes_with_the_largest_change():
-    g = SpaceGridFinder(AddRemove(max_size=10))
+    g = SpaceGridFinder(AddRemove(min_size=1, max_size=10))
     p = g.ask()
     assert p.d0.ravel().tolist() == [0.0] and p.d1.ravel().tolist() == [0.0, 1.0]
     g.tell(p, 0.0)
     assert g.ask().d0.ravel().tolist() == [1.0]
+
+
+def test_grid_and_optuna_finders_try_the_empty_dataset_first_by_default():
+    # Add/remove relations include the empty dataset by default: [] vs [x] at the domain's faces
+    # are the first pairs of the grid and the first proposals of the Optuna finders.
+    for finder in (SpaceGridFinder(AddRemove(max_size=10)), BayesFinder(AddRemove(max_size=10), method="tpe", seed=0)):
+        firsts = [finder.ask() for _ in range(2)]
+        assert [p.d0.shape[0] for p in firsts] == [0, 0]
+        assert sorted(p.d1.ravel().tolist()[0] for p in firsts) == [0.0, 1.0]
+    # --min-size 1 excludes it.
+    assert SpaceGridFinder(AddRemove(min_size=1, max_size=10)).ask().d0.shape[0] == 1
 
 
 @pytest.mark.parametrize("make", [
@@ -223,7 +234,7 @@ def test_optuna_finder_restore_reconciles_running_proposals():
 
 
 def test_audit_with_an_optuna_finder_finds_the_shift():
-    rel = AddRemove(max_size=6)
+    rel = AddRemove(min_size=1, max_size=6)  # NoisyMean has no mean on the empty dataset
     result = audit(
         NoisyMean(0.05), PureDP(1.0), BayesFinder(rel, method="tpe", seed=2), tester=MeanShiftTester(0.3),
         num_samples=200, trials=20, beta=0.1, seed=0,

@@ -70,7 +70,10 @@ def test_entries_lists_the_six_mean_mechanisms():
         assert entry.claim_kind == kind
         assert entry.private is private
         assert entry.relation == "add-remove"
-        assert (entry.min_size, entry.max_size) == (1, 10)
+        # The correct means run on the empty dataset (audited by default); the buggy ones divide
+        # by the true count and say so.
+        assert (entry.min_size, entry.max_size) == ((0, 10) if private else (1, 10))
+        assert private or "true count" in entry.min_size_reason
         assert entry.domain == Domain.unit(1)
         assert entry.summary and entry.true_guarantee and entry.source
         assert (entry.bug is None) == private
@@ -299,13 +302,17 @@ def test_new_entries_are_registered_with_their_privacy():
 def test_every_entry_is_well_formed_and_samples_its_witnesses(name):
     entry = get(name)
     assert entry.name == name and name == name.lower() and " " not in name
-    assert entry.claim_kind in ("pure", "approx")
+    assert entry.claim_kind in ("pure", "approx", "renyi")
     assert entry.relation in ("add-remove", "replace")
+    # Add/remove entries audit the empty dataset unless they say why they cannot.
+    assert entry.min_size == (0 if entry.relation == "add-remove" and not entry.min_size_reason else 1)
     assert entry.summary and entry.true_guarantee and entry.source
     assert (entry.bug is None) == entry.private
     assert entry.witness_pairs, "every zoo entry needs a witness pair"
     if entry.claim_kind == "approx":
         assert entry.default_delta is not None
+    if entry.claim_kind == "renyi":
+        assert entry.default_alpha is not None and entry.claim(0.5).alpha == entry.default_alpha
     mech = entry.mechanism(0.5)
     assert mech.name == name
     claim = entry.claim(0.5)

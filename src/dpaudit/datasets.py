@@ -27,6 +27,7 @@ __all__ = [
     "PrivacyUnitAddRemove",
     "PrivacyUnitDomain",
     "Replace",
+    "DEFAULT_MAX_SIZE",
     "as_dataset",
     "make_relation",
 ]
@@ -149,14 +150,23 @@ class NeighbouringPair:
         return cls(as_dataset(data["d0"]), as_dataset(data["d1"]), data["relation"], data.get("description", ""))
 
 
+DEFAULT_MAX_SIZE = 10
+"""Largest dataset size of a relation when none is given (``--max-size``)."""
+
+
 class _Relation:
     name: str = ""
+    #: Smallest dataset size when none is given (``--min-size``): 0 for add/remove relations, so
+    #: that audits include the empty dataset (``[]`` vs ``[x]``, a classic corner); 1 for replace.
+    default_min_size: int = 0
 
-    def __init__(self, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
+    def __init__(self, domain: Domain | None = None, min_size: int | None = None, max_size: int = DEFAULT_MAX_SIZE):
         self.domain = domain if domain is not None else Domain.unit(1)
-        if int(min_size) != min_size or min_size < 0:
+        if min_size is None:
+            min_size = self.default_min_size
+        if isinstance(min_size, bool) or not isinstance(min_size, (int, float, np.integer)) or int(min_size) != min_size or min_size < 0:
             raise NeighbouringError(f"min_size must be a non-negative integer, got {min_size!r}")
-        if int(max_size) != max_size or max_size < min_size:
+        if isinstance(max_size, bool) or not isinstance(max_size, (int, float, np.integer)) or int(max_size) != max_size or max_size < min_size:
             raise NeighbouringError(f"max_size must be an integer >= min_size={min_size}, got {max_size!r}")
         self.min_size, self.max_size = int(min_size), int(max_size)
 
@@ -168,10 +178,18 @@ class _Relation:
         return self.domain.random_records(n, rng)
 
     def _check_size(self, label: str, size: int, units: str) -> None:
-        """Raise :class:`NeighbouringError` if ``size`` is outside ``[min_size, max_size]``."""
-        if not (self.min_size <= size <= self.max_size):
+        """Raise :class:`NeighbouringError` if ``size`` is outside ``[min_size, max_size]``; the
+        message names the option to change (``--min-size``/``--max-size``, ``min_size=``/``max_size=``
+        in Python) and the value that would admit the dataset."""
+        if size < self.min_size:
             raise NeighbouringError(
-                f"{label} has {size} {units}, outside the size range [{self.min_size}, {self.max_size}]"
+                f"{label} has {size} {units}, outside the size range [{self.min_size}, {self.max_size}]: "
+                f"give --min-size {size} (min_size={size}) to include it"
+            )
+        if size > self.max_size:
+            raise NeighbouringError(
+                f"{label} has {size} {units}, outside the size range [{self.min_size}, {self.max_size}]: "
+                f"give --max-size {size} (max_size={size}) to include it"
             )
 
     def _check_common(self, d0, d1) -> tuple[np.ndarray, np.ndarray]:
@@ -198,7 +216,8 @@ class AddRemove(_Relation):
     domain : Domain, optional
         Record domain; default [0, 1].
     min_size, max_size : int
-        Range of dataset sizes (both datasets of a pair must lie in it). Defaults 1 and 10.
+        Range of dataset sizes (both datasets of a pair must lie in it; ``--min-size`` and
+        ``--max-size``). Defaults 0 and 10: the empty dataset is included unless excluded.
     """
 
     name = "add-remove"
@@ -228,10 +247,12 @@ class AddRemove(_Relation):
 class Replace(_Relation):
     """Replace-one adjacency: ``D1`` equals ``D0`` with one record replaced (paper 000, Remark 2.2).
 
-    Parameters as :class:`AddRemove`.
+    Parameters as :class:`AddRemove`, except that the default ``min_size`` is 1 (a replace pair
+    needs a record to replace).
     """
 
     name = "replace"
+    default_min_size = 1
 
     def pair(self, d0, d1, description: str = "") -> NeighbouringPair:
         """Validate and return the pair; raises :class:`NeighbouringError` if they are not neighbours."""
@@ -273,9 +294,12 @@ def _differ_in_at_most_one(a: np.ndarray, b: np.ndarray) -> bool:
     return missing <= 1
 
 
-def make_relation(name: str, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
+def make_relation(name: str, domain: Domain | None = None, min_size: int | None = None, max_size: int | None = None):
     """Build a relation by its CLI name: ``"add-remove"`` or ``"replace"``, or one of the
     structured relations ``"privacy-unit"``, ``"labelled-add-remove"``, ``"labelled-replace"``.
+
+    ``min_size``/``max_size`` (None: the relation's defaults, 0 for add/remove relations and 1 for
+    replace, and 10) bound the dataset sizes of every pair, searched or given.
 
     Raises
     ------
@@ -285,7 +309,7 @@ def make_relation(name: str, domain: Domain | None = None, min_size: int = 1, ma
     relations = {"add-remove": AddRemove, "replace": Replace, **_STRUCTURED_RELATIONS}
     if name not in relations:
         raise NeighbouringError(f"unknown neighbouring relation {name!r}; choose one of {sorted(relations)}")
-    return relations[name](domain, min_size, max_size)
+    return relations[name](domain, min_size, DEFAULT_MAX_SIZE if max_size is None else max_size)
 
 
 # =========================================================================== structured data
@@ -426,7 +450,8 @@ class PrivacyUnitAddRemove(_Relation):
         ``integer_columns=(0,)`` and ``max_rows_per_unit=3``. Default: rows
         ``(privacy_id, partition, value)`` with ids 0..99, partitions 0..2, values in [0, 1].
     min_size, max_size : int
-        Range of the number of **privacy units** (not rows) in a dataset. Defaults 1 and 10.
+        Range of the number of **privacy units** (not rows) in a dataset. Defaults 0 (the empty
+        dataset included) and 10.
 
     Raises
     ------
@@ -441,7 +466,7 @@ class PrivacyUnitAddRemove(_Relation):
 
     name = "privacy-unit"
 
-    def __init__(self, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
+    def __init__(self, domain: Domain | None = None, min_size: int | None = None, max_size: int = DEFAULT_MAX_SIZE):
         if domain is None:
             domain = PrivacyUnitDomain((0.0, 0.0, 0.0), (99.0, 2.0, 1.0), integer_columns=(0, 1))
         super().__init__(PrivacyUnitDomain.from_domain(domain), min_size, max_size)
@@ -536,7 +561,7 @@ class _LabelledExamples:
     domain: Domain
     _one, _many = "an example", "examples"
 
-    def __init__(self, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
+    def __init__(self, domain: Domain | None = None, min_size: int | None = None, max_size: int = DEFAULT_MAX_SIZE):
         super().__init__(domain if domain is not None else Domain((0.0, 0.0), (1.0, 1.0)), min_size, max_size)
         self._check_labelled_domain()
 
@@ -583,7 +608,7 @@ class LabelledAddRemove(_LabelledExamples, AddRemove):
         must be integers (class indices ``lower[-1]..upper[-1]``). Default: one feature in
         [0, 1] and labels {0, 1}.
     min_size, max_size : int
-        Range of the number of examples. Defaults 1 and 10.
+        Range of the number of examples. Defaults 0 (the empty dataset included) and 10.
 
     Raises
     ------

@@ -244,7 +244,7 @@ def _command(target, eps, delta, alpha, *, neighbouring, domain, min_size, max_s
         ("--max-size", None if max_size is None else str(max_size)),
         ("--pairs", pairs_json),
         ("--samples", str(samples)), ("--trials", str(trials)), ("--beta", _num(beta)), ("--seed", str(seed)),
-        ("--tester", None if tester == "hockey-stick" else tester),
+        ("--tester", None if tester is None or (tester == "hockey-stick" and alpha is None) else tester),
         ("--search", None if search == "auto" else search),
         ("--exhaustive", True if exhaustive else None),
         ("--device", None if device == "cpu" else device),
@@ -320,7 +320,7 @@ def _check_options(samples, trials, beta, seed, tester, search, neighbouring):
     check_int(trials, "trials", 1, error=DPAuditError)
     check_probability(beta, "beta", error=DPAuditError)
     check_int(seed, "seed", 0, error=DPAuditError)
-    if tester not in _TESTERS:
+    if tester is not None and tester not in _TESTERS:
         raise DPAuditError(f"tester must be one of {', '.join(_TESTERS)}, got {tester!r}")
     if search not in SEARCH_NAMES:
         raise DPAuditError(f"search must be one of {', '.join(SEARCH_NAMES)}, got {search!r}")
@@ -330,11 +330,11 @@ def _check_options(samples, trials, beta, seed, tester, search, neighbouring):
 
 def _run(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, neighbouring=None, domain=None,
          min_size=None, max_size=None, pairs=None, samples=DEFAULT_SAMPLES, trials=DEFAULT_TRIALS,
-         beta=DEFAULT_BETA, seed=DEFAULT_SEED, tester="hockey-stick", search="auto", exhaustive=False,
+         beta=DEFAULT_BETA, seed=DEFAULT_SEED, tester=None, search="auto", exhaustive=False,
          device="cpu") -> _Audit:
     """Run the audit :func:`assert_dp` describes and return it without judging it."""
     from .audit.loop import audit
-    from .testers import make_tester
+    from .testers import default_tester_name, make_tester
 
     _check_options(samples, trials, beta, seed, tester, search, neighbouring)
     samples, trials, seed, beta = int(samples), int(trials), int(seed), float(beta)
@@ -352,7 +352,7 @@ def _run(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, neighbo
         known = user_pairs(raw, setup.relation)
         pairs_json = json.dumps(raw, separators=(",", ":"))
     finder = make_finder(search, known, setup.relation, seed)
-    tst = make_tester(tester, device=device)
+    tst = make_tester(default_tester_name(setup.claim) if tester is None else tester, device=device)
     tst.require(setup.claim)
     command = _command(
         target, eps, dlt, alp, neighbouring=neighbouring, domain=dom, min_size=min_size, max_size=max_size,
@@ -388,7 +388,7 @@ def _judge(run: _Audit) -> None:
 
 def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, neighbouring=None, domain=None,
               min_size=None, max_size=None, pairs=None, samples=DEFAULT_SAMPLES, trials=DEFAULT_TRIALS,
-              beta=DEFAULT_BETA, seed=DEFAULT_SEED, tester="hockey-stick", search="auto", exhaustive=False,
+              beta=DEFAULT_BETA, seed=DEFAULT_SEED, tester=None, search="auto", exhaustive=False,
               device="cpu"):
     """Audit ``mechanism`` against a DP claim; raise ``AssertionError`` with the evidence if it fails.
 
@@ -435,8 +435,9 @@ def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, ne
     seed : int, default DEFAULT_SEED (0)
         Root seed (>= 0). Fixed by default so that a test's verdict is the same on every run; a
         mechanism that draws its own noise outside the given ``rng`` (e.g. OpenDP) still varies.
-    tester : {"hockey-stick", "renyi", "mmd", "histogram", "all"}, default "hockey-stick"
-        Which divergence bound decides (``--tester``).
+    tester : {"hockey-stick", "renyi", "mmd", "histogram", "all"}, optional
+        Which divergence bound decides (``--tester``). Default: hockey-stick, and for a Rényi-DP
+        claim hockey-stick and Rényi together, beta split (:func:`dpaudit.testers.default_tester_name`).
     search : {"auto", "grid", "random", "bayes", "evolution"}, default "auto"
         How pairs are chosen (``--search``): auto tests the known pairs first, then searches.
     exhaustive : bool, default False

@@ -93,6 +93,9 @@ class AuditSetup:
         The zoo entry's witness pairs (when auditing under its own relation) or the mechanism's
         ``witness_pairs`` hint; replaced by user pairs when those are given.
     zoo_entry : ZooEntry or None
+    notes : tuple of str
+        What the assembly decided that the user should know (e.g. that the empty dataset was left
+        out because the mechanism raised on it).
     """
 
     mechanism: object
@@ -100,6 +103,7 @@ class AuditSetup:
     relation: object
     known: list
     zoo_entry: object = None
+    notes: tuple = ()
 
 
 def as_domain(domain, name: str = "--domain"):
@@ -167,7 +171,10 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
     domain : Domain or sequence, optional
         Record domain, anything :func:`as_domain` reads; default the mechanism's own.
     min_size, max_size : int, optional
-        Dataset size range of the relation; default the mechanism's own, else 1 and 10.
+        Dataset size range of the relation (``--min-size``/``--max-size``), used by every finder
+        and checked for given pairs; default the mechanism's own, else the relation's (0 for
+        add/remove relations, so the empty dataset is audited, unless a mechanism that declares
+        no relation raises on it: then 1, with a note; 1 for replace) and 10.
 
     Returns
     -------
@@ -183,9 +190,14 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
 
     if kind == "zoo":
         entry = obj
-        d = delta if delta is not None else (entry.default_delta if alpha is None else None)
-        claim = make_claim(epsilon, d, alpha)
-        mechanism = entry.mechanism(epsilon, d)
+        if entry.claim_kind == "renyi":  # built at the claimed (alpha, epsilon); alpha defaults to the entry's
+            a = entry.default_alpha if alpha is None else alpha
+            claim = make_claim(epsilon, delta, a)
+            mechanism = entry.mechanism(epsilon, alpha=claim.alpha)
+        else:
+            d = delta if delta is not None else (entry.default_delta if alpha is None else None)
+            claim = make_claim(epsilon, d, alpha)
+            mechanism = entry.mechanism(epsilon, d)
         rel_name = neighbouring if neighbouring else entry.relation
         dom = as_domain(domain) or entry.domain
         lo = entry.min_size if min_size is None else min_size
@@ -198,20 +210,57 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
     hint = getattr(mechanism, "neighbouring", None)
     rel_name = neighbouring if neighbouring else (hint.name if hint is not None else "add-remove")
     dom = as_domain(domain) or (hint.domain if hint is not None else None)
-    lo = min_size if min_size is not None else (hint.min_size if hint is not None else 1)
-    hi = max_size if max_size is not None else (hint.max_size if hint is not None else 10)
+    lo = min_size if min_size is not None else (hint.min_size if hint is not None else None)
+    hi = max_size if max_size is not None else (hint.max_size if hint is not None else None)
     relation = make_relation(rel_name, dom, lo, hi)
+    notes = ()
+    if lo is None and relation.min_size == 0:
+        # The empty dataset is in the default range but the mechanism declared nothing: a
+        # mechanism that cannot run on it (a mean, a library that refuses an empty input) is
+        # audited from one record rather than failing with exit 2 by default.
+        reason = _fails_on_empty(mechanism, relation)
+        if reason:
+            relation = make_relation(rel_name, dom, 1, hi)
+            notes = (f"the empty dataset is left out: the mechanism raised on it ({reason}); "
+                     "give --min-size 0 (min_size=0) to audit it anyway",)
     known = [relation.pair(a, b, "pair suggested by the mechanism") for a, b in getattr(mechanism, "witness_pairs", ())]
-    return AuditSetup(mechanism, claim, relation, known, None)
+    return AuditSetup(mechanism, claim, relation, known, None, notes)
+
+
+def _fails_on_empty(mechanism, relation) -> str:
+    """Why ``mechanism`` cannot run on the empty dataset of ``relation`` ('' if it can): one
+    output is drawn with a fixed seed, apart from the audit's random streams."""
+    import numpy as np
+
+    from ..errors import MechanismError
+    from ..mechanisms.base import draw
+
+    try:
+        draw(mechanism, np.empty((0, relation.domain.record_dim)), 1, np.random.default_rng(0))
+    except (MechanismError, ValueError) as exc:
+        return str(exc)
+    return ""
 
 
 def user_pairs(pairs, relation) -> list:
     """Pairs given by the user, ``[[D0, D1], ...]`` or ``[{"d0": D0, "d1": D1}, ...]``, as
-    :class:`NeighbouringPair` objects checked against ``relation`` (named ``user pair i``)."""
+    :class:`NeighbouringPair` objects checked against ``relation`` (named ``user pair i``).
+
+    Raises
+    ------
+    NeighbouringError
+        Naming the pair (``given pair i: ...``) that is not a pair of the relation; for a dataset
+        outside the size range the message names ``--min-size``/``--max-size`` and the value to use.
+    """
+    from ..errors import NeighbouringError
+
     out = []
     for i, p in enumerate(pairs):
         d0, d1 = (p["d0"], p["d1"]) if isinstance(p, dict) else p
-        out.append(relation.pair(d0, d1, description=f"user pair {i + 1}"))
+        try:
+            out.append(relation.pair(d0, d1, description=f"user pair {i + 1}"))
+        except NeighbouringError as exc:
+            raise NeighbouringError(f"given pair {i + 1}: {exc}") from None
     return out
 
 

@@ -388,9 +388,9 @@ def test_cmd(
     search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: grid (given/witness pairs), random (random neighbouring pairs), bayes (Gaussian-process Bayesian optimisation of the divergence estimate over datasets, extreme datasets first; needs Optuna), evolution (NSGA-II evolutionary search; needs Optuna), auto (witness/given pairs first, then Bayesian search with Optuna's TPE sampler, or random search without Optuna)."),
     pairs: Optional[str] = typer.Option(None, "--pairs", help='Neighbouring pairs to test, as a JSON file or JSON text: [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
     domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain, one LOWER:UPPER per coordinate (repeat the option). Default: the mechanism's own, else 0:1."),
-    min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size for random search."),
-    max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset size for random search."),
-    tester_name: TesterName = typer.Option(TesterName.hockey_stick, "--tester", help="Which divergence bound decides: hockey-stick (trained classifier; every claim), renyi (variational Rényi bound; Rényi and pure claims), mmd (kernel MMD; pure and approximate claims), histogram (binned outputs), float-bits (regions that are sets of doubles: bit-level features and point masses, for floating-point outputs; docs/floating_point.md), or all (every tester that supports the claim, beta split among them)."),
+    min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size of the neighbouring relation (records; privacy units for privacy-unit): every search stays in [--min-size, --max-size] and given --pairs must too. Default: the mechanism's own, else 0 for add/remove relations (the empty dataset is audited; give 1 to exclude it) and 1 for replace."),
+    max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset size of the neighbouring relation, for every search and for given --pairs. Default: the mechanism's own, else 10."),
+    tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which divergence bound decides: hockey-stick (trained classifier; every claim), renyi (variational Rényi bound; Rényi and pure claims), mmd (kernel MMD; pure and approximate claims), histogram (binned outputs), float-bits (regions that are sets of doubles: bit-level features and point masses, for floating-point outputs; docs/floating_point.md), or all (every tester that supports the claim, beta split among them). Default: hockey-stick; for a Rényi claim (--alpha) hockey-stick and renyi together, beta split."),
     device: str = option("device", "cpu", "of trained testers"),
     json_out: bool = option("json", False),
     quiet: bool = option("quiet", False),
@@ -417,7 +417,7 @@ def test_cmd(
     from ..audit.ledger import DEFAULT_STORAGE, resolve_study
     from ..audit.loop import audit
     from ..audit.targets import assemble
-    from ..testers import make_tester
+    from ..testers import default_tester_name, make_tester
 
     try:
         check_report_suffix(report)  # an unknown suffix is bad input before any work
@@ -434,7 +434,7 @@ def test_cmd(
                              seed=seed, default_storage=DEFAULT_STORAGE, peek=True)
         storage, seed = plan.storage, plan.seed  # a resumed audit's finder needs the stored seed
         finder = _make_finder(search, known, relation, seed)
-        tester = make_tester(tester_name.value, device=device)
+        tester = make_tester(tester_name.value if tester_name else default_tester_name(claim), device=device)
         tester.require(claim)
         check_int(samples, "--samples", 8, error=DPAuditError)
         check_int(trials, "--trials", 1, error=DPAuditError)
@@ -455,6 +455,9 @@ def test_cmd(
             f"({relation.name} neighbours, {samples:,} samples per dataset, up to {trials} trial(s), beta={beta:g})"
             + (f"; audit kept in {escape(storage)}" if storage else "")
         )
+    if not quiet:
+        for note in setup.notes:  # e.g. the empty dataset left out (stderr, so --json stays clean)
+            console.print(f"[yellow]note[/]: {escape(note)}")
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -535,7 +538,7 @@ def zoo_cmd(json_out: bool = option("json", False)) -> None:
                 "name": e.name, "claim": e.claim_kind, "private": e.private, "summary": e.summary,
                 "bug": e.bug, "true_guarantee": e.true_guarantee, "neighbouring": e.relation,
                 "witness_pairs": [list(p) for p in e.witness_pairs], "default_delta": e.default_delta,
-                "violates_for": None if e.violates_for is None else list(e.violates_for),
+                "default_alpha": e.default_alpha, "violates_for": None if e.violates_for is None else list(e.violates_for),
                 "domain": e.domain.to_dict(), "min_size": e.min_size, "max_size": e.max_size,
                 "source": e.source,
             }
@@ -549,7 +552,12 @@ def zoo_cmd(json_out: bool = option("json", False)) -> None:
     table.add_column("private?")
     table.add_column("what it does / its bug")
     for e in items:
-        claim = "eps-DP" if e.claim_kind == "pure" else f"(eps, delta)-DP\ndelta={e.default_delta:g}"
+        if e.claim_kind == "pure":
+            claim = "eps-DP"
+        elif e.claim_kind == "renyi":
+            claim = f"(alpha, eps)-RDP\nalpha={e.default_alpha:g}"
+        else:
+            claim = f"(eps, delta)-DP\ndelta={e.default_delta:g}"
         if e.private:
             private = "[green]yes[/]"
         elif e.violates_for is None:

@@ -116,6 +116,8 @@ def _step(target_epsilon: float, output="parameters", name: str = "") -> OpacusM
         output=output,
         name=name,
     )
+    # min_size 1: a DP-SGD step needs at least one example (the Opacus adapter refuses an empty
+    # dataset: Opacus's data loader has nothing to batch).
     mech.neighbouring = LabelledAddRemove(DOMAIN, min_size=1, max_size=10)
     mech.witness_pairs = WITNESS_PAIRS
     return mech

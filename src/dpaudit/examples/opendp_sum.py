@@ -122,5 +122,6 @@ wrong_d_in_sum = OpenDPMechanism(
 """NumPy clipped sum + OpenDP scalar Laplace calibrated at d_in = 1: claims 1-DP, is 10-DP."""
 
 for _mechanism in (dp_sum, wrong_d_in_sum):
-    _mechanism.neighbouring = AddRemove(Domain((BOUNDS[0],), (BOUNDS[1],)), min_size=1, max_size=10)
+    # Sizes 0..10: OpenDP's sum runs on the empty dataset, so audits include it.
+    _mechanism.neighbouring = AddRemove(Domain((BOUNDS[0],), (BOUNDS[1],)), min_size=0, max_size=10)
     _mechanism.witness_pairs = WITNESS_PAIRS

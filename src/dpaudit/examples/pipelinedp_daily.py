@@ -133,5 +133,6 @@ user_day_sum = PipelineDPMechanism(
 """Per-day DP totals, privacy unit = user-day: claims user-level 1-DP, is 3-DP (H = 0.31 at a witness)."""
 
 for _mechanism in (daily_sum, user_day_sum):
+    # min_size 1: PipelineDP refuses an empty collection ("col must be non-empty").
     _mechanism.neighbouring = PrivacyUnitAddRemove(DOMAIN, min_size=1, max_size=10)
     _mechanism.witness_pairs = WITNESS_PAIRS

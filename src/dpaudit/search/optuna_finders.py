@@ -229,7 +229,15 @@ class OptunaFinder(FinderBase):
                 self._seen.append(float(t.value))
         out = []
         for stored, objective in history:
-            match = next((k for k, (p, _) in enumerate(orphans) if _same_datasets(p, stored)), None)
+            # A pair this finder proposed is matched by its trial number (in its description) too:
+            # small search spaces (the empty dataset, a clipped record) can propose the same
+            # datasets twice.
+            numbered = stored.description.startswith(f"{self.name} #")
+            match = next(
+                (k for k, (p, _) in enumerate(orphans)
+                 if _same_datasets(p, stored) and (not numbered or p.description == stored.description)),
+                None,
+            )
             if match is None:
                 out.append(stored)
                 continue

@@ -27,6 +27,7 @@ __all__ = [
     "TESTER_NAMES",
     "TestOutcome",
     "Tester",
+    "default_tester_name",
     "make_tester",
     "profile_outcome",
 ]
@@ -41,6 +42,19 @@ _TESTERS = {
 }
 TESTER_NAMES = (*_TESTERS, "all")
 
+RENYI_DEFAULT = ("hockey-stick", "renyi")
+"""The testers run together (beta split) when a Rényi-DP claim is tested and none is chosen."""
+
+
+def default_tester_name(claim) -> str:
+    """The tester ``dpaudit test`` and ``assert_dp`` use when none is chosen: ``"hockey-stick"``,
+    or for a Rényi-DP claim ``"hockey-stick+renyi"`` (both, beta split: the hockey-stick tester
+    checks the (eps', delta') guarantees the claim converts to, which hide noise too small for the
+    Rényi claim itself; the Rényi tester tests the claim at its order; see docs/testers.md)."""
+    from ..privacy.claims import RenyiDP
+
+    return "+".join(RENYI_DEFAULT) if isinstance(claim, RenyiDP) else "hockey-stick"
+
 
 def _tester_class(name: str):
     module, cls = _TESTERS[name].split(":")
@@ -52,7 +66,9 @@ def make_tester(name: str = "hockey-stick", *, device: str | None = None) -> Tes
 
     Parameters
     ----------
-    name : {"hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all"}
+    name : {"hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all"} or "A+B"
+        A tester, ``"all"``, or several names joined by ``+`` (a :class:`CombinedTester` of
+        those, beta split, e.g. :func:`default_tester_name`'s ``"hockey-stick+renyi"``).
     device : str, optional
         Torch device for the trained testers (hockey-stick, renyi); default CPU.
 
@@ -67,6 +83,11 @@ def make_tester(name: str = "hockey-stick", *, device: str | None = None) -> Tes
     """
     if name == "all":
         return CombinedTester([make_tester(n, device=device) for n in _TESTERS])
+    if isinstance(name, str) and "+" in name:
+        parts = name.split("+")
+        if len(set(parts)) != len(parts) or not all(p in _TESTERS for p in parts):
+            raise ValueError(f"unknown tester {name!r}; choose from {', '.join(TESTER_NAMES)} or join them with '+'")
+        return CombinedTester([make_tester(p, device=device) for p in parts], name=name)
     if name not in _TESTERS:
         raise ValueError(f"unknown tester {name!r}; choose from {', '.join(TESTER_NAMES)}")
     cls = _tester_class(name)

@@ -22,6 +22,8 @@ class CombinedTester(Tester):
     testers : sequence of Tester
         At least one; run in this order. The first tester's ``objective`` is the combined
         objective (finders need one scale across trials).
+    name : str, default "all"
+        How the combination is called in reports (``"hockey-stick+renyi"``...).
 
     Raises
     ------
@@ -31,7 +33,8 @@ class CombinedTester(Tester):
 
     name = "all"
 
-    def __init__(self, testers):
+    def __init__(self, testers, *, name: str = "all"):
+        self.name = str(name)
         self.testers = tuple(testers)
         if not self.testers:
             raise ValueError("CombinedTester needs at least one tester")

@@ -263,7 +263,7 @@ class OpenDPMechanism(LibraryMechanism):
             "first, e.g. dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(m), delta)"
         )
 
-    def relation(self, domain: Domain | None = None, min_size: int = 1, max_size: int = 10):
+    def relation(self, domain: Domain | None = None, min_size: int | None = None, max_size: int = 10):
         """The dpaudit relation matching the measurement's input metric at distance 1.
 
         Parameters
@@ -271,8 +271,9 @@ class OpenDPMechanism(LibraryMechanism):
         domain : Domain, optional
             Record domain for the relation (default [0, 1]).
         min_size, max_size : int
-            Dataset size range. For a sized input domain (``vector_domain(..., size=n)``) both
-            are set to ``n``.
+            Dataset size range (default: the relation's, 0 for add/remove so the empty dataset
+            is audited, 1 for replace; and 10). For a sized input domain
+            (``vector_domain(..., size=n)``) both are set to ``n``.
 
         Returns
         -------

@@ -5,7 +5,7 @@ privacy parameters under test, so ``dpaudit test zoo:dp-laplace --epsilon 0.01``
 mechanism instantiated at epsilon = 0.01 against the claim it makes at that epsilon.
 
 The mechanisms live in their modules (:mod:`.mean`, :mod:`.svt`, :mod:`.noisy_max`,
-:mod:`.median`, :mod:`.dpgd`, :mod:`.randomized_response`, :mod:`.floating`), whose docstrings derive the numbers
+:mod:`.median`, :mod:`.dpgd`, :mod:`.randomized_response`, :mod:`.floating`, :mod:`.corners`), whose docstrings derive the numbers
 quoted here; each family below lists the fields its entries share once, then one ``dict`` per
 entry. An entry's name is its factory's ``name`` (the class attribute, or the one :func:`variant`
 sets).
@@ -23,6 +23,7 @@ from .dpgd import (
     ScaledGD,
     WrongSensitivitySGD,
 )
+from .corners import WITNESS_EMPTY, WITNESS_SUM_ONE, NoisySumEmptyShortcut, RDPGaussianSum
 from .entry import ZooEntry, variant
 from .floating import WITNESS_FLOAT, FloatGaussian, FloatLaplace, SnappingLaplace
 from .mean import WITNESS, WITNESS_SUM, DPGaussian, DPLaplace, NonDPGaussian1, NonDPGaussian2, NonDPLaplace1, NonDPLaplace2
@@ -83,6 +84,7 @@ def _register_family(common: dict, *specs: dict) -> None:
 
 # ---------------------------------------------------------------- mean (paper 000 §6.1)
 _MEAN_SOURCE = "paper 000 (DP-Auditorium), §6.1 'Evaluated mechanisms'"
+_TRUE_COUNT = "divides by the true count, undefined on the empty dataset (paper 000 audits sizes 1..10)"
 _CLAMP_NOTE = (
     " n_tilde = max(1, n + Laplace(2/eps)); paper 000 clamps at 1e-12, the clamp at 1 is "
     "post-processing of the noisy count and changes no guarantee."
@@ -121,6 +123,8 @@ _register_family(
         ),
         witness_pairs=(WITNESS,),
         source=_MEAN_SOURCE + ", NonDPLaplace1",
+        min_size=1,
+        min_size_reason=_TRUE_COUNT,
     ),
     dict(
         factory=NonDPLaplace2,
@@ -140,6 +144,8 @@ _register_family(
         ),
         witness_pairs=(WITNESS,),
         source=_MEAN_SOURCE + ", NonDPLaplace2",
+        min_size=1,
+        min_size_reason=_TRUE_COUNT,
         # H_{e^eps} = 1.9e-7 at eps = 0.95 and 0 from eps = 0.97 on (sizes 1..10): the boundary lies
         # between the two; 0.96 splits the difference.
         violates_for=(0.0, 0.96),
@@ -180,6 +186,8 @@ _register_family(
         witness_pairs=(WITNESS,),
         default_delta=1e-5,
         source=_MEAN_SOURCE + ", NonDPGaussian1",
+        min_size=1,
+        min_size_reason=_TRUE_COUNT,
     ),
     dict(
         factory=NonDPGaussian2,
@@ -202,6 +210,8 @@ _register_family(
         witness_pairs=(WITNESS,),
         default_delta=1e-5,
         source=_MEAN_SOURCE + ", NonDPGaussian2",
+        min_size=1,
+        min_size_reason=_TRUE_COUNT,
         # At delta = 1e-5: H_{e^eps} = 5.7e-5 > delta at eps = 0.19, about 1e-25 at eps = 0.2.
         violates_for=(0.0, 0.2),
     ),
@@ -506,5 +516,56 @@ _register_family(
             "the factory takes B = max(10, 2/eps) and lambda = (1 + 2^-49 B)/eps."
         ),
         source=_FLOAT_SOURCE + ", §5.2",
+    ),
+)
+
+# ---------------------------------------------------------------- corners (issue 15): the empty dataset, Rényi claims
+_register_family(
+    {},
+    dict(
+        factory=NoisySumEmptyShortcut,
+        claim_kind="pure",
+        private=False,
+        summary="sum of records in [0, 1]: S + Laplace(1/eps), but exactly 0 (no noise) on the empty dataset",
+        bug="an early return for the empty dataset releases 0 without noise: a point mass no neighbour [x] can produce",
+        true_guarantee=(
+            "none: H_{e^eps}([] || [x]) = 1 at every eps (point mass at 0 vs a continuous law); eps-DP on every "
+            "pair of non-empty neighbours (Laplace mechanism, Dwork & Roth 2014 Thm 3.6). Invisible to an audit "
+            "whose datasets start at one record"
+        ),
+        witness_pairs=(WITNESS_EMPTY,),
+        source="issue 15 ('the empty dataset'); a common shortcut in hand-written DP code",
+    ),
+    dict(
+        factory=variant(RDPGaussianSum, "rdp-gaussian", calibration="rdp"),
+        claim_kind="renyi",
+        default_alpha=2.0,
+        private=True,
+        summary="sum of records in [0, 1]: S + N(0, sigma^2), sigma^2 = alpha/(2 eps); claims (alpha, eps)-RDP",
+        bug=None,
+        true_guarantee="(alpha, eps)-RDP, tight: the Gaussian mechanism has R_alpha = alpha Delta^2/(2 sigma^2) (Mironov 2017, Prop. 7)",
+        witness_pairs=(WITNESS_SUM_ONE,),
+        source="Mironov (2017), 'Rényi Differential Privacy', Prop. 7",
+    ),
+    dict(
+        factory=variant(RDPGaussianSum, "rdp-gaussian-conversion-calibrated", calibration="conversion"),
+        claim_kind="renyi",
+        default_alpha=2.0,
+        private=False,
+        summary=(
+            "sum of records in [0, 1]: S + N(0, sigma^2), sigma the smallest noise whose (eps', delta') profile stays "
+            "below the RDP claim's conversion (x1.01); claims (alpha, eps)-RDP"
+        ),
+        bug=(
+            "sigma calibrated against the (eps', delta') curve the RDP claim converts to, not against the RDP claim: "
+            "sigma = 0.771 instead of 1 at (alpha, eps) = (2, 1)"
+        ),
+        true_guarantee=(
+            "(alpha, alpha/(2 sigma^2))-RDP (Mironov 2017, Prop. 7): 1.68 eps at (2, 1), 2.07 eps at (2, 0.5), 1.33 eps "
+            "at (4, 1); every (eps', delta') guarantee the claim implies (Canonne, Kamath, Steinke 2020, Prop. 12) holds, "
+            "so only a Rényi test can flag it"
+        ),
+        witness_pairs=(WITNESS_SUM_ONE,),
+        source="issue 15 ('Rényi claims'); Mironov (2017) Prop. 7",
     ),
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ...privacy.claims import ApproxDP, Claim, PureDP
+from ...privacy.claims import ApproxDP, Claim, PureDP, RenyiDP
 from ...datasets import AddRemove, Domain, NeighbouringPair, Replace
 from ..base import Mechanism
 
@@ -28,8 +28,9 @@ class ZooEntry:
     factory : callable
         ``factory(epsilon, delta) -> Mechanism``: the mechanism as implemented for those
         parameters (delta is ignored by pure-DP mechanisms).
-    claim_kind : {"pure", "approx"}
-        Which guarantee the implementation claims.
+    claim_kind : {"pure", "approx", "renyi"}
+        Which guarantee the implementation claims (``renyi``: (alpha, epsilon)-RDP; the factory
+        is then ``factory(epsilon, alpha)``).
     private : bool
         Whether the mechanism really satisfies its claim.
     summary : str
@@ -41,7 +42,12 @@ class ZooEntry:
     relation : {"add-remove", "replace"}
     domain : Domain
     min_size, max_size : int
-        Dataset size range for random search.
+        Dataset size range of the entry's relation (every finder and every given pair stays in
+        it). ``min_size`` None (the default): the relation's own, 0 for add-remove (the empty
+        dataset is audited) and 1 for replace.
+    min_size_reason : str
+        Why an add-remove entry excludes the empty dataset (required when ``min_size > 0``
+        under add-remove, e.g. "divides by the true count").
     witness_pairs : tuple of (list, list)
         Neighbouring datasets (as nested lists of records) where the bug shows; for a correct
         mechanism, pairs where it would show if it were wrong. The first pair is the main witness
@@ -50,6 +56,8 @@ class ZooEntry:
         Delta used when the user gives none (approximate-DP mechanisms).
     source : str
         Where the mechanism comes from (paper and section).
+    default_alpha : float or None
+        Rényi order used when the user gives none (``renyi`` entries only).
     violates_for : (float, float) or None
         For a mechanism that is not private: the open interval ``(eps_low, eps_high)`` of the
         privacy parameter epsilon (nats) over which it violates its claim (at ``default_delta``
@@ -73,14 +81,26 @@ class ZooEntry:
     true_guarantee: str
     relation: str = "add-remove"
     domain: Domain = field(default_factory=lambda: Domain.unit(1))
-    min_size: int = 1
+    min_size: int | None = None
     max_size: int = 10
     witness_pairs: tuple = ()
     default_delta: float | None = None
     source: str = ""
     violates_for: tuple[float, float] | None = None
+    min_size_reason: str = ""
+    default_alpha: float | None = None
 
     def __post_init__(self) -> None:
+        if self.min_size is None:
+            object.__setattr__(self, "min_size", 0 if self.relation == "add-remove" else 1)
+        if self.relation == "add-remove" and self.min_size > 0 and not self.min_size_reason:
+            raise ValueError(
+                f"zoo entry {self.name!r}: min_size={self.min_size} excludes the empty dataset; say why in min_size_reason"
+            )
+        if self.claim_kind not in ("pure", "approx", "renyi"):
+            raise ValueError(f"zoo entry {self.name!r}: claim_kind must be pure, approx or renyi, got {self.claim_kind!r}")
+        if (self.claim_kind == "renyi") != (self.default_alpha is not None):
+            raise ValueError(f"zoo entry {self.name!r}: default_alpha is given for, and only for, claim_kind='renyi'")
         if self.violates_for is None:
             return
         if self.private:
@@ -108,15 +128,21 @@ class ZooEntry:
         lo, hi = self.violates_for
         return lo < float(epsilon) < hi
 
-    def claim(self, epsilon: float, delta: float | None = None) -> Claim:
-        """The guarantee the mechanism claims at these parameters."""
+    def claim(self, epsilon: float, delta: float | None = None, alpha: float | None = None) -> Claim:
+        """The guarantee the mechanism claims at these parameters (``alpha``: the Rényi order of
+        a ``renyi`` entry, default ``default_alpha``)."""
         if self.claim_kind == "pure":
             return PureDP(epsilon)
+        if self.claim_kind == "renyi":
+            return RenyiDP(alpha=self.default_alpha if alpha is None else alpha, epsilon=epsilon)
         d = self.default_delta if delta is None else delta
         return ApproxDP(epsilon, d)
 
-    def mechanism(self, epsilon: float, delta: float | None = None) -> Mechanism:
-        """Instantiate the mechanism at (epsilon, delta)."""
+    def mechanism(self, epsilon: float, delta: float | None = None, alpha: float | None = None) -> Mechanism:
+        """Instantiate the mechanism at (epsilon, delta); a ``renyi`` entry's factory gets
+        ``(epsilon, alpha)`` instead (alpha default ``default_alpha``)."""
+        if self.claim_kind == "renyi":
+            return self.factory(epsilon, self.default_alpha if alpha is None else alpha)
         d = self.default_delta if delta is None else delta
         return self.factory(epsilon, d if d is not None else 0.0)
 
