@@ -529,10 +529,7 @@ class GaussianStep(_NoiseStep, param="sigma", label="sigma (noise multiplier)", 
     Dominating pair ``P = N(1, sigma^2)``, ``Q = N(0, sigma^2)`` (tight, symmetric); the PRV is
     ``N(mu^2/2, mu^2)`` with ``mu = 1/sigma`` (Dong, Roth & Su 2022, mu-GDP).
 
-    Raises
-    ------
-    ValueError
-        If ``sigma`` is not a positive finite number.
+    Raises ValueError if the parameter is not a positive finite number (:class:`_NoiseStep`).
     """
 
     sigma: float
@@ -562,10 +559,7 @@ class LaplaceStep(_NoiseStep, param="scale", label="scale (Laplace noise multipl
     ``[-1/b, 1/b]``. ``K(lam) = ln((lam+1)/(2lam+1) e^{lam/b} + lam/(2lam+1) e^{-(lam+1)/b})``
     (Mironov 2017, Table II).
 
-    Raises
-    ------
-    ValueError
-        If ``scale`` is not a positive finite number.
+    Raises ValueError if the parameter is not a positive finite number (:class:`_NoiseStep`).
     """
 
     scale: float

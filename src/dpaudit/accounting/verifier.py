@@ -69,10 +69,8 @@ def second_moment_bound(composition, epsilon: float, tilt: float = 0.0, directio
 
     Parameters
     ----------
-    composition : Composition or convertible
-        The mechanism.
-    epsilon : float
-        eps >= 0.
+    composition, epsilon
+        As in :func:`~dpaudit.accounting.prv.delta_upper_bound`.
     tilt : float
         lam >= 0 of the proposal.
     direction : {'remove', 'add'}

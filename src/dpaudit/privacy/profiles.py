@@ -431,12 +431,14 @@ def subsampled_gaussian_delta(
     Returns
     -------
     float or ndarray
-        ``delta(eps)``, same shape as ``epsilon``.
+        ``delta(eps)`` (exact for one step, a pessimistic upper estimate for ``steps > 1``), same
+        shape as ``epsilon``.
 
     Raises
     ------
     ValueError
-        On invalid parameters.
+        If sigma is not finite and > 0, sampling_rate is not in (0, 1], steps is not an integer
+        >= 1, direction is unknown, or (steps > 1) an epsilon is negative.
     """
     sigma, q, steps = _check_subsampled(sigma, sampling_rate, steps)
     if direction not in ("both", "P||Q", "Q||P"):

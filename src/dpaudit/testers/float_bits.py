@@ -23,17 +23,9 @@ class FloatBitsTester(EstimatorTester, ProfileTester):
     Finds floating-point leaks (Mironov 2012) and point masses; ``note`` names the feature family
     of the strongest bound when it finds a violation.
 
-    Parameters
-    ----------
-    estimator : FloatBitsHockeyStick, optional
-        Default ``FloatBitsHockeyStick(**kwargs)``.
-    **kwargs
-        ``families``, ``train_fraction`` when no estimator is given.
-
-    Raises
-    ------
-    ValueError
-        If both an estimator and keyword arguments are given, or on invalid keyword arguments.
+    Parameters, Raises: as :class:`~dpaudit.testers._common.EstimatorTester`, with
+    ``estimator_class = FloatBitsHockeyStick`` (keyword arguments: ``families``,
+    ``train_fraction``).
     """
 
     name = "float-bits"

@@ -76,17 +76,8 @@ class _FloatSum(ZooMechanism):
         return float(records(dataset, 1, self.name, "releases a sum of scalar records").sum())
 
     def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
-        """Release ``num_samples`` noisy sums (vectorised).
-
-        Returns
-        -------
-        ndarray of float, shape (num_samples, 1)
-
-        Raises
-        ------
-        ValueError
-            If the records are not finite scalars.
-        """
+        """Release ``num_samples`` noisy sums (vectorised), shape ``(num_samples, 1)``; ValueError if
+        the records are not finite scalars (:meth:`Mechanism.sample`'s contract)."""
         return self._release(self._sum(dataset), int(num_samples), rng).reshape(-1, 1)
 
     def __repr__(self) -> str:
