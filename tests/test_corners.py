@@ -169,3 +169,11 @@ def test_a_mechanism_that_raises_on_the_empty_dataset_is_audited_from_one_record
     res = run("test", "cornermean:mean", "--epsilon", "1", "--samples", "2000", "--trials", "2", "--seed", "0",
               "--min-size", "0", "--search", "bayes")
     assert res.exit_code == 2 and "on dataset []" in res.output
+
+
+def test_assert_dp_warns_when_the_empty_dataset_is_left_out():
+    def mean(dataset, rng):  # raises ZeroDivisionError on the empty dataset
+        return float(np.sum(dataset)) / len(dataset) + rng.laplace(0.0, 1.0)
+
+    with pytest.warns(UserWarning, match="the empty dataset is left out.*--min-size 0"):
+        assert_dp(mean, epsilon=1.0, samples=2000, trials=1, seed=0)

@@ -21,6 +21,7 @@ import os
 import shlex
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -343,6 +344,8 @@ def _run(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, neighbo
     dom = as_domain(domain, name="domain")
     setup = assemble(obj, kind, epsilon=eps, delta=dlt, alpha=alp, neighbouring=neighbouring, domain=dom,
                      min_size=min_size, max_size=max_size)
+    for note in setup.notes:  # what the CLI prints on stderr (e.g. the empty dataset left out)
+        warnings.warn(f"dpaudit: {note}", UserWarning, stacklevel=3)
     known, pairs_json = setup.known, None
     if pairs is not None:
         try:
