@@ -27,7 +27,6 @@ file). Expect about 25 minutes on one core.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import sys

@@ -11,9 +11,7 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from dpaudit import PureDP, audit

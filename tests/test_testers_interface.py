@@ -20,7 +20,6 @@ from dpaudit import (
     InvalidClaimError,
     Mechanism,
     PureDP,
-    RenyiDP,
     TestOutcome,
     Tester,
     audit,

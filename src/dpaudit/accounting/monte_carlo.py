@@ -639,7 +639,7 @@ class _Sampler:
     def _draw_cmc(self, ti: int):
         """(L, S, M, log_w, log_w_others, segment of I) with I uniform over the steps, excluded from S and M."""
         ops = self.ops
-        n, k, G = self._rows(ti), self.n_total, len(self.tilts)
+        n, G = self._rows(ti), len(self.tilts)
         groups = self._groups(ti, n)
         pick = self._pick(ti, n)
         seg = np.searchsorted(self.starts, pick, side="right") - 1
