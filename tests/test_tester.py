@@ -40,15 +40,18 @@ SMALL = dict(hidden_sizes=(16,), epochs=10, batch_size=128, max_steps=100)
 
 
 # --------------------------------------------------------------------------- fast: verdicts
+@pytest.mark.parametrize("regions", ["exact", "classifier"])
 @pytest.mark.parametrize("eps", [0.01, 1.0])
-def test_flags_laplace_scale_mismatch(eps):
+def test_flags_laplace_scale_mismatch(eps, regions):
     """NonDPLaplace1 of paper 000 on D0 = [1], D1 = [1, 0]: mean + Lap(2 / (n eps)) gives
     Lap(1, 2/eps) vs Lap(0.5, 1/eps), whose privacy loss is unbounded (different scales)."""
     rng = np.random.default_rng(100)
     p = 1.0 + rng.laplace(0.0, 2.0 / eps, (50_000, 1))
     q = 0.5 + rng.laplace(0.0, 1.0 / eps, (50_000, 1))
     beta = 0.01
-    out = HockeyStickTester().test(p, q, PureDP(eps), beta=beta, rng=101)
+    tester = HockeyStickTester(regions=regions)
+    assert tester.region_path(p, q) == regions
+    out = tester.test(p, q, PureDP(eps), beta=beta, rng=101)
     assert out.violation
     assert out.margin > 0.0
     assert out.delta_lower_bound > 0.0
@@ -56,9 +59,15 @@ def test_flags_laplace_scale_mismatch(eps):
     # The evidence rejects the claimed epsilon itself (pure DP: delta = 0).
     assert out.epsilon_lower_bound > eps
     assert math.isfinite(out.witness_epsilon) and out.witness_epsilon >= 0.0
-    # Each direction was bounded at beta / 2 and the strongest is the one with the witness.
-    assert len(out.bounds) == 2 and [b.direction for b in out.bounds] == ["P||Q", "Q||P"]
-    assert all(b.beta == beta / 2 for b in out.bounds)
+    # Both directions are bounded, their regions' shares add up to beta (the classifier: beta / 2
+    # each; exact regions: a share per direction, halved when its epsilon region differs), and
+    # the strongest is the one with the witness.
+    assert [b.direction for b in out.bounds[:2]] == ["P||Q", "Q||P"]
+    assert sum(b.beta for b in out.bounds) == pytest.approx(beta)
+    if regions == "classifier":
+        assert len(out.bounds) == 2 and all(b.beta == beta / 2 for b in out.bounds)
+    else:
+        assert 2 <= len(out.bounds) <= 4 and all(type(b).__name__ == "HistogramBound" for b in out.bounds)
     strongest = out.bounds[out.strongest]
     allowed = PureDP(eps).delta_profile(out.witness_epsilon)
     assert strongest.delta_lower_bound(out.witness_epsilon) - allowed == pytest.approx(out.margin)
@@ -197,7 +206,7 @@ def three_pairs():
 
 
 def small_tester():
-    return HockeyStickTester(ClassifierHockeyStick(**SMALL))
+    return HockeyStickTester(ClassifierHockeyStick(**SMALL), regions="classifier")
 
 
 def test_audit_splits_beta_and_records_every_trial():

@@ -199,10 +199,26 @@ def test_hockey_stick_needed_samples_is_where_the_best_case_first_rejects(claim)
     assert t.best_case_margin(n, n, claim, 0.01) > 0.0 >= t.best_case_margin(n - 1, n - 1, claim, 0.01)
 
 
-def test_hockey_stick_vacuous_sample_is_inconclusive_with_the_needed_size():
+def test_hockey_stick_exact_regions_vacuous_sample_is_inconclusive_with_the_needed_size():
     from dpaudit.testers import HockeyStickTester
 
     t = HockeyStickTester()
+    claim = PureDP(1.0)
+    small = t.test(np.zeros((20, 1)), np.ones((20, 1)), claim, beta=0.01, rng=0)
+    assert small.status == "inconclusive" and not small.violation
+    needed = int(small.note.split("needs n >= ")[1].split()[0])
+    assert needed > 20
+    # the most separated data at the needed size does reject; one sample fewer cannot
+    at = t.test(np.zeros((needed, 1)), np.ones((needed, 1)), claim, beta=0.01, rng=0)
+    assert at.status == "violation"
+    below = t.test(np.zeros((needed - 1, 1)), np.ones((needed - 1, 1)), claim, beta=0.01, rng=0)
+    assert below.status == "inconclusive" and f"needs n >= {needed}" in below.note
+
+
+def test_hockey_stick_vacuous_sample_is_inconclusive_with_the_needed_size():
+    from dpaudit.testers import HockeyStickTester
+
+    t = HockeyStickTester(regions="classifier")
     claim = PureDP(1.0)
     needed = t.needed_samples(claim, 0.01)
     tiny = np.r_[np.zeros(needed // 2 - 1), np.ones(needed // 2 - 1)][:, None]  # n < needed per dataset

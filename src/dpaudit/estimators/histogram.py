@@ -101,14 +101,16 @@ from .region import (
     ScoreAudit,
     best_case_margin,
     certify_regions,
-    projected_margins,
+    RegionTarget,
     projected_mass_bounds,
+    projected_scores,
     smallest_sufficient_size,
 )
 
 __all__ = [
     "METHODS",
     "MODES",
+    "OBJECTIVES",
     "TOLERANCES",
     "Bins",
     "HistogramBound",
@@ -124,6 +126,7 @@ __all__ = [
 
 MODES = ("auto", "discrete", "binned")
 TOLERANCES = ("split", "l1", "plug-in", "original", "plug-in-heuristic")
+OBJECTIVES = ("margin", "epsilon", "both")
 
 
 def histogram_delta(p_counts, q_counts, epsilon):
@@ -283,6 +286,10 @@ class HistogramEvidence(BothDirections):
         settings, same split); None otherwise.
     seconds : float
         Wall time of the estimate.
+    extra : tuple of HistogramBound
+        With ``objective="both"``: the epsilon regions' bounds of the directions whose epsilon
+        region differs from the margin region (each direction's share of ``beta`` then halved
+        between its two bounds).
     """
 
     mode: str
@@ -290,6 +297,12 @@ class HistogramEvidence(BothDirections):
     num_cells: int
     needed_samples: int | None
     seconds: float
+    extra: tuple = ()
+
+    @property
+    def bounds(self) -> tuple:
+        """``(forward, reverse, *extra)``: every certified region's bound."""
+        return (self.forward, self.reverse) + tuple(self.extra)
 
     @property
     def vacuous(self) -> bool:
@@ -373,14 +386,15 @@ def _quantile_levels(num_bins: int, n_design: int) -> np.ndarray:
 # --------------------------------------------------------------------------- regions (split)
 def _choose_region(
     a_tr: np.ndarray, b_tr: np.ndarray, n_ev_in: int, n_ev_out: int,
-    eps_grid: np.ndarray, allowed: np.ndarray, beta_cp: float,
+    target: RegionTarget, beta_cp: float,
 ) -> np.ndarray:
     """Cells of the region ``S`` for the direction in||out, from training counts only.
 
     Candidates are the upper level sets of the estimated likelihood ratio (Neyman–Pearson): the
     cells sorted by ``(a_i + 1/2)/n_in`` over ``(b_i + 1/2)/n_out``, cut between distinct ratios.
-    The chosen set maximises ``max_eps [CP_lo - e^eps CP_hi - allowed(eps)]`` computed from the
-    training counts rescaled to the held-out sizes. Returns a boolean mask over cells.
+    The chosen set maximises ``target``'s objective (:class:`~.region.RegionTarget`: the margin
+    over a claim's profile, or the certified epsilon) computed from the training counts rescaled
+    to the held-out sizes. Returns a boolean mask over cells.
     """
     n_in, n_out = a_tr.sum(), b_tr.sum()
     score = np.log((a_tr + 0.5) / max(n_in, 1)) - np.log((b_tr + 0.5) / max(n_out, 1))
@@ -389,10 +403,8 @@ def _choose_region(
     cut = np.flatnonzero(np.r_[s_sorted[1:] < s_sorted[:-1], True]) + 1  # prefix lengths
     cum_a = np.cumsum(a_tr[order])[cut - 1]
     cum_b = np.cumsum(b_tr[order])[cut - 1]
-    margins = projected_margins(
-        cum_a, max(n_in, 1), cum_b, max(n_out, 1), n_ev_in, n_ev_out, eps_grid, allowed, beta_cp
-    )
-    best = int(np.argmax(margins))
+    values = projected_scores(cum_a, max(n_in, 1), cum_b, max(n_out, 1), n_ev_in, n_ev_out, target, beta_cp)
+    best = int(np.argmax(values))
     mask = np.zeros(len(a_tr), dtype=bool)
     mask[order[: cut[best]]] = True
     return mask
@@ -444,19 +456,18 @@ def _split_counts(cells: _Cells, parts: dict, *, folds: bool) -> dict:
     return out
 
 
-def _cross_validate(folds, swap: bool, n_ev_in: int, n_ev_out: int, eps_grid, allowed, beta_cp: float) -> float:
-    """Mean over the two folds of the held-out margin expected from a region chosen on the other
-    fold (counts rescaled to the held-out sizes). Training samples only."""
+def _cross_validate(folds, swap: bool, n_ev_in: int, n_ev_out: int, target: RegionTarget, beta_cp: float) -> float:
+    """Mean over the two folds of ``target``'s objective expected on the held-out samples for a
+    region chosen on the other fold (counts rescaled to the held-out sizes). Training samples only."""
     total = 0.0
     for (a_fit, b_fit), (a_val, b_val) in ((folds[0], folds[1]), (folds[1], folds[0])):
         if swap:
             a_fit, b_fit, a_val, b_val = b_fit, a_fit, b_val, a_val
-        mask = _choose_region(a_fit, b_fit, n_ev_in, n_ev_out, eps_grid, allowed, beta_cp)
-        k_in = min(a_val[mask].sum() * n_ev_in / max(a_val.sum(), 1), n_ev_in)
-        k_out = min(b_val[mask].sum() * n_ev_out / max(b_val.sum(), 1), n_ev_out)
-        p_lo = clopper_pearson_lower(k_in, n_ev_in, beta_cp)
-        q_hi = clopper_pearson_upper(k_out, n_ev_out, beta_cp)
-        total += float(np.max(p_lo - np.exp(eps_grid) * q_hi - allowed))
+        mask = _choose_region(a_fit, b_fit, n_ev_in, n_ev_out, target, beta_cp)
+        total += float(projected_scores(
+            a_val[mask].sum(), max(a_val.sum(), 1), b_val[mask].sum(), max(b_val.sum(), 1),
+            n_ev_in, n_ev_out, target, beta_cp,
+        ))
     return total / 2.0
 
 
@@ -477,7 +488,8 @@ def _deviations(tolerance: str, counts: np.ndarray, num_cells: int, beta_half: f
 
 
 # --------------------------------------------------------------------------- estimator
-def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, allowed, beta: float):
+def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, allowed, beta: float,
+                             target: RegionTarget | None = None):
     """For each direction (``P||Q``, then ``Q||P``), pick a candidate cell set and a region on the
     selection half, and split ``beta`` between the directions (also on the selection half).
 
@@ -492,6 +504,8 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
         The claim's eps' grid and the delta it allows there (:func:`~.base.profile_targets`).
     beta : float
         The failure probability of both directions together.
+    target : RegionTarget, optional
+        What the regions maximise; default the margin over ``(eps_grid, allowed)``.
 
     Returns
     -------
@@ -505,17 +519,18 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
     Source: paper 000, Alg. 3–4 with the region chosen on a selection half (docs/histogram.md);
     nothing here looks at the held-out counts, so certifying on them keeps the bound's level.
     """
+    target = RegionTarget.margin(eps_grid, allowed) if target is None else target
     chosen = []
     for swap in (False, True):
         n_in, n_out = (n_ev_q, n_ev_p) if swap else (n_ev_p, n_ev_q)
         if len(counts) > 1:
-            scores = [_cross_validate(c["folds"], swap, n_in, n_out, eps_grid, allowed, beta / 4) for c in counts]
+            scores = [_cross_validate(c["folds"], swap, n_in, n_out, target, beta / 4) for c in counts]
             pick = int(np.argmax(scores))
         else:
             pick = 0
         c = counts[pick]
         in_tr, out_tr = (c["b_tr"], c["a_tr"]) if swap else (c["a_tr"], c["b_tr"])
-        mask = _choose_region(in_tr, out_tr, n_in, n_out, eps_grid, allowed, beta / 4)
+        mask = _choose_region(in_tr, out_tr, n_in, n_out, target, beta / 4)
         chosen.append((pick, mask, n_in, n_out, in_tr, out_tr))
     return chosen, HistogramHockeyStick._direction_shares(chosen, eps_grid, allowed, beta)
 
@@ -551,6 +566,15 @@ class HistogramHockeyStick:
         come from data and 0 when ``value_range`` or ``categories`` fixes them (then ignored).
     max_categories : int, default 1000
         Most distinct outputs for which ``mode="auto"`` chooses discrete.
+    objective : {"margin", "both", "epsilon"}, default "margin"
+        ``"split"`` only: what each direction's region maximises on the training half
+        (:class:`~dpaudit.estimators.region.RegionTarget`). ``"margin"``: the margin over the
+        claim's profile (the verdict). ``"epsilon"``: the certified epsilon lower bound at the
+        ``delta`` given to :meth:`estimate` (DP-Sniper's objective, Bichsel et al. 2021).
+        ``"both"``: one region of each kind per direction; when the training half picks the same
+        cells for both, one bound at the direction's whole share of ``beta``, else two bounds at
+        half the share each (the verdict rests on whichever shows more, the epsilon lower bound
+        on the epsilon region). The bound's ``region`` says which objective chose it.
 
     Raises
     ------
@@ -572,9 +596,14 @@ class HistogramHockeyStick:
         categories=None,
         train_fraction: float | None = None,
         max_categories: int = 1000,
+        objective: str = "margin",
     ):
         if tolerance not in TOLERANCES:
             raise ValueError(f"tolerance must be one of {TOLERANCES}, got {tolerance!r}")
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+        if objective != "margin" and tolerance != "split":
+            raise ValueError(f"objective={objective!r} chooses regions: it needs tolerance='split', got {tolerance!r}")
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if bins is not None:
@@ -608,6 +637,7 @@ class HistogramHockeyStick:
         self.categories = categories
         self.train_fraction = None if train_fraction is None else float(train_fraction)
         self.max_categories = int(max_categories)
+        self.objective = objective
 
     # ------------------------------------------------------------------ configuration
     def config(self) -> dict:
@@ -620,6 +650,7 @@ class HistogramHockeyStick:
             "categories": None if self.categories is None else self.categories.tolist(),
             "train_fraction": self.train_fraction,
             "max_categories": self.max_categories,
+            "objective": self.objective,
         }
 
     def _fixed_cells(self) -> bool:
@@ -685,7 +716,7 @@ class HistogramHockeyStick:
     # ------------------------------------------------------------------ estimate
     def estimate(
         self, p_samples, q_samples, *, epsilon: float, beta: float,
-        delta_profile: Callable[[np.ndarray], np.ndarray] | None = None, rng=None,
+        delta_profile: Callable[[np.ndarray], np.ndarray] | None = None, rng=None, delta: float = 0.0,
     ) -> HistogramEvidence:
         """Lower confidence bounds on ``H_{e^eps}(P||Q)`` and ``H_{e^eps}(Q||P)``, for every eps.
 
@@ -707,6 +738,9 @@ class HistogramHockeyStick:
             0 at ``epsilon``.
         rng : Generator or int, optional
             Shuffles the samples before the design split.
+        delta : float, default 0.0
+            The delta at which ``objective="epsilon"``/``"both"`` maximise the certified epsilon
+            lower bound (a claim's delta; 0 for pure DP).
 
         Returns
         -------
@@ -738,7 +772,9 @@ class HistogramHockeyStick:
         n_ev_p, n_ev_q = len(p_ev), len(q_ev)
 
         if self.tolerance == "split":
-            needed = self._needed_samples(len(p), len(q), None, None, 0, beta, eps_grid, allowed)
+            # "both" may halve a direction's share between two regions: judge vacuity at that level
+            split_beta = beta / 2 if self.objective == "both" else beta
+            needed = self._needed_samples(len(p), len(q), None, None, 0, split_beta, eps_grid, allowed)
             vacuous = needed is not None
             hp, hq = len(p_tr) // 2, len(q_tr) // 2
             parts = {"p_tr": p_tr, "q_tr": q_tr, "p_ev": p_ev, "q_ev": q_ev,
@@ -746,20 +782,18 @@ class HistogramHockeyStick:
             if candidates[0].mode == "binned":
                 parts = {k: np.sort(v[:, 0]) for k, v in parts.items()}
             counts = [_split_counts(c, parts, folds=len(candidates) > 1) for c in candidates]
-            chosen, shares = choose_direction_regions(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta)
+            regions = self._choose(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta, delta)
             bounds = []
-            for (direction, swap), (pick, mask, n_in, n_out, _, _), share in zip(
-                (("P||Q", False), ("Q||P", True)), chosen, shares
-            ):
+            for label, direction, swap, pick, mask, n_in, n_out, b in regions:
                 cells, c = candidates[pick], counts[pick]
                 in_ev, out_ev = (c["b_ev"], c["a_ev"]) if swap else (c["a_ev"], c["b_ev"])
                 bounds.append(HistogramBound.certify(
                     int(in_ev[mask].sum()), n_in, int(out_ev[mask].sum()), n_out,
-                    epsilon=epsilon, beta=share * beta, direction=direction, n_train=n_train,
-                    region=_describe_region(mask, cells), tolerance=self.tolerance, mode=cells.mode,
+                    epsilon=epsilon, beta=b, direction=direction, n_train=n_train,
+                    region=label + _describe_region(mask, cells), tolerance=self.tolerance, mode=cells.mode,
                     num_cells=cells.num_cells, binning=cells.description, vacuous=vacuous,
                 ))
-            forward, reverse = bounds
+            forward, reverse, extra = bounds[0], bounds[1], tuple(bounds[2:])
         else:
             cells = candidates[0]
             m = cells.num_cells
@@ -784,9 +818,38 @@ class HistogramHockeyStick:
                     p_deviation=d_in, q_deviation=d_out, vacuous=vacuous,
                 ))
             forward, reverse = bounds
+            extra = ()
         return HistogramEvidence(
-            forward, reverse, forward.mode, self.tolerance, forward.num_cells, needed, time.perf_counter() - t0
+            forward, reverse, forward.mode, self.tolerance, forward.num_cells, needed, time.perf_counter() - t0,
+            extra=extra,
         )
+
+    def _choose(self, counts: list, n_ev_p: int, n_ev_q: int, eps_grid, allowed, beta: float, delta: float) -> list:
+        """The regions to certify, from training counts only: ``(label, direction, swap, pick,
+        mask, n_in, n_out, beta_j)`` per region, the two directions' first regions first, their
+        ``beta_j`` adding up to ``beta`` (see ``objective``)."""
+        margin = RegionTarget.margin(eps_grid, allowed)
+        chosen, shares = choose_direction_regions(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta, margin)
+        if self.objective != "margin":
+            eps_target = RegionTarget.epsilon(delta)
+            chosen_e, shares_e = choose_direction_regions(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta, eps_target)
+            if self.objective == "epsilon":
+                chosen, shares = chosen_e, shares_e
+        first, second = [], []
+        for d, (direction, swap) in enumerate((("P||Q", False), ("Q||P", True))):
+            pick, mask, n_in, n_out, _, _ = chosen[d]
+            share = shares[d] * beta
+            if self.objective != "both":
+                label = "[max epsilon] " if self.objective == "epsilon" else ""
+                first.append((label, direction, swap, pick, mask, n_in, n_out, share))
+                continue
+            pick_e, mask_e = chosen_e[d][0], chosen_e[d][1]
+            if pick_e == pick and np.array_equal(mask_e, mask):
+                first.append(("[margin and max epsilon] ", direction, swap, pick, mask, n_in, n_out, share))
+            else:
+                first.append(("[margin] ", direction, swap, pick, mask, n_in, n_out, share / 2))
+                second.append(("[max epsilon] ", direction, swap, pick_e, mask_e, n_in, n_out, share / 2))
+        return first + second
 
     @staticmethod
     def _direction_shares(chosen, eps_grid, allowed, beta: float) -> tuple[float, float]:

@@ -43,6 +43,7 @@ __all__ = [
     "ClaimComparison",
     "HockeyStickBound",
     "ProfileEvidence",
+    "RegionTarget",
     "ScoreAudit",
     "best_case_margin",
     "certify_regions",
@@ -50,6 +51,7 @@ __all__ = [
     "pareto_front",
     "projected_margins",
     "projected_mass_bounds",
+    "projected_scores",
     "rdp_epsilon_lower_bound",
     "smallest_sufficient_size",
 ]
@@ -98,6 +100,69 @@ def projected_margins(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
     margin = p_lo[:, None] - np.exp(eps_grid)[None, :] * q_hi[:, None] - allowed[None, :]
     return margin.max(axis=1)
+
+
+@dataclass(frozen=True)
+class RegionTarget:
+    """What a region is chosen to maximise on the selection samples (never what certifies it).
+
+    Two objectives, both computed from the Clopper–Pearson bounds ``(p_lo, q_hi)`` a candidate
+    would get on the certifying samples (:func:`projected_mass_bounds`):
+
+    ``"margin"`` (:meth:`margin`)
+        ``max_eps' [p_lo - e^eps' q_hi - allowed(eps')]``: the margin over a claim's privacy
+        profile, which decides a test's verdict (paper 000, Alg. 6 with the whole profile).
+    ``"epsilon"`` (:meth:`epsilon`)
+        ``ln((p_lo - delta) / q_hi)``: the certified lower bound on epsilon at ``delta``
+        (DP-Sniper's objective, Bichsel et al. 2021 §V, with exact bounds in place of its
+        probability floor: a tiny region's ``p_lo`` falls to ``delta`` on its own). Candidates
+        with ``p_lo <= delta`` score ``ln(1e-300 / q_hi)``, so they rank below every candidate
+        that certifies something and among themselves by ``q_hi``.
+
+    Attributes
+    ----------
+    kind : {"margin", "epsilon"}
+    eps_grid, allowed : ndarray or None
+        ``"margin"`` only: the claim's eps' grid (nats) and the delta it allows there.
+    delta : float
+        ``"epsilon"`` only: the delta of the epsilon lower bound, in [0, 1).
+    """
+
+    kind: str
+    eps_grid: np.ndarray | None = None
+    allowed: np.ndarray | None = None
+    delta: float = 0.0
+
+    @classmethod
+    def margin(cls, eps_grid, allowed) -> "RegionTarget":
+        """Maximise the margin over a claim's profile (``eps_grid``, ``allowed``: same shape)."""
+        return cls("margin", np.asarray(eps_grid, dtype=float), np.asarray(allowed, dtype=float))
+
+    @classmethod
+    def epsilon(cls, delta: float = 0.0) -> "RegionTarget":
+        """Maximise the certified epsilon lower bound at ``delta`` (ValueError outside [0, 1))."""
+        return cls("epsilon", delta=check_delta(delta, allow_zero=True))
+
+    def score(self, p_lo, q_hi) -> np.ndarray:
+        """The objective of candidate regions with mass bounds ``p_lo``, ``q_hi`` (arrays of one shape)."""
+        p_lo, q_hi = np.asarray(p_lo, dtype=float), np.asarray(q_hi, dtype=float)
+        if self.kind == "margin":
+            m = p_lo[..., None] - np.exp(self.eps_grid) * q_hi[..., None] - self.allowed
+            return m.max(axis=-1)
+        return np.log(np.maximum(p_lo - self.delta, 1e-300)) - np.log(np.maximum(q_hi, 1e-300))
+
+
+def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
+                     target: RegionTarget, beta_cp: float) -> np.ndarray:
+    """:meth:`RegionTarget.score` of candidate regions from their choosing counts, projected to
+    the certifying sizes (:func:`projected_mass_bounds`).
+
+    Returns
+    -------
+    ndarray, shape (num_candidates,)
+    """
+    p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
+    return target.score(p_lo, q_hi)
 
 
 def best_case_margin(n_in: int, n_out: int, eps_grid, allowed, beta_cp: float) -> float:

@@ -242,8 +242,14 @@ class ProfileTester(Tester):
         ``evidence.vacuous``)."""
         return getattr(evidence, "needed_samples", None) if getattr(evidence, "vacuous", False) else None
 
+    def _estimate(self, p_samples, q_samples, claim: Claim, beta: float, rng):
+        """The estimator's evidence at failure probability ``beta`` (``self.estimator`` by default)."""
+        return self.estimator.estimate(
+            p_samples, q_samples, epsilon=claim.epsilon, beta=beta, delta_profile=claim.delta_profile, rng=rng,
+        )
+
     def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
-        """:meth:`Tester.test` (at least 4 rows per sample) from the estimator's two region bounds.
+        """:meth:`Tester.test` (at least 4 rows per sample) from the estimator's region bounds.
 
         The outcome is ``inconclusive=True`` (with ``note`` "inconclusive: needs n >= N samples
         per dataset") when the sample size makes the bounds unable to reject the claim whatever
@@ -252,10 +258,7 @@ class ProfileTester(Tester):
         """
         beta = check_probability(beta, "beta")
         self.require(claim)
-        evidence = self.estimator.estimate(
-            p_samples, q_samples, epsilon=claim.epsilon, beta=beta * self.estimator_share,
-            delta_profile=claim.delta_profile, rng=rng,
-        )
+        evidence = self._estimate(p_samples, q_samples, claim, beta * self.estimator_share, rng)
         outcome = profile_outcome(self.name, evidence.bounds, claim, beta)
         needed = self._needed_samples(evidence, outcome, len(p_samples), len(q_samples), claim, beta)
         if needed is None:

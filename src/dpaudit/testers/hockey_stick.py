@@ -1,4 +1,5 @@
-"""The classifier hockey-stick tester (paper 000, Alg. 6, tightened)."""
+"""The hockey-stick tester (paper 000, Alg. 6, tightened): exact regions for discrete and 1-D
+outputs, a trained classifier's regions for vector outputs."""
 
 from __future__ import annotations
 
@@ -6,48 +7,99 @@ import math
 
 import numpy as np
 
-from ..estimators.base import profile_grid
+from ..estimators.base import NotApplicable, check_sample_pair, profile_grid
+from ..estimators.histogram import HistogramEvidence, HistogramHockeyStick, _distinct_rows
 from ..estimators.hockey_stick import ClassifierHockeyStick
 from ..estimators.region import best_case_margin, smallest_sufficient_size
-from ..privacy.claims import Claim
+from ..privacy.claims import Claim, RenyiDP
 from .base import ProfileTester
 
-__all__ = ["HockeyStickTester"]
+__all__ = ["REGIONS", "HockeyStickTester"]
+
+REGIONS = ("auto", "exact", "classifier")
+
+# "auto" treats outputs as discrete when the first rows show few distinct values (the region
+# estimator then decides on its whole selection half, and hands back NotApplicable otherwise).
+_PEEK_ROWS = 4000
 
 
 class HockeyStickTester(ProfileTester):
     """Tests a claim by lower-bounding the hockey-stick divergence in both directions.
 
-    Paper 000, Alg. 6 (HockeyStickTester), with the estimator of
-    :class:`~dpaudit.estimators.ClassifierHockeyStick`. The claim enters through its privacy
-    profile ``delta(eps')`` (:meth:`PureDP.delta_profile` etc.): since the evidence bounds
-    ``H_{e^eps'}`` for every ``eps'`` at once, the verdict compares against the whole profile at no
-    cost in confidence. For an :class:`ApproxDP` claim this includes ``eps' = eps`` (Alg. 6's
-    ``tau = delta``) and also smaller ``eps'`` where (eps, delta)-DP still constrains the
-    divergence; for :class:`RenyiDP` it uses the RDP-to-DP conversion (Canonne, Kamath, Steinke
-    2020, Prop. 12). Each direction gets ``beta / 2``.
+    Paper 000, Alg. 6 (HockeyStickTester). A region ``S`` of the output space is chosen on a
+    selection half of the samples and ``P(S)``, ``Q(S)`` are certified with exact Clopper–Pearson
+    bounds on the other half (:mod:`dpaudit.estimators.region`), with one of two ways of choosing
+    it (``regions``):
+
+    * **exact regions** for discrete outputs (any dimension: each distinct output is a cell) and
+      1-D outputs (quantile bins, tails refined, and atoms): the upper level sets of the
+      likelihood ratio estimated on the selection half, no training
+      (:class:`~dpaudit.estimators.HistogramHockeyStick`, ``tolerance="split"``; docs/testers.md
+      derives why the selection keeps the bound valid);
+    * **a classifier's regions** for continuous vector outputs: a PyTorch MLP trained on the
+      selection half, thresholded (:class:`~dpaudit.estimators.ClassifierHockeyStick`, paper 000
+      Alg. 5 improved).
+
+    The claim enters through its privacy profile ``delta(eps')`` (:meth:`PureDP.delta_profile`
+    etc.): since the evidence bounds ``H_{e^eps'}`` for every ``eps'`` at once, the verdict
+    compares against the whole profile at no cost in confidence. For an :class:`ApproxDP` claim
+    this includes ``eps' = eps`` (Alg. 6's ``tau = delta``); for :class:`RenyiDP` it uses the
+    RDP-to-DP conversion (Canonne, Kamath, Steinke 2020, Prop. 12).
+
+    **Epsilon lower bound.** With exact regions and a pure or (eps, delta) claim, each direction
+    also gets a region chosen to maximise the certified ``ln((P_lo(S) - delta) / Q_hi(S))``
+    (DP-Sniper's objective, Bichsel et al. 2021, with exact bounds); when the selection half picks
+    the same cells for both objectives one bound is certified, else the direction's share of
+    ``beta`` is halved between its two regions. A violation shown by either region counts (union
+    bound: the test's failure probability stays ``beta``), and the outcome's
+    ``epsilon_lower_bound`` is the largest any region certifies.
+
+    Failure probability: each direction gets ``beta / 2`` with the classifier; with exact regions
+    the selection half splits ``beta`` between the directions (0.5/0.5, 0.8/0.2 or 0.95/0.05).
 
     Parameters
     ----------
     estimator : ClassifierHockeyStick, optional
-        The estimator (and its classifier hyper-parameters / device).
+        The classifier estimator (its hyper-parameters / device).
     device : str, optional
         Shortcut for ``ClassifierHockeyStick(device=device)``.
+    regions : {"auto", "exact", "classifier"}, default "auto"
+        ``"auto"``: exact regions for discrete or 1-D outputs, the classifier otherwise;
+        ``"exact"`` raises :class:`NotApplicable` on continuous vector outputs.
+    region_estimator : HistogramHockeyStick, optional
+        The exact-region estimator; default ``HistogramHockeyStick(objective="both")``.
+
+    Raises
+    ------
+    ValueError
+        If both ``estimator`` and ``device`` are given, on an unknown ``regions``, or a
+        ``region_estimator`` whose tolerance is not ``"split"``.
     """
 
     name = "hockey-stick"
 
-    def __init__(self, estimator: ClassifierHockeyStick | None = None, *, device: str | None = None):
+    def __init__(self, estimator: ClassifierHockeyStick | None = None, *, device: str | None = None,
+                 regions: str = "auto", region_estimator: HistogramHockeyStick | None = None):
         if estimator is None:
             estimator = ClassifierHockeyStick(device=device or "cpu")
         elif device is not None:
             raise ValueError("give either estimator or device, not both")
+        if regions not in REGIONS:
+            raise ValueError(f"regions must be one of {REGIONS}, got {regions!r}")
+        if region_estimator is None:
+            region_estimator = HistogramHockeyStick(objective="both")
+        elif region_estimator.tolerance != "split":
+            raise ValueError(f"region_estimator needs tolerance='split', got {region_estimator.tolerance!r}")
         self.estimator = estimator
+        self.region_estimator = region_estimator
+        self.regions = regions
 
     def config(self) -> dict:
         e = self.estimator
         return {
             "tester": self.name,
+            "regions": self.regions,
+            "region_estimator": self.region_estimator.config(),
             "hidden_sizes": list(e.hidden_sizes),
             "epochs": e.epochs,
             "batch_size": e.batch_size,
@@ -58,9 +110,38 @@ class HockeyStickTester(ProfileTester):
             "num_threads": e.num_threads,
         }
 
-    estimator_share = 0.5  # beta / 2 per direction
+    def region_path(self, p_samples, q_samples) -> str:
+        """``"exact"`` or ``"classifier"``: the path :meth:`test` takes for these samples
+        (``regions="auto"``: exact for 1-D outputs, and for vector outputs whose first rows show
+        at most 1 distinct value in 10)."""
+        if self.regions != "auto":
+            return self.regions
+        p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
+        if p.shape[1] == 1:
+            return "exact"
+        peek = np.concatenate([p[:_PEEK_ROWS], q[:_PEEK_ROWS]], axis=0)
+        distinct = len(_distinct_rows(peek))
+        return "exact" if distinct <= min(self.region_estimator.max_categories, len(peek) // 10) else "classifier"
+
+    def _estimate(self, p_samples, q_samples, claim: Claim, beta: float, rng):
+        if self.region_path(p_samples, q_samples) == "exact":
+            est = self.region_estimator
+            if isinstance(claim, RenyiDP) and est.objective != "margin":
+                est = HistogramHockeyStick(**{**est.config(), "objective": "margin"})
+            try:
+                return est.estimate(
+                    p_samples, q_samples, epsilon=claim.epsilon, beta=beta, delta_profile=claim.delta_profile,
+                    rng=rng, delta=0.0 if isinstance(claim, RenyiDP) else float(claim.delta),
+                )
+            except NotApplicable:
+                if self.regions == "exact":
+                    raise
+        # the classifier's estimator gives each direction the beta it is handed: beta / 2 each
+        return super()._estimate(p_samples, q_samples, claim, beta / 2, rng)
 
     def _needed_samples(self, evidence, outcome, n_p, n_q, claim, beta):
+        if isinstance(evidence, HistogramEvidence):
+            return super()._needed_samples(evidence, outcome, n_p, n_q, claim, beta)
         if outcome.violation or self.best_case_margin(n_p, n_q, claim, beta) > 0.0:
             return None
         return self.needed_samples(claim, beta)
@@ -71,7 +152,8 @@ class HockeyStickTester(ProfileTester):
         return n - n_train
 
     def best_case_margin(self, n_p: int, n_q: int, claim: Claim, beta: float) -> float:
-        """The largest margin over the claim's profile that *any* data of these sizes could give.
+        """The largest margin over the claim's profile that *any* data of these sizes could give
+        to the classifier path.
 
         The region bound is ``P_lo(S) - e^eps' Q_hi(S)`` with one-sided Clopper–Pearson bounds at
         ``beta/4`` each (``beta/2`` per direction); it is largest when every held-out P sample
