@@ -57,7 +57,9 @@ def test_buggy_zoo_mechanism_exits_1_and_prints_witness(tmp_path):
     assert ev["divergence_lower_bound"] > 0
     assert ev["epsilon_lower_bound"] > 0.01
     t = data["trials"][0]
-    assert t["num_samples"] == 20000 and t["seed_key"] == [0]
+    assert t["planned_samples"] == 20000 and t["seed_key"] == [0]
+    # sequential stages (default --stages auto): the first stage, 2000 per dataset, already rejects
+    assert t["num_samples"] == 2000 and t["stop_reason"] == "violation"
     # trials are numbered from 1 in tables and JSON alike; index stays the random-stream key
     assert t["trial"] == 1 and t["index"] == 0 and ev["trial"] == 1 and ev["index"] == 0
     assert "(trial 1)" in res.output

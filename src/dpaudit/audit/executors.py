@@ -38,7 +38,8 @@ import numpy as np
 from ..datasets import NeighbouringPair
 from ..errors import DPAuditError, MechanismError
 from ..mechanisms.base import CallableMechanism, draw
-from .result import TrialRecord
+from .result import StageRecord, TrialRecord
+from .sequential import is_futile, stage_betas, stage_stream
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -80,6 +81,10 @@ class TrialSpec:
         Root seed of the audit.
     chunk_size : int or None
         Calls per sampling chunk for per-call mechanisms (None: no chunks).
+    stages : tuple of int or None
+        Cumulative samples per dataset after each stage of a sequential trial
+        (:func:`~dpaudit.audit.sequential.stage_schedule`, ending at ``num_samples``); None or
+        one stage: a fixed-size trial, exactly as without stages.
     """
 
     index: int
@@ -89,6 +94,24 @@ class TrialSpec:
     beta: float
     seed: int
     chunk_size: int | None = DEFAULT_CHUNK_SIZE
+    stages: tuple | None = None
+
+    @property
+    def schedule(self) -> tuple:
+        """The stages to run: :attr:`stages`, or ``(num_samples,)`` when None.
+
+        Raises
+        ------
+        ValueError
+            If :attr:`stages` does not end at ``num_samples`` or is not strictly increasing.
+        """
+        if not self.stages:
+            return (int(self.num_samples),)
+        sched = tuple(int(n) for n in self.stages)
+        if sched[-1] != int(self.num_samples) or any(b <= a for a, b in zip(sched, sched[1:])) or sched[0] < 1:
+            raise ValueError(f"TrialSpec.stages {list(sched)} must be strictly increasing and end at "
+                             f"num_samples={self.num_samples}")
+        return sched
 
 
 def trial_streams(seed: int, index: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
@@ -165,38 +188,92 @@ def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, 
     return x0, x1
 
 
-def _record(spec: TrialSpec, outcome, sample_seconds: float, test_seconds: float):
+def _record(spec: TrialSpec, outcome, sample_seconds: float, test_seconds: float, *, stages=None,
+            stop_reason: str | None = None, used: int | None = None):
+    """The :class:`TrialRecord` of a trial; without ``stages``, of a fixed-size trial at ``spec.beta``."""
+    if stages is None:
+        stages = (StageRecord(int(spec.num_samples), float(spec.beta), outcome.status, float(outcome.margin)),)
     return TrialRecord(
         index=spec.index,
         finder=spec.finder,
         pair=spec.pair,
-        num_samples=int(spec.num_samples),
+        num_samples=int(spec.num_samples if used is None else used),
         outcome=outcome,
         seed_key=(int(spec.index),),
         sample_seconds=sample_seconds,
         test_seconds=test_seconds,
+        stages=tuple(stages),
+        stop_reason=stop_reason or ("violation" if outcome.violation else "budget"),
+        planned_samples=int(spec.num_samples),
     )
 
 
 def run_trial(mechanism, tester, claim, spec: TrialSpec):
-    """Run one trial in this process.
+    """Run one trial in this process: fixed-size, or in stages (:mod:`dpaudit.audit.sequential`).
+
+    With one stage (``spec.stages`` None or ``(num_samples,)``) the trial draws ``num_samples``
+    outputs per dataset from the sampling stream and tests them once at ``spec.beta`` with the
+    testing stream (:func:`trial_streams`). With stages ``n_1 < ... < n_K``, stage ``k`` (0-based)
+    draws ``n_k - n_{k-1}`` more outputs per dataset with :func:`sample_pair` from the stream
+    :func:`~dpaudit.audit.sequential.stage_stream` ``(sampling stream, k)``, tests the first
+    ``n_k`` of each at ``beta_k`` (:func:`~dpaudit.audit.sequential.stage_betas`, summing to at
+    most ``spec.beta``) with the generator of ``stage_stream(testing stream, k)``, and stops at
+    the first violation or when :func:`~dpaudit.audit.sequential.is_futile` says so.
+
+    Parameters
+    ----------
+    mechanism, tester, claim
+        What is audited, how, and against what.
+    spec : TrialSpec
+        The trial (pair, sizes, beta, seed, stages).
 
     Returns
     -------
     TrialRecord
+        The last stage's outcome, the samples used, the stages run and why the trial stopped.
 
     Raises
     ------
     MechanismError
         If the mechanism fails or returns unusable outputs.
+    ValueError
+        If ``spec.stages`` is invalid (see :attr:`TrialSpec.schedule`).
     """
     sample_ss, test_ss = trial_streams(spec.seed, spec.index)
-    t0 = time.perf_counter()
-    x0, x1 = sample_pair(mechanism, spec.pair, spec.num_samples, sample_ss, spec.chunk_size)
-    t1 = time.perf_counter()
-    outcome = tester.test(x0, x1, claim, beta=spec.beta, rng=np.random.default_rng(test_ss))
-    t2 = time.perf_counter()
-    return _record(spec, outcome, t1 - t0, t2 - t1)
+    schedule = spec.schedule
+    if len(schedule) == 1:
+        t0 = time.perf_counter()
+        x0, x1 = sample_pair(mechanism, spec.pair, spec.num_samples, sample_ss, spec.chunk_size)
+        t1 = time.perf_counter()
+        outcome = tester.test(x0, x1, claim, beta=spec.beta, rng=np.random.default_rng(test_ss))
+        t2 = time.perf_counter()
+        return _record(spec, outcome, t1 - t0, t2 - t1)
+    betas = stage_betas(schedule, spec.beta)
+    parts0, parts1, stages = [], [], []
+    sample_s = test_s = 0.0
+    have, reason, outcome = 0, "budget", None
+    for k, (n_k, beta_k) in enumerate(zip(schedule, betas)):
+        t0 = time.perf_counter()
+        y0, y1 = sample_pair(mechanism, spec.pair, n_k - have, stage_stream(sample_ss, k), spec.chunk_size)
+        parts0.append(y0)
+        parts1.append(y1)
+        x0 = _concat_chunks(mechanism, parts0, spec.pair.d0) if k else y0
+        x1 = _concat_chunks(mechanism, parts1, spec.pair.d1) if k else y1
+        have = n_k
+        t1 = time.perf_counter()
+        outcome = tester.test(x0, x1, claim, beta=beta_k, rng=np.random.default_rng(stage_stream(test_ss, k)))
+        last = k == len(schedule) - 1
+        futile = (not last) and is_futile(outcome, claim, scale=schedule[-1] / n_k, beta_ratio=betas[-1] / beta_k)
+        test_s += time.perf_counter() - t1
+        sample_s += t1 - t0
+        stages.append(StageRecord(int(n_k), float(beta_k), outcome.status, float(outcome.margin), bool(futile)))
+        if outcome.violation:
+            reason = "violation"
+            break
+        if futile:
+            reason = "futility"
+            break
+    return _record(spec, outcome, sample_s, test_s, stages=stages, stop_reason=reason, used=have)
 
 
 # =========================================================================== executors

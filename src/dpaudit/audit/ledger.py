@@ -67,8 +67,19 @@ LOCKED_SETTINGS = (
     "num_samples",
     "neighbouring",
     "finder",
+    "stages",
 )
 """Settings a resumed audit must share with the stored one (see :func:`compare_settings`)."""
+
+SETTINGS_ADDED_LATER = {"stages": "off"}
+"""Settings that audits stored by earlier versions lack, with the value those audits ran with
+(trials of one fixed size before sequential stages existed)."""
+
+
+def stored_setting(stored: dict, key: str):
+    """A stored audit's setting ``key``, or for an audit stored before the setting existed the
+    value it ran with (:data:`SETTINGS_ADDED_LATER`)."""
+    return stored[key] if key in stored else SETTINGS_ADDED_LATER.get(key)
 
 # Keys of a tester's or finder's configuration that say where it runs, not what it computes.
 _EXECUTION_KEYS = {"device", "num_threads"}
@@ -133,7 +144,7 @@ def compare_settings(stored: dict, given: dict) -> list[str]:
     for key in LOCKED_SETTINGS:
         if given.get(key) is None:
             continue
-        a = _canonical(_strip_execution(stored.get(key)))
+        a = _canonical(_strip_execution(stored_setting(stored, key)))
         b = _canonical(_strip_execution(given[key]))
         if a != b:
             named = next((k for k in ("finder", "tester", "kind", "relation") if isinstance(a, dict)
@@ -493,7 +504,8 @@ class StudyPlan:
         Parameters
         ----------
         key : str
-            Its name in :data:`LOCKED_SETTINGS` (``"num_samples"``, ``"trial_budget"``, ``"beta"``).
+            Its name in :data:`LOCKED_SETTINGS` (``"num_samples"``, ``"trial_budget"``, ``"beta"``,
+            ``"stages"``).
         value
             The front end's value (its default when not given).
         explicit : bool
@@ -504,7 +516,7 @@ class StudyPlan:
         (passed, shown)
         """
         passed = None if (self.resume and not explicit) else value
-        shown = self.stored[key] if (passed is None and self.stored is not None) else value
+        shown = stored_setting(self.stored, key) if (passed is None and self.stored is not None) else value
         return passed, shown
 
     def open(self, given: dict, defaults: dict, *, record_from_dict) -> AuditStudy:

@@ -32,7 +32,8 @@ from ..privacy.claims import Claim
 from ..search.finders import Finder, as_finder
 from ..testers import HockeyStickTester, Tester
 from .executors import DEFAULT_CHUNK_SIZE, Executor, InProcessExecutor, TrialSpec
-from .ledger import resolve_study
+from .ledger import resolve_study, stored_setting
+from .sequential import normalise_stages, stage_schedule
 from .result import AuditResult, TrialRecord, library_versions
 
 __all__ = ["AuditResult", "TrialRecord", "audit", "library_versions"]
@@ -50,6 +51,11 @@ def _check_inputs(num_samples, trials, beta) -> None:
         check_int(trials, "trials", 1)
     if beta is not None:
         check_probability(beta, "beta")
+
+
+def _jsonable_stages(stages):
+    """A normalised ``stages`` setting as stored in a ledger (a list for explicit sizes)."""
+    return stages if isinstance(stages, str) else [int(n) for n in stages]
 
 
 def audit(
@@ -72,6 +78,7 @@ def audit(
     resume: bool = False,
     executor: Executor | None = None,
     chunk_size: int | None = None,
+    stages="auto",
 ) -> AuditResult:
     """Search neighbouring datasets for a violation of ``claim`` (paper 000, Algorithm 1).
 
@@ -122,6 +129,16 @@ def audit(
     chunk_size : int, optional
         Calls per sampling chunk for per-call mechanisms (default
         :data:`dpaudit.audit.executors.DEFAULT_CHUNK_SIZE`). The samples depend on it, not on the executor.
+    stages : "auto", "off", None or list of int, default "auto"
+        Sequential sample sizes within each trial (:mod:`dpaudit.audit.sequential`): each trial
+        draws its samples in stages and stops at the first stage that finds a violation, or
+        early when continuing is futile; the stages' failure probabilities sum to the trial's
+        ``beta / T``. ``"auto"``: 2000, 8000, 32000, ... per dataset up to ``num_samples / 2``,
+        then ``num_samples`` (one stage below 4000 samples); ``"off"`` or None: one stage of
+        ``num_samples`` (the samples and results of a fixed-size trial); a list: those
+        cumulative sizes, ``num_samples`` appended if the list ends below it. On resume the
+        default ``"auto"`` takes the stored setting. The chunked sampling of per-call mechanisms
+        on a Dask cluster runs fixed-size trials (see :mod:`dpaudit.audit.executors`).
 
     Returns
     -------
@@ -131,7 +148,7 @@ def audit(
     Raises
     ------
     ValueError
-        On invalid num_samples, trials or beta, or ``resume`` without a storage.
+        On invalid num_samples, trials, beta or stages, or ``resume`` without a storage.
     DPAuditError
         If ``study_name`` is given without a storage (see :func:`dpaudit.audit.ledger.resolve_study`).
     InvalidClaimError
@@ -144,6 +161,10 @@ def audit(
         If a Dask executor is given a mechanism that cannot be pickled.
     """
     _check_inputs(num_samples, trials, beta)
+    stages_default = isinstance(stages, str) and stages.strip().lower() == "auto"
+    stages = normalise_stages(stages)
+    if num_samples is not None:
+        stage_schedule(num_samples, stages)  # bad explicit stages fail before any storage is opened
     tester = tester or HockeyStickTester()
     tester.require(claim)
     name = getattr(mechanism, "name", type(mechanism).__name__)
@@ -172,17 +193,20 @@ def audit(
             "num_samples": None if num_samples is None else int(num_samples),
             "neighbouring": neighbouring,
             "finder": finder.config(),
+            "stages": None if (stages_default and resume) else _jsonable_stages(stages),
         }
         defaults = {
             "trial_budget": budget_of(DEFAULT_TRIALS),
             "beta": DEFAULT_BETA,
             "num_samples": DEFAULT_NUM_SAMPLES,
             "neighbouring": {},
+            "stages": "auto",
         }
         ledger = plan.open(given, defaults, record_from_dict=TrialRecord.from_dict)
         st = ledger.settings
         seed, budget, beta, num_samples = int(st["seed"]), int(st["trial_budget"]), float(st["beta"]), int(st["num_samples"])
         neighbouring = st.get("neighbouring") or neighbouring
+        stages = normalise_stages(stored_setting(st, "stages"))
         run = ledger.run
         try:
             if finder.uses_storage:
@@ -208,6 +232,7 @@ def audit(
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         earlier_wall = 0.0
     beta_trial = beta / budget
+    schedule = stage_schedule(num_samples, stages)
     fallback_name = finder.name
 
     records: dict[int, TrialRecord] = dict(previous)
@@ -253,7 +278,8 @@ def audit(
                 else:
                     break
                 handle = ledger.begin(idx, pair, fname) if ledger is not None else None
-                spec = TrialSpec(idx, pair, fname, int(num_samples), beta_trial, int(seed), chunk)
+                spec = TrialSpec(idx, pair, fname, int(num_samples), beta_trial, int(seed), chunk,
+                                 schedule if len(schedule) > 1 else None)
                 if on_trial_start:
                     on_trial_start(idx, pair)
                 executor.submit(spec)

@@ -16,10 +16,48 @@ from ..privacy.claims import Claim, claim_from_dict
 from ..testers import TestOutcome
 from ..testers.base import verdict_word
 
-__all__ = ["AuditResult", "SCHEMA_VERSION", "TrialRecord", "library_versions"]
+__all__ = ["AuditResult", "SCHEMA_VERSION", "StageRecord", "TrialRecord", "library_versions"]
 
 SCHEMA_VERSION = 2
 _READABLE_SCHEMAS = (1, 2)
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    """One stage of a sequential trial (:mod:`dpaudit.audit.sequential`).
+
+    Attributes
+    ----------
+    num_samples : int
+        Samples per dataset the stage's test used (cumulative over the stages so far).
+    beta : float
+        Failure probability of the stage's test (the stages' betas sum to at most the trial's).
+    status : str
+        The stage's verdict: ``"violation"``, ``"inconclusive"`` or ``"pass"``.
+    margin : float
+        The stage's margin (positive iff a violation).
+    futile : bool
+        Whether the stage met the futility rule (:func:`~dpaudit.audit.sequential.is_futile`).
+    """
+
+    num_samples: int
+    beta: float
+    status: str
+    margin: float
+    futile: bool = False
+
+    def to_dict(self) -> dict:
+        """Plain-JSON form (read back by :meth:`from_dict`)."""
+        return {"num_samples": self.num_samples, "beta": self.beta, "status": self.status,
+                "margin": self.margin, "futile": self.futile}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "StageRecord":
+        """Rebuild a stage from :meth:`to_dict` output."""
+        return cls(num_samples=int(d["num_samples"]), beta=float(d["beta"]), status=str(d["status"]),
+                   margin=float(d["margin"]), futile=bool(d.get("futile", False)))
+
+
 @dataclass(frozen=True)
 class TrialRecord:
     """One trial: the pair tested, how many samples, what the tester found, how long it took.
@@ -33,8 +71,10 @@ class TrialRecord:
         Which finder proposed the pair.
     pair : NeighbouringPair
     num_samples : int
-        Outputs drawn on each dataset.
+        Outputs drawn on each dataset and used by the last test (fewer than ``planned_samples``
+        when a sequential trial stopped early).
     outcome : TestOutcome
+        The last stage's outcome (the only one for a fixed-size trial).
     seed_key : list of int
         ``SeedSequence`` spawn key of this trial's random stream (reproduces it from the seed).
     sample_seconds, test_seconds : float
@@ -42,6 +82,14 @@ class TrialRecord:
         was split across Dask workers) and testing.
     run : int
         Which run of a persistent audit ran it (0: the first, then one per resume).
+    stages : tuple of StageRecord
+        The stages run, in order (one for a fixed-size trial; empty in records written before
+        stages existed).
+    stop_reason : str
+        Why the trial stopped: ``"violation"`` (a stage rejected the claim), ``"futility"``
+        (:func:`~dpaudit.audit.sequential.is_futile`) or ``"budget"`` (the last stage ran).
+    planned_samples : int or None
+        Samples per dataset of the full trial (its last planned stage); None: ``num_samples``.
     """
 
     index: int
@@ -53,6 +101,19 @@ class TrialRecord:
     sample_seconds: float
     test_seconds: float
     run: int = 0
+    stages: tuple = ()
+    stop_reason: str = ""
+    planned_samples: int | None = None
+
+    @property
+    def stopped_by(self) -> str:
+        """:attr:`stop_reason`, or for a record without one ``"violation"``/``"budget"`` from its outcome."""
+        return self.stop_reason or ("violation" if self.outcome.violation else "budget")
+
+    @property
+    def full_samples(self) -> int:
+        """Samples per dataset the trial would have used without stopping early."""
+        return int(self.planned_samples if self.planned_samples is not None else self.num_samples)
 
     def to_dict(self) -> dict:
         return {
@@ -66,10 +127,15 @@ class TrialRecord:
             "sample_seconds": self.sample_seconds,
             "test_seconds": self.test_seconds,
             "run": self.run,
+            "planned_samples": self.full_samples,
+            "stop_reason": self.stopped_by,
+            "stages": [st.to_dict() for st in self.stages],
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrialRecord":
+        """Rebuild a trial from :meth:`to_dict` output; records written before stages existed
+        (no ``stages``, ``stop_reason``, ``planned_samples``) load as fixed-size trials."""
         return cls(
             index=d["index"],
             finder=d["finder"],
@@ -80,6 +146,9 @@ class TrialRecord:
             sample_seconds=d["sample_seconds"],
             test_seconds=d["test_seconds"],
             run=d.get("run", 0),
+            stages=tuple(StageRecord.from_dict(st) for st in d.get("stages", ())),
+            stop_reason=d.get("stop_reason", ""),
+            planned_samples=d.get("planned_samples"),
         )
 
 

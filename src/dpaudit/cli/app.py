@@ -277,7 +277,7 @@ def _render(result, out: Console) -> None:
         tt = Table(title="Trials", expand=False)
         tt.add_column("#", justify="right")
         tt.add_column("pair", overflow="ellipsis", max_width=28, no_wrap=True)
-        for col in ("estimate", "lower", "margin", "verdict", "s"):
+        for col in ("estimate", "lower", "margin", "verdict", "samples", "s"):
             tt.add_column(col, justify="right", no_wrap=True)
         for r in result.trials[:50]:
             o = r.outcome
@@ -285,11 +285,26 @@ def _render(result, out: Console) -> None:
             status = {"violation": "[red]violation[/]", "inconclusive": "[yellow]inconcl.[/]"}.get(o.status, "pass")
             tt.add_row(
                 str(r.index + 1), escape(r.pair.description or "-"), f"{b.estimate:+.4f}", f"{b.lower:+.4f}",
-                f"{o.margin:+.4f}", status, f"{r.sample_seconds + r.test_seconds:.1f}",
+                f"{o.margin:+.4f}", status, _samples_used(r), f"{r.sample_seconds + r.test_seconds:.1f}",
             )
         if len(result.trials) > 50:
             tt.caption = f"first 50 of {len(result.trials)} trials; all are in the JSON report"
+        if any(r.stopped_by == "futility" for r in result.trials):
+            tt.caption = ((tt.caption + "; ") if tt.caption else "") + "fut.: stopped early, a larger sample could not reject"
         out.print(tt)
+
+
+def _stages_text(samples: int, stages) -> str:
+    """`` in stages 2,000/8,000/50,000`` for a sequential schedule, else empty."""
+    from ..audit.sequential import stage_schedule
+
+    sched = stage_schedule(samples, stages)
+    return "" if len(sched) == 1 else " in stages " + "/".join(f"{n:,}" for n in sched)
+
+
+def _samples_used(r) -> str:
+    """Samples per dataset a trial used (``"8,000 fut."`` when it stopped for futility)."""
+    return f"{r.num_samples:,}" + (" fut." if r.stopped_by == "futility" else "")
 
 
 def _explicit(ctx: "typer.Context", name: str) -> bool:
@@ -380,6 +395,7 @@ def test_cmd(
     alpha: Optional[float] = option("alpha", None, "the claim becomes (alpha, epsilon)-Rényi DP"),
     neighbouring: Optional[Neighbouring] = option("neighbouring", None, "default: the mechanism's own, else add-remove"),
     samples: int = option("samples", 50_000, "mechanism outputs drawn on each dataset per trial"),
+    stages: str = option("stages", "auto", "auto: 2000, 8000, 32000, ... up to --samples/2, then --samples; off: one stage of --samples"),
     trials: int = option("trials", 10),
     beta: float = option("beta", 0.01, "of a false accusation, for the whole audit"),
     seed: Optional[int] = option("seed"),
@@ -416,6 +432,7 @@ def test_cmd(
 
     from ..audit.ledger import DEFAULT_STORAGE, resolve_study
     from ..audit.loop import audit
+    from ..audit.sequential import normalise_stages, stage_schedule
     from ..audit.targets import assemble
     from ..testers import default_tester_name, make_tester
 
@@ -446,13 +463,16 @@ def test_cmd(
         run_samples, samples = plan.setting("num_samples", samples, _explicit(ctx, "samples"))
         run_trials, trials = plan.setting("trial_budget", trials, _explicit(ctx, "trials"))
         run_beta, beta = plan.setting("beta", beta, _explicit(ctx, "beta"))
+        run_stages, stages = plan.setting("stages", normalise_stages(stages), _explicit(ctx, "stages"))
+        stage_schedule(samples, stages)  # explicit sizes beyond --samples are bad input now
     except (DPAuditError, ValueError) as exc:
         raise fail(str(exc))
 
     if not json_out:
         console.print(
             f"Auditing [bold]{escape(str(getattr(mechanism, 'name', target)))}[/] against {claim.describe()} "
-            f"({relation.name} neighbours, {samples:,} samples per dataset, up to {trials} trial(s), beta={beta:g})"
+            f"({relation.name} neighbours, {samples:,} samples per dataset{_stages_text(samples, stages)}, "
+            f"up to {trials} trial(s), beta={beta:g})"
             + (f"; audit kept in {escape(storage)}" if storage else "")
         )
     if not quiet:
@@ -500,6 +520,7 @@ def test_cmd(
             result = audit(
                 mechanism, claim, finder, tester=tester, num_samples=run_samples, trials=run_trials, beta=run_beta,
                 exhaustive=exhaustive, seed=seed, neighbouring=relation.to_dict(),
+                stages="auto" if run_stages is None else run_stages,
                 on_trial_start=start, on_trial_end=end, on_start=on_start,
                 storage=storage, study_name=plan.study_name, resume=resume, executor=executor,
             )

@@ -92,6 +92,10 @@ VOCABULARY = {
     "alpha": ("--alpha", "-a", "Rényi order alpha > 1"),
     "beta": ("--beta", "-b", "Failure probability: the chance that the reported bound or verdict is wrong"),
     "samples": ("--samples", "-n", "Number of samples"),
+    "stages": ("--stages", "", "Sequential sample sizes per dataset within a trial: auto, off, or comma-separated "
+                               "sizes such as 2000,8000,32000 (--samples is the last); a trial stops at the first "
+                               "stage that finds a violation or when going on is futile, and the stages split its "
+                               "beta. See docs/sequential.md"),
     "trials": ("--trials", "-t", "Trial budget: at most this many neighbouring pairs are tested"),
     "neighbouring": ("--neighbouring", "", "Neighbouring relation: add-remove (add or remove one record) or "
                                            "replace (change one record)"),
