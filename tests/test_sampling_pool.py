@@ -69,7 +69,7 @@ def test_chunks_depend_on_the_sample_size_and_chunk_size_only():
 
 def test_the_pool_draws_exactly_the_serial_samples():
     pair = REL.pair([1.0], [1.0, 0.0])
-    pool = SamplingPool(Mechanism.from_callable(vector_call, name="vec"), 2)
+    pool = SamplingPool(Mechanism.from_callable(vector_call, name="vec"), 2, min_calls=0)
     try:
         for n, index in ((1200, 3), (2000, 4)):
             ss = trial_streams(11, index)[0]
@@ -88,7 +88,7 @@ def test_pool_errors_are_the_serial_errors():
     pair = REL.pair([1.0], [1.0, 0.0])
     with pytest.raises(MechanismError) as serial:
         sample_pair(mech, pair, 1500, trial_streams(1, 0)[0], 500)
-    pool = SamplingPool(mech, 2)
+    pool = SamplingPool(mech, 2, min_calls=0)
     try:
         with pytest.raises(MechanismError) as pooled:
             sample_pair(mech, pair, 1500, trial_streams(1, 0)[0], 500, pool=pool)
@@ -108,7 +108,8 @@ def _audit(mechanism, **kw):
 def test_an_audit_is_the_same_on_one_or_two_processes():
     mech = Mechanism.from_callable(noisy_sum_call, name="noisy-sum")
     one = _audit(mech, processes=1)
-    two = _audit(mech, processes=2)
+    assert _audit(mech, processes=2).execution["processes"] == 1  # 4000 calls a trial: not worth a pool
+    two = _audit(mech, executor=InProcessExecutor(processes=2, min_pool_calls=0))
     assert [t.outcome for t in two.trials] == [t.outcome for t in one.trials]
     assert [t.pair for t in two.trials] == [t.pair for t in one.trials]
     assert two.violation == one.violation
@@ -118,7 +119,7 @@ def test_an_audit_is_the_same_on_one_or_two_processes():
 
 def test_an_unpicklable_mechanism_is_sampled_here_with_one_warning():
     with pytest.warns(RuntimeWarning, match="holds-a-lock.*cannot be pickled") as caught:
-        res = _audit(LockedMechanism(), processes=2)
+        res = _audit(LockedMechanism(), executor=InProcessExecutor(processes=2, min_pool_calls=0))
     assert len([w for w in caught if issubclass(w.category, RuntimeWarning)]) == 1
     assert res.execution["processes"] == 1 and len(res.trials) == 3
     with warnings.catch_warnings():
@@ -136,7 +137,9 @@ def test_describe_reports_the_processes_and_pools_start_only_when_useful():
     assert ex.describe()["processes"] == 1
     ex.start(per_call, None, None, num_samples=2000, chunk_size=0)  # no chunks
     assert ex.describe()["processes"] == 1
-    ex.start(per_call, None, None, num_samples=2000, chunk_size=5000)
+    ex.start(per_call, None, None, num_samples=9000, chunk_size=5000)  # 18_000 calls: below MIN_POOL_CALLS
+    assert ex.describe()["processes"] == 1
+    ex.start(per_call, None, None, num_samples=10_000, chunk_size=5000)
     assert ex.describe()["processes"] == 2 and ex._pool._executor is None  # processes start lazily
     ex.close()
     assert ex._pool is None and ex.describe()["processes"] == 1
@@ -145,6 +148,8 @@ def test_describe_reports_the_processes_and_pools_start_only_when_useful():
     for bad in (0, -2, 1.5, "two", True):
         with pytest.raises(ValueError, match="processes must be a positive integer or 'auto'"):
             InProcessExecutor(processes=bad)
+    with pytest.raises(ValueError, match="min_pool_calls must be an integer >= 0, got -1"):
+        InProcessExecutor(min_pool_calls=-1)
     with pytest.raises(ValueError, match="processes=2 is for the default in-process executor"):
         _audit(per_call, processes=2, executor=InProcessExecutor())
 
@@ -168,7 +173,7 @@ def test_cli_processes_flag(tmp_path, monkeypatch):
     out = {}
     for p in ("1", "2"):
         res = CliRunner().invoke(app, [
-            "test", "poolmech:noisy_sum", "--epsilon", "1", "--tester", "histogram", "-n", "2000", "-t", "2",
+            "test", "poolmech:noisy_sum", "--epsilon", "1", "--tester", "histogram", "-n", "10000", "-t", "2",
             "--seed", "5", "--json", "--processes", p, "--pairs", "[[[1.0], [1.0, 1.0]], [[0.0], [0.0, 1.0]]]",
             "--search", "grid",
         ])

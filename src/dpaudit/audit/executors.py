@@ -9,8 +9,8 @@ mechanism on each dataset of a pair, then run the tester on the two samples at f
   machine with more than one core it draws the trial's sampling chunks on a
   :class:`SamplingPool` -- a ``concurrent.futures.ProcessPoolExecutor`` of ``spawn``-ed processes,
   one per usable core by default (``processes=``; ``dpaudit test --processes N|auto``; ``1``
-  turns it off). The pool is started on the first trial that has at least two chunks per dataset,
-  kept for the whole audit and shut down by :meth:`InProcessExecutor.close`; vectorised mechanisms
+  turns it off). The pool is started on the first trial that has at least two chunks per dataset
+  and :data:`MIN_POOL_CALLS` calls (smaller trials would not repay its start-up), kept for the whole audit and shut down by :meth:`InProcessExecutor.close`; vectorised mechanisms
   never start one. A mechanism that cannot be pickled is sampled in this process, with one warning.
 * :class:`DaskExecutor`: trials as tasks on a Dask cluster (``dask.distributed``): a
   ``LocalCluster`` sized to the machine, or an existing scheduler (``tcp://host:port``). Several
@@ -55,6 +55,7 @@ __all__ = [
     "CHUNKS_PER_DATASET",
     "DEFAULT_CHUNK_SIZE",
     "MIN_CHUNK_SIZE",
+    "MIN_POOL_CALLS",
     "DaskExecutor",
     "Executor",
     "InProcessExecutor",
@@ -77,6 +78,11 @@ at 100 us/call)."""
 
 MIN_CHUNK_SIZE = 500
 """Smallest chunk :func:`chunk_sizes` makes when it splits a small sample below ``chunk_size``."""
+
+MIN_POOL_CALLS = 20_000
+"""Calls per trial (both datasets together) below which a per-call mechanism is sampled in this
+process even when a :class:`SamplingPool` is at hand: about 2 s at 100 us per call, the order of a
+spawned pool's start-up (the samples are the same either way)."""
 
 CHUNKS_PER_DATASET = 8
 """Chunks per dataset :func:`chunk_sizes` aims for when ``num_samples`` is small, so that many
@@ -126,9 +132,16 @@ def trial_streams(seed: int, index: int) -> tuple[np.random.SeedSequence, np.ran
 
 
 def is_per_call(mechanism) -> bool:
-    """Whether ``mechanism`` makes one call per output (a :class:`CallableMechanism`, or any
-    mechanism with ``vectorised = False``), so that chunked sampling is worth it."""
-    return isinstance(mechanism, CallableMechanism) or getattr(mechanism, "vectorised", True) is False
+    """Whether ``mechanism`` makes one call per output, so that chunked (and pooled) sampling is
+    worth it: a :class:`CallableMechanism`, a library adapter (``LibraryMechanism``: diffprivlib,
+    OpenDP, PipelineDP, Opacus; one library call per output), or any mechanism with
+    ``vectorised = False``. A mechanism that sets ``vectorised = True`` is never per-call."""
+    from ..mechanisms.adapters._common import LibraryMechanism
+
+    flag = getattr(mechanism, "vectorised", None)
+    if flag is not None:
+        return flag is False
+    return isinstance(mechanism, (CallableMechanism, LibraryMechanism))
 
 
 def chunk_sizes(num_samples: int, chunk_size: int) -> list[int]:
@@ -210,7 +223,8 @@ def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, 
     outputs from one generator seeded by ``sample_ss``; per-call mechanisms draw the chunks of
     :func:`chunk_sizes` from :func:`chunk_stream`, in this process or, when a
     :class:`SamplingPool` for this mechanism is given (or set by the running
-    :class:`InProcessExecutor`) and there are at least two chunks per dataset, on its processes.
+    :class:`InProcessExecutor`), there are at least two chunks per dataset and at least the pool's
+    ``min_calls`` calls (:data:`MIN_POOL_CALLS`), on its processes.
     The chunks and their streams are the same either way, so are the samples.
 
     Parameters
@@ -240,7 +254,7 @@ def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, 
     if chunk_size and is_per_call(mechanism):
         sizes = chunk_sizes(num_samples, chunk_size)
         pool = pool if pool is not None else _ACTIVE_POOL.get()
-        if pool is not None and len(sizes) >= 2 and pool.serves(mechanism):
+        if pool is not None and len(sizes) >= 2 and 2 * int(num_samples) >= pool.min_calls and pool.serves(mechanism):
             drawn = pool.draw_pair(pair, sizes, sample_ss)
             if drawn is not None:
                 return drawn
@@ -365,18 +379,24 @@ class InProcessExecutor:
         Processes that sample a per-call mechanism: ``"auto"`` (default, also None) one per usable
         core (:func:`usable_cores`), ``1`` in this process (no pool). Vectorised mechanisms, and
         any mechanism on a one-core machine, are always sampled in this process.
+    min_pool_calls : int, default MIN_POOL_CALLS
+        Trials of fewer calls (both datasets) are sampled in this process: a pool's start-up would
+        cost more than it saves.
 
     Raises
     ------
     ValueError
-        If ``processes`` is not a positive integer or ``"auto"``.
+        If ``processes`` is not a positive integer or ``"auto"``, or ``min_pool_calls`` is negative.
     """
 
     kind = "in-process"
     capacity = 1
 
-    def __init__(self, processes: int | str | None = None):
+    def __init__(self, processes: int | str | None = None, *, min_pool_calls: int = MIN_POOL_CALLS):
         self.processes = _check_processes(processes)
+        if isinstance(min_pool_calls, bool) or not isinstance(min_pool_calls, (int, np.integer)) or min_pool_calls < 0:
+            raise ValueError(f"min_pool_calls must be an integer >= 0, got {min_pool_calls!r}")
+        self.min_pool_calls = int(min_pool_calls)
         self._queue: list[TrialSpec] = []
         self._ctx = None
         self._pool: SamplingPool | None = None
@@ -387,7 +407,8 @@ class InProcessExecutor:
 
     def start(self, mechanism, tester, claim, *, num_samples: int | None = None, chunk_size: int | None = None) -> None:
         """Keep the trial's objects; plan a sampling pool for a per-call mechanism whose trials have
-        at least two chunks per dataset (``num_samples``, ``chunk_size``) when :meth:`pool_size` > 1.
+        at least two chunks per dataset and ``min_pool_calls`` calls (``num_samples``, ``chunk_size``)
+        when :meth:`pool_size` > 1.
 
         A mechanism that cannot be pickled is sampled in this process, with a ``RuntimeWarning``.
         """
@@ -395,10 +416,13 @@ class InProcessExecutor:
         self._ctx = (mechanism, tester, claim)
         size = self.pool_size()
         chunked = bool(chunk_size) and is_per_call(mechanism)
-        if size < 2 or not chunked or (num_samples is not None and len(chunk_sizes(num_samples, chunk_size)) < 2):
+        if size < 2 or not chunked:
+            return
+        if num_samples is not None and (
+                len(chunk_sizes(num_samples, chunk_size)) < 2 or 2 * int(num_samples) < self.min_pool_calls):
             return
         try:
-            self._pool = SamplingPool(mechanism, size)
+            self._pool = SamplingPool(mechanism, size, min_calls=self.min_pool_calls)
         except NotShippableError as exc:
             warnings.warn(f"sampling in this process, not on {size} processes: {exc}", RuntimeWarning, stacklevel=2)
 
@@ -608,16 +632,21 @@ class SamplingPool:
         The per-call mechanism the pool samples.
     processes : int, optional
         Pool size, ``>= 1``; default :func:`usable_cores`.
+    min_calls : int, default MIN_POOL_CALLS
+        :func:`sample_pair` uses the pool for trials of at least this many calls (both datasets).
 
     Raises
     ------
     NotShippableError
         If the mechanism cannot be pickled.
     ValueError
-        If ``processes`` is not a positive integer.
+        If ``processes`` is not a positive integer or ``min_calls`` is negative.
     """
 
-    def __init__(self, mechanism, processes: int | None = None):
+    def __init__(self, mechanism, processes: int | None = None, *, min_calls: int = MIN_POOL_CALLS):
+        if isinstance(min_calls, bool) or not isinstance(min_calls, (int, np.integer)) or min_calls < 0:
+            raise ValueError(f"min_calls must be an integer >= 0, got {min_calls!r}")
+        self.min_calls = int(min_calls)
         n = usable_cores() if processes is None else _check_processes(processes)
         if n == "auto":
             n = usable_cores()
