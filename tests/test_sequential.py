@@ -108,13 +108,16 @@ def test_stops_at_first_rejection_on_a_buggy_mechanism():
     assert again.outcome == rec.outcome
 
 
-def test_correct_mechanism_runs_every_stage_with_nested_samples():
+def test_correct_mechanism_runs_its_stages_in_order_or_stops_for_futility():
     mech, claim, pair = _setup("zoo:dp-laplace", 1.0)
     sched = (2000, 8000, 20_000)
     rec = run_trial(mech, make_tester("histogram"), claim, TrialSpec(1, pair, "grid", 20_000, 0.01, 5, None, sched))
     assert not rec.outcome.violation
-    assert [s.num_samples for s in rec.stages] == list(sched) and rec.num_samples == 20_000
-    assert rec.stop_reason == "budget"
+    ran = [s.num_samples for s in rec.stages]
+    assert ran == list(sched[: len(ran)]) and rec.num_samples == ran[-1]
+    # the 2000-sample stage is below 1/8 of the last: never judged futile
+    assert len(ran) >= 2 and not rec.stages[0].futile
+    assert rec.stop_reason == ("budget" if len(ran) == 3 else "futility")
     assert math.fsum(s.beta for s in rec.stages) <= 0.01
 
 
@@ -138,6 +141,16 @@ def test_futility_rule():
     assert not is_futile(_hs_outcome(3, 1, 1000), claim, scale=25.0, beta_ratio=25.0)
     # a violation is never futile
     assert not is_futile(_hs_outcome(5000, 10, 10_000), claim)
+    # a region exactly at the claim's boundary (P(S) = e Q(S)): the last stage would reject it only
+    # with its own false-accusation chance -> futile; a region estimated beyond the boundary that
+    # this stage could not certify yet (P(S) = e^1.2 Q(S) on 1000 samples) -> not futile
+    q0 = 0.1
+    at_boundary = _hs_outcome(round(math.e * q0 * 10_000), round(q0 * 10_000), 10_000)
+    assert not at_boundary.violation and is_futile(at_boundary, claim, scale=5.0, beta_ratio=4.0)
+    beyond = _hs_outcome(round(math.exp(1.2) * q0 * 1000), round(q0 * 1000), 1000)
+    assert not beyond.violation and not is_futile(beyond, claim, scale=5.0, beta_ratio=4.0)
+    # stages below 1/8 of the last one are never judged futile (a rare event may not show yet)
+    assert not is_futile(futile, claim, scale=9.0, beta_ratio=4.0)
     # unknown bound kinds: never futile
     other = TestOutcome(tester="renyi", violation=False, beta=0.01, bounds=(), strongest=0, objective=-1.0,
                         margin=-1.0)
@@ -161,9 +174,9 @@ class _FutileTester:
 def test_futility_stops_the_trial():
     mech, claim, pair = _setup("zoo:dp-laplace", 1.0)
     tester = _FutileTester()
-    sched = (20_000, 80_000, 200_000)
+    sched = (25_000, 80_000, 200_000)
     rec = run_trial(mech, tester, claim, TrialSpec(0, pair, "grid", 200_000, 0.01, 1, None, sched))
-    assert rec.stop_reason == "futility" and rec.num_samples == 20_000 and rec.full_samples == 200_000
+    assert rec.stop_reason == "futility" and rec.num_samples == 25_000 and rec.full_samples == 200_000
     assert len(tester.calls) == 1 and rec.stages[0].futile
 
 

@@ -1,11 +1,17 @@
-"""Running trials: in this process, or on a Dask cluster.
+"""Running trials: in this process (serially or with a process pool), or on a Dask cluster.
 
 One trial of the audit (paper 000, Alg. 1, one iteration) is: draw ``num_samples`` outputs of the
 mechanism on each dataset of a pair, then run the tester on the two samples at failure probability
 ``beta / T``. :func:`run_trial` does it in this process; the executors run many trials:
 
 * :class:`InProcessExecutor` (the default of :func:`dpaudit.audit`): one trial at a time, in this
-  process, exactly the sequential loop of Alg. 1;
+  process, exactly the sequential loop of Alg. 1. For a per-call (non-vectorised) mechanism on a
+  machine with more than one core it draws the trial's sampling chunks on a
+  :class:`SamplingPool` -- a ``concurrent.futures.ProcessPoolExecutor`` of ``spawn``-ed processes,
+  one per usable core by default (``processes=``; ``dpaudit test --processes N|auto``; ``1``
+  turns it off). The pool is started on the first trial that has at least two chunks per dataset
+  and :data:`MIN_POOL_CALLS` calls (smaller trials would not repay its start-up), kept for the whole audit and shut down by :meth:`InProcessExecutor.close`; vectorised mechanisms
+  never start one. A mechanism that cannot be pickled is sampled in this process, with one warning.
 * :class:`DaskExecutor`: trials as tasks on a Dask cluster (``dask.distributed``): a
   ``LocalCluster`` sized to the machine, or an existing scheduler (``tcp://host:port``). Several
   trials are in flight at once so the workers stay busy while the finder proposes the next
@@ -14,21 +20,26 @@ mechanism on each dataset of a pair, then run the tester on the two samples at f
 
 Randomness never depends on where or in which order trials run: trial ``t`` uses
 ``SeedSequence(seed).spawn`` key ``t``; its child ``(t, 0)`` drives the sampling and ``(t, 1)``
-the tester. A per-call mechanism's samples on dataset ``j`` (0: D0, 1: D1) come in chunks of
-``chunk_size`` calls, chunk ``c`` drawn from the stream with spawn key ``(t, 0, j, c)`` -- the same
-chunks in this process and on any number of Dask workers, so the samples are identical.
+the tester. A per-call mechanism's samples on dataset ``j`` (0: D0, 1: D1) come in chunks
+(:func:`chunk_sizes`: at most ``chunk_size`` calls each, and smaller for small samples so that
+there are up to :data:`CHUNKS_PER_DATASET` chunks of at least :data:`MIN_CHUNK_SIZE` calls; a
+function of ``(num_samples, chunk_size)`` only), chunk ``c`` drawn from the stream with spawn key
+``(t, 0, j, c)`` -- the same chunks serially, on any number of pool processes and on any number of
+Dask workers, so the samples are identical.
 
-Mechanisms, testers and claims are shipped to workers with cloudpickle (once per audit, as a
-scattered blob); one that cannot be pickled raises :class:`NotShippableError` before any trial
-runs.
+Mechanisms, testers and claims are shipped to Dask workers and pool processes with cloudpickle
+(:func:`pickle_context`; once per audit or pool, unpickled once per worker by ``_context``); on
+Dask, one that cannot be pickled raises :class:`NotShippableError` before any trial runs.
 """
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import os
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -42,12 +53,20 @@ from .result import StageRecord, TrialRecord
 from .sequential import is_futile, stage_betas, stage_stream
 
 __all__ = [
+    "CHUNKS_PER_DATASET",
     "DEFAULT_CHUNK_SIZE",
+    "MIN_CHUNK_SIZE",
+    "MIN_POOL_CALLS",
     "DaskExecutor",
     "Executor",
     "InProcessExecutor",
     "NotShippableError",
+    "SamplingPool",
     "TrialSpec",
+    "chunk_sizes",
+    "chunk_stream",
+    "pickle_context",
+    "usable_cores",
     "is_per_call",
     "run_trial",
     "sample_pair",
@@ -55,7 +74,20 @@ __all__ = [
 ]
 
 DEFAULT_CHUNK_SIZE = 5000
-"""Calls of a per-call mechanism per sampling chunk (one Dask task; about 0.5 s at 100 us/call)."""
+"""Calls of a per-call mechanism per sampling chunk, at most (one Dask or pool task; about 0.5 s
+at 100 us/call)."""
+
+MIN_CHUNK_SIZE = 500
+"""Smallest chunk :func:`chunk_sizes` makes when it splits a small sample below ``chunk_size``."""
+
+MIN_POOL_CALLS = 20_000
+"""Calls per trial (both datasets together) below which a per-call mechanism is sampled in this
+process even when a :class:`SamplingPool` is at hand: about 2 s at 100 us per call, the order of a
+spawned pool's start-up (the samples are the same either way)."""
+
+CHUNKS_PER_DATASET = 8
+"""Chunks per dataset :func:`chunk_sizes` aims for when ``num_samples`` is small, so that many
+cores get work (chunks stay at least :data:`MIN_CHUNK_SIZE` calls)."""
 
 
 class NotShippableError(DPAuditError):
@@ -123,15 +155,50 @@ def trial_streams(seed: int, index: int) -> tuple[np.random.SeedSequence, np.ran
 
 
 def is_per_call(mechanism) -> bool:
-    """Whether ``mechanism`` makes one call per output (a :class:`CallableMechanism`, or any
-    mechanism with ``vectorised = False``), so that chunked sampling is worth it."""
-    return isinstance(mechanism, CallableMechanism) or getattr(mechanism, "vectorised", True) is False
+    """Whether ``mechanism`` makes one call per output, so that chunked (and pooled) sampling is
+    worth it: a :class:`CallableMechanism`, a library adapter (``LibraryMechanism``: diffprivlib,
+    OpenDP, PipelineDP, Opacus; one library call per output), or any mechanism with
+    ``vectorised = False``. A mechanism that sets ``vectorised = True`` is never per-call."""
+    from ..mechanisms.adapters._common import LibraryMechanism
+
+    flag = getattr(mechanism, "vectorised", None)
+    if flag is not None:
+        return flag is False
+    return isinstance(mechanism, (CallableMechanism, LibraryMechanism))
 
 
 def chunk_sizes(num_samples: int, chunk_size: int) -> list[int]:
-    """Sizes of the chunks ``num_samples`` calls are split into (all ``chunk_size`` but the last)."""
-    full, rest = divmod(int(num_samples), int(chunk_size))
-    return [int(chunk_size)] * full + ([rest] if rest else [])
+    """Sizes of the chunks ``num_samples`` calls of a per-call mechanism are split into.
+
+    Every chunk has ``size`` calls but the last (the rest), where ``size`` is ``chunk_size``
+    lowered for small samples to ``max(MIN_CHUNK_SIZE, ceil(num_samples / CHUNKS_PER_DATASET))``
+    so that up to :data:`CHUNKS_PER_DATASET` chunks keep several cores busy (a chunk never grows
+    above ``chunk_size``). The split is a function of ``(num_samples, chunk_size)`` only -- never
+    of the cores or workers -- so the samples of a seed are the same wherever they are drawn.
+
+    Parameters
+    ----------
+    num_samples : int
+        Calls to split, ``>= 0``.
+    chunk_size : int
+        Largest chunk, ``>= 1``.
+
+    Returns
+    -------
+    list of int
+        The chunk sizes, in order (empty for ``num_samples == 0``).
+
+    Raises
+    ------
+    ValueError
+        If ``chunk_size < 1`` or ``num_samples < 0``.
+    """
+    n, chunk = int(num_samples), int(chunk_size)
+    if chunk < 1 or n < 0:
+        raise ValueError(f"chunk_sizes needs num_samples >= 0 and chunk_size >= 1, got {num_samples!r} and {chunk_size!r}")
+    size = min(chunk, max(MIN_CHUNK_SIZE, -(-n // CHUNKS_PER_DATASET)))
+    full, rest = divmod(n, size)
+    return [size] * full + ([rest] if rest else [])
 
 
 def chunk_stream(sample_ss: np.random.SeedSequence, dataset: int, chunk: int) -> np.random.Generator:
@@ -156,12 +223,46 @@ def _concat_chunks(mechanism, parts: list, dataset: np.ndarray) -> np.ndarray:
     return np.concatenate(parts, axis=0)
 
 
-def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, chunk_size: int | None):
+def _dimension_error(mechanism, got: int, expected: int, dataset: np.ndarray) -> MechanismError:
+    """The error :func:`draw` raises for D1 outputs whose dimension is not D0's."""
+    from ..mechanisms.base import describe_dataset
+
+    return MechanismError(
+        f"returned outputs of dimension {got} but dimension {expected} on the "
+        "neighbouring dataset: output shape must not depend on the dataset",
+        mechanism=getattr(mechanism, "name", type(mechanism).__name__),
+        dataset=describe_dataset(dataset),
+    )
+
+
+_ACTIVE_POOL: contextvars.ContextVar = contextvars.ContextVar("dpaudit_sampling_pool", default=None)
+
+
+def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, chunk_size: int | None, *,
+                pool: "SamplingPool | None" = None):
     """Draw ``num_samples`` validated outputs on each dataset of ``pair``.
 
     Vectorised mechanisms (and any mechanism when ``chunk_size`` is None) draw D0's then D1's
-    outputs from one generator seeded by ``sample_ss``; per-call mechanisms draw chunks from
-    :func:`chunk_stream`.
+    outputs from one generator seeded by ``sample_ss``; per-call mechanisms draw the chunks of
+    :func:`chunk_sizes` from :func:`chunk_stream`, in this process or, when a
+    :class:`SamplingPool` for this mechanism is given (or set by the running
+    :class:`InProcessExecutor`), there are at least two chunks per dataset and at least the pool's
+    ``min_calls`` calls (:data:`MIN_POOL_CALLS`), on its processes.
+    The chunks and their streams are the same either way, so are the samples.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    pair : NeighbouringPair
+    num_samples : int
+        Outputs per dataset, ``> 0``.
+    sample_ss : numpy.random.SeedSequence
+        The sampling stream (e.g. of :func:`trial_streams`).
+    chunk_size : int or None
+        Largest chunk of a per-call mechanism (None: no chunks, one generator).
+    pool : SamplingPool, optional
+        Draw the chunks on this pool; default: the pool of the :class:`InProcessExecutor` running
+        the trial, if any. A pool made for another mechanism is not used.
 
     Returns
     -------
@@ -170,14 +271,21 @@ def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, 
     Raises
     ------
     MechanismError
-        If the mechanism fails or returns unusable outputs.
+        If the mechanism fails or returns unusable outputs (the error the serial path raises, also
+        when the chunks ran on a pool).
     """
     if chunk_size and is_per_call(mechanism):
+        sizes = chunk_sizes(num_samples, chunk_size)
+        pool = pool if pool is not None else _ACTIVE_POOL.get()
+        if pool is not None and len(sizes) >= 2 and 2 * int(num_samples) >= pool.min_calls and pool.serves(mechanism):
+            drawn = pool.draw_pair(pair, sizes, sample_ss)
+            if drawn is not None:
+                return drawn
         out = []
         dim = None
         for j, d in enumerate((pair.d0, pair.d1)):
             parts = [draw(mechanism, d, m, chunk_stream(sample_ss, j, c), output_dim=dim)
-                     for c, m in enumerate(chunk_sizes(num_samples, chunk_size))]
+                     for c, m in enumerate(sizes)]
             x = _concat_chunks(mechanism, parts, d)
             dim = x.shape[1]
             out.append(x)
@@ -316,21 +424,84 @@ class Executor(Protocol):
         """Release workers and clients (idempotent)."""
 
 
+def usable_cores() -> int:
+    """CPU cores this process may run on: ``len(os.sched_getaffinity(0))`` where the platform has
+    it (Linux: respects taskset, cgroups cpusets), else ``os.cpu_count()``; at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _check_processes(processes, what: str = "processes"):
+    """``processes`` as ``"auto"`` (None or "auto") or an int >= 1; ``ValueError`` naming it."""
+    if processes is None or (isinstance(processes, str) and processes.strip().lower() == "auto"):
+        return "auto"
+    if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) or processes < 1:
+        raise ValueError(f"{what} must be a positive integer or 'auto', got {processes!r}")
+    return int(processes)
+
+
 class InProcessExecutor:
     """Runs each trial in this process when asked for its result (one trial in flight).
 
-    The audit loop is then exactly paper 000's sequential Alg. 1: ask, run, tell.
+    The audit loop is then exactly paper 000's sequential Alg. 1: ask, run, tell. A per-call
+    mechanism's sampling chunks are drawn on a :class:`SamplingPool` of ``processes`` spawned
+    processes (started on the first trial with at least two chunks per dataset, kept until
+    :meth:`close`); the samples are those of the serial path (:func:`sample_pair`).
+
+    Parameters
+    ----------
+    processes : int or "auto", optional
+        Processes that sample a per-call mechanism: ``"auto"`` (default, also None) one per usable
+        core (:func:`usable_cores`), ``1`` in this process (no pool). Vectorised mechanisms, and
+        any mechanism on a one-core machine, are always sampled in this process.
+    min_pool_calls : int, default MIN_POOL_CALLS
+        Trials of fewer calls (both datasets) are sampled in this process: a pool's start-up would
+        cost more than it saves.
+
+    Raises
+    ------
+    ValueError
+        If ``processes`` is not a positive integer or ``"auto"``, or ``min_pool_calls`` is negative.
     """
 
     kind = "in-process"
     capacity = 1
 
-    def __init__(self):
+    def __init__(self, processes: int | str | None = None, *, min_pool_calls: int = MIN_POOL_CALLS):
+        self.processes = _check_processes(processes)
+        if isinstance(min_pool_calls, bool) or not isinstance(min_pool_calls, (int, np.integer)) or min_pool_calls < 0:
+            raise ValueError(f"min_pool_calls must be an integer >= 0, got {min_pool_calls!r}")
+        self.min_pool_calls = int(min_pool_calls)
         self._queue: list[TrialSpec] = []
         self._ctx = None
+        self._pool: SamplingPool | None = None
+
+    def pool_size(self) -> int:
+        """Processes a per-call mechanism would be sampled on (1: in this process)."""
+        return usable_cores() if self.processes == "auto" else int(self.processes)
 
     def start(self, mechanism, tester, claim, *, num_samples: int | None = None, chunk_size: int | None = None) -> None:
+        """Keep the trial's objects; plan a sampling pool for a per-call mechanism whose trials have
+        at least two chunks per dataset and ``min_pool_calls`` calls (``num_samples``, ``chunk_size``)
+        when :meth:`pool_size` > 1.
+
+        A mechanism that cannot be pickled is sampled in this process, with a ``RuntimeWarning``.
+        """
+        self.close()
         self._ctx = (mechanism, tester, claim)
+        size = self.pool_size()
+        chunked = bool(chunk_size) and is_per_call(mechanism)
+        if size < 2 or not chunked:
+            return
+        if num_samples is not None and (
+                len(chunk_sizes(num_samples, chunk_size)) < 2 or 2 * int(num_samples) < self.min_pool_calls):
+            return
+        try:
+            self._pool = SamplingPool(mechanism, size, min_calls=self.min_pool_calls)
+        except NotShippableError as exc:
+            warnings.warn(f"sampling in this process, not on {size} processes: {exc}", RuntimeWarning, stacklevel=2)
 
     def submit(self, spec: TrialSpec) -> None:
         self._queue.append(spec)
@@ -338,20 +509,29 @@ class InProcessExecutor:
     def wait_any(self):
         """Run the oldest submitted trial; return ``(spec, TrialRecord or exception)``."""
         spec = self._queue.pop(0)
+        token = _ACTIVE_POOL.set(self._pool)
         try:
             return spec, run_trial(*self._ctx, spec)
         except Exception as exc:  # returned, the loop decides
             return spec, exc
+        finally:
+            _ACTIVE_POOL.reset(token)
 
     def cancel_all(self) -> list[TrialSpec]:
         out, self._queue = self._queue, []
         return out
 
     def describe(self) -> dict:
-        return {"executor": self.kind, "workers": 1}
+        """``{"executor": "in-process", "workers": 1, "processes": P}``: ``P`` processes sample a
+        per-call mechanism (1: in this process)."""
+        return {"executor": self.kind, "workers": 1, "processes": self._pool.processes if self._pool else 1}
 
     def close(self) -> None:
+        """Forget queued trials and shut the sampling pool down (idempotent)."""
         self._queue = []
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
 
 class _Failure:
@@ -431,14 +611,7 @@ def _task_test(blob: bytes, spec: TrialSpec, n0: int, *chunks):
         x0 = _concat_chunks(mechanism, parts[:n0], spec.pair.d0)
         x1 = _concat_chunks(mechanism, parts[n0:], spec.pair.d1)
         if x0.shape[1] != x1.shape[1]:
-            from ..mechanisms.base import describe_dataset
-
-            raise MechanismError(
-                f"returned outputs of dimension {x1.shape[1]} but dimension {x0.shape[1]} on the "
-                "neighbouring dataset: output shape must not depend on the dataset",
-                mechanism=getattr(mechanism, "name", type(mechanism).__name__),
-                dataset=describe_dataset(spec.pair.d1),
-            )
+            raise _dimension_error(mechanism, x1.shape[1], x0.shape[1], spec.pair.d1)
         _, test_ss = trial_streams(spec.seed, spec.index)
         t0 = time.perf_counter()
         outcome = tester.test(x0, x1, claim, beta=spec.beta, rng=np.random.default_rng(test_ss))
@@ -447,8 +620,21 @@ def _task_test(blob: bytes, spec: TrialSpec, n0: int, *chunks):
         return _Failure(exc)
 
 
-def pickle_context(mechanism, tester, claim) -> bytes:
-    """cloudpickle ``(mechanism, tester, claim)`` for the workers.
+def pickle_context(mechanism, tester, claim, *, where: str = "on Dask workers",
+                   instead: str = "run without --scheduler/--workers (in this process)") -> bytes:
+    """cloudpickle ``(mechanism, tester, claim)`` for the workers (read back by ``_context``).
+
+    Parameters
+    ----------
+    mechanism, tester, claim
+        What the workers need (None for what they do not: the sampling pool ships the mechanism
+        alone).
+    where, instead : str
+        For the error: where the objects were to run, and what to do instead.
+
+    Returns
+    -------
+    bytes
 
     Raises
     ------
@@ -463,12 +649,175 @@ def pickle_context(mechanism, tester, claim) -> bytes:
         except Exception as exc:
             name = getattr(obj, "name", None) or type(obj).__name__
             raise NotShippableError(
-                f"the {label} {name!r} cannot be pickled to run on Dask workers ({type(exc).__name__}: {exc}). "
+                f"the {label} {name!r} cannot be pickled to run {where} ({type(exc).__name__}: {exc}). "
                 "Make it picklable (no open files, locks, sockets or live database connections as "
-                "attributes; define classes and functions at module level), or run without "
-                "--scheduler/--workers (in this process)"
+                "attributes; define classes and functions at module level), or " + instead
             ) from None
     return cloudpickle.dumps((mechanism, tester, claim))
+
+
+_POOL_BLOB: bytes | None = None
+
+
+class _Unloadable:
+    """A pool process could not unpickle the mechanism (e.g. its module does not import there)."""
+
+    def __init__(self, exc: BaseException):
+        self.message = f"{type(exc).__name__}: {exc}"
+
+
+def _pool_init(blob: bytes) -> None:
+    """Initialiser of a pool process: keep the mechanism's blob; Ctrl-C is the parent's to handle."""
+    global _POOL_BLOB
+    import signal
+
+    _POOL_BLOB = blob
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except (ValueError, OSError):  # pragma: no cover
+        pass
+
+
+def _pool_chunk(dataset: np.ndarray, j: int, c: int, size: int, sample_ss):
+    """Draw chunk ``c`` of dataset ``j`` in a pool process (the serial path's :func:`draw` call)."""
+    try:
+        mechanism = _context(_POOL_BLOB)[0]
+    except Exception as exc:
+        return _Unloadable(exc)
+    try:
+        return draw(mechanism, dataset, size, chunk_stream(sample_ss, j, c))
+    except Exception as exc:
+        return _Failure(exc)
+
+
+class SamplingPool:
+    """Draws the sampling chunks of one per-call mechanism on a pool of spawned processes.
+
+    A ``concurrent.futures.ProcessPoolExecutor`` with the ``spawn`` start method (the same on
+    Linux, macOS and Windows; never forks a process that holds torch or threads), started on the
+    first :meth:`draw_pair`. The mechanism is pickled once (:func:`pickle_context`) and unpickled
+    once per process. Each chunk is the serial path's: same sizes (:func:`chunk_sizes`), same stream
+    (:func:`chunk_stream`), same validation (:func:`draw`), so the samples are identical.
+
+    If the pool cannot run (its processes die, e.g. a script that starts an audit at import time
+    without an ``if __name__ == "__main__":`` guard, or the mechanism does not unpickle there),
+    :meth:`draw_pair` warns once and returns None from then on: the caller samples in this process.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        The per-call mechanism the pool samples.
+    processes : int, optional
+        Pool size, ``>= 1``; default :func:`usable_cores`.
+    min_calls : int, default MIN_POOL_CALLS
+        :func:`sample_pair` uses the pool for trials of at least this many calls (both datasets).
+
+    Raises
+    ------
+    NotShippableError
+        If the mechanism cannot be pickled.
+    ValueError
+        If ``processes`` is not a positive integer or ``min_calls`` is negative.
+    """
+
+    def __init__(self, mechanism, processes: int | None = None, *, min_calls: int = MIN_POOL_CALLS):
+        if isinstance(min_calls, bool) or not isinstance(min_calls, (int, np.integer)) or min_calls < 0:
+            raise ValueError(f"min_calls must be an integer >= 0, got {min_calls!r}")
+        self.min_calls = int(min_calls)
+        n = usable_cores() if processes is None else _check_processes(processes)
+        if n == "auto":
+            n = usable_cores()
+        self.mechanism = mechanism
+        self.processes = int(n)
+        self._blob = pickle_context(
+            mechanism, None, None, where="on a pool of processes",
+            instead="sample in this process (processes=1; dpaudit test --processes 1)",
+        )
+        self._executor = None
+        self._broken: str | None = None
+
+    def serves(self, mechanism) -> bool:
+        """Whether this pool samples ``mechanism`` (the very object) and still works."""
+        return mechanism is self.mechanism and self._broken is None
+
+    def _start(self) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self._executor = ProcessPoolExecutor(
+            max_workers=self.processes, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_pool_init, initargs=(self._blob,),
+        )
+
+    def _give_up(self, reason: str) -> None:
+        self._broken = reason
+        name = getattr(self.mechanism, "name", type(self.mechanism).__name__)
+        warnings.warn(f"sampling {name!r} in this process from now on: the pool of {self.processes} processes "
+                      f"failed ({reason}). The samples are the same.", RuntimeWarning, stacklevel=4)
+        self.close()
+
+    def draw_pair(self, pair: NeighbouringPair, sizes: list[int], sample_ss):
+        """Draw the chunks ``sizes`` of each dataset of ``pair`` on the pool.
+
+        Parameters
+        ----------
+        pair : NeighbouringPair
+        sizes : list of int
+            The chunk sizes of :func:`chunk_sizes` (the same for both datasets).
+        sample_ss : numpy.random.SeedSequence
+            The sampling stream; chunk ``c`` of dataset ``j`` uses :func:`chunk_stream`.
+
+        Returns
+        -------
+        (x0, x1) or None
+            The samples, as the serial path of :func:`sample_pair` draws them; None if the pool
+            failed (warned once): sample in this process.
+
+        Raises
+        ------
+        MechanismError
+            The first error the serial path would raise (chunks checked in the serial order).
+        """
+        from concurrent.futures.process import BrokenProcessPool
+
+        if self._broken is not None:
+            return None
+        futures: list = []
+        try:
+            if self._executor is None:
+                self._start()
+            for j, d in enumerate((pair.d0, pair.d1)):
+                futures.append([self._executor.submit(_pool_chunk, d, j, c, m, sample_ss) for c, m in enumerate(sizes)])
+            out, dim = [], None
+            for j, d in enumerate((pair.d0, pair.d1)):
+                parts = []
+                for f in futures[j]:
+                    part = f.result()
+                    if isinstance(part, _Unloadable):
+                        self._give_up(f"the mechanism could not be unpickled there: {part.message}")
+                        return None
+                    if isinstance(part, _Failure):
+                        raise part.exception()
+                    if dim is not None and part.shape[1] != dim:
+                        raise _dimension_error(self.mechanism, part.shape[1], dim, d)
+                    parts.append(part)
+                x = _concat_chunks(self.mechanism, parts, d)
+                dim = x.shape[1]
+                out.append(x)
+            return out[0], out[1]
+        except BrokenProcessPool as exc:
+            self._give_up(f"{type(exc).__name__}: {exc}")
+            return None
+        finally:
+            for fs in futures:
+                for f in fs:
+                    f.cancel()
+
+    def close(self) -> None:
+        """Shut the processes down (idempotent); a later :meth:`draw_pair` starts new ones."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
 
 
 class DaskExecutor:

@@ -79,6 +79,7 @@ def audit(
     executor: Executor | None = None,
     chunk_size: int | None = None,
     stages="auto",
+    processes: int | str | None = None,
 ) -> AuditResult:
     """Search neighbouring datasets for a violation of ``claim`` (paper 000, Algorithm 1).
 
@@ -125,10 +126,13 @@ def audit(
         given ones must equal the stored ones.
     executor : Executor, optional
         An :class:`~dpaudit.audit.executors.Executor`, e.g. ``InProcessExecutor`` or ``DaskExecutor``.
-        Where trials run (:mod:`dpaudit.audit.executors`); default: in this process, one at a time.
+        Where trials run (:mod:`dpaudit.audit.executors`); default: in this process, one at a time
+        (``InProcessExecutor(processes=processes)``).
     chunk_size : int, optional
-        Calls per sampling chunk for per-call mechanisms (default
-        :data:`dpaudit.audit.executors.DEFAULT_CHUNK_SIZE`). The samples depend on it, not on the executor.
+        Largest sampling chunk of a per-call mechanism, in calls (default
+        :data:`dpaudit.audit.executors.DEFAULT_CHUNK_SIZE`; smaller chunks for small ``num_samples``,
+        see :func:`~dpaudit.audit.executors.chunk_sizes`; 0: no chunks, one stream per trial). The
+        samples depend on it and on ``num_samples``, never on the executor or the processes.
     stages : "auto", "off", None or list of int, default "auto"
         Sequential sample sizes within each trial (:mod:`dpaudit.audit.sequential`): each trial
         draws its samples in stages and stops at the first stage that finds a violation, or
@@ -139,6 +143,10 @@ def audit(
         cumulative sizes, ``num_samples`` appended if the list ends below it. On resume the
         default ``"auto"`` takes the stored setting. The chunked sampling of per-call mechanisms
         on a Dask cluster runs fixed-size trials (see :mod:`dpaudit.audit.executors`).
+    processes : int or "auto", optional
+        Without ``executor``: processes that draw a per-call mechanism's chunks, ``"auto"`` (the
+        default) one per usable core, ``1`` in this process. Vectorised mechanisms are always
+        sampled in this process. The result is the same for any value.
 
     Returns
     -------
@@ -148,7 +156,8 @@ def audit(
     Raises
     ------
     ValueError
-        On invalid num_samples, trials, beta or stages, or ``resume`` without a storage.
+        On invalid num_samples, trials, beta, stages, chunk_size or processes, ``processes`` given
+        with an ``executor``, or ``resume`` without a storage.
     DPAuditError
         If ``study_name`` is given without a storage (see :func:`dpaudit.audit.ledger.resolve_study`).
     InvalidClaimError
@@ -173,6 +182,10 @@ def audit(
     chunk = DEFAULT_CHUNK_SIZE if chunk_size is None else (int(chunk_size) if chunk_size else None)
     if chunk is not None and chunk < 1:
         raise ValueError(f"chunk_size must be a positive integer or 0 (no chunks), got {chunk_size!r}")
+    if executor is not None and processes is not None:
+        raise ValueError(f"processes={processes!r} is for the default in-process executor; give it to "
+                         "InProcessExecutor(processes=...) or leave the executor out")
+    default_executor = InProcessExecutor(processes=processes) if executor is None else None
 
     def budget_of(t):
         return None if t is None else (int(t) if capacity is None else min(int(t), int(capacity)))
@@ -239,7 +252,7 @@ def audit(
     stop = (not exhaustive) and any(r.outcome.violation for r in records.values())
     if on_start:
         on_start(budget, tuple(records[i] for i in sorted(records)))
-    executor = executor or InProcessExecutor()
+    executor = executor or default_executor
     in_flight: dict[int, tuple] = {}
     finished_now = 0
     execution = {}

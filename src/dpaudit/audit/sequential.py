@@ -32,10 +32,11 @@ import math
 from typing import Sequence
 
 import numpy as np
+from scipy.special import ndtr
 
 from ..bounds import clopper_pearson_lower, clopper_pearson_upper
 from ..estimators.base import profile_grid
-from ..estimators.region import HockeyStickBound, projected_margins
+from ..estimators.region import HockeyStickBound
 
 __all__ = [
     "DEFAULT_FIRST_STAGE",
@@ -211,41 +212,56 @@ def stage_stream(ss: np.random.SeedSequence, stage: int) -> np.random.SeedSequen
     return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (int(stage),))
 
 
-def _bound_futile(b: HockeyStickBound, grid: np.ndarray, allowed: np.ndarray, scale: float,
-                  beta_ratio: float) -> bool:
-    """Whether this region, with its mass estimates moved one confidence-interval width towards
-    a violation and certified on ``scale`` times as many held-out samples at ``beta_ratio``
-    times the bound's beta (the last stage's), would still show a margin < 0 at every eps'."""
+FUTILITY_POWER = 0.02
+"""A stage stops for futility when no region's predicted chance of rejecting at the last stage
+reaches this (:func:`is_futile`)."""
+
+FUTILITY_MIN_FRACTION = 1.0 / 8.0
+"""Futility is judged only at stages holding at least this fraction of the last stage's samples:
+earlier stages see too few outputs to rule out a rare violating event."""
+
+
+def _bound_power(b: HockeyStickBound, grid: np.ndarray, allowed: np.ndarray, scale: float,
+                 beta_ratio: float) -> float:
+    """Predicted probability that this region rejects at the last stage (plug-in conditional
+    power): its held-out frequencies ``p = p_count / n_test_p``, ``q = q_count / n_test_q`` taken
+    as the truth, certified as on ``scale`` times as many held-out samples at ``beta_ratio``
+    times this bound's per-mass level (:func:`~dpaudit.estimators.region.projected_margins` per
+    eps'), with normal fluctuations of the last stage's frequencies around them:
+    ``max_eps' Phi(margin(eps') / sd(eps'))``, ``sd^2 = p(1-p)/N_p + e^{2 eps'} q(1-q)/N_q``."""
     if not math.isfinite(b.lower) or b.n_test_p <= 0 or b.n_test_q <= 0:
-        return False
+        return 1.0  # nothing to judge from: do not stop
     side = b.beta / 2
     n_p, n_q = int(b.n_test_p), int(b.n_test_q)
     p_hat, q_hat = b.p_count / n_p, b.q_count / n_q
-    p_lo = float(clopper_pearson_lower(int(b.p_count), n_p, side))
-    q_hi = float(clopper_pearson_upper(int(b.q_count), n_q, side))
-    k_in = np.array([min(n_p, (2 * p_hat - p_lo) * n_p)])  # p_hat + (p_hat - p_lo)
-    k_out = np.array([max(0.0, (2 * q_hat - q_hi) * n_q)])  # q_hat - (q_hi - q_hat)
     full_p, full_q = max(n_p, int(round(n_p * scale))), max(n_q, int(round(n_q * scale)))
-    margin = projected_margins(k_in, n_p, k_out, n_q, full_p, full_q, grid, allowed, side * beta_ratio)
-    return bool(margin[0] < 0.0)
+    p_lo = float(clopper_pearson_lower(p_hat * full_p, full_p, side * beta_ratio))
+    q_hi = float(clopper_pearson_upper(q_hat * full_q, full_q, side * beta_ratio))
+    e = np.exp(grid)
+    margin = p_lo - e * q_hi - allowed
+    sd = np.sqrt(p_hat * (1 - p_hat) / full_p + e**2 * q_hat * (1 - q_hat) / full_q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(sd > 0, margin / np.where(sd > 0, sd, 1.0), np.where(margin > 0, np.inf, -np.inf))
+    return float(np.max(ndtr(z)))
 
 
 def is_futile(outcome, claim, *, scale: float = 1.0, beta_ratio: float = 1.0) -> bool:
-    """Whether a stage's outcome shows that continuing to the full sample is futile (conservative).
+    """Whether a stage's outcome shows that continuing to the full sample is futile.
 
-    True only when the outcome is conclusive, shows no violation, and **every** bound it rests
-    on is a hockey-stick region bound (:class:`~dpaudit.estimators.HockeyStickBound`: the
-    hockey-stick, histogram and float-bits testers, and ``all`` made of them) whose region would
-    not reject even if the data were more favourable and the sample as large as the last stage's:
-    its mass estimates ``p = p_count / n_test_p`` and ``q = q_count / n_test_q`` are moved one
-    width of the stage's own Clopper--Pearson interval towards a violation
-    (``p + (p - p_mass_lower)``, ``q - (q_mass_upper - q)``), then certified as on ``scale``
-    times as many held-out samples at ``beta_ratio`` times the bound's beta
-    (:func:`~dpaudit.estimators.region.projected_margins`), and the margin over the claim's
-    whole profile is still ``< 0``. For other bounds (Rényi, MMD) it is never True.
+    True only when the outcome is conclusive and shows no violation, the stage holds at least
+    :data:`FUTILITY_MIN_FRACTION` of the last stage's samples (``scale <= 8``), **every** bound
+    it rests on is a hockey-stick region bound (:class:`~dpaudit.estimators.HockeyStickBound`:
+    the hockey-stick, histogram and float-bits testers, and ``all`` made of them), and for every
+    one of them the predicted chance of rejecting at the last stage is below
+    :data:`FUTILITY_POWER`: its held-out frequencies taken as the truth, certified on ``scale``
+    times as many held-out samples at ``beta_ratio`` times the bound's level, with normal
+    fluctuations of the last stage's frequencies (plug-in conditional power, e.g. Jennison &
+    Turnbull 2000, §10.2). For other bounds (Rényi, MMD) it is never True.
 
     Stopping for futility cannot raise the false-accusation probability (it only removes
-    rejections); it costs power when a larger sample would have found another region.
+    rejections). It costs power on mechanisms whose violation the last stage would detect only
+    sometimes, or in a region this stage's regions miss (docs/sequential.md gives the
+    measured cost).
 
     Parameters
     ----------
@@ -261,6 +277,8 @@ def is_futile(outcome, claim, *, scale: float = 1.0, beta_ratio: float = 1.0) ->
     -------
     bool
     """
+    if scale > 1.0 / FUTILITY_MIN_FRACTION + 1e-9:
+        return False
     if outcome.violation or outcome.inconclusive or not outcome.bounds:
         return False
     if not all(isinstance(b, HockeyStickBound) for b in outcome.bounds):
@@ -270,4 +288,4 @@ def is_futile(outcome, claim, *, scale: float = 1.0, beta_ratio: float = 1.0) ->
         allowed = np.atleast_1d(np.asarray(claim.delta_profile(grid), dtype=float))
     except Exception:  # a claim without a profile: do not stop
         return False
-    return all(_bound_futile(b, grid, allowed, scale, beta_ratio) for b in outcome.bounds)
+    return all(_bound_power(b, grid, allowed, scale, beta_ratio) < FUTILITY_POWER for b in outcome.bounds)

@@ -324,14 +324,28 @@ def _make_finder(search: "Search", known: list, relation, seed: Optional[int]):
     return make_finder(search.value, known, relation, seed)
 
 
-def _make_executor(scheduler: Optional[str], workers: Optional[str]):
-    """None (in this process), or a DaskExecutor for --scheduler / --workers."""
+def _make_executor(scheduler: Optional[str], workers: Optional[str], processes: Optional[str] = None):
+    """The executor of ``dpaudit test``: a DaskExecutor for --scheduler / --workers, else an
+    InProcessExecutor whose per-call sampling runs on --processes processes (default: auto).
+
+    Raises
+    ------
+    DPAuditError
+        If --scheduler and --workers are both given, --processes is given with either, or the
+        scheduler address is malformed.
+    ValueError
+        If --workers or --processes is not a positive integer or 'auto' (naming the flag and value).
+    """
+    from ..audit.executors import DaskExecutor, InProcessExecutor
+
     if scheduler is None and workers is None:
-        return None
+        n_proc = "auto" if processes is None else int_or_word(processes, "auto", "--processes")
+        return InProcessExecutor(processes=n_proc)
     if scheduler is not None and workers is not None:
         raise DPAuditError("give either --scheduler (an existing Dask cluster) or --workers (a local one), not both")
-    from ..audit.executors import DaskExecutor
-
+    if processes is not None:
+        raise DPAuditError("--processes is for sampling in this process; with --scheduler/--workers the Dask "
+                           "workers sample: leave --processes out")
     if scheduler is not None:
         if "://" not in scheduler and ":" not in scheduler:
             raise DPAuditError(f"--scheduler must be a Dask scheduler address like tcp://127.0.0.1:8786, got {scheduler!r}")
@@ -415,6 +429,7 @@ def test_cmd(
     study_name: Optional[str] = typer.Option(None, "--study-name", help="Name of the audit in --storage. Default: dpaudit-<mechanism name>."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run trials on an existing Dask cluster: its scheduler address, e.g. tcp://127.0.0.1:8786. The mechanism must be picklable."),
     workers: Optional[str] = typer.Option(None, "--workers", help="Run trials on a local Dask cluster of N worker processes (or 'auto': one per CPU core). Default: in this process, no Dask."),
+    processes: Optional[str] = option("processes", None, "default: auto; not with --scheduler/--workers, whose workers sample"),
 ) -> None:
     """Test whether a mechanism satisfies the DP guarantee it claims.
 
@@ -456,8 +471,8 @@ def test_cmd(
         check_int(samples, "--samples", 8, error=DPAuditError)
         check_int(trials, "--trials", 1, error=DPAuditError)
         check_probability(beta, "--beta", error=DPAuditError)
-        executor = _make_executor(scheduler, workers)
-        if executor is not None:
+        executor = _make_executor(scheduler, workers, processes)
+        if executor.kind == "dask":
             _ship_by_value(target)
         # On resume, options left at their defaults are taken from the stored audit (the header shows them).
         run_samples, samples = plan.setting("num_samples", samples, _explicit(ctx, "samples"))

@@ -112,6 +112,10 @@ VOCABULARY = {
     "sampling_rate": ("--sampling-rate", "-q", "Poisson sampling rate q in (0, 1]; 1 = full batch"),
     "steps": ("--steps", "-k", "Number of steps k"),
     "bins": ("--bins", "", "Number of histogram bins, or 'scott' for Scott's rule"),
+    "processes": ("--processes", "", "Processes of this machine that draw a per-call mechanism's outputs (a function "
+                                     "called once per output): N, 'auto' (one per usable CPU core) or 1 (in this "
+                                     "process); vectorised mechanisms always sample in this process, and the results "
+                                     "are the same for any value"),
 }
 VOCABULARY_HELP = "[bold]Options shared by the commands[/] (same meaning everywhere):\n\n" + "\n\n".join(
     f"{long}{', ' + short if short else ''}: {escape(text)}" for long, short, text in VOCABULARY.values()
@@ -174,7 +178,7 @@ def write_report(ctx, path, data: dict, *, seed=None, versions: Optional[dict] =
 
 def int_or_word(spec: str, word: str, flag: str) -> Any:
     """Parse an option that takes a positive integer or one keyword (``--bins scott``,
-    ``--workers auto``): returns ``word`` or the integer; ``ValueError`` naming ``flag`` and the
+    ``--workers auto``, ``--processes auto``): returns ``word`` or the integer; ``ValueError`` naming ``flag`` and the
     bad value otherwise."""
     text = str(spec).strip().lower()
     if text == word:
