@@ -24,6 +24,7 @@ from .dpgd import (
     WrongSensitivitySGD,
 )
 from .corners import WITNESS_EMPTY, WITNESS_SUM_ONE, NoisySumEmptyShortcut, RDPGaussianSum
+from . import dpsniper as _dps
 from .entry import ZooEntry, variant
 from .floating import WITNESS_FLOAT, FloatGaussian, FloatLaplace, SnappingLaplace
 from .mean import WITNESS, WITNESS_SUM, DPGaussian, DPLaplace, NonDPGaussian1, NonDPGaussian2, NonDPLaplace1, NonDPLaplace2
@@ -567,5 +568,262 @@ _register_family(
         ),
         witness_pairs=(WITNESS_SUM_ONE,),
         source="issue 15 ('Rényi claims'); Mironov (2017) Prop. 7",
+    ),
+)
+
+
+# ---------------------------------------------------------------- DP-Sniper's suite (Bichsel et al., S&P 2021)
+# DP-Sniper's twenty mechanisms with its parameters and input pairs (module :mod:`.dpsniper`, which
+# derives the numbers quoted here and holds DP-Sniper's published lower bounds, DPSNIPER_REFERENCE).
+# DP-Sniper claims eps = 0.1 for all; query-answer vectors are column sums of records in [0, 1]^k
+# under replace-one (each answer moves by <= 1, either way).
+_DPS = "Bichsel, Steffen, Bogunovic, Vechev (2021), DP-Sniper, S&P, §VI; eth-sri/dp-sniper "
+_DPS_PAIRS = "; witness pairs: DP-Sniper's selected input pairs (reference runs, logistic regression then MLP)"
+_DPS_SVT = "10 column-sum queries over records in [0, 1]^10, cut-off c = 1"
+_register_family(
+    dict(claim_kind="pure", relation="replace", domain=Domain.unit(1)),
+    dict(
+        factory=variant(_dps.LaplaceVector, "dpsniper-laplace"),
+        private=True,
+        summary="DP-Sniper's LaplaceMechanism: a + Lap(1/eps), a = sum of records in [0, 1]",
+        bug=None,
+        true_guarantee="eps-DP, tight (Laplace mechanism, Dwork & Roth 2014 Thm 3.6)",
+        witness_pairs=_dps.WITNESS_LAPLACE,
+        source=_DPS + "dpsniper/mechanisms/laplace.py" + _DPS_PAIRS + " (a = 1 vs 2, 0 vs 1)",
+    ),
+    dict(
+        factory=variant(_dps.LaplaceVector, "dpsniper-laplace-parallel", copies=_dps.PARALLEL_COPIES),
+        private=True,
+        summary="DP-Sniper's LaplaceParallel: 20 independent releases a + Lap(20/eps) (each at eps/20), a = sum of records in [0, 1]",
+        bug=None,
+        true_guarantee="eps-DP, tight: 20 Laplace releases at eps/20, basic composition (Dwork & Roth 2014 Thm 3.16)",
+        witness_pairs=_dps.WITNESS_LAPLACE_PARALLEL,
+        source=_DPS + "dpsniper/mechanisms/parallel.py (run with eps = 0.005, 20 copies)" + _DPS_PAIRS + " (a = 1 vs 0)",
+    ),
+    dict(
+        factory=_dps.GeoSample,
+        private=False,
+        summary=(
+            "DP-Sniper's TruncatedGeometricMechanism: GeoSample (Balcer & Vadhan 2018 Alg. 4.8), count c of records >= 1/2 "
+            "(at most n = 5) + two-sided geometric noise clamped to [0, 5], K = ceil(ln(2/eps))"
+        ),
+        bug="K = ceil(ln(2/eps)) uses the natural log: the noise parameter 2^-K can exceed what eps allows",
+        true_guarantee=(
+            "ln(1 + 2^-K)-DP, tight (Balcer & Vadhan 2018 Thm 4.7): 0.1178 at eps = 0.1 (K = 3), 0.405 at eps = 1. It "
+            "violates eps-DP exactly for eps in (0, 0.0308) U [0.0366, 0.0606) U [0.0996, 0.1178); violates_for is the hull"
+        ),
+        witness_pairs=_dps.WITNESS_TRUNC_GEOM,
+        max_size=_dps.TRUNC_GEOM_N,
+        source=_DPS + "dpsniper/mechanisms/geometric.py" + _DPS_PAIRS + " (c = 2 vs 1)",
+        # The violation set is three intervals below 0.1178 (see true_guarantee); ZooEntry holds one.
+        violates_for=(0.0, 0.1178),
+    ),
+    dict(
+        factory=variant(_dps.Rappor, "dpsniper-rappor"),
+        private=False,
+        domain=Domain((float(_dps.RAPPOR_DOMAIN[0]),), (float(_dps.RAPPOR_DOMAIN[1]),)),
+        max_size=1,
+        summary=(
+            "DP-Sniper's Rappor (Erlingsson et al. 2014 steps 1-3) of one client value in [-10, 10]: Bloom filter "
+            "m = 20, h = 4 (MurmurHash3), f = 0.75, p = 0.45, q = 0.55; parameters fixed, eps only sets the claim"
+        ),
+        bug="the parameters do not depend on eps: the report is 0.4001-DP whatever eps is claimed",
+        true_guarantee=(
+            "8 ln(0.5125/0.4875) = 0.4001-DP over values in [-10, 10] (filters differing in 8 bits; Erlingsson et al. "
+            "2014 Thm 2); 0.3001 at the witness pair (6 differing bits)"
+        ),
+        witness_pairs=_dps.WITNESS_RAPPOR,
+        source=_DPS + "dpsniper/mechanisms/rappor.py" + _DPS_PAIRS + " (value 1 vs 0)",
+        violates_for=(0.0, 0.4001),
+    ),
+    dict(
+        factory=variant(_dps.Rappor, "dpsniper-one-time-rappor", f=_dps.ONE_TIME_RAPPOR_F, p=None, q=None),
+        private=False,
+        domain=Domain((float(_dps.RAPPOR_DOMAIN[0]),), (float(_dps.RAPPOR_DOMAIN[1]),)),
+        max_size=1,
+        summary=(
+            "DP-Sniper's OneTimeRappor (Erlingsson et al. 2014 steps 1-2) of one client value in [-10, 10]: Bloom filter "
+            "m = 20, h = 4, permanent randomized response f = 0.95; parameters fixed, eps only sets the claim"
+        ),
+        bug="the parameters do not depend on eps: the report is 0.8007-DP whatever eps is claimed",
+        true_guarantee=(
+            "8 ln(0.525/0.475) = 0.8007-DP over values in [-10, 10] (Erlingsson et al. 2014 §3, eps_inf = 2h ln((1 - f/2)/(f/2))); "
+            "0.6005 at the witness pair (6 differing bits)"
+        ),
+        witness_pairs=_dps.WITNESS_RAPPOR,
+        source=_DPS + "dpsniper/mechanisms/rappor.py" + _DPS_PAIRS + " (value 1 vs 0)",
+        violates_for=(0.0, 0.8007),
+    ),
+)
+_register_family(
+    dict(claim_kind="pure", relation="add-remove", domain=Domain((0.0,), (float(_dps.HIST_BINS - 1),))),
+    dict(
+        factory=_dps.NoisyHistogram,
+        private=True,
+        summary="DP-Sniper's NoisyHist1 (Ding et al. 2018 Alg. 9): histogram of 5 bins (record x in bin round(x)) + Lap(1/eps) per bin",
+        bug=None,
+        true_guarantee="eps-DP, tight: one record moves one bin by 1 (Laplace mechanism, Dwork & Roth 2014 Thm 3.6)",
+        witness_pairs=_dps.WITNESS_HIST1,
+        source=_DPS + "dpsniper/mechanisms/noisy_hist.py" + _DPS_PAIRS + " (histograms (0,1,1,1,1) vs (1,1,1,1,1))",
+    ),
+    dict(
+        factory=variant(_dps.NoisyHistogram, "dpsniper-noisy-hist2", scale="eps"),
+        private=False,
+        summary="DP-Sniper's NoisyHist2 (Ding et al. 2018 Alg. 10): histogram of 5 bins + Lap(eps) per bin (scale eps, not 1/eps)",
+        bug="the noise scale is eps instead of 1/eps",
+        true_guarantee="(1/eps)-DP, tight: 10 at eps = 0.1; meets an eps claim only for eps >= 1",
+        witness_pairs=_dps.WITNESS_HIST2,
+        source=_DPS + "dpsniper/mechanisms/noisy_hist.py" + _DPS_PAIRS + " ((0,1,1,1,1) vs (1,1,1,1,1), (1,1,1,1,1) vs (2,1,1,1,1))",
+        violates_for=(0.0, 1.0),
+    ),
+)
+_register_family(
+    dict(claim_kind="pure", relation="replace", domain=Domain.unit(_dps.RNM_QUERIES)),
+    dict(
+        factory=variant(_dps.DPSniperNoisyMax, "dpsniper-rnm1"),
+        private=True,
+        summary="DP-Sniper's ReportNoisyMax1 (Ding et al. 2018 Alg. 5): argmax a_i + Lap(2/eps), 5 column sums over [0, 1]^5",
+        bug=None,
+        true_guarantee="eps-DP for queries of sensitivity 1, monotone or not (Dwork & Roth 2014, Claim 3.9's argument with gap 2)",
+        witness_pairs=_dps.WITNESS_RNM12,
+        source=_DPS + "dpsniper/mechanisms/report_noisy_max.py" + _DPS_PAIRS + " (a = (1,1,1,1,1) vs (0,2,2,2,2))",
+    ),
+    dict(
+        factory=variant(_dps.DPSniperNoisyMax, "dpsniper-rnm2", noise="exponential"),
+        private=True,
+        summary="DP-Sniper's ReportNoisyMax2 (Ding et al. 2018 Alg. 6): argmax a_i + Exp(2/eps), 5 column sums over [0, 1]^5",
+        bug=None,
+        true_guarantee=(
+            "eps-DP: report noisy max with exponential noise is the permute-and-flip mechanism (Ding, Kifer, Saghafi, Steinke, "
+            "Zhang 2021, Thm 1; McKenna & Sheldon 2020)"
+        ),
+        witness_pairs=_dps.WITNESS_RNM12,
+        source=_DPS + "dpsniper/mechanisms/report_noisy_max.py" + _DPS_PAIRS + " (a = (1,1,1,1,1) vs (0,2,2,2,2))",
+    ),
+    dict(
+        factory=variant(_dps.DPSniperNoisyMax, "dpsniper-rnm3", release="value"),
+        private=False,
+        summary="DP-Sniper's ReportNoisyMax3 (Ding et al. 2018 Alg. 7): releases the value max_i a_i + Lap(2/eps), 5 column sums",
+        bug="releases the noisy maximum value, not its index",
+        true_guarantee=(
+            "(k eps/2) = 2.5 eps-DP, tight: each of the k = 5 Laplace CDF/density factors of the max's density moves by "
+            "<= e^{eps/2}, and in the left tail all k do (derived)"
+        ),
+        witness_pairs=_dps.WITNESS_RNM3,
+        source=_DPS + "dpsniper/mechanisms/report_noisy_max.py" + _DPS_PAIRS + " (a = 0s vs 1s, 1s vs 2s)",
+    ),
+    dict(
+        factory=variant(_dps.DPSniperNoisyMax, "dpsniper-rnm4", noise="exponential", release="value"),
+        private=False,
+        summary="DP-Sniper's ReportNoisyMax4 (Ding et al. 2018 Alg. 8): releases the value max_i a_i + Exp(2/eps), 5 column sums",
+        bug="releases the noisy maximum value; exponential noise is one-sided, so the value is >= max_i a_i",
+        true_guarantee=(
+            "none: at the witness pair values in [1, 2) have probability (1 - e^{-eps/2})^5 > 0 on a = 1s and 0 on a = 2s "
+            "(2.8e-7 at eps = 0.1, far below what a sample of millions sees)"
+        ),
+        witness_pairs=_dps.WITNESS_RNM4,
+        source=_DPS + "dpsniper/mechanisms/report_noisy_max.py" + _DPS_PAIRS + " (a = 1s vs 2s)",
+    ),
+)
+_register_family(
+    dict(claim_kind="pure", relation="replace", domain=Domain.unit(_dps.SVT_QUERIES)),
+    dict(
+        factory=_dps.DPSniperSVT1,
+        private=True,
+        summary="DP-Sniper's SVT1 (Lyu et al. Alg. 1): answers 1/0, threshold Lap(2/eps), queries Lap(4c/eps), T = 0.5; " + _DPS_SVT,
+        bug=None,
+        true_guarantee="eps-DP for queries of sensitivity 1, monotone or not (Lyu, Su, Li 2017, §3)",
+        witness_pairs=_dps.WITNESS_SVT1,
+        source=_DPS + "sparse_vector_technique.py" + _DPS_PAIRS + " (X shape; 1s vs (2,2,2,2,2,0,0,0,0,0))",
+    ),
+    dict(
+        factory=_dps.DPSniperSVT2,
+        private=True,
+        summary="DP-Sniper's SVT2 (Lyu et al. Alg. 2): threshold Lap(2c/eps) redrawn after each 'above', queries Lap(4c/eps), T = 1; " + _DPS_SVT,
+        bug=None,
+        true_guarantee="eps-DP: c AboveThreshold runs at eps/c, composed (Dwork & Roth 2014 §3.6)",
+        witness_pairs=_dps.WITNESS_SVT2,
+        source=_DPS + "sparse_vector_technique.py" + _DPS_PAIRS + " (X shape)",
+    ),
+    dict(
+        factory=_dps.DPSniperSVT3,
+        private=False,
+        summary="DP-Sniper's SVT3 (Lyu et al. Alg. 3): releases q_i + nu_i when above, threshold Lap(2/eps), queries Lap(2c/eps), T = 1; " + _DPS_SVT,
+        bug="the released noisy value reveals the threshold noise, so the 'below' answers are not paid for",
+        true_guarantee=(
+            "unknown in closed form; at most (k/2) eps = 5 eps for k = 10 (derived: given the threshold noise each answered "
+            "query's factor moves by <= e^{eps/2}); DP-Sniper's 0.172 at eps = 0.1 is a lower bound"
+        ),
+        witness_pairs=_dps.WITNESS_SVT3,
+        source=_DPS + "sparse_vector_technique.py" + _DPS_PAIRS + " (1s vs (2,2,2,2,2,0,0,0,0,0); X shape)",
+    ),
+    dict(
+        factory=_dps.DPSniperSVT4,
+        private=False,
+        summary="DP-Sniper's SVT4 (Lyu et al. Alg. 4): threshold Lap(4/eps), queries Lap(4/(3 eps)), T = 1; " + _DPS_SVT,
+        bug="the query noise is not scaled by the cut-off and is too small for non-monotone queries",
+        true_guarantee="((1 + 6c)/4) eps = 1.75 eps-DP at c = 1 (Lyu, Su, Li 2017, §4 and Fig. 1)",
+        witness_pairs=_dps.WITNESS_SVT4,
+        source=_DPS + "sparse_vector_technique.py" + _DPS_PAIRS + " (1s vs (2,2,2,2,2,0,0,0,0,0))",
+    ),
+    dict(
+        factory=_dps.DPSniperSVT5,
+        private=False,
+        summary="DP-Sniper's SVT5 (Lyu et al. Alg. 5): answers 1/0, threshold Lap(2/eps), no query noise, no cut-off, T = 1; 10 column sums",
+        bug="no query noise: the answers are a deterministic function of the noisy threshold",
+        true_guarantee=(
+            "none: at the witness pair the pattern (1,1,1,1,1,0,0,0,0,0) has probability P(-1 < rho <= 1) = "
+            "1 - e^{-eps/2} on the first dataset and 0 on the second (Lyu, Su, Li 2017, Fig. 1)"
+        ),
+        witness_pairs=_dps.WITNESS_SVT5,
+        source=_DPS + "sparse_vector_technique.py" + _DPS_PAIRS + " ((2,2,2,2,2,0,0,0,0,0) vs 1s; (0,2,...,2) vs 1s)",
+    ),
+    dict(
+        factory=_dps.DPSniperSVT6,
+        private=False,
+        summary="DP-Sniper's SVT6 (Lyu et al. Alg. 6): answers 1/0, threshold Lap(2/eps), queries Lap(2/eps), no cut-off, T = 1; 10 column sums",
+        bug="no cut-off: the threshold noise does not cover answers to queries moving in opposite directions",
+        true_guarantee=(
+            "unknown in closed form; at most (k/2) eps = 5 eps for k = 10 (derived as for dpsniper-svt3); not eps'-DP for "
+            "any eps' over unbounded streams (Lyu, Su, Li 2017, Fig. 1)"
+        ),
+        witness_pairs=_dps.WITNESS_SVT6,
+        source=_DPS + "sparse_vector_technique.py" + _DPS_PAIRS + " (X shape)",
+    ),
+    dict(
+        factory=_dps.SVT34Parallel,
+        private=False,
+        summary=(
+            "DP-Sniper's SVT34Parallel: SVT3 and SVT4 (c = 2, T = 1), each at eps, on the same 10 column sums; outputs "
+            "side by side (30 columns)"
+        ),
+        bug="two mechanisms each spending eps on the same input, claimed eps together (and each is buggy)",
+        true_guarantee=(
+            "unknown in closed form; at most 5.75 eps (derived: SVT4 with c = 2 is 3.25 eps-DP, Lyu et al. 2017 §4; SVT3 "
+            "with c = 2 at most (k/4) eps = 2.5 eps; basic composition)"
+        ),
+        witness_pairs=_dps.WITNESS_SVT34,
+        source=_DPS + "dpsniper/mechanisms/parallel.py" + _DPS_PAIRS + " (1s vs (2,2,2,2,2,0,0,0,0,0))",
+    ),
+    dict(
+        factory=variant(_dps.LaplaceVector, "dpsniper-prefix-sum", num_queries=_dps.SVT_QUERIES, prefix_sums=True),
+        private=False,
+        summary="DP-Sniper's PrefixSum (Wang et al. 2019): prefix sums of a_i + Lap(1/eps), 10 column sums over [0, 1]^10",
+        bug="each query gets Lap(1/eps) although all 10 may move together: the vector has L1 sensitivity 10",
+        true_guarantee="k eps = 10 eps-DP, tight (Laplace mechanism with L1 sensitivity 10; prefix sums are an invertible post-processing)",
+        witness_pairs=_dps.WITNESS_PREFIX_SUM,
+        source=_DPS + "dpsniper/mechanisms/prefix_sum.py" + _DPS_PAIRS + " (1s vs 0s)",
+    ),
+    dict(
+        factory=_dps.NumericalSVT,
+        private=True,
+        summary=(
+            "DP-Sniper's NumericalSVT (Wang et al. 2019): threshold Lap(3/eps), comparisons Lap(6c/eps), released answers "
+            "Lap(3c/eps), c = 2, T = 1; 10 codes + 10 values"
+        ),
+        bug=None,
+        true_guarantee="eps-DP: eps/3 each for the threshold, the comparisons and the c released answers (Wang et al. 2019; Dwork & Roth 2014 §3.6)",
+        witness_pairs=_dps.WITNESS_NUMERICAL_SVT,
+        source=_DPS + "sparse_vector_technique.py" + _DPS_PAIRS + " (2s vs 1s; X shape)",
     ),
 )
