@@ -5,7 +5,7 @@ privacy parameters under test, so ``dpaudit test zoo:dp-laplace --epsilon 0.01``
 mechanism instantiated at epsilon = 0.01 against the claim it makes at that epsilon.
 
 The mechanisms live in their modules (:mod:`.mean`, :mod:`.svt`, :mod:`.noisy_max`,
-:mod:`.median`, :mod:`.dpgd`, :mod:`.randomized_response`, :mod:`.floating`, :mod:`.corners`), whose docstrings derive the numbers
+:mod:`.median`, :mod:`.dpgd`, :mod:`.randomized_response`, :mod:`.floating`, :mod:`.harder`, :mod:`.corners`), whose docstrings derive the numbers
 quoted here; each family below lists the fields its entries share once, then one ``dict`` per
 entry. An entry's name is its factory's ``name`` (the class attribute, or the one :func:`variant`
 sets).
@@ -27,6 +27,19 @@ from .corners import WITNESS_EMPTY, WITNESS_SUM_ONE, NoisySumEmptyShortcut, RDPG
 from . import dpsniper as _dps
 from .entry import ZooEntry, variant
 from .floating import WITNESS_FLOAT, FloatGaussian, FloatLaplace, SnappingLaplace
+from .harder import (
+    CLIP_FIRST,
+    EXACT_PROBABILITY,
+    FAST_PATH_FROM,
+    WITNESS_CLIP,
+    WITNESS_EXACT,
+    WITNESS_FAST,
+    WITNESS_FAST_BOTH,
+    WITNESS_OFF_GRID,
+    WITNESS_OFF_GRID_EMPTY,
+    ExponentialQuantileCandidates,
+    LaplaceSum,
+)
 from .mean import WITNESS, WITNESS_SUM, DPGaussian, DPLaplace, NonDPGaussian1, NonDPGaussian2, NonDPLaplace1, NonDPLaplace2
 from .median import ExponentialQuantile
 from .noisy_max import DEFAULT_NUM_QUERIES, WITNESS_ALL_RISE, WITNESS_ONE_RISES, NoisyMax
@@ -517,6 +530,92 @@ _register_family(
             "the factory takes B = max(10, 2/eps) and lambda = (1 + 2^-49 B)/eps."
         ),
         source=_FLOAT_SOURCE + ", §5.2",
+    ),
+)
+
+# ---------------------------------------------------------------- harder bugs (issue 15, item 4): not on the first pairs searched
+_HARDER_SOURCE = "issue 15, item 4 ('bugs the first trials of a search do not reveal'); module harder.py"
+_SUM_02 = "sum of records in [0, 2] clipped to [0, 1]: S + Laplace(1/eps)"
+
+_register_family(
+    dict(claim_kind="pure", domain=Domain((0.0,), (2.0,))),
+    dict(
+        factory=LaplaceSum,
+        private=True,
+        summary=_SUM_02 + " (correct counterpart of the laplace-sum-* entries)",
+        bug=None,
+        true_guarantee="eps-DP: clipped sum of sensitivity 1, Laplace mechanism (Dwork & Roth 2014 Thm 3.6)",
+        witness_pairs=(WITNESS_FAST, WITNESS_FAST_BOTH, WITNESS_EXACT, WITNESS_CLIP),
+        source=_HARDER_SOURCE + "; Dwork & Roth (2014) Thm 3.6",
+    ),
+    dict(
+        factory=variant(LaplaceSum, "laplace-sum-fast-path", fast_path_from=FAST_PATH_FROM),
+        private=False,
+        summary=_SUM_02 + f"; from n = {FAST_PATH_FROM} records a 'fast path' adds Laplace(1/(n eps))",
+        bug=(
+            f"for n >= {FAST_PATH_FROM} the fast path reuses the mean's sensitivity 1/n for the sum: the noise is n "
+            f"times too small; correct below {FAST_PATH_FROM} records, so small-dataset pairs show nothing"
+        ),
+        true_guarantee=(
+            f"no finite pure-DP guarantee: on every pair whose larger dataset has >= {FAST_PATH_FROM} records the Laplace "
+            "scales differ and the privacy loss is unbounded in the tails. H_{e^eps} at the witness pair (7 vs 8 records, "
+            "Lap(0, 1/eps) vs Lap(1, 1/(8 eps))) = 0.764 at eps = 1, 0.649 at eps = 0.01; at 8 vs 9 records 0.977 at "
+            "eps = 1, 0.0508 at eps = 0.01 (quadrature, harder.laplace_hockey_stick)"
+        ),
+        witness_pairs=(WITNESS_FAST, WITNESS_FAST_BOTH),
+        source=_HARDER_SOURCE,
+    ),
+    dict(
+        factory=variant(LaplaceSum, "laplace-sum-rare-exact", exact_probability=EXACT_PROBABILITY),
+        private=False,
+        summary=_SUM_02 + f"; with probability {EXACT_PROBABILITY:g} releases S exactly (no noise)",
+        bug=(
+            f"a fallback that skips the noise with probability {EXACT_PROBABILITY:g}: a point mass at the exact sum, "
+            "which a neighbour with a different sum never produces"
+        ),
+        true_guarantee=(
+            f"(eps, delta)-DP iff delta >= {EXACT_PROBABILITY:g}; no finite eps for smaller delta: H_{{e^eps}} = "
+            f"{EXACT_PROBABILITY:g} exactly, at every eps, on every pair whose sums differ (the point mass; the continuous "
+            "parts obey the Laplace bound), 0 on pairs with equal sums"
+        ),
+        witness_pairs=(WITNESS_EXACT,),
+        source=_HARDER_SOURCE,
+    ),
+    dict(
+        factory=variant(LaplaceSum, "laplace-sum-partial-clip", clip_first=CLIP_FIRST),
+        private=False,
+        summary=f"sum of records in [0, 2] + Laplace(1/eps), only the first {CLIP_FIRST} records clipped to [0, 1]",
+        bug=(
+            f"records at positions >= {CLIP_FIRST} enter the sum unclipped (up to 2): adding a record moves the sum by "
+            f"up to 2, not 1; datasets of <= {CLIP_FIRST} records or with records in [0, 1] show nothing"
+        ),
+        true_guarantee=(
+            "2 eps-DP, tight (Laplace mechanism at sensitivity 2: Delta in [0, 2] for every add/remove pair). At the "
+            "witness pair (sum moves by 2) H_{e^eps} = 1 - e^{-eps/2} = 0.393 at eps = 1, 0.0050 at eps = 0.01 (exact)"
+        ),
+        witness_pairs=(WITNESS_CLIP,),
+        source=_HARDER_SOURCE,
+    ),
+    dict(
+        factory=ExponentialQuantileCandidates,
+        domain=Domain.unit(1),
+        private=False,
+        summary=(
+            "median of records in [0, 1] by the exponential mechanism, P(y) ∝ exp(-eps |#{x < y} - #{x > y}| / 2), "
+            "over 21 grid points and the records' own values"
+        ),
+        bug=(
+            "the candidate set includes the data values: a record off the grid is a possible output only of the "
+            "datasets holding it (datasets of grid points, e.g. 0s and 1s, give exactly dp-median's law)"
+        ),
+        true_guarantee=(
+            "no finite pure-DP guarantee (and none with delta below that output's probability): H_{e^eps}(D1 || D0) >= "
+            "P_D1(x) for a record x off the grid and absent from D0. Exact (discrete) H_{e^eps} at the witness pair "
+            "[0.35, 0.4] vs [0.35, 0.37, 0.4]: 0.167 at eps = 1, 0.0461 at eps = 0.01; at [] vs [0.37]: 0.0728 and 0.0457. "
+            "Correct counterpart: dp-median"
+        ),
+        witness_pairs=(WITNESS_OFF_GRID, WITNESS_OFF_GRID_EMPTY),
+        source=_HARDER_SOURCE + "; McSherry & Talwar (2007) (the range must not depend on the data)",
     ),
 )
 
