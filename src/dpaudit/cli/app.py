@@ -415,6 +415,7 @@ def test_cmd(
     seed: Optional[int] = option("seed"),
     report: Optional[Path] = option("report"),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
+    estimate: bool = typer.Option(False, "--estimate", help="Ask for the tightest certified empirical epsilon only: the hockey-stick tester spends all of beta on regions that maximise the certified lower bound ln((P(S) - delta) / Q(S)) (DP-Sniper's objective, with exact bounds), every trial runs at its full --samples (stages off, no early stop), and the largest epsilon any trial certifies is reported; it holds with probability >= 1 - beta (union bound over trials)."),
     search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: grid (given/witness pairs), random (random neighbouring pairs), bayes (Gaussian-process Bayesian optimisation of the divergence estimate over datasets, extreme datasets first; needs Optuna), evolution (NSGA-II evolutionary search; needs Optuna), auto (witness/given pairs first, then Bayesian search with Optuna's TPE sampler, or random search without Optuna)."),
     pairs: Optional[str] = typer.Option(None, "--pairs", help='Neighbouring pairs to test, as a JSON file or JSON text: [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
     domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain, one LOWER:UPPER per coordinate (repeat the option). Default: the mechanism's own, else 0:1."),
@@ -466,7 +467,11 @@ def test_cmd(
                              seed=seed, default_storage=DEFAULT_STORAGE, peek=True)
         storage, seed = plan.storage, plan.seed  # a resumed audit's finder needs the stored seed
         finder = _make_finder(search, known, relation, seed)
-        tester = make_tester(tester_name.value if tester_name else default_tester_name(claim), device=device)
+        if estimate:
+            tester = _estimate_tester(claim, tester_name, device, stages, _explicit(ctx, "stages"))
+            stages, exhaustive = "off", True
+        else:
+            tester = make_tester(tester_name.value if tester_name else default_tester_name(claim), device=device)
         tester.require(claim)
         check_int(samples, "--samples", 8, error=DPAuditError)
         check_int(trials, "--trials", 1, error=DPAuditError)
@@ -557,9 +562,45 @@ def test_cmd(
         typer.echo(result.to_json())
     else:
         _render(result, out())
+        if estimate:
+            _render_estimate(result, claim)
         if report is not None:
             console.print(f"Full report written to {report}")
     raise typer.Exit(result.exit_code)
+
+
+def _estimate_tester(claim, tester_name, device: str, stages: str, stages_given: bool):
+    """The hockey-stick tester of ``dpaudit test --estimate``: every region maximises the certified
+    epsilon (``objective="epsilon"`` for both the exact regions and the classifier)."""
+    from ..estimators.histogram import HistogramHockeyStick
+    from ..estimators.hockey_stick import ClassifierHockeyStick
+    from ..privacy.claims import RenyiDP
+    from ..testers import HockeyStickTester
+
+    if tester_name is not None and tester_name.value != "hockey-stick":
+        raise DPAuditError(f"--estimate uses the hockey-stick tester; it cannot be combined with --tester {tester_name.value}")
+    if isinstance(claim, RenyiDP):
+        raise DPAuditError("--estimate certifies an (epsilon, delta) lower bound: give a pure or --delta claim, not --alpha")
+    if stages_given and stages not in ("off", "none"):
+        raise DPAuditError(f"--estimate runs every trial at its full --samples: it cannot be combined with --stages {stages}")
+    return HockeyStickTester(
+        ClassifierHockeyStick(device=device, objective="epsilon"),
+        region_estimator=HistogramHockeyStick(objective="epsilon"),
+    )
+
+
+def _render_estimate(result, claim) -> None:
+    """The ``--estimate`` summary: the largest certified epsilon over the trials."""
+    best = max(result.trials, key=lambda t: t.outcome.epsilon_lower_bound or 0.0, default=None)
+    if best is None:
+        return
+    eps_lb = best.outcome.epsilon_lower_bound or 0.0
+    at = f"delta = {claim.delta:g}" if claim.delta else "delta = 0"
+    console.print(
+        f"[bold]certified empirical epsilon[/] >= {eps_lb:.4g} at {at} (trial {best.index + 1}, "
+        f"{best.num_samples:,} samples per dataset), with probability >= {1 - result.beta:g}: "
+        f"the largest over {len(result.trials)} trial(s), each at beta/{result.trial_budget}"
+    )
 
 
 @app.command("zoo", epilog=EXIT_HELP)

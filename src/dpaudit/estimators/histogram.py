@@ -127,6 +127,7 @@ __all__ = [
 MODES = ("auto", "discrete", "binned")
 TOLERANCES = ("split", "l1", "plug-in", "original", "plug-in-heuristic")
 OBJECTIVES = ("margin", "epsilon", "both")
+SPLIT_DESIGN = -1.0  # the "split" tolerance's default design rule (HistogramHockeyStick._design_size)
 
 
 def histogram_delta(p_counts, q_counts, epsilon):
@@ -321,6 +322,7 @@ class _Cells:
     description: str
     edges: np.ndarray | None = None  # binned: interior edges, cell j = (e_{j-1}, e_j]
     labels: np.ndarray | None = None  # discrete: the category rows (the last cell may be "other")
+    ordered: int = 0  # leading cells in increasing order of a 1-D value (threshold sets over them)
 
 
 def _row_keys(x: np.ndarray) -> np.ndarray:
@@ -352,7 +354,7 @@ def _discrete_cells(categories: np.ndarray, *, other: bool, source: str) -> _Cel
 
     m = k + 1 if other else k
     desc = f"{k} categories {source}" + (" + 1 cell for other values" if other else "")
-    return _Cells(assign, m, "discrete", desc, labels=cats)
+    return _Cells(assign, m, "discrete", desc, labels=cats, ordered=k if cats.shape[1] == 1 else 0)
 
 
 def _place(idx: np.ndarray, other: bool, k: int) -> np.ndarray:
@@ -367,7 +369,7 @@ def _binned_cells(edges: np.ndarray, description: str) -> _Cells:
     def assign(x: np.ndarray) -> np.ndarray:
         return np.searchsorted(edges, x[:, 0], side="left")
 
-    return _Cells(assign, len(edges) + 1, "binned", description, edges=edges)
+    return _Cells(assign, len(edges) + 1, "binned", description, edges=edges, ordered=len(edges) + 1)
 
 
 def _quantile_levels(num_bins: int, n_design: int) -> np.ndarray:
@@ -386,15 +388,19 @@ def _quantile_levels(num_bins: int, n_design: int) -> np.ndarray:
 # --------------------------------------------------------------------------- regions (split)
 def _choose_region(
     a_tr: np.ndarray, b_tr: np.ndarray, n_ev_in: int, n_ev_out: int,
-    target: RegionTarget, beta_cp: float,
+    target: RegionTarget, beta_cp: float, ordered: int = 0, family: str = "level",
 ) -> np.ndarray:
     """Cells of the region ``S`` for the direction in||out, from training counts only.
 
-    Candidates are the upper level sets of the estimated likelihood ratio (Neyman–Pearson): the
-    cells sorted by ``(a_i + 1/2)/n_in`` over ``(b_i + 1/2)/n_out``, cut between distinct ratios.
-    The chosen set maximises ``target``'s objective (:class:`~.region.RegionTarget`: the margin
-    over a claim's profile, or the certified epsilon) computed from the training counts rescaled
-    to the held-out sizes. Returns a boolean mask over cells.
+    Candidates (``family``): ``"level"``, the upper level sets of the estimated likelihood ratio
+    (Neyman–Pearson): the cells sorted by ``(a_i + 1/2)/n_in`` over ``(b_i + 1/2)/n_out``, cut
+    between distinct ratios; ``"threshold"``, when the first ``ordered`` cells are intervals or
+    values in increasing order, every set ``{x > t}`` and ``{x <= t}`` over them (one sorted
+    scan): where the ratio is flat (a shift of Laplace noise at its claimed epsilon, say) noisy
+    per-cell ratios scramble the level sets, and a threshold finds the whole flat part. The chosen set maximises
+    ``target``'s objective (:class:`~.region.RegionTarget`: the margin over a claim's profile,
+    or the certified epsilon) computed from the training counts rescaled to the held-out sizes.
+    Returns a boolean mask over cells.
     """
     n_in, n_out = a_tr.sum(), b_tr.sum()
     score = np.log((a_tr + 0.5) / max(n_in, 1)) - np.log((b_tr + 0.5) / max(n_out, 1))
@@ -403,10 +409,28 @@ def _choose_region(
     cut = np.flatnonzero(np.r_[s_sorted[1:] < s_sorted[:-1], True]) + 1  # prefix lengths
     cum_a = np.cumsum(a_tr[order])[cut - 1]
     cum_b = np.cumsum(b_tr[order])[cut - 1]
-    values = projected_scores(cum_a, max(n_in, 1), cum_b, max(n_out, 1), n_ev_in, n_ev_out, target, beta_cp)
+    k_in, k_out = ([cum_a], [cum_b]) if family == "level" else ([np.zeros(0)], [np.zeros(0)])
+    cut = cut if family == "level" else cut[:0]
+    if family == "threshold" and ordered > 1:
+        # {x <= t}: the first j ordered cells; {x > t}: ordered cells j.. (j = 1 .. ordered - 1)
+        lo_a, lo_b = np.cumsum(a_tr[:ordered])[:-1], np.cumsum(b_tr[:ordered])[:-1]
+        tot_a, tot_b = a_tr[:ordered].sum(), b_tr[:ordered].sum()
+        k_in += [lo_a, tot_a - lo_a]
+        k_out += [lo_b, tot_b - lo_b]
+    values = projected_scores(np.concatenate(k_in), max(n_in, 1), np.concatenate(k_out), max(n_out, 1),
+                              n_ev_in, n_ev_out, target, beta_cp)
     best = int(np.argmax(values))
     mask = np.zeros(len(a_tr), dtype=bool)
-    mask[order[: cut[best]]] = True
+    if best < len(cut):
+        mask[order[: cut[best]]] = True
+    else:
+        j = best - len(cut)
+        below = j < ordered - 1
+        j = (j if below else j - (ordered - 1)) + 1
+        if below:
+            mask[:j] = True
+        else:
+            mask[j:ordered] = True
     return mask
 
 
@@ -450,20 +474,21 @@ def _split_counts(cells: _Cells, parts: dict, *, folds: bool) -> dict:
         def count(x):
             return np.bincount(cells.assign(x), minlength=m)
     out = {"a_tr": count(parts["p_tr"]), "b_tr": count(parts["q_tr"]),
-           "a_ev": count(parts["p_ev"]), "b_ev": count(parts["q_ev"])}
+           "a_ev": count(parts["p_ev"]), "b_ev": count(parts["q_ev"]), "ordered": cells.ordered}
     if folds:
         out["folds"] = ((count(parts["p_f0"]), count(parts["q_f0"])), (count(parts["p_f1"]), count(parts["q_f1"])))
     return out
 
 
-def _cross_validate(folds, swap: bool, n_ev_in: int, n_ev_out: int, target: RegionTarget, beta_cp: float) -> float:
+def _cross_validate(folds, swap: bool, n_ev_in: int, n_ev_out: int, target: RegionTarget, beta_cp: float,
+                    ordered: int = 0, family: str = "level") -> float:
     """Mean over the two folds of ``target``'s objective expected on the held-out samples for a
     region chosen on the other fold (counts rescaled to the held-out sizes). Training samples only."""
     total = 0.0
     for (a_fit, b_fit), (a_val, b_val) in ((folds[0], folds[1]), (folds[1], folds[0])):
         if swap:
             a_fit, b_fit, a_val, b_val = b_fit, a_fit, b_val, a_val
-        mask = _choose_region(a_fit, b_fit, n_ev_in, n_ev_out, target, beta_cp)
+        mask = _choose_region(a_fit, b_fit, n_ev_in, n_ev_out, target, beta_cp, ordered, family)
         total += float(projected_scores(
             a_val[mask].sum(), max(a_val.sum(), 1), b_val[mask].sum(), max(b_val.sum(), 1),
             n_ev_in, n_ev_out, target, beta_cp,
@@ -497,7 +522,8 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
     ----------
     counts : list of dict
         Per candidate cell set, the counts of :func:`_split_counts` (``a_tr``/``b_tr`` selection
-        counts of P and Q per cell; ``folds`` when there is more than one candidate).
+        counts of P and Q per cell; ``folds`` when there is more than one candidate; ``ordered``:
+        how many leading cells are in increasing order of value, so threshold sets are tried).
     n_ev_p, n_ev_q : int
         Held-out sample sizes of P and Q.
     eps_grid, allowed : ndarray
@@ -510,8 +536,9 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
     Returns
     -------
     chosen : list of 2 tuples ``(pick, mask, n_in, n_out, in_tr, out_tr)``
-        The candidate picked (by the cross-validated certified margin of :func:`_cross_validate`
-        when there are several), the region's cell mask and the sizes/selection counts it was
+        The candidate cell set picked, with the family of regions (level sets or thresholds),
+        by the cross-validated objective of :func:`_cross_validate` when there are several,
+        the region's cell mask and the sizes/selection counts it was
         chosen with, per direction.
     shares : tuple of 2 float
         Each direction's share of ``beta`` (:meth:`HistogramHockeyStick._direction_shares`).
@@ -520,17 +547,20 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
     nothing here looks at the held-out counts, so certifying on them keeps the bound's level.
     """
     target = RegionTarget.margin(eps_grid, allowed) if target is None else target
+    # (cell set, family) candidates; threshold sets where the cells are ordered by value
+    options = [(i, f) for i, c in enumerate(counts) for f in (("level", "threshold") if c.get("ordered", 0) > 1 else ("level",))]
     chosen = []
     for swap in (False, True):
         n_in, n_out = (n_ev_q, n_ev_p) if swap else (n_ev_p, n_ev_q)
-        if len(counts) > 1:
-            scores = [_cross_validate(c["folds"], swap, n_in, n_out, target, beta / 4) for c in counts]
-            pick = int(np.argmax(scores))
+        if len(options) > 1:
+            scores = [_cross_validate(counts[i]["folds"], swap, n_in, n_out, target, beta / 4,
+                                      counts[i].get("ordered", 0), f) for i, f in options]
+            pick, family = options[int(np.argmax(scores))]
         else:
-            pick = 0
+            pick, family = options[0]
         c = counts[pick]
         in_tr, out_tr = (c["b_tr"], c["a_tr"]) if swap else (c["a_tr"], c["b_tr"])
-        mask = _choose_region(in_tr, out_tr, n_in, n_out, target, beta / 4)
+        mask = _choose_region(in_tr, out_tr, n_in, n_out, target, beta / 4, c.get("ordered", 0), family)
         chosen.append((pick, mask, n_in, n_out, in_tr, out_tr))
     return chosen, HistogramHockeyStick._direction_shares(chosen, eps_grid, allowed, beta)
 
@@ -562,8 +592,10 @@ class HistogramHockeyStick:
         the categories are those seen in the design split, plus one cell for other values.
     train_fraction : float, optional
         Fraction of each sample used to make the cells (and, for ``"split"``, choose the region);
-        the rest bounds it. Default 0.5 for ``"split"``; for the L1 tolerances 0.1 when the cells
-        come from data and 0 when ``value_range`` or ``categories`` fixes them (then ignored).
+        the rest bounds it. Default for ``"split"``: half of each sample up to 400,000 rows, then
+        200,000 rows or a fifth, whichever is larger (choosing needs fewer samples than
+        certifying); for the L1 tolerances 0.1 when the cells come from data and 0 when
+        ``value_range`` or ``categories`` fixes them (then ignored).
     max_categories : int, default 1000
         Most distinct outputs for which ``mode="auto"`` chooses discrete.
     objective : {"margin", "both", "epsilon"}, default "margin"
@@ -657,8 +689,10 @@ class HistogramHockeyStick:
         return self.value_range is not None or self.categories is not None
 
     def _design_fraction(self) -> float:
+        """The design (selection) fraction; ``-1.0`` stands for the ``"split"`` default rule of
+        :meth:`_design_size`."""
         if self.tolerance == "split":
-            return 0.5 if self.train_fraction is None else self.train_fraction
+            return SPLIT_DESIGN if self.train_fraction is None else self.train_fraction
         if self._fixed_cells():
             return 0.0
         return 0.1 if self.train_fraction is None else self.train_fraction
@@ -760,7 +794,7 @@ class HistogramHockeyStick:
         eps_grid, allowed = profile_targets(epsilon, delta_profile)
 
         frac = self._design_fraction()
-        if frac > 0.0:
+        if frac > 0.0 or frac == SPLIT_DESIGN:
             p = p[rng.permutation(len(p))]
             q = q[rng.permutation(len(q))]
         n_d_p = self._design_size(len(p), frac)
@@ -781,7 +815,7 @@ class HistogramHockeyStick:
                      "p_f0": p_tr[:hp], "p_f1": p_tr[hp:], "q_f0": q_tr[:hq], "q_f1": q_tr[hq:]}
             if candidates[0].mode == "binned":
                 parts = {k: np.sort(v[:, 0]) for k, v in parts.items()}
-            counts = [_split_counts(c, parts, folds=len(candidates) > 1) for c in candidates]
+            counts = [_split_counts(c, parts, folds=True) for c in candidates]
             regions = self._choose(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta, delta)
             bounds = []
             for label, direction, swap, pick, mask, n_in, n_out, b in regions:
@@ -882,6 +916,12 @@ class HistogramHockeyStick:
 
     @staticmethod
     def _design_size(n: int, frac: float) -> int:
+        """Design rows of a sample of ``n`` rows at fraction ``frac``; for :data:`SPLIT_DESIGN`
+        half of them up to 400,000 rows, then 200,000 or a fifth, whichever is larger: choosing
+        a region needs far fewer samples than certifying its masses tightly, so large samples
+        keep most rows for the bound. A function of ``n`` alone, never of the data."""
+        if frac == SPLIT_DESIGN:
+            return min(n - 2, max(2, int(round(min(0.5 * n, max(0.2 * n, 200_000))))))
         if frac <= 0.0:
             return 0
         return min(n - 2, max(2, int(round(frac * n))))

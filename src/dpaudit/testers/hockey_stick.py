@@ -3,6 +3,7 @@ outputs, a trained classifier's regions for vector outputs."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -46,8 +47,8 @@ class HockeyStickTester(ProfileTester):
     this includes ``eps' = eps`` (Alg. 6's ``tau = delta``); for :class:`RenyiDP` it uses the
     RDP-to-DP conversion (Canonne, Kamath, Steinke 2020, Prop. 12).
 
-    **Epsilon lower bound.** With exact regions and a pure or (eps, delta) claim, each direction
-    also gets a region chosen to maximise the certified ``ln((P_lo(S) - delta) / Q_hi(S))``
+    **Epsilon lower bound.** With a pure or (eps, delta) claim, each direction also gets a region
+    (exact regions, or a classifier threshold) chosen to maximise the certified ``ln((P_lo(S) - delta) / Q_hi(S))``
     (DP-Sniper's objective, Bichsel et al. 2021, with exact bounds); when the selection half picks
     the same cells for both objectives one bound is certified, else the direction's share of
     ``beta`` is halved between its two regions. A violation shown by either region counts (union
@@ -60,7 +61,8 @@ class HockeyStickTester(ProfileTester):
     Parameters
     ----------
     estimator : ClassifierHockeyStick, optional
-        The classifier estimator (its hyper-parameters / device).
+        The classifier estimator (its hyper-parameters / device); default
+        ``ClassifierHockeyStick(objective="both")``.
     device : str, optional
         Shortcut for ``ClassifierHockeyStick(device=device)``.
     regions : {"auto", "exact", "classifier"}, default "auto"
@@ -81,7 +83,7 @@ class HockeyStickTester(ProfileTester):
     def __init__(self, estimator: ClassifierHockeyStick | None = None, *, device: str | None = None,
                  regions: str = "auto", region_estimator: HistogramHockeyStick | None = None):
         if estimator is None:
-            estimator = ClassifierHockeyStick(device=device or "cpu")
+            estimator = ClassifierHockeyStick(device=device or "cpu", objective="both")
         elif device is not None:
             raise ValueError("give either estimator or device, not both")
         if regions not in REGIONS:
@@ -108,6 +110,7 @@ class HockeyStickTester(ProfileTester):
             "train_fraction": e.train_fraction,
             "device": str(e.device),
             "num_threads": e.num_threads,
+            "objective": getattr(e, "objective", "margin"),
         }
 
     def region_path(self, p_samples, q_samples) -> str:
@@ -137,7 +140,14 @@ class HockeyStickTester(ProfileTester):
                 if self.regions == "exact":
                     raise
         # the classifier's estimator gives each direction the beta it is handed: beta / 2 each
-        return super()._estimate(p_samples, q_samples, claim, beta / 2, rng)
+        est = self.estimator
+        if isinstance(claim, RenyiDP) and getattr(est, "objective", "margin") != "margin":
+            est = copy.copy(est)
+            est.objective = "margin"
+        return est.estimate(
+            p_samples, q_samples, epsilon=claim.epsilon, beta=beta / 2, delta_profile=claim.delta_profile,
+            rng=rng, delta=0.0 if isinstance(claim, RenyiDP) else float(claim.delta),
+        )
 
     def _needed_samples(self, evidence, outcome, n_p, n_q, claim, beta):
         if isinstance(evidence, HistogramEvidence):

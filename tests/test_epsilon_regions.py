@@ -1,0 +1,131 @@
+"""Regions chosen for the certified epsilon lower bound (issue 16) and exact regions for 1-D and
+discrete outputs (issue 12): the objective, the threshold family, the design split, the
+``--estimate`` entry point. Seeded; the soundness of every certified number is checked against
+the true epsilon of mechanisms whose privacy loss is known in closed form."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dpaudit.estimators.histogram import HistogramHockeyStick
+from dpaudit.estimators.hockey_stick import ClassifierHockeyStick
+from dpaudit.estimators.region import RegionTarget, projected_scores
+from dpaudit.privacy.claims import ApproxDP, PureDP
+from dpaudit.testers import HockeyStickTester
+
+
+def test_region_target_scores():
+    t = RegionTarget.epsilon(0.0)
+    assert t.score(np.array([0.5]), np.array([0.25]))[0] == pytest.approx(math.log(2.0))
+    # a region that certifies nothing ranks below one that does, and among such by q_hi
+    s = t.score(np.array([0.0, 0.0, 0.1]), np.array([0.2, 0.1, 0.09]))
+    assert s[2] > s[1] > s[0]
+    d = RegionTarget.epsilon(0.05)
+    assert d.score(np.array([0.45]), np.array([0.2]))[0] == pytest.approx(math.log(0.4 / 0.2))
+    m = RegionTarget.margin(np.array([0.0, 1.0]), np.array([0.0, 0.0]))
+    assert m.score(np.array([0.5]), np.array([0.1]))[0] == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="delta"):
+        RegionTarget.epsilon(1.0)
+    # projected: counts rescaled to the certifying size before the bounds
+    a = projected_scores(np.array([50]), 100, np.array([25]), 100, 1000, 1000, t, 0.05)
+    b = projected_scores(np.array([500]), 1000, np.array([250]), 1000, 1000, 1000, t, 0.05)
+    assert a[0] == pytest.approx(b[0])
+
+
+def test_threshold_regions_find_a_flat_likelihood_ratio():
+    """Laplace(0, 1/eps) vs Laplace(1, 1/eps): the ratio is flat (e^eps) on a half-line, where
+    noisy per-bin ratios scramble level sets; a threshold region certifies close to eps."""
+    eps = 0.5
+    rng = np.random.default_rng(3)
+    n = 400_000
+    p = rng.laplace(0.0, 1 / eps, (n, 1))
+    q = rng.laplace(1.0, 1 / eps, (n, 1))
+    ev = HistogramHockeyStick(objective="epsilon").estimate(p, q, epsilon=eps, beta=0.1, rng=4)
+    best = max(b.epsilon_lower_bound(0.0) for b in ev.bounds)
+    assert 0.85 * eps < best <= eps  # sound (at 90 %) and close to the truth
+    assert any("(-inf," in b.region or ", inf]" in b.region for b in ev.bounds)
+
+
+@pytest.mark.parametrize("objective", ["margin", "both", "epsilon"])
+def test_objectives_spend_beta_once(objective):
+    rng = np.random.default_rng(5)
+    p, q = rng.laplace(0.0, 1.0, (20_000, 1)), rng.laplace(0.3, 1.0, (20_000, 1))
+    ev = HistogramHockeyStick(objective=objective).estimate(p, q, epsilon=0.1, beta=0.05, rng=6,
+                                                          delta_profile=PureDP(0.1).delta_profile)
+    assert sum(b.beta for b in ev.bounds) == pytest.approx(0.05)
+    assert len(ev.bounds) == 2 if objective != "both" else 2 <= len(ev.bounds) <= 4
+    if objective == "epsilon":
+        assert all(b.region.startswith("[max epsilon]") for b in ev.bounds)
+    with pytest.raises(ValueError, match="objective"):
+        HistogramHockeyStick(objective="nope")
+    with pytest.raises(ValueError, match="tolerance"):
+        HistogramHockeyStick(tolerance="l1", objective="epsilon")
+
+
+def test_split_design_size_keeps_most_rows_for_the_bound_on_large_samples():
+    size = HistogramHockeyStick._design_size
+    frac = HistogramHockeyStick()._design_fraction()
+    assert size(50_000, frac) == 25_000 and size(400_000, frac) == 200_000
+    assert size(1_000_000, frac) == 200_000 and size(10_000_000, frac) == 2_000_000
+    assert size(10, frac) == 5
+
+
+def test_classifier_epsilon_objective_certifies_a_sound_bound():
+    """Vector outputs: 2-D Laplace with one coordinate shifted by 1 at scale 1/eps (eps-DP,
+    privacy loss at most eps): the classifier's epsilon region certifies > 0 and <= eps."""
+    eps = 1.0
+    rng = np.random.default_rng(7)
+    n = 40_000
+    p = rng.laplace(0.0, 1 / eps, (n, 2))
+    q = rng.laplace(0.0, 1 / eps, (n, 2)) + np.array([1.0, 0.0])
+    est = ClassifierHockeyStick(objective="epsilon", max_steps=200)
+    ev = est.estimate(p, q, epsilon=eps, beta=0.1, rng=8)
+    lbs = [b.epsilon_lower_bound(0.0) for b in ev.bounds]
+    assert all(b.region.startswith("[max epsilon]") for b in ev.bounds)
+    assert 0.3 < max(lbs) <= eps
+    with pytest.raises(ValueError, match="objective"):
+        ClassifierHockeyStick(objective="nope")
+
+
+def test_default_tester_paths_and_epsilon_bounds_stay_below_the_truth():
+    """The default tester on correct mechanisms at their exact epsilon: exact regions for 1-D and
+    discrete outputs, the classifier for continuous vectors; no bound exceeds the true epsilon
+    (seeded; each at beta = 0.05)."""
+    t = HockeyStickTester()
+    rng = np.random.default_rng(9)
+    eps = 1.0
+    one_d = (rng.laplace(0.0, 1.0, (30_000, 1)), rng.laplace(1.0, 1.0, (30_000, 1)))
+    # randomized response on one bit at eps: P(1) = e/(1+e) vs 1/(1+e)
+    r = math.e / (1 + math.e)
+    disc = ((rng.random((30_000, 1)) < r).astype(float), (rng.random((30_000, 1)) < 1 - r).astype(float))
+    vec = (rng.laplace(0.0, 1.0, (30_000, 3)), rng.laplace(0.0, 1.0, (30_000, 3)) + [1.0, 0.0, 0.0])
+    assert t.region_path(*one_d) == "exact" and t.region_path(*disc) == "exact"
+    assert t.region_path(*vec) == "classifier"
+    for p, q in (one_d, disc):
+        out = t.test(p, q, PureDP(eps), beta=0.05, rng=10)
+        assert not out.violation and 0.0 <= out.epsilon_lower_bound <= eps
+    out = t.test(*disc, ApproxDP(0.5, 1e-3), beta=0.05, rng=11)
+    assert out.violation and 0.5 < out.epsilon_lower_bound <= eps
+
+
+def test_cli_estimate_reports_the_certified_epsilon(tmp_path):
+    from typer.testing import CliRunner
+
+    from dpaudit.cli.app import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["test", "zoo:randomized-response", "--epsilon", "0.5", "-n", "20000", "-t", "1",
+                              "--seed", "1", "--estimate", "--json"])
+    d = json.loads(res.stdout)
+    trial = d["trials"][0]
+    assert trial["num_samples"] == 20_000  # no early stop
+    lb = trial["outcome"]["epsilon_lower_bound"]
+    assert 0.0 < lb <= 0.5 + 1e-12  # randomized response is exactly 0.5-DP
+    res = runner.invoke(app, ["test", "zoo:randomized-response", "--epsilon", "0.5", "--estimate", "--tester", "renyi"])
+    assert res.exit_code != 0 and "--estimate" in res.output
+    res = runner.invoke(app, ["test", "zoo:randomized-response", "--epsilon", "0.5", "--estimate", "--stages", "auto"])
+    assert res.exit_code != 0 and "--stages" in res.output
