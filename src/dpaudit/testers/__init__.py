@@ -3,7 +3,7 @@
 ============== ===================================================== =========================
 name           divergence bounded                                    source
 ============== ===================================================== =========================
-hockey-stick   hockey-stick, by a trained classifier's region        paper 000 Alg. 5-6
+hockey-stick   hockey-stick, exact regions (1-D, discrete) or an MLP  paper 000 Alg. 5-6
 renyi          Rényi, variational lower bound                        paper 000 Alg. 2, 002 Alg. 1
 mmd            maximum mean discrepancy -> (eps, delta)              paper 000 Alg. 7-8
 histogram      hockey-stick over a finite (or binned) output space   paper 000 Alg. 3-4
