@@ -28,11 +28,13 @@ def _setup(name: str, epsilon: float):
 
 # ------------------------------------------------------------------ schedule
 def test_auto_schedule_is_geometric_and_ends_at_num_samples():
-    assert stage_schedule(50_000) == (2000, 8000, 50_000)
+    # geometric from 2000 while below n/6, then n/4 (where futility is first judged), then n
+    assert stage_schedule(50_000) == (2000, 8000, 12_500, 50_000)
     assert stage_schedule(128_000) == (2000, 8000, 32_000, 128_000)
-    assert stage_schedule(10_000) == (2000, 10_000)
-    assert stage_schedule(4000) == (2000, 4000)
-    assert stage_schedule(3999) == (3999,)  # small: one stage
+    assert stage_schedule(500_000) == (2000, 8000, 32_000, 125_000, 500_000)
+    assert stage_schedule(10_000) == (2500, 10_000)
+    assert stage_schedule(8000) == (2000, 8000)
+    assert stage_schedule(7999) == (7999,)  # small: one stage
     assert stage_schedule(8) == (8,)
 
 
@@ -115,7 +117,7 @@ def test_correct_mechanism_runs_its_stages_in_order_or_stops_for_futility():
     assert not rec.outcome.violation
     ran = [s.num_samples for s in rec.stages]
     assert ran == list(sched[: len(ran)]) and rec.num_samples == ran[-1]
-    # the 2000-sample stage is below 1/8 of the last: never judged futile
+    # the 2000-sample stage is below 1/4 of the last: never judged futile
     assert len(ran) >= 2 and not rec.stages[0].futile
     assert rec.stop_reason == ("budget" if len(ran) == 3 else "futility")
     assert math.fsum(s.beta for s in rec.stages) <= 0.01
@@ -146,11 +148,11 @@ def test_futility_rule():
     # this stage could not certify yet (P(S) = e^1.2 Q(S) on 1000 samples) -> not futile
     q0 = 0.1
     at_boundary = _hs_outcome(round(math.e * q0 * 10_000), round(q0 * 10_000), 10_000)
-    assert not at_boundary.violation and is_futile(at_boundary, claim, scale=5.0, beta_ratio=4.0)
+    assert not at_boundary.violation and is_futile(at_boundary, claim, scale=4.0, beta_ratio=4.0)
     beyond = _hs_outcome(round(math.exp(1.2) * q0 * 1000), round(q0 * 1000), 1000)
-    assert not beyond.violation and not is_futile(beyond, claim, scale=5.0, beta_ratio=4.0)
-    # stages below 1/8 of the last one are never judged futile (a rare event may not show yet)
-    assert not is_futile(futile, claim, scale=9.0, beta_ratio=4.0)
+    assert not beyond.violation and not is_futile(beyond, claim, scale=4.0, beta_ratio=4.0)
+    # stages below 1/4 of the last one are never judged futile (a rare event may not show yet)
+    assert not is_futile(futile, claim, scale=4.5, beta_ratio=4.0)
     # unknown bound kinds: never futile
     other = TestOutcome(tester="renyi", violation=False, beta=0.01, bounds=(), strongest=0, objective=-1.0,
                         margin=-1.0)
@@ -174,9 +176,9 @@ class _FutileTester:
 def test_futility_stops_the_trial():
     mech, claim, pair = _setup("zoo:dp-laplace", 1.0)
     tester = _FutileTester()
-    sched = (25_000, 80_000, 200_000)
+    sched = (50_000, 80_000, 200_000)
     rec = run_trial(mech, tester, claim, TrialSpec(0, pair, "grid", 200_000, 0.01, 1, None, sched))
-    assert rec.stop_reason == "futility" and rec.num_samples == 25_000 and rec.full_samples == 200_000
+    assert rec.stop_reason == "futility" and rec.num_samples == 50_000 and rec.full_samples == 200_000
     assert len(tester.calls) == 1 and rec.stages[0].futile
 
 

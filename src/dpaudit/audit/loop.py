@@ -137,7 +137,7 @@ def audit(
         Sequential sample sizes within each trial (:mod:`dpaudit.audit.sequential`): each trial
         draws its samples in stages and stops at the first stage that finds a violation, or
         early when continuing is futile; the stages' failure probabilities sum to the trial's
-        ``beta / T``. ``"auto"``: 2000, 8000, 32000, ... per dataset up to ``num_samples / 2``,
+        ``beta / T``. ``"auto"``: 2000, 8000, 32000, ... per dataset below ``num_samples / 6``, then ``num_samples / 4``,
         then ``num_samples`` (one stage below 4000 samples); ``"off"`` or None: one stage of
         ``num_samples`` (the samples and results of a fixed-size trial); a list: those
         cumulative sizes, ``num_samples`` appended if the list ends below it. On resume the

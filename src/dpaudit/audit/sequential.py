@@ -147,9 +147,10 @@ def stage_schedule(num_samples: int, stages="auto") -> tuple:
         Samples per dataset of the full trial (the last stage).
     stages : "auto", "off", None, str or sequence of int
         ``"auto"``: ``2000, 8000, 32000, ...`` (factor :data:`DEFAULT_STAGE_FACTOR` from
-        :data:`DEFAULT_FIRST_STAGE`), keeping the sizes ``<= num_samples / 2`` so the last
-        stage at least doubles the samples, then ``num_samples``; a single stage when
-        ``num_samples < 2 * DEFAULT_FIRST_STAGE``. ``"off"``/``None``: ``(num_samples,)``.
+        :data:`DEFAULT_FIRST_STAGE`) while below ``num_samples / 6``, then ``num_samples / 4``
+        (rounded down; the first stage at which futility is judged,
+        :data:`FUTILITY_MIN_FRACTION`), then ``num_samples``: e.g. 2000, 8000, 12500, 50000;
+        a single stage when ``num_samples < 4 * DEFAULT_FIRST_STAGE``. ``"off"``/``None``: ``(num_samples,)``.
         A list: those sizes, with ``num_samples`` appended when the list ends below it.
 
     Returns
@@ -167,11 +168,14 @@ def stage_schedule(num_samples: int, stages="auto") -> tuple:
     if spec == "off":
         return (n,)
     if spec == "auto":
+        quarter = n // 4
+        if quarter < DEFAULT_FIRST_STAGE:
+            return (n,)
         out, s = [], DEFAULT_FIRST_STAGE
-        while s <= n / 2:
+        while 1.5 * s < quarter:  # no stage within a factor 1.5 of the quarter stage
             out.append(s)
             s *= DEFAULT_STAGE_FACTOR
-        return tuple(out) + (n,)
+        return tuple(out) + (quarter, n)
     if spec[-1] > n:
         raise ValueError(f"stages {list(spec)} go beyond num_samples={n}: every stage must be <= num_samples")
     return spec if spec[-1] == n else spec + (n,)
@@ -216,7 +220,7 @@ FUTILITY_POWER = 0.02
 """A stage stops for futility when no region's predicted chance of rejecting at the last stage
 reaches this (:func:`is_futile`)."""
 
-FUTILITY_MIN_FRACTION = 1.0 / 8.0
+FUTILITY_MIN_FRACTION = 1.0 / 4.0
 """Futility is judged only at stages holding at least this fraction of the last stage's samples:
 earlier stages see too few outputs to rule out a rare violating event."""
 
@@ -249,7 +253,7 @@ def is_futile(outcome, claim, *, scale: float = 1.0, beta_ratio: float = 1.0) ->
     """Whether a stage's outcome shows that continuing to the full sample is futile.
 
     True only when the outcome is conclusive and shows no violation, the stage holds at least
-    :data:`FUTILITY_MIN_FRACTION` of the last stage's samples (``scale <= 8``), **every** bound
+    :data:`FUTILITY_MIN_FRACTION` of the last stage's samples (``scale <= 4``), **every** bound
     it rests on is a hockey-stick region bound (:class:`~dpaudit.estimators.HockeyStickBound`:
     the hockey-stick, histogram and float-bits testers, and ``all`` made of them), and for every
     one of them the predicted chance of rejecting at the last stage is below
@@ -277,7 +281,7 @@ def is_futile(outcome, claim, *, scale: float = 1.0, beta_ratio: float = 1.0) ->
     -------
     bool
     """
-    if scale > 1.0 / FUTILITY_MIN_FRACTION + 1e-9:
+    if scale > 1.0 / FUTILITY_MIN_FRACTION * (1 + 1e-6):
         return False
     if outcome.violation or outcome.inconclusive or not outcome.bounds:
         return False

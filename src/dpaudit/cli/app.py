@@ -409,7 +409,7 @@ def test_cmd(
     alpha: Optional[float] = option("alpha", None, "the claim becomes (alpha, epsilon)-Rényi DP"),
     neighbouring: Optional[Neighbouring] = option("neighbouring", None, "default: the mechanism's own, else add-remove"),
     samples: int = option("samples", 50_000, "mechanism outputs drawn on each dataset per trial"),
-    stages: str = option("stages", "auto", "auto: 2000, 8000, 32000, ... up to --samples/2, then --samples; off: one stage of --samples"),
+    stages: str = option("stages", "auto", "auto: 2000, 8000, 32000, ... below --samples/6, then --samples/4 and --samples; off: one stage of --samples"),
     trials: int = option("trials", 10),
     beta: float = option("beta", 0.01, "of a false accusation, for the whole audit"),
     seed: Optional[int] = option("seed"),
