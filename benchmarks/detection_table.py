@@ -266,6 +266,9 @@ def main(argv=None) -> int:
         args.cache.write_text(json.dumps(cache, indent=1, sort_keys=True))
         print(f"[{i}/{len(todo)}] {m:24s} {t:13s} eps={eps:<5g} n={n:<7d} {fmt_cell(rec)}", file=sys.stderr, flush=True)
 
+    # Skipped cells are recorded too (a run whose last cells were all skips wrote none of them).
+    args.cache.parent.mkdir(parents=True, exist_ok=True)
+    args.cache.write_text(json.dumps(cache, indent=1, sort_keys=True))
     # The table covers everything in the cache (so partial runs add up).
     mech_in_cache = [m for m in all_names if any(k.startswith(m + "|") for k in cache)]
     meta = {

@@ -5,10 +5,15 @@ Laplace noise of scale ``2 / (n eps)`` with the true count ``n``. On ``D0 = [1.0
 ``D1 = [1.0, 0.0]`` with ``eps = 0.01`` it outputs ``P = Lap(1, 200)`` and ``Q = Lap(0.5, 100)``:
 different scales, so the privacy loss is unbounded and the claim ``PureDP(0.01)`` is false.
 
-For each sample size (outputs per dataset) the script measures, as the median over repeats:
+For each sample size (outputs per dataset) the script measures, as the median over repeats, with
+the methods of a repeat run one after the other on the same samples (order alternated between
+repeats, so that the ratios are fair on a busy machine):
 
+* the raw numpy Laplace draw (``rng.laplace`` of 2n values), the reference samples/s;
 * sampling both datasets through ``dpaudit.draw``;
-* one trial of ``HockeyStickTester.test`` (both directions, one classifier);
+* one trial of ``HockeyStickTester.test`` with ``regions="exact"`` (the default for 1-D outputs:
+  level sets of a binned likelihood-ratio estimate, no training) and ``regions="classifier"``
+  (the old path: one MLP for both directions);
 * the same trial done DP-Auditorium's way, implemented here from paper 000 only (Lemma 4.9,
   Alg. 5, Prop. 4.11/4.12): the weighted mixture ``1/(1+e^eps) P x {1} + e^eps/(1+e^eps) Q x {0}``
   is built by keeping the first ``1/(1+e^eps)`` of the P samples and the last
@@ -17,29 +22,40 @@ For each sample size (outputs per dataset) the script measures, as the median ov
   with the logistic loss, Adam (lr 1e-2), 2 epochs, batch 100 (in PyTorch); the test accuracy
   gets a Hoeffding term ``sqrt(ln(1/beta) / (2 n_test))`` and ``H >= (1+e^eps)(acc - term) - e^eps``.
   It is run twice, once per direction, each at failure probability ``beta`` (as DP-Auditorium
-  does; dpaudit's trial spends ``beta`` over both directions).
+  does; dpaudit's trial spends ``beta`` over both directions);
+* on 5-D outputs (``Gaussian5D`` below: a Gaussian mechanism whose noise is too small for its
+  (1, 1e-5)-DP claim; the neighbours differ by a unit mean shift), ``regions="auto"`` (which picks
+  the classifier: exact regions are for discrete and 1-D outputs) and ``regions="classifier"``.
 
-and prints both lower bounds next to the exact divergences, computed by numerical integration.
+Then a table of lower bounds (``delta_lower_bound``, ``epsilon_lower_bound``, mean over seeds)
+on the zoo's mean mechanisms at their first witness pair, exact regions vs classifier.
 
-Run: ``python benchmarks/hockey_stick.py`` (defaults: ``--samples 50000 500000 --repeats 3
---threads 1``).
+Timings depend on the load: run it pinned to one core (``taskset -c 0``) with ``--threads 1``,
+and read the load averages it prints.
+
+Run: ``taskset -c 0 python benchmarks/hockey_stick.py`` (defaults: ``--samples 50000 500000
+--repeats 3 --threads 1 --bound-samples 500000 --bound-seeds 5``).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import platform
 import statistics
+import sys
 import time
+import zlib
 
 import numpy as np
 import torch
 from scipy import stats
 
 import dpaudit
-from dpaudit import ClassifierHockeyStick, HockeyStickTester, Mechanism, PureDP
+from dpaudit import ApproxDP, ClassifierHockeyStick, HockeyStickTester, Mechanism, PureDP
 from dpaudit.mechanisms import draw
+from dpaudit.testers import NotApplicable
 
 EPS = 0.01
 D0 = np.array([[1.0]])
@@ -114,64 +130,145 @@ def dp_auditorium_lower_bound(p, q, eps, beta, seed):
     return (1.0 + math.exp(eps)) * (accuracy - hoeffding) - math.exp(eps)
 
 
+# --------------------------------------------------------------------------- 5-D mechanism
+DIM = 5
+EPS_5D, DELTA_5D = 1.0, 1e-5
+SHIFT_5D = np.ones(DIM) / math.sqrt(DIM)  # one record moves the mean by a unit L2 vector
+
+
+class Gaussian5D(Mechanism):
+    """Sum of the records times a unit vector in R^5, plus N(0, I_5): sigma = 1 for an L2
+    sensitivity of 1, while (1, 1e-5)-DP needs sigma ~ 4.84 (classic calibration). The privacy
+    loss between neighbours is that of a 1-D Gaussian with mu = 1:
+    ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``."""
+
+    name = "Gaussian5D"
+
+    def sample(self, dataset, num_samples, rng):
+        total = float(np.sum(dataset))
+        return total * SHIFT_5D + rng.standard_normal((num_samples, DIM))
+
+
+def gaussian_delta(mu, eps):
+    """Exact hockey-stick divergence ``H_{e^eps}`` of N(mu, 1) vs N(0, 1) (both directions)."""
+    return float(stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
+
+
+def _directions(outcome):
+    """Largest certified lower bound per direction (the exact path certifies up to two regions
+    per direction: the margin one and the epsilon one)."""
+    best = {}
+    for b in outcome.bounds:
+        d = getattr(b, "direction", None) or ("P||Q" if not best else "Q||P")
+        best[d] = max(best.get(d, -math.inf), b.lower)
+    return best.get("P||Q", math.nan), best.get("Q||P", math.nan)
+
+
 # --------------------------------------------------------------------------- benchmark
+ZOO_MEANS = ("non-dp-laplace-1", "non-dp-laplace-2", "non-dp-gaussian-1", "non-dp-gaussian-2")
+
+
 def run(sizes, repeats, beta, threads):
+    """One row per (outputs, method, n); every method of a repeat runs on the same samples, and
+    the methods alternate within each repeat (interleaved timing)."""
     if threads:
         torch.set_num_threads(threads)
-    mech = NonDPLaplace1(EPS)
-    claim = PureDP(EPS)
-    tester = HockeyStickTester(ClassifierHockeyStick(device="cpu"))
-    # Exact divergences of P = Lap(1, 2/eps) and Q = Lap(0.5, 1/eps).
-    exact_fwd = exact_hockey_stick(1.0, 2.0 / EPS, 0.5, 1.0 / EPS, EPS)
-    exact_rev = exact_hockey_stick(0.5, 1.0 / EPS, 1.0, 2.0 / EPS, EPS)
+    classifier = ClassifierHockeyStick(device="cpu", num_threads=threads or None)
+    testers = {
+        "exact": HockeyStickTester(classifier, regions="exact"),
+        "classifier": HockeyStickTester(classifier, regions="classifier"),
+        "auto": HockeyStickTester(classifier, regions="auto"),
+    }
+    mech1, claim1 = NonDPLaplace1(EPS), PureDP(EPS)
+    mech5, claim5 = Gaussian5D(), ApproxDP(EPS_5D, DELTA_5D)
+    d5_0, d5_1 = np.array([[1.0]]), np.array([[1.0], [1.0]])
 
     # Warm-up (torch initialisation) so the first timed trial is not penalised.
     warm = np.random.default_rng(0)
-    tester.test(draw(mech, D0, 2000, warm), draw(mech, D1, 2000, warm), claim, beta=beta, rng=0)
+    for t in testers.values():
+        t.test(draw(mech1, D0, 2000, warm), draw(mech1, D1, 2000, warm), claim1, beta=beta, rng=0)
+    testers["classifier"].test(draw(mech5, d5_0, 2000, warm), draw(mech5, d5_1, 2000, warm), claim5, beta=beta, rng=0)
     dp_auditorium_lower_bound(warm.laplace(size=(2000, 1)), warm.laplace(size=(2000, 1)), EPS, beta, 0)
 
-    rows = []
+    timings: dict = {}
+
+    def note(key, seconds, outcome=None, fwd=None, rev=None, violation=None):
+        rec = timings.setdefault(key, {"s": [], "fwd": [], "rev": [], "eps": [], "det": 0})
+        rec["s"].append(seconds)
+        if outcome is not None:
+            fwd, rev = _directions(outcome)
+            violation = outcome.violation
+            rec["eps"].append(outcome.epsilon_lower_bound if outcome.epsilon_lower_bound is not None else math.nan)
+        if fwd is not None:
+            rec["fwd"].append(fwd)
+            rec["rev"].append(rev)
+        rec["det"] += int(bool(violation))
+
+    paths5 = set()
     for n in sizes:
-        t_sample, t_ours, t_theirs = [], [], []
-        ours_fwd, ours_rev, theirs_fwd, theirs_rev, ours_violation, theirs_violation = [], [], [], [], [], []
         for rep in range(repeats):
             rng = np.random.default_rng([n, rep])
             t0 = time.perf_counter()
-            x0 = draw(mech, D0, n, rng)
-            x1 = draw(mech, D1, n, rng, output_dim=x0.shape[1])
-            t1 = time.perf_counter()
-            outcome = tester.test(x0, x1, claim, beta=beta, rng=rep)
-            t2 = time.perf_counter()
+            rng.laplace(0.0, 1.0, 2 * n)
+            note(("numpy", n), time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            x0 = draw(mech1, D0, n, rng)
+            x1 = draw(mech1, D1, n, rng, output_dim=x0.shape[1])
+            note(("sample-1d", n), time.perf_counter() - t0)
+            order = ["exact", "classifier"] if rep % 2 == 0 else ["classifier", "exact"]
+            for name in order:
+                t0 = time.perf_counter()
+                out = testers[name].test(x0, x1, claim1, beta=beta, rng=rep)
+                note((f"1d-{name}", n), time.perf_counter() - t0, out)
+            t0 = time.perf_counter()
             fwd = dp_auditorium_lower_bound(x0, x1, EPS, beta, seed=2 * rep)
             rev = dp_auditorium_lower_bound(x1, x0, EPS, beta, seed=2 * rep + 1)
-            t3 = time.perf_counter()
-            t_sample.append(t1 - t0)
-            t_ours.append(t2 - t1)
-            t_theirs.append(t3 - t2)
-            ours_fwd.append(outcome.bounds[0].lower)
-            ours_rev.append(outcome.bounds[1].lower)
-            theirs_fwd.append(fwd)
-            theirs_rev.append(rev)
-            ours_violation.append(outcome.violation)
-            theirs_violation.append(max(fwd, rev) > claim.delta)
-        med = statistics.median
-        rows.append(
-            {
-                "n": n,
-                "sample_s": med(t_sample),
-                "ours_s": med(t_ours),
-                "ours_rate": 2 * n / med(t_ours),
-                "ours_fwd": med(ours_fwd),
-                "ours_rev": med(ours_rev),
-                "ours_detect": sum(ours_violation),
-                "theirs_s": med(t_theirs),
-                "theirs_rate": 2 * n / med(t_theirs),
-                "theirs_fwd": med(theirs_fwd),
-                "theirs_rev": med(theirs_rev),
-                "theirs_detect": sum(theirs_violation),
-            }
-        )
-    return rows, exact_fwd, exact_rev
+            note(("1d-dpa", n), time.perf_counter() - t0, fwd=fwd, rev=rev, violation=max(fwd, rev) > claim1.delta)
+
+            t0 = time.perf_counter()
+            y0 = draw(mech5, d5_0, n, rng)
+            y1 = draw(mech5, d5_1, n, rng, output_dim=y0.shape[1])
+            note(("sample-5d", n), time.perf_counter() - t0)
+            paths5.add(testers["auto"].region_path(y0, y1))
+            order = ["auto", "classifier"] if rep % 2 == 0 else ["classifier", "auto"]
+            for name in order:
+                t0 = time.perf_counter()
+                out = testers[name].test(y0, y1, claim5, beta=beta, rng=rep)
+                note((f"5d-{name}", n), time.perf_counter() - t0, out)
+    try:
+        testers["exact"].test(y0[:4000], y1[:4000], claim5, beta=beta, rng=0)
+        exact5 = "ran (unexpected)"
+    except NotApplicable as exc:
+        exact5 = f"NotApplicable: {exc}"
+    return timings, sorted(paths5), exact5
+
+
+def zoo_bounds(n, seeds, beta, epsilons=(0.01, 1.0)):
+    """Mean over seeds of the delta and epsilon lower bounds on the zoo's mean mechanisms at
+    their first witness pair, exact regions vs classifier (the same samples for both)."""
+    from dpaudit.mechanisms import zoo
+
+    rows = []
+    for name in ZOO_MEANS:
+        entry = zoo.get(name)
+        pair = entry.witnesses()[0]
+        for eps in epsilons:
+            mech, claim = entry.mechanism(eps), entry.claim(eps)
+            acc = {r: {"delta": [], "eps": [], "det": 0, "s": []} for r in ("exact", "classifier")}
+            for seed in range(seeds):
+                rng = np.random.default_rng([zlib.crc32(name.encode()), int(eps * 1000), seed])
+                x0 = draw(mech, pair.d0, n, rng)
+                x1 = draw(mech, pair.d1, n, rng, output_dim=x0.shape[1])
+                for regions in (("exact", "classifier") if seed % 2 == 0 else ("classifier", "exact")):
+                    t0 = time.perf_counter()
+                    out = HockeyStickTester(regions=regions).test(x0, x1, claim, beta=beta, rng=seed)
+                    a = acc[regions]
+                    a["s"].append(time.perf_counter() - t0)
+                    a["delta"].append(out.delta_lower_bound if out.delta_lower_bound is not None else math.nan)
+                    a["eps"].append(out.epsilon_lower_bound if out.epsilon_lower_bound is not None else math.nan)
+                    a["det"] += int(out.violation)
+            rows.append((name, eps, claim.describe(), entry.violates(eps), acc))
+    return rows
 
 
 def main(argv=None):
@@ -184,33 +281,84 @@ def main(argv=None):
                         help="torch intra-op threads (default 1; 0 leaves torch's default). The MLPs "
                              "are tiny: extra threads do not help, and on a busy machine they slow "
                              "training down by an order of magnitude")
+    parser.add_argument("--bound-samples", type=int, default=500_000,
+                        help="outputs per dataset for the zoo bounds table (default 500000; 0 skips it)")
+    parser.add_argument("--bound-seeds", type=int, default=5, help="seeds averaged in the bounds table (default 5)")
     args = parser.parse_args(argv)
 
-    rows, exact_fwd, exact_rev = run(args.samples, args.repeats, args.beta, args.threads)
+    load0 = os.getloadavg()
+    timings, paths5, exact5 = run(args.samples, args.repeats, args.beta, args.threads)
+    load1 = os.getloadavg()
+    med = statistics.median
+    try:
+        affinity = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        affinity = "?"
     print(
         f"dpaudit {dpaudit.__version__}, torch {torch.__version__} ({torch.get_num_threads()} threads), "
-        f"numpy {np.__version__}, Python {platform.python_version()}, {platform.machine()} CPU"
+        f"numpy {np.__version__}, Python {platform.python_version()}, {platform.machine()} CPU, "
+        f"{os.cpu_count()} cores, pinned to CPUs {affinity}"
+    )
+    print(f"load average (1/5/15 min) before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}; "
+          f"after the timing table: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    exact_fwd = exact_hockey_stick(1.0, 2.0 / EPS, 0.5, 1.0 / EPS, EPS)
+    exact_rev = exact_hockey_stick(0.5, 1.0 / EPS, 1.0, 2.0 / EPS, EPS)
+    exact_5d = gaussian_delta(1.0, EPS_5D)
+    print(
+        f"1-D: NonDPLaplace1, eps = {EPS}, D0 = [1.0], D1 = [1.0, 0.0]: P = Lap(1, {2 / EPS:g}), "
+        f"Q = Lap(0.5, {1 / EPS:g}); claim {PureDP(EPS).describe()}; exact H_e^eps P||Q = {exact_fwd:.4f}, "
+        f"Q||P = {exact_rev:.4f}"
     )
     print(
-        f"NonDPLaplace1, eps = {EPS}, D0 = [1.0], D1 = [1.0, 0.0]: P = Lap(1, {2 / EPS:g}), "
-        f"Q = Lap(0.5, {1 / EPS:g}); claim {PureDP(EPS).describe()}; beta = {args.beta} per trial; "
-        f"median of {args.repeats} repeats"
+        f"5-D: Gaussian5D (sum of records x unit vector + N(0, I_5)), D0 = [1], D1 = [1, 1]; claim "
+        f"{ApproxDP(EPS_5D, DELTA_5D).describe()}; exact H_e^eps = {exact_5d:.4f} both ways; "
+        f"regions='auto' picked: {', '.join(paths5)}; regions='exact' on it: {exact5}"
     )
-    print(f"exact H_e^eps: P||Q = {exact_fwd:.4f}, Q||P = {exact_rev:.4f} (numerical integration)")
+    print(f"beta = {args.beta} per trial; median of {args.repeats} repeats; methods interleaved within each "
+          "repeat on the same samples; samples/s = 2n / trial time (both datasets)")
     print()
-    print(
-        "| n per dataset | sampling (s) | dpaudit trial (s) | dpaudit samples/s | dpaudit lower P‖Q / Q‖P "
-        "| DP-Auditorium-style trial (s) | its samples/s | its lower P‖Q / Q‖P | exact P‖Q / Q‖P "
-        "| detections dpaudit / DPA-style |"
-    )
-    print("|---:|---:|---:|---:|---|---:|---:|---|---|---|")
-    for r in rows:
-        print(
-            f"| {r['n']:,} | {r['sample_s']:.3f} | {r['ours_s']:.2f} | {r['ours_rate']:,.0f} "
-            f"| {r['ours_fwd']:.4f} / {r['ours_rev']:.4f} | {r['theirs_s']:.2f} | {r['theirs_rate']:,.0f} "
-            f"| {r['theirs_fwd']:.4f} / {r['theirs_rev']:.4f} | {exact_fwd:.4f} / {exact_rev:.4f} "
-            f"| {r['ours_detect']}/{args.repeats} / {r['theirs_detect']}/{args.repeats} |"
-        )
+    print("| outputs | n per dataset | method | trial (s) | samples/s | x numpy Laplace rate | lower P‖Q / Q‖P | eps lower bound | detections |")
+    print("|---|---:|---|---:|---:|---:|---|---:|---|")
+    for n in args.samples:
+        numpy_s = med(timings[("numpy", n)]["s"])
+        numpy_rate = 2 * n / numpy_s
+        print(f"| — | {n:,} | numpy `rng.laplace` draw of 2n | {numpy_s:.4f} | {numpy_rate:,.0f} | 1 | | | |")
+        for key, label in (("sample-1d", "sampling 1-D (`dpaudit.draw`, both datasets)"),
+                           ("sample-5d", "sampling 5-D (`dpaudit.draw`, both datasets)")):
+            s = med(timings[(key, n)]["s"])
+            print(f"| — | {n:,} | {label} | {s:.4f} | {2 * n / s:,.0f} | {2 * n / s / numpy_rate:.3g} | | | |")
+        for key, outputs, label in (
+            ("1d-exact", "1-D", "hockey-stick `regions=\"exact\"` (new default)"),
+            ("1d-classifier", "1-D", "hockey-stick `regions=\"classifier\"` (old path)"),
+            ("1d-dpa", "1-D", "DP-Auditorium-style (2 MLPs)"),
+            ("5d-auto", "5-D", "hockey-stick `regions=\"auto\"` (→ classifier)"),
+            ("5d-classifier", "5-D", "hockey-stick `regions=\"classifier\"`"),
+        ):
+            r = timings[(key, n)]
+            s = med(r["s"])
+            eps_lb = f"{med(r['eps']):.3f}" if r["eps"] else ""
+            print(f"| {outputs} | {n:,} | {label} | {s:.3f} | {2 * n / s:,.0f} | {2 * n / s / numpy_rate:.3g} "
+                  f"| {med(r['fwd']):.4f} / {med(r['rev']):.4f} | {eps_lb} | {r['det']}/{args.repeats} |")
+    sys.stdout.flush()
+    if args.bound_samples:
+        load0 = os.getloadavg()
+        rows = zoo_bounds(args.bound_samples, args.bound_seeds, args.beta)
+        load1 = os.getloadavg()
+        print()
+        print(f"Zoo mean mechanisms at their first witness pair, n = {args.bound_samples:,} per dataset, "
+              f"beta = {args.beta}, mean over {args.bound_seeds} seeds (same samples for both methods); "
+              f"load average before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, after "
+              f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+        print()
+        print("| mechanism | eps | claim | violates | delta LB exact | delta LB classifier | eps LB exact "
+              "| eps LB classifier | detections exact / classifier | median trial s exact / classifier |")
+        print("|---|---:|---|---|---:|---:|---:|---:|---|---|")
+        for name, eps, claim, violates, acc in rows:
+            e, c = acc["exact"], acc["classifier"]
+            print(f"| {name} | {eps:g} | {claim} | {'yes' if violates else 'no'} | {np.nanmean(e['delta']):.4g} "
+                  f"| {np.nanmean(c['delta']):.4g} | {np.nanmean(e['eps']):.4g} | {np.nanmean(c['eps']):.4g} "
+                  f"| {e['det']}/{args.bound_seeds} / {c['det']}/{args.bound_seeds} "
+                  f"| {med(e['s']):.2f} / {med(c['s']):.2f} |")
 
 
 if __name__ == "__main__":
