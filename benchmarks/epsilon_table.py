@@ -50,7 +50,11 @@ import dpaudit
 from dpaudit.mechanisms import draw
 from dpaudit.mechanisms import zoo
 from dpaudit.mechanisms.zoo import dpsniper as dps
-from dpaudit.testers import default_tester_name, make_tester
+from dpaudit.estimators.histogram import HistogramHockeyStick
+from dpaudit.estimators.hockey_stick import ClassifierHockeyStick
+from dpaudit.testers import HockeyStickTester, default_tester_name, make_tester
+
+MODE = {"estimate": True}
 
 RESULTS = Path(__file__).parent / "results"
 EPS = dps.DPSNIPER_EPSILON
@@ -73,7 +77,8 @@ def code_version() -> str:
 
 
 def cell_key(mech: str, n_per: int, beta: float, repeat: int, version: str) -> str:
-    return f"{mech}|{n_per}|{beta:g}|{repeat}|{version}"
+    mode = "" if MODE["estimate"] else "|test"
+    return f"{mech}|{n_per}|{beta:g}|{repeat}|{version}{mode}"
 
 
 def run_cell(entry, n_per: int, beta: float, repeat: int) -> dict:
@@ -81,8 +86,13 @@ def run_cell(entry, n_per: int, beta: float, repeat: int) -> dict:
     default tester once; return the cache record."""
     claim = entry.claim(EPS)
     mechanism = entry.mechanism(EPS)
-    tester_name = default_tester_name(claim)
-    tester = make_tester(tester_name)
+    if MODE["estimate"]:  # what `dpaudit test --estimate` runs: all of beta on epsilon regions
+        tester_name = "hockey-stick --estimate"
+        tester = HockeyStickTester(ClassifierHockeyStick(objective="epsilon"),
+                                   region_estimator=HistogramHockeyStick(objective="epsilon"))
+    else:
+        tester_name = default_tester_name(claim)
+        tester = make_tester(tester_name)
     pair = entry.witnesses()[0]
     seed = np.random.SeedSequence([zlib.crc32(f"{entry.name}|{n_per}|{beta:g}".encode()), repeat])
     sample_rng, test_rng = (np.random.default_rng(s) for s in seed.spawn(2))
@@ -178,7 +188,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS / "epsilon.md")
     ap.add_argument("--banner", default="", help="a line written under the title (e.g. 'Smoke run: ...')")
     ap.add_argument("--force", action="store_true", help="recompute cells already in the cache")
+    ap.add_argument("--mode", choices=("estimate", "test"), default="estimate",
+                    help="estimate (default): the tester of `dpaudit test --estimate`, all of beta on regions that "
+                    "maximise the certified epsilon; test: the default tester of `dpaudit test` (verdict and epsilon regions)")
     args = ap.parse_args(argv)
+    MODE["estimate"] = args.mode == "estimate"
 
     names = args.mechanisms or sorted(dps.DPSNIPER_REFERENCE)
     for m in names:
