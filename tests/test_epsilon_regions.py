@@ -30,10 +30,16 @@ def test_region_target_scores():
     assert m.score(np.array([0.5]), np.array([0.1]))[0] == pytest.approx(0.4)
     with pytest.raises(ValueError, match="delta"):
         RegionTarget.epsilon(1.0)
-    # projected: counts rescaled to the certifying size before the bounds
+    # projected: counts rescaled to the certifying size before the bounds (margin) ...
+    a = projected_scores(np.array([50]), 100, np.array([25]), 100, 1000, 1000, m, 0.05)
+    b = projected_scores(np.array([500]), 1000, np.array([250]), 1000, 1000, 1000, m, 0.05)
+    assert a[0] == pytest.approx(b[0])
+    # ... and for the epsilon objective first moved toward no effect, the more so the fewer
+    # choosing samples back them (selection-bias guard), never above the unshrunk projection
     a = projected_scores(np.array([50]), 100, np.array([25]), 100, 1000, 1000, t, 0.05)
     b = projected_scores(np.array([500]), 1000, np.array([250]), 1000, 1000, 1000, t, 0.05)
-    assert a[0] == pytest.approx(b[0])
+    c = projected_scores(np.array([5000]), 10_000, np.array([2500]), 10_000, 1000, 1000, t, 0.05)
+    assert a[0] < b[0] < c[0] < t.score(*[np.array([x]) for x in (0.5 - 0.0389, 0.25 + 0.0359)])[0] + 0.05
 
 
 def test_threshold_regions_find_a_flat_likelihood_ratio():

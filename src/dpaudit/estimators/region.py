@@ -152,15 +152,29 @@ class RegionTarget:
         return np.log(np.maximum(p_lo - self.delta, 1e-300)) - np.log(np.maximum(q_hi, 1e-300))
 
 
+EPSILON_SHRINK = 0.1
+"""Level of the one-sided bounds the choosing counts are moved to before an epsilon region is
+projected (:func:`projected_scores`)."""
+
+
 def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
                      target: RegionTarget, beta_cp: float) -> np.ndarray:
     """:meth:`RegionTarget.score` of candidate regions from their choosing counts, projected to
-    the certifying sizes (:func:`projected_mass_bounds`).
+    the certifying sizes (:func:`projected_mass_bounds`). For the ``"epsilon"`` objective the
+    choosing counts are first moved to their one-sided :data:`EPSILON_SHRINK` Clopper–Pearson
+    bounds (``P`` down, ``Q`` up), so that small regions whose ratio is mostly selection noise
+    are not preferred; only the choice is affected, never the certified bound.
 
     Returns
     -------
     ndarray, shape (num_candidates,)
     """
+    if target.kind == "epsilon":
+        # Guard against selection bias: the largest ratio among many small candidate regions is
+        # mostly noise, so the choosing counts are first moved to one-sided 90 % bounds (toward no
+        # effect) before the projection; large regions barely move.
+        k_in = clopper_pearson_lower(k_in, n_fit_in, EPSILON_SHRINK) * n_fit_in
+        k_out = clopper_pearson_upper(k_out, n_fit_out, EPSILON_SHRINK) * n_fit_out
     p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
     return target.score(p_lo, q_hi)
 
