@@ -127,6 +127,9 @@ __all__ = [
 MODES = ("auto", "discrete", "binned")
 TOLERANCES = ("split", "l1", "plug-in", "original", "plug-in-heuristic")
 OBJECTIVES = ("margin", "epsilon", "both")
+VERDICT_SHARE = 0.8
+"""With ``objective="both"``, the margin (verdict) region's part of a direction's beta when the
+epsilon region differs from it; the epsilon region gets the rest."""
 SPLIT_DESIGN = -1.0  # the "split" tolerance's default design rule (HistogramHockeyStick._design_size)
 
 
@@ -289,8 +292,8 @@ class HistogramEvidence(BothDirections):
         Wall time of the estimate.
     extra : tuple of HistogramBound
         With ``objective="both"``: the epsilon regions' bounds of the directions whose epsilon
-        region differs from the margin region (each direction's share of ``beta`` then halved
-        between its two bounds).
+        region differs from the margin region (that direction's share of ``beta`` then split 0.8 /
+        0.2 between its margin and epsilon bounds).
     """
 
     mode: str
@@ -604,9 +607,9 @@ class HistogramHockeyStick:
         claim's profile (the verdict). ``"epsilon"``: the certified epsilon lower bound at the
         ``delta`` given to :meth:`estimate` (DP-Sniper's objective, Bichsel et al. 2021).
         ``"both"``: one region of each kind per direction; when the training half picks the same
-        cells for both, one bound at the direction's whole share of ``beta``, else two bounds at
-        half the share each (the verdict rests on whichever shows more, the epsilon lower bound
-        on the epsilon region). The bound's ``region`` says which objective chose it.
+        cells for both, one bound at the direction's whole share of ``beta``, else the margin
+        region gets :data:`VERDICT_SHARE` (0.8) of it and the epsilon region the rest (a violation
+        shown by either counts; the epsilon lower bound is the larger of the two). The bound's ``region`` says which objective chose it.
 
     Raises
     ------
@@ -806,8 +809,8 @@ class HistogramHockeyStick:
         n_ev_p, n_ev_q = len(p_ev), len(q_ev)
 
         if self.tolerance == "split":
-            # "both" may halve a direction's share between two regions: judge vacuity at that level
-            split_beta = beta / 2 if self.objective == "both" else beta
+            # "both" may give the verdict region only VERDICT_SHARE of a direction's share
+            split_beta = beta * VERDICT_SHARE if self.objective == "both" else beta
             needed = self._needed_samples(len(p), len(q), None, None, 0, split_beta, eps_grid, allowed)
             vacuous = needed is not None
             hp, hq = len(p_tr) // 2, len(q_tr) // 2
@@ -881,8 +884,9 @@ class HistogramHockeyStick:
             if pick_e == pick and np.array_equal(mask_e, mask):
                 first.append(("[margin and max epsilon] ", direction, swap, pick, mask, n_in, n_out, share))
             else:
-                first.append(("[margin] ", direction, swap, pick, mask, n_in, n_out, share / 2))
-                second.append(("[max epsilon] ", direction, swap, pick_e, mask_e, n_in, n_out, share / 2))
+                first.append(("[margin] ", direction, swap, pick, mask, n_in, n_out, share * VERDICT_SHARE))
+                second.append(("[max epsilon] ", direction, swap, pick_e, mask_e, n_in, n_out,
+                               share * (1.0 - VERDICT_SHARE)))
         return first + second
 
     @staticmethod

@@ -29,6 +29,7 @@ from .._torch import check_training, epoch_batches, mlp, predict, torch_threads,
 from .._validate import as_rng, check_epsilon, check_probability
 from ._common import robust_standardiser, zoom_features
 from .base import check_sample_pair, profile_grid
+from .histogram import VERDICT_SHARE
 from .region import BothDirections, HockeyStickBound, RegionTarget, projected_scores
 
 __all__ = ["ClassifierHockeyStick", "HockeyStickEvidence", "hockey_stick_lower_bound"]
@@ -47,8 +48,8 @@ class HockeyStickEvidence(BothDirections):
         Wall time of the classifier training and of the whole estimate.
     extra : tuple of HockeyStickBound
         With ``objective="both"``: the epsilon regions' bounds of the directions whose epsilon
-        threshold differs from the margin threshold (each of that direction's two bounds then at
-        half its ``beta``).
+        threshold differs from the margin threshold (that direction's ``beta`` then split 0.8 /
+        0.2 between its margin and epsilon bounds).
     """
 
     train_seconds: float
@@ -89,7 +90,8 @@ class ClassifierHockeyStick:
         (:class:`~dpaudit.estimators.region.RegionTarget`): the margin over the claim's profile,
         the certified epsilon lower bound at the ``delta`` given to :meth:`estimate`
         (DP-Sniper's objective, Bichsel et al. 2021), or one region of each (``"both"``: when
-        the two thresholds differ, each gets half the direction's ``beta``).
+        the two thresholds differ, the margin threshold gets 0.8 of the direction's ``beta`` and
+        the epsilon threshold 0.2, :data:`~dpaudit.estimators.histogram.VERDICT_SHARE`).
 
     Notes
     -----
@@ -288,13 +290,13 @@ class ClassifierHockeyStick:
                     picks = [("[margin and max epsilon] ", t_m)]
                 else:
                     picks = [("[margin] ", t_m), ("[max epsilon] ", t_e)]
-            share = beta / len(picks)
+            shares = [beta] if len(picks) == 1 else [beta * VERDICT_SHARE, beta * (1.0 - VERDICT_SHARE)]
             bounds = [
                 self._bound_region(
                     s_in_te, s_out_te, t, epsilon, share, direction, n_train,
                     label + (f"classifier score > {t:.4g}" if sign > 0 else f"classifier score < {-t:.4g}"),
                 )
-                for label, t in picks
+                for (label, t), share in zip(picks, shares)
             ]
             first.append(bounds[0])
             extra.extend(bounds[1:])
