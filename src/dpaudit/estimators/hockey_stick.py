@@ -156,17 +156,18 @@ class ClassifierHockeyStick:
 
     # ------------------------------------------------------------------ regions
     @staticmethod
-    def _choose_threshold(
+    def _choose_thresholds(
         s_in: np.ndarray,
         s_out: np.ndarray,
         n_test_in: int,
         n_test_out: int,
-        target: RegionTarget,
+        targets: list,
         beta: float,
-    ) -> float:
-        """Threshold ``t`` for the region ``{score > t}`` that maximises ``target``'s objective
-        on the held-out samples as projected from the training counts (rescaled to the held-out
-        sizes): the margin over the claim's profile, or the certified epsilon. ``s_in`` are
+    ) -> list[float]:
+        """For each target, the threshold ``t`` of the region ``{score > t}`` that maximises its
+        objective on the held-out samples as projected from the training counts (rescaled to the
+        held-out sizes): the margin over the claim's profile, or the certified epsilon. The
+        candidate thresholds and their counts are computed once for all targets. ``s_in`` are
         scores of the distribution whose mass should be large (P for P||Q); ``beta`` is the
         direction's failure probability (``beta / 2`` per mass bound)."""
         pooled = np.unique(np.concatenate([s_in, s_out]))
@@ -179,12 +180,15 @@ class ClassifierHockeyStick:
         s_in_sorted, s_out_sorted = np.sort(s_in), np.sort(s_out)
         k_in = len(s_in) - np.searchsorted(s_in_sorted, cands, side="left")
         k_out = len(s_out) - np.searchsorted(s_out_sorted, cands, side="left")
-        values = projected_scores(k_in, len(s_in), k_out, len(s_out), n_test_in, n_test_out, target, beta / 2)
-        best = int(np.argmax(values))
-        # Threshold halfway to the next lower score so ties on the candidate stay inside.
-        idx = np.searchsorted(pooled, cands[best])
-        below = pooled[idx - 1] if idx > 0 else cands[best] - 1.0
-        return float(0.5 * (below + cands[best]))
+        out = []
+        for target in targets:
+            values = projected_scores(k_in, len(s_in), k_out, len(s_out), n_test_in, n_test_out, target, beta / 2)
+            best = int(np.argmax(values))
+            # Threshold halfway to the next lower score so ties on the candidate stay inside.
+            idx = np.searchsorted(pooled, cands[best])
+            below = pooled[idx - 1] if idx > 0 else cands[best] - 1.0
+            out.append(float(0.5 * (below + cands[best])))
+        return out
 
     @staticmethod
     def _bound_region(
@@ -279,11 +283,11 @@ class ClassifierHockeyStick:
             ("P||Q", s_p_tr, s_q_tr, s_p_te, s_q_te, 1.0), ("Q||P", -s_q_tr, -s_p_tr, -s_q_te, -s_p_te, -1.0),
         ):
             n_in, n_out = len(s_in_te), len(s_out_te)
-            t_m = self._choose_threshold(s_in_tr, s_out_tr, n_in, n_out, margin, beta)
             if eps_target is None:
+                (t_m,) = self._choose_thresholds(s_in_tr, s_out_tr, n_in, n_out, [margin], beta)
                 picks = [("", t_m)]
             else:
-                t_e = self._choose_threshold(s_in_tr, s_out_tr, n_in, n_out, eps_target, beta)
+                t_m, t_e = self._choose_thresholds(s_in_tr, s_out_tr, n_in, n_out, [margin, eps_target], beta)
                 if self.objective == "epsilon":
                     picks = [("[max epsilon] ", t_e)]
                 elif t_e == t_m:

@@ -127,11 +127,18 @@ class HockeyStickTester(ProfileTester):
         distinct = len(_distinct_rows(peek))
         return "exact" if distinct <= min(self.region_estimator.max_categories, len(peek) // 10) else "classifier"
 
+    @staticmethod
+    def _margin_only(estimator, claim: Claim):
+        """``estimator``, or a copy with ``objective="margin"`` for a Rényi claim (its epsilon
+        lower bound is a Rényi epsilon, which epsilon regions do not target)."""
+        if isinstance(claim, RenyiDP) and getattr(estimator, "objective", "margin") != "margin":
+            estimator = copy.copy(estimator)
+            estimator.objective = "margin"
+        return estimator
+
     def _estimate(self, p_samples, q_samples, claim: Claim, beta: float, rng):
         if self.region_path(p_samples, q_samples) == "exact":
-            est = self.region_estimator
-            if isinstance(claim, RenyiDP) and est.objective != "margin":
-                est = HistogramHockeyStick(**{**est.config(), "objective": "margin"})
+            est = self._margin_only(self.region_estimator, claim)
             try:
                 return est.estimate(
                     p_samples, q_samples, epsilon=claim.epsilon, beta=beta, delta_profile=claim.delta_profile,
@@ -141,10 +148,7 @@ class HockeyStickTester(ProfileTester):
                 if self.regions == "exact":
                     raise
         # the classifier's estimator gives each direction the beta it is handed: beta / 2 each
-        est = self.estimator
-        if isinstance(claim, RenyiDP) and getattr(est, "objective", "margin") != "margin":
-            est = copy.copy(est)
-            est.objective = "margin"
+        est = self._margin_only(self.estimator, claim)
         return est.estimate(
             p_samples, q_samples, epsilon=claim.epsilon, beta=beta / 2, delta_profile=claim.delta_profile,
             rng=rng, delta=0.0 if isinstance(claim, RenyiDP) else float(claim.delta),
