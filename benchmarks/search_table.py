@@ -157,6 +157,36 @@ def renyi_available() -> tuple[bool, str]:
     return True, ""
 
 
+def trials_to_detection(mechanism, claim, tester, n: int, runs: int, label: str, *, seed_of, finder_of,
+                        decimals: int | None = None) -> tuple[list, list, list]:
+    """Run ``runs`` audits (budget :data:`CAP`, failure probability :data:`BETA`) and record, per
+    run, the trial of the first violation (``CAP`` when none), the wall time, and the first
+    witness pair found (``decimals``: rounding of its records in the text).
+
+    ``seed_of(r)`` gives run ``r``'s audit seed and ``finder_of(seed)`` its finder.
+
+    Returns
+    -------
+    (found_at, seconds, firsts) : lists
+    """
+    found_at, seconds, firsts = [], [], []
+    for r in range(runs):
+        seed = seed_of(r)
+        finder = finder_of(seed)
+        t0 = time.perf_counter()
+        result = audit(mechanism, claim, finder, tester=tester, num_samples=n, trials=CAP, beta=BETA, seed=seed)
+        seconds.append(time.perf_counter() - t0)
+        hit = next((t.index for t in result.trials if t.outcome.violation), None)
+        found_at.append(CAP if hit is None else hit + 1)
+        if hit is not None:
+            p = result.trials[hit].pair
+            d0, d1 = (p.d0.ravel(), p.d1.ravel()) if decimals is None else (
+                np.round(p.d0.ravel(), decimals), np.round(p.d1.ravel(), decimals))
+            firsts.append(f"{d0.tolist()} vs {d1.tolist()}")
+        print(f"  {label} run {r}: {found_at[-1]} trials, {seconds[-1]:.1f}s", flush=True)
+    return found_at, seconds, firsts
+
+
 def run_cell(entry, tester_name: str, finder_name: str, n: int, runs: int) -> dict:
     d = DELTA if entry.claim_kind == "approx" else None
     claim = PureDP(EPSILON) if d is None else ApproxDP(EPSILON, d)
@@ -165,19 +195,12 @@ def run_cell(entry, tester_name: str, finder_name: str, n: int, runs: int) -> di
     if not tester.supports(claim):
         return {"status": "n/a", "reason": f"{tester_name} cannot test {claim.describe()}"}
     key = cell_key(entry.name, tester_name, finder_name, n)
-    found_at, seconds, firsts = [], [], []
-    for r in range(runs):
-        seed = zlib.crc32(f"{key}|{r}".encode())
-        finder = make_finder("grid-space" if finder_name == "grid" else finder_name, entry.neighbouring(), seed=seed + 1)
-        t0 = time.perf_counter()
-        result = audit(mechanism, claim, finder, tester=tester, num_samples=n, trials=CAP, beta=BETA, seed=seed)
-        seconds.append(time.perf_counter() - t0)
-        hit = next((t.index for t in result.trials if t.outcome.violation), None)
-        found_at.append(CAP if hit is None else hit + 1)
-        if hit is not None:
-            p = result.trials[hit].pair
-            firsts.append(f"{p.d0.ravel().tolist()} vs {p.d1.ravel().tolist()}")
-        print(f"  {key} run {r}: {found_at[-1]} trials, {seconds[-1]:.0f}s", flush=True)
+    found_at, seconds, firsts = trials_to_detection(
+        mechanism, claim, tester, n, runs, key,
+        seed_of=lambda r: zlib.crc32(f"{key}|{r}".encode()),
+        finder_of=lambda seed: make_finder("grid-space" if finder_name == "grid" else finder_name,
+                                           entry.neighbouring(), seed=seed + 1),
+    )
     return {
         "status": "ok",
         "trials": found_at,
@@ -235,22 +258,14 @@ def run_harder_cell(entry, tester_name: str, finder_name: str, n: int, runs: int
     mechanism = entry.mechanism(HARDER_EPSILON)
     tester = make_tester(tester_name)
     relation = entry.neighbouring()
-    found_at, seconds, firsts = [], [], []
-    for r in range(runs):
-        seed = zlib.crc32(f"harder|{entry.name}|{finder_name}|{n}|{r}".encode())
-        if finder_name == "auto":
-            finder = cli_finder("auto", [], relation, seed)  # the finder uses seed + 1, as in the CLI
-        else:
-            finder = make_finder(finder_name, relation, seed=seed + 1)
-        t0 = time.perf_counter()
-        result = audit(mechanism, claim, finder, tester=tester, num_samples=n, trials=CAP, beta=BETA, seed=seed)
-        seconds.append(time.perf_counter() - t0)
-        hit = next((t.index for t in result.trials if t.outcome.violation), None)
-        found_at.append(CAP if hit is None else hit + 1)
-        if hit is not None:
-            p = result.trials[hit].pair
-            firsts.append(f"{np.round(p.d0.ravel(), 3).tolist()} vs {np.round(p.d1.ravel(), 3).tolist()}")
-        print(f"  {entry.name}|{finder_name} run {r}: {found_at[-1]} trials, {seconds[-1]:.1f}s", flush=True)
+    found_at, seconds, firsts = trials_to_detection(
+        mechanism, claim, tester, n, runs, f"{entry.name}|{finder_name}",
+        seed_of=lambda r: zlib.crc32(f"harder|{entry.name}|{finder_name}|{n}|{r}".encode()),
+        # "auto" builds the CLI's finder, which uses seed + 1 itself
+        finder_of=lambda seed: (cli_finder("auto", [], relation, seed) if finder_name == "auto"
+                                else make_finder(finder_name, relation, seed=seed + 1)),
+        decimals=3,
+    )
     return {
         "status": "ok",
         "trials": found_at,
