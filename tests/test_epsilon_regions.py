@@ -135,3 +135,25 @@ def test_cli_estimate_reports_the_certified_epsilon(tmp_path):
     assert res.exit_code != 0 and "--estimate" in res.output
     res = runner.invoke(app, ["test", "zoo:randomized-response", "--epsilon", "0.5", "--estimate", "--stages", "auto"])
     assert res.exit_code != 0 and "--stages" in res.output
+
+
+def _chosen(k_in, k_out, n_fit=200_000, n_cert=800_000):
+    """One direction's ``choose_direction_regions`` tuple: a 2-cell region mask on cell 0."""
+    in_tr = np.array([k_in, n_fit - k_in], dtype=float)
+    out_tr = np.array([k_out, n_fit - k_out], dtype=float)
+    return (0, np.array([True, False]), n_cert, n_cert, in_tr, out_tr)
+
+
+def test_epsilon_shares_go_to_the_direction_the_selection_half_supports():
+    target = RegionTarget.epsilon(0.0)
+    grid, allowed = np.array([0.1]), np.array([0.0])
+    strong = _chosen(40_000, 36_200)  # ratio about e^0.1 on 200k choosing samples
+    null = _chosen(40_000, 40_000)
+    shares = HistogramHockeyStick._direction_shares
+    assert shares([strong, null], grid, allowed, 0.1, target) == pytest.approx((0.95, 0.05))
+    assert shares([null, strong], grid, allowed, 0.1, target) == pytest.approx((0.05, 0.95))
+    # a tiny region whose raw ratio is infinite but mostly selection noise does not take the share
+    tiny = _chosen(3, 0)
+    assert shares([strong, tiny], grid, allowed, 0.1, target) == pytest.approx((0.95, 0.05))
+    # the margin target keeps its own rule (chance of a positive margin); here no margin is likely
+    assert shares([null, null], grid, allowed, 0.1) == pytest.approx((0.5, 0.5))

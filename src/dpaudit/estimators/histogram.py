@@ -565,7 +565,7 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
         in_tr, out_tr = (c["b_tr"], c["a_tr"]) if swap else (c["a_tr"], c["b_tr"])
         mask = _choose_region(in_tr, out_tr, n_in, n_out, target, beta / 4, c.get("ordered", 0), family)
         chosen.append((pick, mask, n_in, n_out, in_tr, out_tr))
-    return chosen, HistogramHockeyStick._direction_shares(chosen, eps_grid, allowed, beta)
+    return chosen, HistogramHockeyStick._direction_shares(chosen, eps_grid, allowed, beta, target)
 
 
 class HistogramHockeyStick:
@@ -890,20 +890,41 @@ class HistogramHockeyStick:
         return first + second
 
     @staticmethod
-    def _direction_shares(chosen, eps_grid, allowed, beta: float) -> tuple[float, float]:
+    def _direction_shares(chosen, eps_grid, allowed, beta: float, target: RegionTarget | None = None) -> tuple[float, float]:
         """Shares of ``beta`` for ``P||Q`` and ``Q||P`` (``"split"``), from training counts only.
 
-        Among (0.5, 0.5), (0.8, 0.2), (0.95, 0.05) and their mirrors, the one with the largest
-        chance that some direction's held-out margin is positive, predicted from the training
-        counts (rescaled to the held-out sizes) with a normal approximation of the held-out
-        masses. Since only training samples decide it, the held-out bounds stay valid and their
-        failure probabilities add up to ``beta``.
+        Among (0.5, 0.5), (0.8, 0.2), (0.95, 0.05) and their mirrors:
+
+        - margin target (the default): the split with the largest chance that some direction's
+          held-out margin is positive, predicted from the training counts (rescaled to the
+          held-out sizes) with a normal approximation of the held-out masses;
+        - epsilon target: the split with the largest predicted certified epsilon over the two
+          directions, :func:`~.region.projected_scores` of each direction's region at its share
+          (choosing counts shrunk toward no effect first, so a direction whose ratio is mostly
+          selection noise does not take the share). As the prediction grows with the share,
+          this gives 0.95 to the direction with the larger prediction.
+
+        Since only training samples decide it, the held-out bounds stay valid and their failure
+        probabilities add up to ``beta``.
         """
         from scipy.special import ndtr
 
+        splits = (0.5, 0.8, 0.2, 0.95, 0.05)
+        if target is not None and target.kind == "epsilon":
+            best, best_val = (0.5, 0.5), -math.inf
+            for s in splits:
+                val = -math.inf
+                for (pick, mask, n_in, n_out, in_tr, out_tr), share in zip(chosen, (s, 1.0 - s)):
+                    k_in, k_out = float(in_tr[mask].sum()), float(out_tr[mask].sum())
+                    score = projected_scores(np.array([k_in]), max(int(in_tr.sum()), 1), np.array([k_out]),
+                                             max(int(out_tr.sum()), 1), n_in, n_out, target, share * beta / 2)
+                    val = max(val, float(score[0]))
+                if val > best_val + 1e-12:
+                    best, best_val = (s, 1.0 - s), val
+            return best
         e = np.exp(eps_grid)
         best, best_val = (0.5, 0.5), -math.inf
-        for s in (0.5, 0.8, 0.2, 0.95, 0.05):
+        for s in splits:
             miss = 1.0
             for (pick, mask, n_in, n_out, in_tr, out_tr), share in zip(chosen, (s, 1.0 - s)):
                 f_in = min(in_tr[mask].sum() / max(in_tr.sum(), 1), 1.0)
