@@ -261,3 +261,29 @@ def test_bound_is_not_absurdly_loose(coverage_runs):
     for j in range(2):
         assert np.median(lower[:, j]) >= exact - 0.1
         assert np.mean(lower[:, j] > 0.05) >= 0.9
+
+
+def test_classifier_trains_on_a_bounded_subset_and_scores_in_chunks(monkeypatch):
+    """Large samples: training sees at most max_steps * batch_size rows (a seeded subset), and
+    scoring in chunks gives the same scores as scoring at once, so the bounds do not change."""
+    import dpaudit.estimators.hockey_stick as hs
+
+    rng = np.random.default_rng(3)
+    p, q = rng.normal(0.0, 1.0, (3000, 2)), rng.normal(0.5, 1.0, (3000, 2))
+    est = ClassifierHockeyStick(max_steps=20, batch_size=64, hidden_sizes=(8,))  # cap: 1280 < 3000 rows
+    seen = []
+    real_batches = hs.epoch_batches
+
+    def spy(n, batch_size, gen, device):
+        seen.append(n)
+        return real_batches(n, batch_size, gen, device)
+
+    monkeypatch.setattr(hs, "epoch_batches", spy)
+    a = est.estimate(p, q, epsilon=0.5, beta=0.1, rng=7)
+    b = est.estimate(p, q, epsilon=0.5, beta=0.1, rng=7)
+    assert seen == [20 * 64, 20 * 64]  # rows trained on: the cap, not the 3000 training rows
+    assert (a.forward.lower, a.reverse.lower) == (b.forward.lower, b.reverse.lower)  # seeded subset
+    monkeypatch.setattr(hs, "SCORE_CHUNK", 100)  # 15 chunks per scored part instead of one
+    c = est.estimate(p, q, epsilon=0.5, beta=0.1, rng=7)
+    assert (c.forward.p_count, c.forward.q_count, c.reverse.p_count) == (a.forward.p_count, a.forward.q_count, a.reverse.p_count)
+    assert a.forward.lower > 0  # a shift of half a standard deviation is seen from the subset

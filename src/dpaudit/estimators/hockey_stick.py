@@ -62,6 +62,10 @@ class HockeyStickEvidence(BothDirections):
         return (self.forward, self.reverse) + tuple(self.extra)
 
 
+SCORE_CHUNK = 1 << 18
+"""Rows whose features are built and scored at a time by the classifier (bounds memory)."""
+
+
 class ClassifierHockeyStick:
     """Hockey-stick divergence lower bounds from a trained classifier (paper 000, Alg. 5, improved).
 
@@ -128,8 +132,22 @@ class ClassifierHockeyStick:
         return zoom_features((x - center) / scale)
 
     def _train_scorer(self, p_train: np.ndarray, q_train: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray]:
+        """Train the MLP on the training rows and return ``score(samples) -> (n,)`` logits.
+
+        Training sees at most ``max_steps * batch_size`` rows, so when the two training parts
+        hold more, a random subset of that many (each part in proportion, seeded by ``seed``)
+        is trained on: every step then still draws fresh rows, and memory stays bounded at any
+        sample size. Scores are computed in chunks of :data:`SCORE_CHUNK` rows for the same
+        reason (the zoom features are 5 times wider than the outputs)."""
         import torch
 
+        cap = self.max_steps * self.batch_size
+        n_p, n_q = len(p_train), len(q_train)
+        if n_p + n_q > cap:
+            sub = np.random.default_rng(seed)
+            k_p = max(1, int(round(cap * n_p / (n_p + n_q))))
+            p_train = p_train[np.sort(sub.choice(n_p, size=k_p, replace=False))]
+            q_train = q_train[np.sort(sub.choice(n_q, size=max(1, cap - k_p), replace=False))]
         center, scale = robust_standardiser(np.vstack([p_train, q_train]))
         x = np.vstack([self._features(p_train, center, scale), self._features(q_train, center, scale)])
         y = np.concatenate([np.ones(len(p_train), np.float32), np.zeros(len(q_train), np.float32)])
@@ -150,7 +168,12 @@ class ClassifierHockeyStick:
         )
 
         def score(samples: np.ndarray) -> np.ndarray:
-            return predict(lambda f: model(f).squeeze(1), self._features(samples, center, scale), device)
+            if len(samples) == 0:
+                return np.zeros(0)
+            return np.concatenate([
+                predict(lambda f: model(f).squeeze(1), self._features(samples[i:i + SCORE_CHUNK], center, scale), device)
+                for i in range(0, len(samples), SCORE_CHUNK)
+            ])
 
         return score
 
