@@ -157,3 +157,26 @@ def test_epsilon_shares_go_to_the_direction_the_selection_half_supports():
     assert shares([strong, tiny], grid, allowed, 0.1, target) == pytest.approx((0.95, 0.05))
     # the margin target keeps its own rule (chance of a positive margin); here no margin is likely
     assert shares([null, null], grid, allowed, 0.1) == pytest.approx((0.5, 0.5))
+
+
+def test_close_verdicts_keep_all_of_the_directions_beta():
+    """objective="both": the margin region keeps the whole share when its predicted rejection
+    chance is between the BORDERLINE limits, and VERDICT_SHARE of it otherwise."""
+    from dpaudit.estimators.histogram import BORDERLINE, VERDICT_SHARE, verdict_share
+    from dpaudit.estimators.region import predicted_rejection
+
+    grid, allowed, n = np.array([0.0]), np.array([0.0]), 20_000
+    mask = np.array([True, False])
+    cases = {}
+    for gap in (0.0, 0.005, 0.01, 0.015, 0.05):  # P(S) - Q(S) of the region, 0.5 vs 0.5 - gap
+        in_tr = np.array([0.5 * n, 0.5 * n])
+        out_tr = np.array([(0.5 - gap) * n, (0.5 + gap) * n])
+        chance = predicted_rejection(0.5, 0.5 - gap, n, n, grid, allowed, 0.1 * VERDICT_SHARE / 2)
+        cases[gap] = (chance, verdict_share(in_tr, out_tr, mask, n, n, grid, allowed, 0.1))
+    for chance, share in cases.values():
+        assert share == (1.0 if BORDERLINE[0] < chance < BORDERLINE[1] else VERDICT_SHARE)
+    # the sweep covers all three regimes: no effect (a correct mechanism at its boundary keeps its
+    # epsilon region), close, and clear
+    assert cases[0.0][1] == VERDICT_SHARE and cases[0.05][1] == VERDICT_SHARE
+    assert any(share == 1.0 for _, share in cases.values())
+    assert cases[0.0][0] < BORDERLINE[0] < BORDERLINE[1] < cases[0.05][0]

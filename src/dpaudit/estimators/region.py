@@ -38,6 +38,7 @@ from ..privacy.claims import RenyiDP
 from .base import DivergenceBound, profile_grid, register_bound_type
 
 __all__ = [
+    "predicted_rejection",
     "BothDirections",
     "ClaimCheck",
     "ClaimComparison",
@@ -177,6 +178,31 @@ def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
         k_out = clopper_pearson_upper(k_out, n_fit_out, EPSILON_SHRINK) * n_fit_out
     p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
     return target.score(p_lo, q_hi)
+
+
+def predicted_rejection(f_in: float, f_out: float, n_in: int, n_out: int, eps_grid, allowed,
+                        beta_cp: float) -> float:
+    """Predicted chance that a region with true masses ``f_in`` (of the distribution whose mass
+    should be large) and ``f_out`` certifies a positive margin over a claim's profile on ``n_in``
+    / ``n_out`` held-out samples with two Clopper–Pearson bounds at ``beta_cp`` each.
+
+    The bounds are evaluated at the expected counts and the held-out masses' fluctuation is
+    normal: ``max_eps' Phi(margin(eps') / sd(eps'))``, ``sd^2 = f_in(1 - f_in)/n_in +
+    e^{2 eps'} f_out(1 - f_out)/n_out``. Used to decide, from selection counts only, how beta is
+    shared (never what a bound certifies).
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    e = np.exp(np.asarray(eps_grid, dtype=float))
+    f_in, f_out = min(max(f_in, 0.0), 1.0), min(max(f_out, 0.0), 1.0)
+    p_lo = clopper_pearson_lower(f_in * n_in, n_in, beta_cp)
+    q_hi = clopper_pearson_upper(f_out * n_out, n_out, beta_cp)
+    margins = p_lo - e * q_hi - np.asarray(allowed, dtype=float)
+    at = int(np.argmax(margins))
+    sd = math.sqrt(f_in * (1 - f_in) / n_in + e[at] ** 2 * f_out * (1 - f_out) / n_out)
+    return float(special.ndtr(margins[at] / max(sd, 1e-12)))
 
 
 def best_case_margin(n_in: int, n_out: int, eps_grid, allowed, beta_cp: float) -> float:
