@@ -144,7 +144,26 @@ def verdict_share(in_tr: np.ndarray, out_tr: np.ndarray, mask: np.ndarray, n_in:
     when an epsilon region differs from it: 1 when the verdict is close (the predicted
     rejection chance at that part, from the selection counts ``in_tr``/``out_tr`` of the region
     ``mask``, lies within :data:`BORDERLINE`), else :data:`VERDICT_SHARE`. Selection counts
-    only, so the certified bounds keep their level."""
+    only, so the certified bounds keep their level.
+
+    Parameters
+    ----------
+    in_tr, out_tr : ndarray, shape (num_cells,)
+        Selection counts per cell of the distribution whose mass should be large, and the other.
+    mask : ndarray of bool, shape (num_cells,)
+        The margin region's cells.
+    n_in, n_out : int
+        Held-out (certifying) sample sizes.
+    eps_grid, allowed : ndarray
+        The claim's eps' grid and the delta it allows there.
+    share : float
+        The direction's share of beta.
+
+    Returns
+    -------
+    float
+        1.0 or :data:`VERDICT_SHARE`.
+    """
     f_in = float(in_tr[mask].sum()) / max(float(in_tr.sum()), 1.0)
     f_out = float(out_tr[mask].sum()) / max(float(out_tr.sum()), 1.0)
     chance = predicted_rejection(f_in, f_out, n_in, n_out, eps_grid, allowed, share * VERDICT_SHARE / 2)

@@ -38,7 +38,6 @@ from ..privacy.claims import RenyiDP
 from .base import DivergenceBound, profile_grid, register_bound_type
 
 __all__ = [
-    "predicted_rejection",
     "BothDirections",
     "ClaimCheck",
     "ClaimComparison",
@@ -50,6 +49,7 @@ __all__ = [
     "certify_regions",
     "lower_convex_hull",
     "pareto_front",
+    "predicted_rejection",
     "projected_margins",
     "projected_mass_bounds",
     "projected_scores",
