@@ -12,6 +12,12 @@ inequality. dpaudit keeps the idea and tightens every step:
 2. the threshold of each region is chosen on the training samples, maximising the bound that
    the held-out samples are expected to give (so the finite-sample penalty of tail regions is
    accounted for), optionally against a claim's privacy profile;
+2b. a *product-of-marginals* score (the sum over coordinates of a binned per-coordinate
+   log-likelihood ratio: the exact log-likelihood ratio when the coordinates are independent, as
+   for per-coordinate noise, parallel composition, RAPPOR) is fitted on one half of the training
+   samples for a few bin counts and its thresholds chosen on the other half; a region of
+   whichever score (MLP or product of marginals) projects the better objective is certified.
+   Everything is decided on the training part, so the bound stays valid;
 3. on the held-out samples, ``P(S)`` and ``Q(S)`` get separate exact one-sided Clopper–Pearson
    bounds at ``beta/2`` each (instead of a Hoeffding bound on a subsampled mixture), so
    ``H_{e^eps} >= P_lo(S) - e^eps Q_hi(S)`` with probability ``>= 1 - beta``, for all eps at once.
@@ -65,6 +71,67 @@ class HockeyStickEvidence(BothDirections):
 SCORE_CHUNK = 1 << 18
 """Rows whose features are built and scored at a time by the classifier (bounds memory)."""
 
+MARGINAL_BINS = (2, 4, 8, 16, 32)
+"""Bin counts per coordinate tried for the product-of-marginals score (:class:`MarginalScore`)."""
+
+MARGINAL_MIN_ROWS = 100
+"""Fewest training rows per sample and fold for which the product-of-marginals score is tried."""
+
+UNSEEN_MIN_ROWS = 50_000
+"""Training rows per sample left unseen by the MLP (its training cap is ``max_steps *
+batch_size`` rows) from which its thresholds are chosen on those rows instead of its own."""
+
+
+class MarginalScore:
+    """Product-of-marginals log-likelihood-ratio score: ``s(x) = sum_j r_j(bin_j(x_j))``.
+
+    Each coordinate ``j`` is cut into (up to) ``bins`` equal-mass bins at quantiles of the pooled
+    fitting samples (ties merge bins, so a binary coordinate gets two), and ``r_j`` is the
+    log-ratio of the two samples' bin frequencies with half a count added to every bin. When the
+    output coordinates are independent under both distributions (per-coordinate noise, parallel
+    composition, randomized response per bit), ``ln p(x)/q(x)`` is exactly such a sum, and this
+    estimate uses every fitting row for every coordinate -- far fewer rows than a neural network
+    needs to learn a sum of many weak per-coordinate effects.
+
+    Parameters
+    ----------
+    p_fit, q_fit : ndarray, shapes (n_p, d) and (n_q, d)
+        Fitting samples of P and Q (finite floats).
+    bins : int
+        Bins per coordinate, >= 2.
+
+    Raises
+    ------
+    ValueError
+        For ``bins < 2`` or samples of different dimensions.
+    """
+
+    QUANTILE_ROWS = 200_000  # quantiles of at most this many pooled rows (seeded by position)
+
+    def __init__(self, p_fit: np.ndarray, q_fit: np.ndarray, bins: int):
+        if int(bins) < 2:
+            raise ValueError(f"bins must be an integer >= 2, got {bins!r}")
+        if p_fit.shape[1] != q_fit.shape[1]:
+            raise ValueError(f"p_fit and q_fit must have the same dimension, got {p_fit.shape[1]} and {q_fit.shape[1]}")
+        self.bins = int(bins)
+        pooled = np.vstack([p_fit, q_fit])
+        if len(pooled) > self.QUANTILE_ROWS:
+            pooled = pooled[:: int(math.ceil(len(pooled) / self.QUANTILE_ROWS))]
+        levels = np.arange(1, self.bins) / self.bins
+        self.edges = [np.unique(np.quantile(pooled[:, j], levels)) for j in range(pooled.shape[1])]
+        self.tables = []
+        for j, e in enumerate(self.edges):
+            cp = np.bincount(np.searchsorted(e, p_fit[:, j], side="right"), minlength=len(e) + 1) + 0.5
+            cq = np.bincount(np.searchsorted(e, q_fit[:, j], side="right"), minlength=len(e) + 1) + 0.5
+            self.tables.append(np.log(cp / cp.sum()) - np.log(cq / cq.sum()))
+
+    def __call__(self, samples: np.ndarray) -> np.ndarray:
+        """Scores of ``samples`` (shape (n, d)): an ndarray of shape (n,)."""
+        out = np.zeros(len(samples))
+        for j, (e, r) in enumerate(zip(self.edges, self.tables)):
+            out += r[np.searchsorted(e, samples[:, j], side="right")]
+        return out
+
 
 class ClassifierHockeyStick:
     """Hockey-stick divergence lower bounds from a trained classifier (paper 000, Alg. 5, improved).
@@ -96,6 +163,12 @@ class ClassifierHockeyStick:
         (DP-Sniper's objective, Bichsel et al. 2021), or one region of each (``"both"``: when
         the two thresholds differ, the margin threshold gets 0.8 of the direction's ``beta`` and
         the epsilon threshold 0.2, :data:`~dpaudit.estimators.histogram.VERDICT_SHARE`).
+    marginal_bins : tuple of int or None, default :data:`MARGINAL_BINS`
+        Bin counts per coordinate of the product-of-marginals scores (:class:`MarginalScore`)
+        that compete with the MLP's score: each is fitted on one half of the training samples
+        and its thresholds are chosen on the other half; per direction and objective, the region
+        whose projected objective is largest is certified, and its label names its score.
+        ``None`` uses the MLP alone (the estimator before this option).
 
     Notes
     -----
@@ -117,10 +190,17 @@ class ClassifierHockeyStick:
         device: str = "cpu",
         num_threads: int | None = 1,
         objective: str = "margin",
+        marginal_bins: tuple[int, ...] | None = MARGINAL_BINS,
     ):
         if objective not in ("margin", "both", "epsilon"):
             raise ValueError(f"objective must be 'margin', 'both' or 'epsilon', got {objective!r}")
         self.objective = objective
+        if marginal_bins is not None:
+            bins = tuple(marginal_bins)
+            if not bins or any(isinstance(b, bool) or int(b) != b or b < 2 for b in bins):
+                raise ValueError(f"marginal_bins must be None or integers >= 2, got {marginal_bins!r}")
+            marginal_bins = tuple(int(b) for b in bins)
+        self.marginal_bins = marginal_bins
         self.hidden_sizes = tuple(int(h) for h in hidden_sizes)
         vars(self).update(check_training(
             epochs=epochs, batch_size=batch_size, max_steps=max_steps, learning_rate=learning_rate,
@@ -131,23 +211,24 @@ class ClassifierHockeyStick:
     def _features(self, x: np.ndarray, center: np.ndarray, scale: np.ndarray) -> np.ndarray:
         return zoom_features((x - center) / scale)
 
-    def _train_scorer(self, p_train: np.ndarray, q_train: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray]:
-        """Train the MLP on the training rows and return ``score(samples) -> (n,)`` logits.
+    def _train_scorer(self, p_train: np.ndarray, q_train: np.ndarray,
+                      seed: int) -> tuple[Callable[[np.ndarray], np.ndarray], int, int]:
+        """Train the MLP on the training rows; return ``(score, k_p, k_q)``: ``score(samples) ->
+        (n,)`` logits, trained on the first ``k_p`` rows of ``p_train`` and ``k_q`` of ``q_train``.
 
         Training sees at most ``max_steps * batch_size`` rows, so when the two training parts
-        hold more, a random subset of that many (each part in proportion, seeded by ``seed``)
-        is trained on: every step then still draws fresh rows, and memory stays bounded at any
-        sample size. Scores are computed in chunks of :data:`SCORE_CHUNK` rows for the same
-        reason (the zoom features are 5 times wider than the outputs)."""
+        hold more, only their first rows, that many in all (each part in proportion), are
+        trained on (the caller shuffles the rows, so this is a random subset): every step then
+        still draws fresh rows, memory stays bounded at any sample size, and the rows left over
+        are unseen by the model. Scores are computed in chunks of :data:`SCORE_CHUNK` rows for
+        the same reason (the zoom features are 5 times wider than the outputs)."""
         import torch
 
         cap = self.max_steps * self.batch_size
         n_p, n_q = len(p_train), len(q_train)
         if n_p + n_q > cap:
-            sub = np.random.default_rng(seed)
-            k_p = max(1, int(round(cap * n_p / (n_p + n_q))))
-            p_train = p_train[np.sort(sub.choice(n_p, size=k_p, replace=False))]
-            q_train = q_train[np.sort(sub.choice(n_q, size=max(1, cap - k_p), replace=False))]
+            k_p = min(n_p, max(1, int(round(cap * n_p / (n_p + n_q)))))
+            p_train, q_train = p_train[:k_p], q_train[:max(1, cap - k_p)]
         center, scale = robust_standardiser(np.vstack([p_train, q_train]))
         x = np.vstack([self._features(p_train, center, scale), self._features(q_train, center, scale)])
         y = np.concatenate([np.ones(len(p_train), np.float32), np.zeros(len(q_train), np.float32)])
@@ -175,7 +256,7 @@ class ClassifierHockeyStick:
                 for i in range(0, len(samples), SCORE_CHUNK)
             ])
 
-        return score
+        return score, len(p_train), len(q_train)
 
     # ------------------------------------------------------------------ regions
     @staticmethod
@@ -186,13 +267,14 @@ class ClassifierHockeyStick:
         n_test_out: int,
         targets: list,
         beta: float,
-    ) -> list[float]:
+    ) -> list[tuple[float, float]]:
         """For each target, the threshold ``t`` of the region ``{score > t}`` that maximises its
         objective on the held-out samples as projected from the training counts (rescaled to the
         held-out sizes): the margin over the claim's profile, or the certified epsilon. The
         candidate thresholds and their counts are computed once for all targets. ``s_in`` are
         scores of the distribution whose mass should be large (P for P||Q); ``beta`` is the
-        direction's failure probability (``beta / 2`` per mass bound)."""
+        direction's failure probability (``beta / 2`` per mass bound). Returns ``(t, projected
+        objective)`` per target."""
         pooled = np.unique(np.concatenate([s_in, s_out]))
         if len(pooled) > 2048:
             qs = np.concatenate([np.geomspace(1e-6, 0.5, 1024), 1.0 - np.geomspace(1e-6, 0.5, 1024)])
@@ -210,7 +292,7 @@ class ClassifierHockeyStick:
             # Threshold halfway to the next lower score so ties on the candidate stay inside.
             idx = np.searchsorted(pooled, cands[best])
             below = pooled[idx - 1] if idx > 0 else cands[best] - 1.0
-            out.append(float(0.5 * (below + cands[best])))
+            out.append((float(0.5 * (below + cands[best])), float(values[best])))
         return out
 
     @staticmethod
@@ -285,7 +367,7 @@ class ClassifierHockeyStick:
 
         with torch_threads(self.num_threads):
             t_train = time.perf_counter()
-            scorer = self._train_scorer(p_tr, q_tr, seed=int(rng.integers(2**31 - 1)))
+            scorer, k_p, k_q = self._train_scorer(p_tr, q_tr, seed=int(rng.integers(2**31 - 1)))
             train_seconds = time.perf_counter() - t_train
             s_p_tr, s_q_tr = scorer(p_tr), scorer(q_tr)
             s_p_te, s_q_te = scorer(p_te), scorer(q_te)
@@ -300,31 +382,68 @@ class ClassifierHockeyStick:
 
         margin = RegionTarget.margin(eps_grid, allowed)
         eps_target = RegionTarget.epsilon(delta) if self.objective != "margin" else None
+        targets = [margin] if eps_target is None else [margin, eps_target]
+        # Candidate scores: (label, scores of the rows that choose the thresholds (P, Q), scores
+        # of the rows that evaluate the chosen threshold (P, Q) or None, scorer of the held-out
+        # rows). Candidates compete on their projected objective at the chosen threshold
+        # evaluated on rows that neither fitted the score nor chose the threshold: the best of
+        # ~2000 nested thresholds on weak signals is mostly noise, so the value it was chosen
+        # with is optimistic. The MLP's thresholds are chosen on its training rows and evaluated
+        # on the training rows it never saw when there are enough (else on its own rows, which
+        # favours the MLP). Each product-of-marginals score is fitted on the first third of the
+        # training rows, its thresholds chosen on the second and evaluated on the last.
+        unseen = min(n_tr_p - k_p, n_tr_q - k_q) >= UNSEEN_MIN_ROWS
+        candidates = [("classifier score", s_p_tr, s_q_tr,
+                       (s_p_tr[k_p:], s_q_tr[k_q:]) if unseen else None, None)]
+        a_p, a_q = n_tr_p // 3, n_tr_q // 3
+        b_p, b_q = 2 * n_tr_p // 3, 2 * n_tr_q // 3
+        if self.marginal_bins and min(a_p, a_q) >= MARGINAL_MIN_ROWS:
+            seen = set()
+            for bins in self.marginal_bins:
+                ms = MarginalScore(p_tr[:a_p], q_tr[:a_q], bins)
+                key = tuple(len(e) for e in ms.edges)
+                if key in seen:  # e.g. binary coordinates: every bin count gives the same score
+                    continue
+                seen.add(key)
+                candidates.append((f"product-of-marginals score ({bins} bins per coordinate)",
+                                   ms(p_tr[a_p:b_p]), ms(q_tr[a_q:b_q]), (ms(p_tr[b_p:]), ms(q_tr[b_q:])), ms))
+        test_scores = {0: (s_p_te, s_q_te)}
         first, extra = [], []
         # P||Q: regions {score > t}; Q||P: {score < t} = {-score > -t}
-        for direction, s_in_tr, s_out_tr, s_in_te, s_out_te, sign in (
-            ("P||Q", s_p_tr, s_q_tr, s_p_te, s_q_te, 1.0), ("Q||P", -s_q_tr, -s_p_tr, -s_q_te, -s_p_te, -1.0),
-        ):
-            n_in, n_out = len(s_in_te), len(s_out_te)
+        for direction, sign in (("P||Q", 1.0), ("Q||P", -1.0)):
+            n_in, n_out = (len(p_te), len(q_te)) if sign > 0 else (len(q_te), len(p_te))
+            best = [None] * len(targets)  # per target: (value, candidate index, threshold)
+            for c, (_, c_p, c_q, ev, _) in enumerate(candidates):
+                s_in, s_out = (c_p, c_q) if sign > 0 else (-c_q, -c_p)
+                for i, (t, v) in enumerate(self._choose_thresholds(s_in, s_out, n_in, n_out, targets, beta)):
+                    if ev is not None and len(candidates) > 1:
+                        e_in, e_out = (ev[0], ev[1]) if sign > 0 else (-ev[1], -ev[0])
+                        v = float(projected_scores(
+                            np.count_nonzero(e_in > t), len(e_in), np.count_nonzero(e_out > t), len(e_out),
+                            n_in, n_out, targets[i], beta / 2)[()])
+                    if best[i] is None or v > best[i][0]:
+                        best[i] = (v, c, t)
+            chosen = [(c, t) for _, c, t in best]
             if eps_target is None:
-                (t_m,) = self._choose_thresholds(s_in_tr, s_out_tr, n_in, n_out, [margin], beta)
-                picks = [("", t_m)]
+                picks = [("", *chosen[0])]
+            elif self.objective == "epsilon":
+                picks = [("[max epsilon] ", *chosen[1])]
+            elif chosen[0] == chosen[1]:
+                picks = [("[margin and max epsilon] ", *chosen[0])]
             else:
-                t_m, t_e = self._choose_thresholds(s_in_tr, s_out_tr, n_in, n_out, [margin, eps_target], beta)
-                if self.objective == "epsilon":
-                    picks = [("[max epsilon] ", t_e)]
-                elif t_e == t_m:
-                    picks = [("[margin and max epsilon] ", t_m)]
-                else:
-                    picks = [("[margin] ", t_m), ("[max epsilon] ", t_e)]
+                picks = [("[margin] ", *chosen[0]), ("[max epsilon] ", *chosen[1])]
             shares = [beta] if len(picks) == 1 else [beta * VERDICT_SHARE, beta * (1.0 - VERDICT_SHARE)]
-            bounds = [
-                self._bound_region(
+            bounds = []
+            for (label, c, t), share in zip(picks, shares):
+                if c not in test_scores:
+                    test_scores[c] = (candidates[c][4](p_te), candidates[c][4](q_te))
+                t_p, t_q = test_scores[c]
+                s_in_te, s_out_te = (t_p, t_q) if sign > 0 else (-t_q, -t_p)
+                name = candidates[c][0]
+                bounds.append(self._bound_region(
                     s_in_te, s_out_te, t, epsilon, share, direction, n_train,
-                    label + (f"classifier score > {t:.4g}" if sign > 0 else f"classifier score < {-t:.4g}"),
-                )
-                for (label, t), share in zip(picks, shares)
-            ]
+                    label + (f"{name} > {t:.4g}" if sign > 0 else f"{name} < {-t:.4g}"),
+                ))
             first.append(bounds[0])
             extra.extend(bounds[1:])
         forward, reverse = first
