@@ -97,6 +97,26 @@ def test_classifier_epsilon_objective_certifies_a_sound_bound():
         ClassifierHockeyStick(objective="nope")
 
 
+def test_classifier_epsilon_objective_gives_the_share_to_the_stronger_direction():
+    """objective="epsilon": the two directions' failure probabilities add up to 2 beta (beta per
+    direction, as handed) and 0.95 of it goes to the direction whose region predicts the larger
+    certified epsilon. P = N(0, 1) vs Q = a mixture that puts 20 % of its mass far out on the
+    right: Q||P has a region of huge ratio (the far right), P||Q only a weak one."""
+    rng = np.random.default_rng(5)
+    n = 20_000
+    p = rng.normal(0.0, 1.0, (n, 2))
+    q = rng.normal(0.0, 1.0, (n, 2))
+    far = rng.random(n) < 0.2
+    q[far, 0] += 6.0
+    ev = ClassifierHockeyStick(objective="epsilon", max_steps=200).estimate(p, q, epsilon=0.5, beta=0.05, rng=2)
+    assert ev.forward.beta + ev.reverse.beta == pytest.approx(0.1)
+    assert ev.reverse.beta == pytest.approx(0.095) and ev.forward.beta == pytest.approx(0.005)
+    assert ev.reverse.epsilon_lower_bound(0.0) > 2.0
+    # The margin objective keeps beta per direction.
+    ev = ClassifierHockeyStick(objective="both", max_steps=200).estimate(p, q, epsilon=0.5, beta=0.05, rng=2)
+    assert sum(b.beta for b in ev.bounds) == pytest.approx(0.1)
+
+
 def test_default_tester_paths_and_epsilon_bounds_stay_below_the_truth():
     """The default tester on correct mechanisms at their exact epsilon: exact regions for 1-D and
     discrete outputs, the classifier for continuous vectors; no bound exceeds the true epsilon

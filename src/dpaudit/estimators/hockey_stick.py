@@ -162,7 +162,10 @@ class ClassifierHockeyStick:
         the certified epsilon lower bound at the ``delta`` given to :meth:`estimate`
         (DP-Sniper's objective, Bichsel et al. 2021), or one region of each (``"both"``: when
         the two thresholds differ, the margin threshold gets 0.8 of the direction's ``beta`` and
-        the epsilon threshold 0.2, :data:`~dpaudit.estimators.histogram.VERDICT_SHARE`).
+        the epsilon threshold 0.2, :data:`~dpaudit.estimators.histogram.VERDICT_SHARE`). With
+        ``"epsilon"`` the two directions' failure probabilities (``beta`` each, as handed to
+        :meth:`estimate`) are pooled and shared 0.5/0.5, 0.8/0.2 or 0.95/0.05 toward the
+        direction with the larger predicted certified epsilon (:meth:`_epsilon_shares`).
     marginal_bins : tuple of int or None, default :data:`MARGINAL_BINS`
         Bin counts per coordinate of the product-of-marginals scores (:class:`MarginalScore`)
         that compete with the MLP's score: each is fitted on one half of the training samples
@@ -296,6 +299,28 @@ class ClassifierHockeyStick:
         return out
 
     @staticmethod
+    def _epsilon_shares(plans, target: RegionTarget, beta: float) -> tuple[float, float]:
+        """``objective="epsilon"``: the failure probabilities of the ``P||Q`` and ``Q||P``
+        regions, adding up to ``2 beta`` (``beta`` per direction, as handed). Among the splits
+        (0.5, 0.5), (0.8, 0.2), (0.95, 0.05) and their mirrors, the one with the largest
+        predicted certified epsilon over the two directions: :func:`~.region.projected_scores`
+        of each direction's epsilon region at its share, from the counts it was judged on (shrunk
+        toward no effect, so a region whose ratio is mostly noise does not take the share); as the
+        histogram path does (:meth:`~.histogram.HistogramHockeyStick._direction_shares`). Only
+        training rows decide it, so the bounds stay valid."""
+        best, best_val = (0.5, 0.5), -math.inf
+        for s in (0.5, 0.8, 0.2, 0.95, 0.05):
+            val = -math.inf
+            for (_, _, n_in, n_out, picks), share in zip(plans, (s, 1.0 - s)):
+                k_in, n_fit_in, k_out, n_fit_out = picks[-1][3]
+                val = max(val, float(projected_scores(
+                    np.array([k_in]), max(n_fit_in, 1), np.array([k_out]), max(n_fit_out, 1),
+                    n_in, n_out, target, share * beta)[0]))
+            if val > best_val + 1e-12:
+                best, best_val = (s, 1.0 - s), val
+        return 2.0 * beta * best[0], 2.0 * beta * best[1]
+
+    @staticmethod
     def _bound_region(
         in_test: np.ndarray, out_test: np.ndarray, t: float, epsilon: float, beta: float,
         direction: str, n_train: int, region: str,
@@ -328,7 +353,9 @@ class ClassifierHockeyStick:
         epsilon : float
             Order of the reported divergence, in nats (``>= 0``).
         beta : float
-            Failure probability of **each** direction's bound, in (0, 1).
+            Failure probability of **each** direction's bound, in (0, 1) (with
+            ``objective="epsilon"``: of the two together ``2 beta``, shared by
+            :meth:`_epsilon_shares`).
         delta_profile : callable, optional
             A claim's privacy profile ``eps -> largest allowed H_{e^eps}``; when given, regions
             are chosen to maximise the margin over it on a grid of eps (the bound's validity
@@ -408,22 +435,30 @@ class ClassifierHockeyStick:
                 candidates.append((f"product-of-marginals score ({bins} bins per coordinate)",
                                    ms(p_tr[a_p:b_p]), ms(q_tr[a_q:b_q]), (ms(p_tr[b_p:]), ms(q_tr[b_q:])), ms))
         test_scores = {0: (s_p_te, s_q_te)}
-        first, extra = [], []
+        plans = []  # per direction: (direction, sign, n_in, n_out, best per target)
         # P||Q: regions {score > t}; Q||P: {score < t} = {-score > -t}
         for direction, sign in (("P||Q", 1.0), ("Q||P", -1.0)):
             n_in, n_out = (len(p_te), len(q_te)) if sign > 0 else (len(q_te), len(p_te))
-            best = [None] * len(targets)  # per target: (value, candidate index, threshold)
+            best = [None] * len(targets)  # per target: (value, candidate index, threshold, counts)
             for c, (_, c_p, c_q, ev, _) in enumerate(candidates):
                 s_in, s_out = (c_p, c_q) if sign > 0 else (-c_q, -c_p)
+                e_in, e_out = s_in, s_out
+                if ev is not None and len(candidates) > 1:
+                    e_in, e_out = (ev[0], ev[1]) if sign > 0 else (-ev[1], -ev[0])
                 for i, (t, v) in enumerate(self._choose_thresholds(s_in, s_out, n_in, n_out, targets, beta)):
-                    if ev is not None and len(candidates) > 1:
-                        e_in, e_out = (ev[0], ev[1]) if sign > 0 else (-ev[1], -ev[0])
-                        v = float(projected_scores(
-                            np.count_nonzero(e_in > t), len(e_in), np.count_nonzero(e_out > t), len(e_out),
-                            n_in, n_out, targets[i], beta / 2)[()])
+                    counts = (np.count_nonzero(e_in > t), len(e_in), np.count_nonzero(e_out > t), len(e_out))
+                    if e_in is not s_in:
+                        v = float(projected_scores(*counts, n_in, n_out, targets[i], beta / 2)[()])
                     if best[i] is None or v > best[i][0]:
-                        best[i] = (v, c, t)
-            chosen = [(c, t) for _, c, t in best]
+                        best[i] = (v, c, t, counts)
+            plans.append((direction, sign, n_in, n_out, best))
+        if self.objective == "epsilon":
+            shares = self._epsilon_shares(plans, eps_target, beta)
+        else:
+            shares = (beta, beta)
+        first, extra = [], []
+        for (direction, sign, n_in, n_out, best), total in zip(plans, shares):
+            chosen = [(c, t) for _, c, t, _ in best]
             if eps_target is None:
                 picks = [("", *chosen[0])]
             elif self.objective == "epsilon":
@@ -432,9 +467,9 @@ class ClassifierHockeyStick:
                 picks = [("[margin and max epsilon] ", *chosen[0])]
             else:
                 picks = [("[margin] ", *chosen[0]), ("[max epsilon] ", *chosen[1])]
-            shares = [beta] if len(picks) == 1 else [beta * VERDICT_SHARE, beta * (1.0 - VERDICT_SHARE)]
+            split = [total] if len(picks) == 1 else [total * VERDICT_SHARE, total * (1.0 - VERDICT_SHARE)]
             bounds = []
-            for (label, c, t), share in zip(picks, shares):
+            for (label, c, t), share in zip(picks, split):
                 if c not in test_scores:
                     test_scores[c] = (candidates[c][4](p_te), candidates[c][4](q_te))
                 t_p, t_q = test_scores[c]
