@@ -498,3 +498,30 @@ def test_fit_is_seeded_and_leaves_torch_global_state_alone():
     assert torch.equal(state, torch.random.get_rng_state())
     assert np.array_equal(g1(p), g2(p))
     assert not np.array_equal(g1(p), est.fit_function(p, q, 2.0, seed=4)(p))
+
+
+def test_fit_trains_on_a_bounded_subset_and_scores_in_chunks(monkeypatch):
+    """Large training parts: the MLP's features are built for at most max_steps * batch_size rows
+    of each sample (a seeded subset: what its mini-batches could touch), and g scores in chunks
+    with the same values as at once (to float32 rounding), so memory stays bounded at 10M+ rows."""
+    import dpaudit.estimators.renyi as rn
+
+    rng = np.random.default_rng(1)
+    p, q = rng.normal(size=(3000, 2)), rng.normal(0.5, 1.0, size=(3000, 2))
+    est = VariationalRenyi(max_steps=10, batch_size=64, hidden_sizes=(4,))  # cap: 640 < 3000 rows
+    rows = []
+    real = est._features
+
+    def spy(x, center, scale):
+        rows.append(len(x))
+        return real(x, center, scale)
+
+    monkeypatch.setattr(est, "_features", spy)
+    g = est.fit_function(p, q, 2.0, seed=3)
+    assert rows == [640, 640]  # the training features: the cap, not the 3000 rows
+    g2 = est.fit_function(p, q, 2.0, seed=3)
+    whole = g(p)
+    assert np.array_equal(whole, g2(p))  # seeded subset
+    monkeypatch.setattr(rn, "SCORE_CHUNK", 100)  # 30 chunks instead of one
+    np.testing.assert_allclose(g(p), whole, rtol=1e-5, atol=1e-6)  # float32 matrix blocking may differ
+    assert len(g(p[:0])) == 0

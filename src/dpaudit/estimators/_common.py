@@ -10,10 +10,14 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["ZOOM", "robust_standardiser", "smallest_int", "zoom_features"]
+__all__ = ["SCORE_CHUNK", "ZOOM", "robust_standardiser", "smallest_int", "zoom_features"]
 
 ZOOM = (1.0, 10.0, 100.0, 1000.0)
 """Zoom levels ``c`` of the ``asinh(c z)`` features (:func:`zoom_features`)."""
+
+
+SCORE_CHUNK = 1 << 18
+"""Rows whose features are built and scored at a time by the trained estimators (bounds memory)."""
 
 
 def robust_standardiser(pooled: np.ndarray, *, center: bool = True) -> tuple[np.ndarray | None, np.ndarray]:

@@ -33,7 +33,7 @@ import numpy as np
 
 from .._torch import check_training, epoch_batches, mlp, predict, torch_threads, train
 from .._validate import as_rng, check_epsilon, check_probability
-from ._common import robust_standardiser, zoom_features
+from ._common import SCORE_CHUNK, robust_standardiser, zoom_features
 from .base import check_sample_pair, profile_grid
 from .histogram import VERDICT_SHARE
 from .region import BothDirections, HockeyStickBound, RegionTarget, projected_scores
@@ -67,9 +67,6 @@ class HockeyStickEvidence(BothDirections):
         """``(forward, reverse, *extra)``: every certified region's bound."""
         return (self.forward, self.reverse) + tuple(self.extra)
 
-
-SCORE_CHUNK = 1 << 18
-"""Rows whose features are built and scored at a time by the classifier (bounds memory)."""
 
 MARGINAL_BINS = (2, 4, 8, 16, 32)
 """Bin counts per coordinate tried for the product-of-marginals score (:class:`MarginalScore`)."""

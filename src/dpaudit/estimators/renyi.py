@@ -42,7 +42,7 @@ import numpy as np
 from .._validate import check_alpha, check_int, check_positive, check_probability
 from .._torch import check_training, mlp, predict, torch_threads, train
 from ..bounds import empirical_bernstein_lower
-from ._common import robust_standardiser, smallest_int, zoom_features
+from ._common import SCORE_CHUNK, robust_standardiser, smallest_int, zoom_features
 from .base import DivergenceBound, check_sample_pair, register_bound_type
 
 __all__ = [
@@ -607,6 +607,17 @@ class VariationalRenyi:
 
         if self.function_class == "chebyshev" and p_train.shape[1] != 1:
             raise ValueError(f"the Chebyshev function class needs 1-D outputs, got output_dim {p_train.shape[1]}")
+        if self.function_class != "chebyshev":
+            # Mini-batch training touches at most max_steps * batch_size rows of each sample, so
+            # larger training parts are cut to a seeded random subset of that many rows: the
+            # features of 10M rows would not fit in memory, and the subset is what training
+            # could see anyway.
+            cap = self.max_steps * self.batch_size
+            sub = np.random.default_rng([seed, 1])
+            if len(p_train) > cap:
+                p_train = p_train[np.sort(sub.choice(len(p_train), size=cap, replace=False))]
+            if len(q_train) > cap:
+                q_train = q_train[np.sort(sub.choice(len(q_train), size=cap, replace=False))]
         center, scale = robust_standardiser(np.vstack([p_train, q_train]))
         fp = torch.from_numpy(self._features(p_train, center, scale))
         fq = torch.from_numpy(self._features(q_train, center, scale))
@@ -657,8 +668,13 @@ class VariationalRenyi:
                           learning_rate=self.learning_rate, device=device)
 
         def g(samples: np.ndarray) -> np.ndarray:
-            return predict(lambda f: bound * torch.tanh(model(f).squeeze(1) / bound),
-                           self._features(samples, center, scale), device)
+            if len(samples) == 0:
+                return np.zeros(0)
+            return np.concatenate([  # in chunks: the features are 5 times wider than the outputs
+                predict(lambda f: bound * torch.tanh(model(f).squeeze(1) / bound),
+                        self._features(samples[i:i + SCORE_CHUNK], center, scale), device)
+                for i in range(0, len(samples), SCORE_CHUNK)
+            ])
 
         return g
 
