@@ -51,7 +51,7 @@ from dpaudit.mechanisms import draw
 from dpaudit.mechanisms import zoo
 from dpaudit.mechanisms.zoo import dpsniper as dps
 from dpaudit.estimators.histogram import HistogramHockeyStick
-from dpaudit.estimators.hockey_stick import ClassifierHockeyStick
+from dpaudit.estimators.hockey_stick import ESTIMATE_TRAINING, ClassifierHockeyStick
 from dpaudit.testers import HockeyStickTester, default_tester_name, make_tester
 
 MODE = {"estimate": True}
@@ -88,7 +88,7 @@ def run_cell(entry, n_per: int, beta: float, repeat: int) -> dict:
     mechanism = entry.mechanism(EPS)
     if MODE["estimate"]:  # what `dpaudit test --estimate` runs: all of beta on epsilon regions
         tester_name = "hockey-stick --estimate"
-        tester = HockeyStickTester(ClassifierHockeyStick(objective="epsilon"),
+        tester = HockeyStickTester(ClassifierHockeyStick(objective="epsilon", **ESTIMATE_TRAINING),
                                    region_estimator=HistogramHockeyStick(objective="epsilon"))
     else:
         tester_name = default_tester_name(claim)

@@ -157,6 +157,21 @@ def test_cli_estimate_reports_the_certified_epsilon(tmp_path):
     assert res.exit_code != 0 and "--stages" in res.output
 
 
+def test_cli_estimate_trains_the_larger_classifier():
+    """--estimate's classifier gets ESTIMATE_TRAINING (wider, more steps: epsilon regions are
+    extreme tails); the test's default classifier keeps the constructor's budget."""
+    from dpaudit.cli.app import _estimate_tester
+    from dpaudit.estimators.hockey_stick import ESTIMATE_TRAINING
+    from dpaudit.privacy.claims import PureDP
+    from dpaudit.testers import HockeyStickTester
+
+    est = _estimate_tester(PureDP(0.5), None, "cpu", "off", False).estimator
+    assert est.objective == "epsilon"
+    assert est.hidden_sizes == ESTIMATE_TRAINING["hidden_sizes"] and est.max_steps == ESTIMATE_TRAINING["max_steps"]
+    default = HockeyStickTester().estimator
+    assert (default.hidden_sizes, default.max_steps) == ((32, 32), 1500)
+
+
 def _chosen(k_in, k_out, n_fit=200_000, n_cert=800_000):
     """One direction's ``choose_direction_regions`` tuple: a 2-cell region mask on cell 0."""
     in_tr = np.array([k_in, n_fit - k_in], dtype=float)

@@ -573,7 +573,7 @@ def _estimate_tester(claim, tester_name, device: str, stages: str, stages_given:
     """The hockey-stick tester of ``dpaudit test --estimate``: every region maximises the certified
     epsilon (``objective="epsilon"`` for both the exact regions and the classifier)."""
     from ..estimators.histogram import HistogramHockeyStick
-    from ..estimators.hockey_stick import ClassifierHockeyStick
+    from ..estimators.hockey_stick import ESTIMATE_TRAINING, ClassifierHockeyStick
     from ..privacy.claims import RenyiDP
     from ..testers import HockeyStickTester
 
@@ -584,7 +584,7 @@ def _estimate_tester(claim, tester_name, device: str, stages: str, stages_given:
     if stages_given and stages not in ("off", "none"):
         raise DPAuditError(f"--estimate runs every trial at its full --samples: it cannot be combined with --stages {stages}")
     return HockeyStickTester(
-        ClassifierHockeyStick(device=device, objective="epsilon"),
+        ClassifierHockeyStick(device=device, objective="epsilon", **ESTIMATE_TRAINING),
         region_estimator=HistogramHockeyStick(objective="epsilon"),
     )
 
