@@ -76,6 +76,12 @@ the one with the smallest held-out logistic loss competes with the MLP."""
 MARGINAL_MIN_ROWS = 100
 """Fewest training rows per sample and fold for which the product-of-marginals score is tried."""
 
+TRAIN_ROWS = 3_000_000
+"""Most rows (both samples together) the MLP trains on, whatever its steps: their features (5
+floats per output coordinate) must fit in memory next to samples of 10M rows per dataset. With
+:data:`ESTIMATE_TRAINING`'s 6,000 steps of 1,024 rows that is two passes; the defaults' 1,500
+steps see 1.5M rows, below it."""
+
 ESTIMATE_TRAINING = {"hidden_sizes": (64, 64), "max_steps": 6000}
 """The classifier's training budget when the certified epsilon is the goal (``dpaudit test
 --estimate``; the constructor's defaults serve the verdict). The best epsilon regions are extreme
@@ -229,21 +235,27 @@ class ClassifierHockeyStick:
         """Train the MLP on the training rows; return ``(score, k_p, k_q)``: ``score(samples) ->
         (n,)`` logits, trained on the first ``k_p`` rows of ``p_train`` and ``k_q`` of ``q_train``.
 
-        Training sees at most ``max_steps * batch_size`` rows, so when the two training parts
-        hold more, only their first rows, that many in all (each part in proportion), are
-        trained on (the caller shuffles the rows, so this is a random subset): every step then
+        Training sees at most ``max_steps * batch_size`` rows (and at most :data:`TRAIN_ROWS`),
+        so when the two training parts hold more, only their first rows, that many in all (each
+        part in proportion), are trained on (the caller shuffles the rows, so this is a random subset): every step then
         still draws fresh rows, memory stays bounded at any sample size, and the rows left over
         are unseen by the model. Scores are computed in chunks of :data:`SCORE_CHUNK` rows for
         the same reason (the zoom features are 5 times wider than the outputs)."""
         import torch
 
-        cap = self.max_steps * self.batch_size
+        cap = min(self.max_steps * self.batch_size, TRAIN_ROWS)
         n_p, n_q = len(p_train), len(q_train)
         if n_p + n_q > cap:
             k_p = min(n_p, max(1, int(round(cap * n_p / (n_p + n_q)))))
             p_train, q_train = p_train[:k_p], q_train[:max(1, cap - k_p)]
         center, scale = robust_standardiser(np.vstack([p_train, q_train]))
-        x = np.vstack([self._features(p_train, center, scale), self._features(q_train, center, scale)])
+        # Features written chunk by chunk into one array (no stacked copies of a 5x wider array).
+        width = self._features(p_train[:1], center, scale).shape[1]
+        x = np.empty((len(p_train) + len(q_train), width), dtype=np.float32)
+        for offset, part in ((0, p_train), (len(p_train), q_train)):
+            for i in range(0, len(part), SCORE_CHUNK):
+                chunk = part[i:i + SCORE_CHUNK]
+                x[offset + i:offset + i + len(chunk)] = self._features(chunk, center, scale)
         y = np.concatenate([np.ones(len(p_train), np.float32), np.zeros(len(q_train), np.float32)])
         pos_weight = len(q_train) / len(p_train)  # balance the classes
 
