@@ -587,7 +587,10 @@ class VariationalRenyi:
         self, p_train: np.ndarray, q_train: np.ndarray, alpha: float, seed: int, bound: float | None = None
     ) -> Callable[[np.ndarray], np.ndarray]:
         """Fit ``g`` (values in ``(-train_bound, train_bound)``) by maximising the empirical
-        ``R^g_alpha(P||Q) + R^{-g}_alpha(Q||P)`` on the training samples.
+        ``R^g_alpha(P||Q) + R^{-g}_alpha(Q||P)`` on the training samples. The MLP function
+        class trains on at most ``max_steps * batch_size`` rows of each sample (a random subset
+        seeded by ``seed``: what its mini-batches can touch), so memory stays bounded; ``g``
+        scores in chunks of :data:`~dpaudit.estimators._common.SCORE_CHUNK` rows.
 
         Parameters
         ----------
