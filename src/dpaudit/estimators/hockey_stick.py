@@ -117,6 +117,14 @@ class MarginalScore:
     ------
     ValueError
         For ``bins < 2`` or samples of different dimensions.
+
+    Notes
+    -----
+    Source: the density ratio of product measures factorises over the coordinates, so its level
+    sets are the Neyman–Pearson regions (paper 000, eq. (11)); the regions ``{s > t}`` are then
+    chosen and certified as the classifier's (module docstring). A naive-Bayes score in the
+    classification literature; here it only proposes regions, so a dependent output costs power
+    (the MLP's region wins then), never validity.
     """
 
     QUANTILE_ROWS = 200_000  # quantiles of at most this many pooled rows (seeded by position)
