@@ -99,6 +99,8 @@ from .region import (
     ScoreAudit,
     best_case_margin,
     certify_regions,
+    DIRECTION_SPLITS,
+    epsilon_direction_split,
     RegionTarget,
     projected_mass_bounds,
     predicted_rejection,
@@ -944,26 +946,18 @@ class HistogramHockeyStick:
           directions, :func:`~.region.projected_scores` of each direction's region at its share
           (choosing counts shrunk toward no effect first, so a direction whose ratio is mostly
           selection noise does not take the share). As the prediction grows with the share,
-          this gives 0.95 to the direction with the larger prediction.
+          this gives 0.95 to the direction with the larger prediction
+          (:func:`~.region.epsilon_direction_split`, shared with the classifier path).
 
         Since only training samples decide it, the held-out bounds stay valid and their failure
         probabilities add up to ``beta``.
         """
-        splits = (0.5, 0.8, 0.2, 0.95, 0.05)
         if target is not None and target.kind == "epsilon":
-            best, best_val = (0.5, 0.5), -math.inf
-            for s in splits:
-                val = -math.inf
-                for (pick, mask, n_in, n_out, in_tr, out_tr), share in zip(chosen, (s, 1.0 - s)):
-                    k_in, k_out = float(in_tr[mask].sum()), float(out_tr[mask].sum())
-                    score = projected_scores(np.array([k_in]), max(int(in_tr.sum()), 1), np.array([k_out]),
-                                             max(int(out_tr.sum()), 1), n_in, n_out, target, share * beta / 2)
-                    val = max(val, float(score[0]))
-                if val > best_val + 1e-12:
-                    best, best_val = (s, 1.0 - s), val
-            return best
+            return epsilon_direction_split(
+                [(in_tr[mask].sum(), in_tr.sum(), out_tr[mask].sum(), out_tr.sum(), n_in, n_out)
+                 for (pick, mask, n_in, n_out, in_tr, out_tr) in chosen], beta, target)
         best, best_val = (0.5, 0.5), -math.inf
-        for s in splits:
+        for s in DIRECTION_SPLITS:
             miss = 1.0
             for (pick, mask, n_in, n_out, in_tr, out_tr), share in zip(chosen, (s, 1.0 - s)):
                 f_in = min(in_tr[mask].sum() / max(in_tr.sum(), 1), 1.0)

@@ -37,7 +37,7 @@ from .._validate import as_rng, check_epsilon, check_probability
 from ._common import SCORE_CHUNK, robust_standardiser, zoom_features
 from .base import check_sample_pair, profile_grid
 from .histogram import VERDICT_SHARE
-from .region import BothDirections, HockeyStickBound, RegionTarget, projected_scores
+from .region import BothDirections, HockeyStickBound, RegionTarget, epsilon_direction_split, projected_scores
 
 __all__ = ["ClassifierHockeyStick", "ESTIMATE_TRAINING", "HockeyStickEvidence", "MarginalScore", "hockey_stick_lower_bound"]
 
@@ -91,8 +91,9 @@ on DP-Sniper's SVT34Parallel at 4M samples per dataset, 1,500 steps of (32, 32) 
 affected by the steps (training stops after ``epochs`` passes)."""
 
 UNSEEN_MIN_ROWS = 50_000
-"""Training rows per sample left unseen by the MLP (its training cap is ``max_steps *
-batch_size`` rows) from which its thresholds are chosen on those rows instead of its own."""
+"""Training rows per sample left unseen by the MLP (it trains on at most ``max_steps *
+batch_size`` rows) from which its chosen thresholds are judged on those rows, not on its own,
+when it competes with the product-of-marginals score."""
 
 
 class MarginalScore:
@@ -335,20 +336,12 @@ class ClassifierHockeyStick:
         (0.5, 0.5), (0.8, 0.2), (0.95, 0.05) and their mirrors, the one with the largest
         predicted certified epsilon over the two directions: :func:`~.region.projected_scores`
         of each direction's epsilon region at its share, from the counts it was judged on (shrunk
-        toward no effect, so a region whose ratio is mostly noise does not take the share); as the
-        histogram path does (:meth:`~.histogram.HistogramHockeyStick._direction_shares`). Only
+        toward no effect, so a region whose ratio is mostly noise does not take the share), by
+        :func:`~.region.epsilon_direction_split` as the histogram path does. Only
         training rows decide it, so the bounds stay valid."""
-        best, best_val = (0.5, 0.5), -math.inf
-        for s in (0.5, 0.8, 0.2, 0.95, 0.05):
-            val = -math.inf
-            for (_, _, n_in, n_out, picks), share in zip(plans, (s, 1.0 - s)):
-                k_in, n_fit_in, k_out, n_fit_out = picks[-1][3]
-                val = max(val, float(projected_scores(
-                    np.array([k_in]), max(n_fit_in, 1), np.array([k_out]), max(n_fit_out, 1),
-                    n_in, n_out, target, share * beta)[0]))
-            if val > best_val + 1e-12:
-                best, best_val = (s, 1.0 - s), val
-        return 2.0 * beta * best[0], 2.0 * beta * best[1]
+        s_fwd, s_rev = epsilon_direction_split(
+            [(*picks[-1][3], n_in, n_out) for (_, _, n_in, n_out, picks) in plans], 2.0 * beta, target)
+        return 2.0 * beta * s_fwd, 2.0 * beta * s_rev
 
     @staticmethod
     def _bound_region(

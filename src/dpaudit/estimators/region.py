@@ -47,6 +47,7 @@ __all__ = [
     "ScoreAudit",
     "best_case_margin",
     "certify_regions",
+    "epsilon_direction_split",
     "lower_convex_hull",
     "pareto_front",
     "predicted_rejection",
@@ -178,6 +179,47 @@ def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
         k_out = clopper_pearson_upper(k_out, n_fit_out, EPSILON_SHRINK) * n_fit_out
     p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
     return target.score(p_lo, q_hi)
+
+
+DIRECTION_SPLITS = (0.5, 0.8, 0.2, 0.95, 0.05)
+"""The candidate shares of beta for ``P||Q`` (``Q||P`` gets the rest), chosen from selection counts."""
+
+
+def epsilon_direction_split(directions, beta: float, target: RegionTarget) -> tuple[float, float]:
+    """The split of ``beta`` (both directions together) between ``P||Q`` and ``Q||P`` with the
+    largest predicted certified epsilon: among :data:`DIRECTION_SPLITS`, the one maximising the
+    larger of the two directions' :func:`projected_scores` at their share (choosing counts shrunk
+    toward no effect first, so a direction whose ratio is mostly selection noise does not take
+    the share). As the prediction grows with the share, this gives 0.95 to the direction with the
+    larger prediction. Selection counts only, so the certified bounds keep their level.
+
+    Parameters
+    ----------
+    directions : sequence of 2 tuples ``(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out)``
+        Per direction (``P||Q`` first): the epsilon region's choosing counts of the distribution
+        whose mass should be large and of the other, the rows they were counted on, and the
+        certifying sample sizes.
+    beta : float
+        Failure probability of both directions together; each Clopper–Pearson bound of a
+        direction gets half its share.
+    target : RegionTarget
+        The epsilon objective.
+
+    Returns
+    -------
+    (float, float)
+        The shares (fractions of ``beta``) of ``P||Q`` and ``Q||P``; they add up to 1.
+    """
+    best, best_val = (0.5, 0.5), -math.inf
+    for s in DIRECTION_SPLITS:
+        val = -math.inf
+        for (k_in, n_fit_in, k_out, n_fit_out, n_in, n_out), share in zip(directions, (s, 1.0 - s)):
+            score = projected_scores(np.array([float(k_in)]), max(int(n_fit_in), 1), np.array([float(k_out)]),
+                                     max(int(n_fit_out), 1), n_in, n_out, target, share * beta / 2)
+            val = max(val, float(score[0]))
+        if val > best_val + 1e-12:
+            best, best_val = (s, 1.0 - s), val
+    return best
 
 
 def predicted_rejection(f_in: float, f_out: float, n_in: int, n_out: int, eps_grid, allowed,
