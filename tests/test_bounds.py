@@ -14,7 +14,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.bounds import clopper_pearson_lower, clopper_pearson_upper, hoeffding_lower
+from dpaudit.bounds import (
+    POISSON_MISS,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    hoeffding_lower,
+    poisson_rate,
+    poisson_ratio_lower,
+    poisson_sample_size,
+)
+
+from _harness import assert_rate_at_most
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 100, 5000])
@@ -117,3 +127,74 @@ def test_hoeffding_lower_formula_and_errors():
         hoeffding_lower(0.5, 0, 0.05)
     with pytest.raises(ValueError, match="beta"):
         hoeffding_lower(0.5, 10, 1.0)
+
+
+# --------------------------------------------------------------------------- the ratio test
+@pytest.mark.parametrize("n", [1, 10, 1000, 250_000, 10_000_000])
+def test_poisson_rate_is_the_largest_with_the_miss_probability(n):
+    lam = poisson_rate(n)
+    assert 0.0 < lam <= n
+    assert stats.poisson.sf(n, lam) <= POISSON_MISS * (1 + 1e-6)
+    assert stats.poisson.sf(n, lam * (1 + 1e-6) + 1e-9) > POISSON_MISS * (1 - 1e-4)  # largest such rate
+    if n >= 1000:  # n - O(sqrt(n)) rows: about 3.7 standard deviations at miss = 1e-4
+        assert n - 4.5 * math.sqrt(n) < lam < n - 3.0 * math.sqrt(n)
+
+
+def test_poisson_sample_size_draws_from_the_rate():
+    rng = np.random.default_rng(0)
+    draws = [poisson_sample_size(5000, rng) for _ in range(4000)]
+    lam = draws[0][1]
+    sizes = np.array([d[0] for d in draws])
+    assert all(d[1] == lam for d in draws) and np.all(sizes <= 5000)
+    assert abs(sizes.mean() - lam) < 4 * math.sqrt(lam / len(sizes))
+
+
+@pytest.mark.parametrize("rho", [0.2, 1.0, 1.105, 3.0])
+@pytest.mark.parametrize("rates", [(1000.0, 1000.0), (900.0, 1300.0)])
+@pytest.mark.parametrize("beta", [0.01, 0.1, 0.4])
+def test_ratio_bound_has_exact_conditional_coverage(rho, rates, beta):
+    """Given x + y = k, P[bound > p/q] <= beta, computed exactly over x ~ Binomial(k, pi)."""
+    lam_x, lam_y = rates
+    pi = lam_x * rho / (lam_x * rho + lam_y)
+    for k in (1, 2, 5, 40, 300):
+        x = np.arange(k + 1)
+        lo = poisson_ratio_lower(x, lam_x, k - x, lam_y, beta)
+        miss = stats.binom.pmf(x, k, pi)[lo > rho].sum()
+        assert miss <= beta + 1e-12
+        assert np.all(np.diff(lo) > 0)  # increasing in x at fixed k: not trivially conservative
+        assert lo[0] == 0.0
+
+
+@pytest.mark.parametrize("p, q", [(0.01, 0.009), (0.3, 0.27), (0.002, 0.002), (0.05, 0.02)])
+def test_ratio_bound_covers_binomial_rows_with_poissonised_sizes(p, q):
+    """The whole procedure as the estimators run it: n i.i.d. rows per sample, the first
+    N ~ Poisson(poisson_rate(n)) of them counted; the bound exceeds P(S)/Q(S) at most beta of the time."""
+    rng = np.random.default_rng(11)
+    n, beta, trials, fails = 4000, 0.1, 3000, 0
+    for _ in range(trials):
+        a, b = rng.random(n) < p, rng.random(n) < q
+        (big_a, lam_a), (big_b, lam_b) = poisson_sample_size(n, rng), poisson_sample_size(n, rng)
+        if big_a <= n and big_b <= n:
+            fails += poisson_ratio_lower(a[:big_a].sum(), lam_a, b[:big_b].sum(), lam_b, beta) > p / q
+    assert_rate_at_most(fails, trials, beta, what="ratio bounds above P(S)/Q(S)")
+
+
+def test_ratio_bound_is_tighter_than_two_mass_bounds_on_small_regions():
+    """ln(p/q) = 0.1 on a region of mass 1e-3, 10M rows: one test at beta beats two CP bounds at beta/2."""
+    n, beta = 10_000_000, 0.1
+    x, y = 1e-3 * n, 1e-3 * n * math.exp(-0.1)
+    lam = poisson_rate(n)
+    two = math.log(clopper_pearson_lower(x, n, beta / 2) / clopper_pearson_upper(y, n, beta / 2))
+    one = math.log(poisson_ratio_lower(x * lam / n, lam, y * lam / n, lam, beta))
+    assert one > two + 0.005 and one < 0.1
+
+
+def test_ratio_bound_rejects_invalid_input():
+    with pytest.raises(ValueError, match="counts"):
+        poisson_ratio_lower(-1, 10.0, 3, 10.0, 0.1)
+    with pytest.raises(ValueError, match="rates"):
+        poisson_ratio_lower(1, 0.0, 3, 10.0, 0.1)
+    with pytest.raises(ValueError, match="beta"):
+        poisson_ratio_lower(1, 1.0, 3, 10.0, 1.5)
+    with pytest.raises(ValueError, match="n must"):
+        poisson_rate(-3)

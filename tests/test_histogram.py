@@ -25,7 +25,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.bounds import clopper_pearson_lower, clopper_pearson_upper, empirical_tv_upper, empirical_tv_upper_plugin
+from dpaudit.bounds import (
+    clopper_pearson_lower, clopper_pearson_upper, empirical_tv_upper, empirical_tv_upper_plugin, poisson_rate,
+    poisson_ratio_lower,
+)
+from dpaudit.estimators.region import RATIO_SHARE
 from dpaudit.privacy.claims import ApproxDP, PureDP, RenyiDP
 from dpaudit.estimators.base import bound_from_dict
 from dpaudit.estimators.histogram import (
@@ -158,9 +162,18 @@ def test_split_bound_fields_are_consistent():
         assert b.direction == direction and b.tolerance == "split" and b.mode == "discrete"
         assert any(b.beta == pytest.approx(s * beta) for s in (0.5, 0.8, 0.2, 0.95, 0.05))
         assert b.n_test_p == 2000 and b.n_test_q == 2000 and b.n_train == 4000
-        assert b.p_mass_lower == clopper_pearson_lower(b.p_count, b.n_test_p, b.beta / 2)
-        assert b.q_mass_upper == clopper_pearson_upper(b.q_count, b.n_test_q, b.beta / 2)
-        assert b.lower == pytest.approx(b.p_mass_lower - math.exp(eps) * b.q_mass_upper, abs=1e-15)
+        mass_beta = b.beta if b.ratio_lower is None else (1.0 - RATIO_SHARE) * b.beta
+        assert b.p_mass_lower == clopper_pearson_lower(b.p_count, b.n_test_p, mass_beta / 2)
+        assert b.q_mass_upper == clopper_pearson_upper(b.q_count, b.n_test_q, mass_beta / 2)
+        plain = b.p_mass_lower - math.exp(eps) * b.q_mass_upper
+        if b.ratio_lower is None:
+            assert b.lower == pytest.approx(plain, abs=1e-15)
+        else:  # the ratio test: its own bound on P(S)/Q(S) from the Poissonised counts
+            assert b.ratio_lower == poisson_ratio_lower(b.poisson_p_count, b.poisson_rate_p, b.poisson_q_count,
+                                                        b.poisson_rate_q, RATIO_SHARE * b.beta)
+            assert b.poisson_rate_p == poisson_rate(2000) and b.poisson_p_count <= b.p_count and b.poisson_q_count <= b.q_count
+            with_ratio = b.p_mass_lower * (1.0 - math.exp(eps) / b.ratio_lower)
+            assert b.lower == pytest.approx(max(plain, with_ratio), abs=1e-15)
         assert b.delta_lower_bound(eps) == pytest.approx(b.lower, abs=1e-15)
         assert b.estimate == pytest.approx(b.p_count / 2000 - math.exp(eps) * b.q_count / 2000)
         assert b.region.startswith("output in {")

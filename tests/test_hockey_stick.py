@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.bounds import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.bounds import clopper_pearson_lower, clopper_pearson_upper, poisson_rate, poisson_ratio_lower
+from dpaudit.estimators.region import RATIO_SHARE
 from dpaudit.estimators import ClassifierHockeyStick, HockeyStickBound, bound_from_dict, hockey_stick_lower_bound
 
 from _harness import assert_rate_at_most
@@ -96,8 +97,9 @@ def test_bound_fields_are_consistent():
     """lower = P_lo - e^eps Q_hi with Clopper–Pearson at beta/2 each on the held-out counts."""
     eps, beta = 0.3, 0.1
     p, q = gaussian_samples(3000, 1.0, seed=3)
-    ev = ClassifierHockeyStick(epochs=3).estimate(p, q, epsilon=eps, beta=beta, rng=4)
+    ev = ClassifierHockeyStick(epochs=3, ratio_test=False).estimate(p, q, epsilon=eps, beta=beta, rng=4)
     for b in (ev.forward, ev.reverse):
+        assert b.ratio_lower is None and b.poisson_p_count is None
         assert b.divergence == "hockey-stick" and b.epsilon == eps and b.beta == beta
         assert b.n_test_p == 1500 and b.n_test_q == 1500 and b.n_train == 3000
         assert 0 <= b.p_count <= b.n_test_p and 0 <= b.q_count <= b.n_test_q
@@ -110,6 +112,30 @@ def test_bound_fields_are_consistent():
         assert b.region.startswith(("classifier score", "product-of-marginals score"))
         d = b.to_dict()
         assert bound_from_dict(d) == b and d["type"] == "HockeyStickBound"
+
+
+def test_ratio_certified_fields_are_consistent():
+    """The ratio test (small tail regions of a Laplace shift, epsilon objective): its bound on
+    P(S)/Q(S) from the Poissonised counts at RATIO_SHARE of beta, the mass bounds at the rest."""
+    eps, beta = 0.1, 0.1
+    p, q = laplace_samples(40_000, seed=5)
+    ev = ClassifierHockeyStick(epochs=3, objective="epsilon").estimate(p, q, epsilon=eps, beta=beta, rng=6)
+    ratio = [b for b in ev.bounds if b.ratio_lower is not None]
+    assert ratio, "the ratio test is never chosen on tail regions"
+    for b in ratio:
+        lam_p, lam_q = poisson_rate(b.n_test_p), poisson_rate(b.n_test_q)
+        assert (b.poisson_rate_p, b.poisson_rate_q) == (lam_p, lam_q)
+        assert 0 <= b.poisson_p_count <= b.p_count and 0 <= b.poisson_q_count <= b.q_count
+        assert b.ratio_lower == poisson_ratio_lower(b.poisson_p_count, lam_p, b.poisson_q_count, lam_q,
+                                                    RATIO_SHARE * b.beta)
+        mass_beta = (1.0 - RATIO_SHARE) * b.beta / 2
+        assert b.p_mass_lower == clopper_pearson_lower(b.p_count, b.n_test_p, mass_beta)
+        assert b.q_mass_upper == clopper_pearson_upper(b.q_count, b.n_test_q, mass_beta)
+        plain = b.p_mass_lower - math.exp(eps) * b.q_mass_upper
+        assert b.lower == pytest.approx(max(plain, b.p_mass_lower * (1 - math.exp(eps) / b.ratio_lower)), abs=1e-15)
+        plain_eps = math.log(b.p_mass_lower / b.q_mass_upper)
+        assert b.epsilon_lower_bound(0.0) == pytest.approx(max(0.0, plain_eps, math.log(b.ratio_lower)))
+        assert bound_from_dict(b.to_dict()) == b
 
 
 def test_identical_distributions_give_no_evidence():

@@ -91,6 +91,7 @@ from ..bounds import (
     canonne_tv_upper,
     empirical_tv_upper,
     empirical_tv_upper_plugin,
+    poisson_sample_size,
 )
 from .base import NotApplicable, check_sample_pair, check_scores, profile_targets, register_bound_type
 from .region import (
@@ -504,8 +505,9 @@ _SPLIT_BIN_COUNTS = (8, 16, 32, 64, 128, 256, 512, 1024)
 def _split_counts(cells: _Cells, parts: dict, *, folds: bool) -> dict:
     """Cell counts of the training and held-out samples (and of two training folds).
 
-    ``parts`` maps ``p_tr, q_tr, p_ev, q_ev`` (and ``p_f0, p_f1, q_f0, q_f1``, the training folds)
-    to sample arrays; in binned mode they are sorted 1-D arrays, so each count costs
+    ``parts`` maps ``p_tr, q_tr, p_ev, q_ev`` (and ``p_f0, p_f1, q_f0, q_f1``, the training folds;
+    ``p_po, q_po``, the first Poisson-many held-out rows of the ratio test, or None) to sample
+    arrays; in binned mode they are sorted 1-D arrays, so each count costs
     ``O(m log n)`` instead of ``O(n log m)`` (several bin counts are tried on the same samples).
     """
     m = cells.num_cells
@@ -518,6 +520,8 @@ def _split_counts(cells: _Cells, parts: dict, *, folds: bool) -> dict:
             return np.bincount(cells.assign(x), minlength=m)
     out = {"a_tr": count(parts["p_tr"]), "b_tr": count(parts["q_tr"]),
            "a_ev": count(parts["p_ev"]), "b_ev": count(parts["q_ev"]), "ordered": cells.ordered}
+    if parts.get("p_po") is not None and parts.get("q_po") is not None:  # the ratio test's Poissonised rows
+        out["a_po"], out["b_po"] = count(parts["p_po"]), count(parts["q_po"])
     if folds:
         out["folds"] = ((count(parts["p_f0"]), count(parts["q_f0"])), (count(parts["p_f1"]), count(parts["q_f1"])))
     return out
@@ -674,6 +678,7 @@ class HistogramHockeyStick:
         train_fraction: float | None = None,
         max_categories: int = 1000,
         objective: str = "margin",
+        ratio_test: bool = True,
     ):
         if tolerance not in TOLERANCES:
             raise ValueError(f"tolerance must be one of {TOLERANCES}, got {tolerance!r}")
@@ -715,6 +720,7 @@ class HistogramHockeyStick:
         self.train_fraction = None if train_fraction is None else float(train_fraction)
         self.max_categories = int(max_categories)
         self.objective = objective
+        self.ratio_test = bool(ratio_test)
 
     # ------------------------------------------------------------------ configuration
     def config(self) -> dict:
@@ -728,6 +734,7 @@ class HistogramHockeyStick:
             "train_fraction": self.train_fraction,
             "max_categories": self.max_categories,
             "objective": self.objective,
+            "ratio_test": self.ratio_test,
         }
 
     def _fixed_cells(self) -> bool:
@@ -858,16 +865,31 @@ class HistogramHockeyStick:
             hp, hq = len(p_tr) // 2, len(q_tr) // 2
             parts = {"p_tr": p_tr, "q_tr": q_tr, "p_ev": p_ev, "q_ev": q_ev,
                      "p_f0": p_tr[:hp], "p_f1": p_tr[hp:], "q_f0": q_tr[:hq], "q_f1": q_tr[hq:]}
+            poisson = None
+            if self.ratio_test:  # the ratio test's rows: the first N ~ Poisson(lam) held-out ones
+                (big_p, lam_p), (big_q, lam_q) = poisson_sample_size(n_ev_p, rng), poisson_sample_size(n_ev_q, rng)
+                ok = big_p <= n_ev_p and big_q <= n_ev_q  # else no ratio bound (probability <= 2e-4)
+                parts["p_po"], parts["q_po"] = (p_ev[:big_p], q_ev[:big_q]) if ok else (None, None)
+                poisson = (ok, lam_p, lam_q)
             if candidates[0].mode == "binned":
                 parts = {k: np.sort(v[:, 0]) for k, v in parts.items()}
             counts = [_split_counts(c, parts, folds=True) for c in candidates]
             regions = self._choose(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta, delta)
             bounds = []
-            for label, direction, swap, pick, mask, n_in, n_out, b in regions:
+            for label, direction, swap, pick, mask, n_in, n_out, b, use_ratio in regions:
                 cells, c = candidates[pick], counts[pick]
                 in_ev, out_ev = (c["b_ev"], c["a_ev"]) if swap else (c["a_ev"], c["b_ev"])
+                ratio = None
+                if use_ratio and poisson is not None:
+                    ok, lam_p, lam_q = poisson
+                    lam_in, lam_out = (lam_q, lam_p) if swap else (lam_p, lam_q)
+                    if ok:
+                        in_po, out_po = (c["b_po"], c["a_po"]) if swap else (c["a_po"], c["b_po"])
+                        ratio = (int(in_po[mask].sum()), lam_in, int(out_po[mask].sum()), lam_out)
+                    else:
+                        ratio = (None, lam_in, None, lam_out)
                 bounds.append(HistogramBound.certify(
-                    int(in_ev[mask].sum()), n_in, int(out_ev[mask].sum()), n_out,
+                    int(in_ev[mask].sum()), n_in, int(out_ev[mask].sum()), n_out, poisson=ratio,
                     epsilon=epsilon, beta=b, direction=direction, n_train=n_train,
                     region=label + _describe_region(mask, cells), tolerance=self.tolerance, mode=cells.mode,
                     num_cells=cells.num_cells, binning=cells.description, vacuous=vacuous,
@@ -905,32 +927,49 @@ class HistogramHockeyStick:
 
     def _choose(self, counts: list, n_ev_p: int, n_ev_q: int, eps_grid, allowed, beta: float, delta: float) -> list:
         """The regions to certify, from training counts only: ``(label, direction, swap, pick,
-        mask, n_in, n_out, beta_j)`` per region, the two directions' first regions first, their
-        ``beta_j`` adding up to ``beta`` (see ``objective``)."""
-        margin = RegionTarget.margin(eps_grid, allowed)
+        mask, n_in, n_out, beta_j, use_ratio)`` per region, the two directions' first regions
+        first, their ``beta_j`` adding up to ``beta`` (see ``objective``); ``use_ratio``: certify
+        by the ratio test (:func:`~.region.ratio_certification` on the training counts)."""
+        ratio = self.ratio_test
+        margin = RegionTarget.margin(eps_grid, allowed, ratio=ratio)
         chosen, shares = choose_direction_regions(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta, margin)
         if self.objective != "margin":
-            eps_target = RegionTarget.epsilon(delta)
+            eps_target = RegionTarget.epsilon(delta, ratio=ratio)
             chosen_e, shares_e = choose_direction_regions(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta, eps_target)
             if self.objective == "epsilon":
                 chosen, shares = chosen_e, shares_e
+
+        def use_ratio(region, target, b) -> bool:
+            _, mask, n_in, n_out, in_tr, out_tr = region
+            if not ratio:
+                return False
+            return bool(projected_scores(
+                np.array([in_tr[mask].sum()]), max(int(in_tr.sum()), 1), np.array([out_tr[mask].sum()]),
+                max(int(out_tr.sum()), 1), n_in, n_out, target, b / 2, with_choice=True)[1][0])
+
         first, second = [], []
         for d, (direction, swap) in enumerate((("P||Q", False), ("Q||P", True))):
             pick, mask, n_in, n_out, in_tr, out_tr = chosen[d]
             share = shares[d] * beta
             if self.objective != "both":
                 label = "[max epsilon] " if self.objective == "epsilon" else ""
-                first.append((label, direction, swap, pick, mask, n_in, n_out, share))
+                target = eps_target if self.objective == "epsilon" else margin
+                first.append((label, direction, swap, pick, mask, n_in, n_out, share,
+                              use_ratio(chosen[d], target, share)))
                 continue
             pick_e, mask_e = chosen_e[d][0], chosen_e[d][1]
             if pick_e == pick and np.array_equal(mask_e, mask):
-                first.append(("[margin and max epsilon] ", direction, swap, pick, mask, n_in, n_out, share))
+                first.append(("[margin and max epsilon] ", direction, swap, pick, mask, n_in, n_out, share,
+                              use_ratio(chosen[d], margin, share)))
             elif verdict_share(in_tr, out_tr, mask, n_in, n_out, eps_grid, allowed, share) == 1.0:
-                first.append(("[margin; close verdict] ", direction, swap, pick, mask, n_in, n_out, share))
+                first.append(("[margin; close verdict] ", direction, swap, pick, mask, n_in, n_out, share,
+                              use_ratio(chosen[d], margin, share)))
             else:
-                first.append(("[margin] ", direction, swap, pick, mask, n_in, n_out, share * VERDICT_SHARE))
-                second.append(("[max epsilon] ", direction, swap, pick_e, mask_e, n_in, n_out,
-                               share * (1.0 - VERDICT_SHARE)))
+                b_m, b_e = share * VERDICT_SHARE, share * (1.0 - VERDICT_SHARE)
+                first.append(("[margin] ", direction, swap, pick, mask, n_in, n_out, b_m,
+                              use_ratio(chosen[d], margin, b_m)))
+                second.append(("[max epsilon] ", direction, swap, pick_e, mask_e, n_in, n_out, b_e,
+                                use_ratio(chosen_e[d], eps_target, b_e)))
         return first + second
 
     @staticmethod

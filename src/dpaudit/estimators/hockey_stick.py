@@ -34,6 +34,7 @@ import numpy as np
 
 from .._torch import check_training, epoch_batches, mlp, predict, torch_threads, train
 from .._validate import as_rng, check_epsilon, check_probability
+from ..bounds import poisson_sample_size
 from ._common import SCORE_CHUNK, robust_standardiser, zoom_features
 from .base import check_sample_pair, profile_grid
 from .histogram import VERDICT_SHARE
@@ -197,6 +198,13 @@ class ClassifierHockeyStick:
         sample; else on its own rows, which favours it). Per direction and objective the region
         with the larger judged objective is certified, and its label names its score. ``None``
         uses the MLP alone (the estimator before this option).
+    ratio_test : bool, default True
+        A region may be certified by the ratio test instead of two mass bounds
+        (:meth:`~dpaudit.estimators.region.HockeyStickBound.certify` with Poisson counts,
+        :func:`~dpaudit.bounds.poisson_ratio_lower`), on the first ``N ~ Poisson(lam)`` held-out
+        rows. Thresholds and the certification are chosen on the training scores by the larger
+        projected objective (:func:`~dpaudit.estimators.region.ratio_certification`); the ratio
+        test wins for regions of small mass.
 
     Notes
     -----
@@ -219,7 +227,9 @@ class ClassifierHockeyStick:
         num_threads: int | None = 1,
         objective: str = "margin",
         marginal_bins: tuple[int, ...] | None = MARGINAL_BINS,
+        ratio_test: bool = True,
     ):
+        self.ratio_test = bool(ratio_test)
         if objective not in ("margin", "both", "epsilon"):
             raise ValueError(f"objective must be 'margin', 'both' or 'epsilon', got {objective!r}")
         self.objective = objective
@@ -346,11 +356,20 @@ class ClassifierHockeyStick:
     @staticmethod
     def _bound_region(
         in_test: np.ndarray, out_test: np.ndarray, t: float, epsilon: float, beta: float,
-        direction: str, n_train: int, region: str,
+        direction: str, n_train: int, region: str, poisson: tuple | None = None,
     ) -> HockeyStickBound:
+        """Certify ``{score > t}`` on the held-out scores; ``poisson = (N_in, lam_in, N_out,
+        lam_out)`` certifies it by the ratio test on the first ``N`` rows (``N_in = None``: a
+        Poissonised size exceeded the rows, no ratio bound)."""
+        ratio = None
+        if poisson is not None:
+            big_in, lam_in, big_out, lam_out = poisson
+            ratio = (None, lam_in, None, lam_out) if big_in is None else (
+                int(np.count_nonzero(in_test[:big_in] > t)), lam_in,
+                int(np.count_nonzero(out_test[:big_out] > t)), lam_out)
         return HockeyStickBound.certify(
             int(np.count_nonzero(in_test > t)), len(in_test), int(np.count_nonzero(out_test > t)), len(out_test),
-            epsilon=float(epsilon), beta=beta, direction=direction, n_train=n_train, region=region,
+            epsilon=float(epsilon), beta=beta, direction=direction, n_train=n_train, region=region, poisson=ratio,
         )
 
     # ------------------------------------------------------------------ public
@@ -430,8 +449,8 @@ class ClassifierHockeyStick:
             allowed = np.asarray(delta_profile(eps_grid), dtype=float)
         n_train = n_tr_p + n_tr_q
 
-        margin = RegionTarget.margin(eps_grid, allowed)
-        eps_target = RegionTarget.epsilon(delta) if self.objective != "margin" else None
+        margin = RegionTarget.margin(eps_grid, allowed, ratio=self.ratio_test)
+        eps_target = RegionTarget.epsilon(delta, ratio=self.ratio_test) if self.objective != "margin" else None
         targets = [margin] if eps_target is None else [margin, eps_target]
         # Candidate scores: (label, scores of the rows that choose the thresholds (P, Q), scores
         # of the rows that evaluate the chosen threshold (P, Q) or None, scorer of the held-out
@@ -484,9 +503,16 @@ class ClassifierHockeyStick:
             shares = self._epsilon_shares(plans, eps_target, beta)
         else:
             shares = (beta, beta)
+        poisson = None
+        if self.ratio_test:  # the ratio test's rows: the first N ~ Poisson(lam) held-out ones
+            (big_p, lam_p), (big_q, lam_q) = poisson_sample_size(len(p_te), rng), poisson_sample_size(len(q_te), rng)
+            ok = big_p <= len(p_te) and big_q <= len(q_te)  # else no ratio bound (probability <= 2e-4)
+            poisson = {1.0: (big_p if ok else None, lam_p, big_q if ok else None, lam_q),
+                       -1.0: (big_q if ok else None, lam_q, big_p if ok else None, lam_p)}
         first, extra = [], []
         for (direction, sign, n_in, n_out, best), total in zip(plans, shares):
             chosen = [(c, t) for _, c, t, _ in best]
+            judged = {(c, t, i): counts for i, (_, c, t, counts) in enumerate(best)}
             if eps_target is None:
                 picks = [("", *chosen[0])]
             elif self.objective == "epsilon":
@@ -498,6 +524,13 @@ class ClassifierHockeyStick:
             split = [total] if len(picks) == 1 else [total * VERDICT_SHARE, total * (1.0 - VERDICT_SHARE)]
             bounds = []
             for (label, c, t), share in zip(picks, split):
+                ratio = None
+                if poisson is not None:  # the certification its objective's projection prefers
+                    i = 1 if label == "[max epsilon] " else 0
+                    counts = judged[(c, t, i)]
+                    use = projected_scores(np.array([float(counts[0])]), max(counts[1], 1), np.array([float(counts[2])]),
+                                           max(counts[3], 1), n_in, n_out, targets[i], share / 2, with_choice=True)[1][0]
+                    ratio = poisson[sign] if use else None
                 if c not in test_scores:
                     test_scores[c] = (candidates[c][4](p_te), candidates[c][4](q_te))
                 t_p, t_q = test_scores[c]
@@ -505,7 +538,7 @@ class ClassifierHockeyStick:
                 name = candidates[c][0]
                 bounds.append(self._bound_region(
                     s_in_te, s_out_te, t, epsilon, share, direction, n_train,
-                    label + (f"{name} > {t:.4g}" if sign > 0 else f"{name} < {-t:.4g}"),
+                    label + (f"{name} > {t:.4g}" if sign > 0 else f"{name} < {-t:.4g}"), poisson=ratio,
                 ))
             first.append(bounds[0])
             extra.extend(bounds[1:])

@@ -33,7 +33,7 @@ import numpy as np
 from scipy import special
 
 from .._validate import check_delta
-from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+from ..bounds import clopper_pearson_lower, clopper_pearson_upper, poisson_rate, poisson_ratio_lower
 from ..privacy.claims import RenyiDP
 from .base import DivergenceBound, profile_grid, register_bound_type
 
@@ -54,6 +54,8 @@ __all__ = [
     "projected_margins",
     "projected_mass_bounds",
     "projected_scores",
+    "RATIO_SHARE",
+    "ratio_certification",
     "rdp_epsilon_lower_bound",
     "smallest_sufficient_size",
 ]
@@ -121,6 +123,11 @@ class RegionTarget:
         with ``p_lo <= delta`` score ``ln(1e-300 / q_hi)``, so they rank below every candidate
         that certifies something and among themselves by ``q_hi``.
 
+    With ``ratio=True`` a candidate may also be certified by the ratio test
+    (:func:`ratio_certification`): its objective is then the larger of the two certifications'
+    (each at the expected counts), and the certifying code uses the same comparison to pick the
+    certification of the chosen region (:func:`ratio_certification`).
+
     Attributes
     ----------
     kind : {"margin", "epsilon"}
@@ -128,30 +135,69 @@ class RegionTarget:
         ``"margin"`` only: the claim's eps' grid (nats) and the delta it allows there.
     delta : float
         ``"epsilon"`` only: the delta of the epsilon lower bound, in [0, 1).
+    ratio : bool
+        Whether the ratio certification competes (see above).
     """
 
     kind: str
     eps_grid: np.ndarray | None = None
     allowed: np.ndarray | None = None
     delta: float = 0.0
+    ratio: bool = False
 
     @classmethod
-    def margin(cls, eps_grid, allowed) -> "RegionTarget":
+    def margin(cls, eps_grid, allowed, ratio: bool = False) -> "RegionTarget":
         """Maximise the margin over a claim's profile (``eps_grid``, ``allowed``: same shape)."""
-        return cls("margin", np.asarray(eps_grid, dtype=float), np.asarray(allowed, dtype=float))
+        return cls("margin", np.asarray(eps_grid, dtype=float), np.asarray(allowed, dtype=float), ratio=ratio)
 
     @classmethod
-    def epsilon(cls, delta: float = 0.0) -> "RegionTarget":
+    def epsilon(cls, delta: float = 0.0, ratio: bool = False) -> "RegionTarget":
         """Maximise the certified epsilon lower bound at ``delta`` (ValueError outside [0, 1))."""
-        return cls("epsilon", delta=check_delta(delta, allow_zero=True))
+        return cls("epsilon", delta=check_delta(delta, allow_zero=True), ratio=ratio)
 
-    def score(self, p_lo, q_hi) -> np.ndarray:
-        """The objective of candidate regions with mass bounds ``p_lo``, ``q_hi`` (arrays of one shape)."""
+    def score(self, p_lo, q_hi, ratio_lo=None) -> np.ndarray:
+        """The objective of candidate regions with mass bounds ``p_lo``, ``q_hi`` (arrays of one
+        shape) and, for the ratio certification, a lower bound ``ratio_lo`` on ``P(S) / Q(S)``
+        (:func:`ratio_delta_lower` / :func:`ratio_epsilon_lower` with the mass bounds)."""
         p_lo, q_hi = np.asarray(p_lo, dtype=float), np.asarray(q_hi, dtype=float)
         if self.kind == "margin":
-            m = p_lo[..., None] - np.exp(self.eps_grid) * q_hi[..., None] - self.allowed
-            return m.max(axis=-1)
-        return np.log(np.maximum(p_lo - self.delta, 1e-300)) - np.log(np.maximum(q_hi, 1e-300))
+            e = np.exp(self.eps_grid)
+            m = p_lo[..., None] - e * q_hi[..., None]
+            if ratio_lo is not None:
+                m = np.maximum(m, ratio_delta_lower(p_lo[..., None], np.asarray(ratio_lo, dtype=float)[..., None], e))
+            return (m - self.allowed).max(axis=-1)
+        out = np.log(np.maximum(p_lo - self.delta, 1e-300)) - np.log(np.maximum(q_hi, 1e-300))
+        if ratio_lo is not None:
+            out = np.maximum(out, ratio_epsilon_lower(p_lo, np.asarray(ratio_lo, dtype=float), self.delta))
+        return out
+
+
+RATIO_SHARE = 0.9
+"""Share of a region's failure probability spent on the ratio bound when it is certified by the
+ratio test; the two mass bounds get half the rest each (:meth:`HockeyStickBound.certify`)."""
+
+
+def ratio_delta_lower(p_lo, ratio_lo, e_eps):
+    """Lower bound on ``P(S) - e^eps Q(S)`` from ``P(S) >= p_lo`` and ``P(S)/Q(S) >= ratio_lo``.
+
+    ``P - e^eps Q = P (1 - e^eps Q/P) >= p_lo f`` with ``f = 1 - e^eps / ratio_lo`` when
+    ``f >= 0``; when ``f < 0``, ``P <= 1`` gives ``>= f``. ``-inf`` when ``ratio_lo = 0``.
+    Arrays broadcast.
+    """
+    p_lo, ratio_lo, e_eps = (np.asarray(v, dtype=float) for v in (p_lo, ratio_lo, e_eps))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(ratio_lo > 0, 1.0 - e_eps / np.where(ratio_lo > 0, ratio_lo, 1.0), -np.inf)
+    return np.where(f >= 0, p_lo * np.where(f >= 0, f, 0.0), f)
+
+
+def ratio_epsilon_lower(p_lo, ratio_lo, delta: float):
+    """Largest eps with ``P(S) - e^eps Q(S) > delta`` guaranteed by ``P(S) >= p_lo`` and
+    ``P(S)/Q(S) >= ratio_lo``: ``ln(ratio_lo (1 - delta / p_lo))`` (``ln(1e-300)`` when nothing is
+    guaranteed, as :meth:`RegionTarget.score` ranks). Arrays broadcast."""
+    p_lo, ratio_lo = np.asarray(p_lo, dtype=float), np.asarray(ratio_lo, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        val = ratio_lo * (1.0 - delta / np.where(p_lo > 0, p_lo, 1.0))
+        return np.log(np.maximum(np.where(p_lo > delta, val, 0.0), 1e-300))
 
 
 EPSILON_SHRINK = 0.1
@@ -160,16 +206,20 @@ projected (:func:`projected_scores`)."""
 
 
 def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
-                     target: RegionTarget, beta_cp: float) -> np.ndarray:
+                     target: RegionTarget, beta_cp: float, with_choice: bool = False):
     """:meth:`RegionTarget.score` of candidate regions from their choosing counts, projected to
     the certifying sizes (:func:`projected_mass_bounds`). For the ``"epsilon"`` objective the
     choosing counts are first moved to their one-sided :data:`EPSILON_SHRINK` Clopper–Pearson
     bounds (``P`` down, ``Q`` up), so that small regions whose ratio is mostly selection noise
     are not preferred; only the choice is affected, never the certified bound.
 
+    With ``target.ratio`` each candidate gets the better of the two certifications
+    (:func:`ratio_certification`).
+
     Returns
     -------
     ndarray, shape (num_candidates,)
+        With ``with_choice``, also a boolean array: which candidates the ratio test would certify.
     """
     if target.kind == "epsilon":
         # Guard against selection bias: the largest ratio among many small candidate regions is
@@ -177,8 +227,43 @@ def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
         # effect) before the projection; large regions barely move.
         k_in = clopper_pearson_lower(k_in, n_fit_in, EPSILON_SHRINK) * n_fit_in
         k_out = clopper_pearson_upper(k_out, n_fit_out, EPSILON_SHRINK) * n_fit_out
-    p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
-    return target.score(p_lo, q_hi)
+    if not target.ratio:
+        p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
+        scores = target.score(p_lo, q_hi)
+        return (scores, np.zeros(np.shape(scores), dtype=bool)) if with_choice else scores
+    scores, use = ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp)
+    return (scores, use) if with_choice else scores
+
+
+def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int, target: RegionTarget,
+                        beta_cp: float):
+    """Projected objective of candidate regions with the better of the two certifications, and
+    which one it is.
+
+    The two-mass certification spends ``beta_cp`` on each Clopper–Pearson bound; the ratio one
+    (:meth:`HockeyStickBound.certify` with Poisson counts) spends ``RATIO_SHARE * 2 beta_cp`` on
+    :func:`~dpaudit.bounds.poisson_ratio_lower` (counts rescaled to the Poissonised sizes
+    :func:`~dpaudit.bounds.poisson_rate` of ``n_in``, ``n_out``) and ``(1 - RATIO_SHARE) beta_cp``
+    on each mass bound. Choosing counts only.
+
+    Returns
+    -------
+    (scores, use_ratio) : (ndarray, ndarray of bool)
+        Shape (num_candidates,) each (0-d for scalar counts).
+    """
+    k_in, k_out = np.asarray(k_in, dtype=float), np.asarray(k_out, dtype=float)
+    plain = target.score(*projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp))
+    lam_in, lam_out = poisson_rate(n_in), poisson_rate(n_out)
+    if lam_in <= 0 or lam_out <= 0:
+        return plain, np.zeros(np.shape(plain), dtype=bool)
+    p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out,
+                                       (1.0 - RATIO_SHARE) * beta_cp)
+    x = np.minimum(k_in * (lam_in / n_fit_in), lam_in)
+    y = np.minimum(k_out * (lam_out / n_fit_out), lam_out)
+    r_lo = poisson_ratio_lower(x, lam_in, y, lam_out, RATIO_SHARE * 2.0 * beta_cp)
+    with_ratio = target.score(p_lo, q_hi, r_lo)
+    use = with_ratio > plain
+    return np.where(use, with_ratio, plain), use
 
 
 DIRECTION_SPLITS = (0.5, 0.8, 0.2, 0.95, 0.05)
@@ -483,6 +568,15 @@ class HockeyStickBound(DivergenceBound, ProfileEvidence):
         Samples (both distributions together) used to choose ``S``.
     region : str
         Description of ``S`` (e.g. ``score > 1.23``).
+    ratio_lower : float or None
+        Certified by the ratio test (:meth:`certify` with ``poisson``): a lower bound on
+        ``P(S) / Q(S)`` at ``RATIO_SHARE * beta``, the mass bounds then at
+        ``(1 - RATIO_SHARE) beta / 2`` each; None otherwise.
+    poisson_p_count, poisson_q_count : int or None
+        The ratio test's counts: held-out samples in ``S`` among the first ``N_p`` (``N_q``) rows,
+        ``N ~ Poisson(rate)``.
+    poisson_rate_p, poisson_rate_q : float or None
+        The Poisson rates of those sample sizes (:func:`~dpaudit.bounds.poisson_rate`).
     """
 
     epsilon: float
@@ -494,10 +588,15 @@ class HockeyStickBound(DivergenceBound, ProfileEvidence):
     n_test_q: int
     n_train: int
     region: str = ""
+    ratio_lower: float | None = None
+    poisson_p_count: int | None = None
+    poisson_q_count: int | None = None
+    poisson_rate_p: float | None = None
+    poisson_rate_q: float | None = None
 
     @classmethod
     def certify(cls, k_in: int, n_in: int, k_out: int, n_out: int, *, epsilon: float, beta: float,
-                direction: str, n_train: int, region: str, **extra):
+                direction: str, n_train: int, region: str, poisson: tuple | None = None, **extra):
         """The bound of a region chosen without the held-out samples, from its held-out counts.
 
         Parameters
@@ -509,9 +608,16 @@ class HockeyStickBound(DivergenceBound, ProfileEvidence):
         epsilon : float
             Order (nats) of ``estimate`` and ``lower``.
         beta : float
-            Failure probability of this bound (``beta / 2`` per Clopper–Pearson bound).
+            Failure probability of this bound (``beta / 2`` per Clopper–Pearson bound; with
+            ``poisson``, ``RATIO_SHARE * beta`` on the ratio and the rest halved between them).
         direction, n_train, region
             As the attributes.
+        poisson : (x_in, rate_in, x_out, rate_out) or None
+            The ratio test (:func:`~dpaudit.bounds.poisson_ratio_lower`): ``x_in`` held-out samples
+            of the first distribution in ``S`` among its first ``N_in ~ Poisson(rate_in)`` rows
+            (drawn independently of everything), the same for the second. ``x_in = None`` when
+            ``N_in`` or ``N_out`` exceeded the rows (:func:`~dpaudit.bounds.poisson_sample_size`):
+            the ratio bound is then the trivial 0.
         **extra
             Further fields of a subclass; ``vacuous=True`` makes ``lower = -inf``.
 
@@ -519,14 +625,25 @@ class HockeyStickBound(DivergenceBound, ProfileEvidence):
         -------
         HockeyStickBound (or the subclass it is called on)
         """
-        p_lo, q_hi, _ = certify_regions(k_in, n_in, k_out, n_out, beta)
-        return cls(
+        ratio = {}
+        mass_beta = beta
+        if poisson is not None:
+            x_in, rate_in, x_out, rate_out = poisson
+            mass_beta = (1.0 - RATIO_SHARE) * beta
+            r_lo = 0.0 if x_in is None else poisson_ratio_lower(x_in, rate_in, x_out, rate_out, RATIO_SHARE * beta)
+            ratio = {"ratio_lower": float(r_lo), "poisson_p_count": None if x_in is None else int(x_in),
+                     "poisson_q_count": None if x_in is None else int(x_out),
+                     "poisson_rate_p": float(rate_in), "poisson_rate_q": float(rate_out)}
+        p_lo, q_hi, _ = certify_regions(k_in, n_in, k_out, n_out, mass_beta)
+        bound = cls(
             divergence="hockey-stick", direction=direction, epsilon=epsilon,
-            estimate=k_in / n_in - math.exp(epsilon) * k_out / n_out,
-            lower=-math.inf if extra.get("vacuous") else p_lo - math.exp(epsilon) * q_hi,
+            estimate=k_in / n_in - math.exp(epsilon) * k_out / n_out, lower=-math.inf,
             beta=beta, p_mass_lower=p_lo, q_mass_upper=q_hi, p_count=k_in, q_count=k_out,
-            n_test_p=n_in, n_test_q=n_out, n_train=n_train, region=region, **extra,
+            n_test_p=n_in, n_test_q=n_out, n_train=n_train, region=region, **ratio, **extra,
         )
+        if not extra.get("vacuous"):
+            object.__setattr__(bound, "lower", float(HockeyStickBound.delta_lower_bound(bound, epsilon)))
+        return bound
 
     @property
     def confidence(self) -> float:
@@ -536,24 +653,32 @@ class HockeyStickBound(DivergenceBound, ProfileEvidence):
     def delta_lower_bound(self, epsilon) -> np.ndarray | float:
         """Lower bound on ``H_{e^epsilon}(P||Q)`` at any epsilon (nats), same confidence.
 
-        Valid simultaneously for all epsilon; returns ``p_mass_lower - e^epsilon q_mass_upper``.
+        Valid simultaneously for all epsilon; returns ``p_mass_lower - e^epsilon q_mass_upper``,
+        or with the ratio test the larger of it and :func:`ratio_delta_lower`.
         """
         eps = np.asarray(epsilon, dtype=float)
         out = self.p_mass_lower - np.exp(eps) * self.q_mass_upper
+        if self.ratio_lower is not None:
+            out = np.maximum(out, ratio_delta_lower(self.p_mass_lower, self.ratio_lower, np.exp(eps)))
         return float(out) if out.ndim == 0 else out
 
     def epsilon_lower_bound(self, delta: float) -> float:
         """Largest epsilon at which the evidence still rejects ``(epsilon, delta)``-DP.
 
         Solves ``p_mass_lower - e^eps q_mass_upper = delta``:
-        ``eps = ln((p_mass_lower - delta) / q_mass_upper)``. Returns 0.0 when the evidence
-        rejects no epsilon >= 0 at this delta, and ``inf`` if ``q_mass_upper == 0``.
+        ``eps = ln((p_mass_lower - delta) / q_mass_upper)``; with the ratio test, the larger of it
+        and ``ln(ratio_lower (1 - delta / p_mass_lower))`` (:func:`ratio_epsilon_lower`). Returns
+        0.0 when the evidence rejects no epsilon >= 0 at this delta, and ``inf`` if
+        ``q_mass_upper == 0``.
         """
         if self.p_mass_lower <= delta:
             return 0.0
         if self.q_mass_upper <= 0.0:
             return math.inf
-        return max(0.0, math.log((self.p_mass_lower - delta) / self.q_mass_upper))
+        out = math.log((self.p_mass_lower - delta) / self.q_mass_upper)
+        if self.ratio_lower is not None:
+            out = max(out, float(ratio_epsilon_lower(self.p_mass_lower, self.ratio_lower, delta)))
+        return max(0.0, out)
 
 
 @dataclass(frozen=True)
