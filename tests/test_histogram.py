@@ -33,6 +33,7 @@ from dpaudit.estimators.region import RATIO_SHARE
 from dpaudit.privacy.claims import ApproxDP, PureDP, RenyiDP
 from dpaudit.estimators.base import bound_from_dict
 from dpaudit.estimators.histogram import (
+    FEW_VALUES_DESIGN,
     TOLERANCES,
     HistogramBound,
     HistogramHockeyStick,
@@ -562,3 +563,17 @@ def test_zoo_mean_mechanisms_binned():
     for eps in (0.01, 1.0):
         o = run("dp-laplace", eps, 3)
         assert not o.violation and o.bounds[0].mode == "binned"
+
+
+def test_few_distinct_outputs_keep_more_rows_for_the_bound():
+    """Large samples: 200,000 design rows per sample when they show at most FEW_VALUES distinct
+    outputs (the default rule would take a fifth); continuous outputs keep the fifth."""
+    rng = np.random.default_rng(7)
+    n = 1_200_000
+    p, q = categorical([0.5, 0.3, 0.2], n, rng), categorical([0.45, 0.3, 0.25], n, rng)
+    ev = HistogramHockeyStick().estimate(p, q, epsilon=0.1, beta=0.1, rng=1)
+    assert ev.forward.n_train == 2 * FEW_VALUES_DESIGN and ev.forward.n_test_p == n - FEW_VALUES_DESIGN
+    assert ev.forward.lower > 0  # the real effect (H = 0.5 - e^0.1 0.45 = 0.0027) is found
+    x, y = rng.laplace(0.0, 1.0, (n, 1)), rng.laplace(0.05, 1.0, (n, 1))
+    ev = HistogramHockeyStick().estimate(x, y, epsilon=0.1, beta=0.1, rng=1)
+    assert ev.forward.n_train == 2 * (n // 5) and ev.forward.n_test_p == n - n // 5

@@ -173,6 +173,13 @@ def verdict_share(in_tr: np.ndarray, out_tr: np.ndarray, mask: np.ndarray, n_in:
     return 1.0 if BORDERLINE[0] < chance < BORDERLINE[1] else VERDICT_SHARE
 SPLIT_DESIGN = -1.0  # the "split" tolerance's default design rule (HistogramHockeyStick._design_size)
 
+FEW_VALUES_DESIGN = 200_000
+"""Design rows per sample, under the ``"split"`` default rule, for outputs with at most
+:data:`FEW_VALUES` distinct values (seen in the first ``FEW_VALUES_DESIGN`` design rows of each
+sample) when the rule would give more: a handful of cells needs few rows to choose a region,
+and every row kept for the bound tightens it."""
+FEW_VALUES = 64
+
 
 def histogram_delta(p_counts, q_counts, epsilon):
     """Plug-in hockey-stick divergence of two histograms: ``sum_i max(0, p_hat_i - e^eps q_hat_i)``.
@@ -641,7 +648,8 @@ class HistogramHockeyStick:
         Fraction of each sample used to make the cells (and, for ``"split"``, choose the region);
         the rest bounds it. Default for ``"split"``: half of each sample up to 400,000 rows, then
         200,000 rows or a fifth, whichever is larger (choosing needs fewer samples than
-        certifying); for the L1 tolerances 0.1 when the cells come from data and 0 when
+        certifying), and 200,000 rows when those show at most 64 distinct outputs
+        (:data:`FEW_VALUES_DESIGN`); for the L1 tolerances 0.1 when the cells come from data and 0 when
         ``value_range`` or ``categories`` fixes them (then ignored).
     max_categories : int, default 1000
         Most distinct outputs for which ``mode="auto"`` chooses discrete.
@@ -851,6 +859,13 @@ class HistogramHockeyStick:
             q = q[rng.permutation(len(q))]
         n_d_p = self._design_size(len(p), frac)
         n_d_q = self._design_size(len(q), frac)
+        if (frac == SPLIT_DESIGN and self.tolerance == "split" and self.value_range is None and self.mode != "binned"
+                and min(n_d_p, n_d_q) > FEW_VALUES_DESIGN):
+            # Decided on the first FEW_VALUES_DESIGN rows, design rows either way: the held-out
+            # rows stay independent of every choice.
+            head = np.concatenate([p[:FEW_VALUES_DESIGN], q[:FEW_VALUES_DESIGN]], axis=0)
+            if len(_distinct_rows(head)) <= FEW_VALUES:
+                n_d_p = n_d_q = FEW_VALUES_DESIGN
         p_tr, p_ev = p[:n_d_p], p[n_d_p:]
         q_tr, q_ev = q[:n_d_q], q[n_d_q:]
         candidates = self._make_cells(np.concatenate([p_tr, q_tr], axis=0), p.shape[1])
