@@ -567,7 +567,8 @@ def test_zoo_mean_mechanisms_binned():
 
 def test_few_distinct_outputs_keep_more_rows_for_the_bound():
     """Large samples: 200,000 design rows per sample when they show at most FEW_VALUES distinct
-    outputs (the default rule would take a fifth); continuous outputs keep the fifth."""
+    outputs, none rare (the default rule would take a fifth); continuous outputs, and outputs
+    with a rare value, keep the fifth."""
     rng = np.random.default_rng(7)
     n = 1_200_000
     p, q = categorical([0.5, 0.3, 0.2], n, rng), categorical([0.45, 0.3, 0.25], n, rng)
@@ -577,3 +578,7 @@ def test_few_distinct_outputs_keep_more_rows_for_the_bound():
     x, y = rng.laplace(0.0, 1.0, (n, 1)), rng.laplace(0.05, 1.0, (n, 1))
     ev = HistogramHockeyStick().estimate(x, y, epsilon=0.1, beta=0.1, rng=1)
     assert ev.forward.n_train == 2 * (n // 5) and ev.forward.n_test_p == n - n // 5
+    # a value of mass 1 %: about 4,000 of the 400,000 head rows, fewer than FEW_VALUES_MIN_COUNT
+    p, q = categorical([0.59, 0.4, 0.01], n, rng), categorical([0.6, 0.39, 0.01], n, rng)
+    ev = HistogramHockeyStick().estimate(p, q, epsilon=0.1, beta=0.1, rng=1)
+    assert ev.forward.n_train == 2 * (n // 5)

@@ -209,6 +209,12 @@ def _evidence_rows(ev: Table, s, claim) -> None:
     order_txt = "" if order is None else (f" (eps={order:g})" if b.divergence == "hockey-stick" else f" (alpha={order:g})")
     ev.add_row(f"{label} estimate{order_txt}", f"{b.estimate:.6g}")
     ev.add_row(f"{label} lower bound", f"{b.lower:.6g}")
+    if getattr(b, "ratio_lower", None) is not None:  # certified by the ratio test (docs/hockey_stick.md §1b)
+        ev.add_row("certified by", f"ratio test: P(S)/Q(S) >= {b.ratio_lower:.6g} ({b.poisson_p_count} vs "
+                                   f"{b.poisson_q_count} of Poisson({b.poisson_rate_p:,.0f}) / Poisson({b.poisson_rate_q:,.0f}) rows)"
+                   if b.poisson_p_count is not None else "ratio test (no Poisson rows: bound 0)")
+    elif getattr(b, "p_mass_lower", None) is not None:
+        ev.add_row("certified by", f"mass bounds: P(S) >= {b.p_mass_lower:.6g}, Q(S) <= {b.q_mass_upper:.6g}")
     if part.threshold is not None and b.divergence != "hockey-stick":
         ev.add_row("claim allows", f"{part.threshold:.6g}")
     if o.delta_lower_bound is not None and o.claimed_delta is not None:

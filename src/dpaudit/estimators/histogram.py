@@ -175,10 +175,13 @@ SPLIT_DESIGN = -1.0  # the "split" tolerance's default design rule (HistogramHoc
 
 FEW_VALUES_DESIGN = 200_000
 """Design rows per sample, under the ``"split"`` default rule, for outputs with at most
-:data:`FEW_VALUES` distinct values (seen in the first ``FEW_VALUES_DESIGN`` design rows of each
-sample) when the rule would give more: a handful of cells needs few rows to choose a region,
-and every row kept for the bound tightens it."""
+:data:`FEW_VALUES` distinct values, each seen at least :data:`FEW_VALUES_MIN_COUNT` times in the
+first ``FEW_VALUES_DESIGN`` design rows of the two samples together, when the rule would give
+more: a few heavy cells need few rows to choose a region (their ratios are known to 1-2 % from
+them), and every row kept for the bound tightens it. Rare cells (answer patterns of sparse
+vector, say) keep the larger design: their ratios need it."""
 FEW_VALUES = 64
+FEW_VALUES_MIN_COUNT = 10_000
 
 
 def histogram_delta(p_counts, q_counts, epsilon):
@@ -648,8 +651,8 @@ class HistogramHockeyStick:
         Fraction of each sample used to make the cells (and, for ``"split"``, choose the region);
         the rest bounds it. Default for ``"split"``: half of each sample up to 400,000 rows, then
         200,000 rows or a fifth, whichever is larger (choosing needs fewer samples than
-        certifying), and 200,000 rows when those show at most 64 distinct outputs
-        (:data:`FEW_VALUES_DESIGN`); for the L1 tolerances 0.1 when the cells come from data and 0 when
+        certifying), and 200,000 rows when those show at most 64 distinct outputs, each at least
+        10,000 times (:data:`FEW_VALUES_DESIGN`); for the L1 tolerances 0.1 when the cells come from data and 0 when
         ``value_range`` or ``categories`` fixes them (then ignored).
     max_categories : int, default 1000
         Most distinct outputs for which ``mode="auto"`` chooses discrete.
@@ -864,7 +867,8 @@ class HistogramHockeyStick:
             # Decided on the first FEW_VALUES_DESIGN rows, design rows either way: the held-out
             # rows stay independent of every choice.
             head = np.concatenate([p[:FEW_VALUES_DESIGN], q[:FEW_VALUES_DESIGN]], axis=0)
-            if len(_distinct_rows(head)) <= FEW_VALUES:
+            values, seen = np.unique(_row_keys(head), return_counts=True)
+            if len(values) <= FEW_VALUES and seen.min() >= FEW_VALUES_MIN_COUNT:
                 n_d_p = n_d_q = FEW_VALUES_DESIGN
         p_tr, p_ev = p[:n_d_p], p[n_d_p:]
         q_tr, q_ev = q[:n_d_q], q[n_d_q:]
