@@ -215,3 +215,32 @@ def test_close_verdicts_keep_all_of_the_directions_beta():
     assert cases[0.0][1] == VERDICT_SHARE and cases[0.05][1] == VERDICT_SHARE
     assert any(share == 1.0 for _, share in cases.values())
     assert cases[0.0][0] < BORDERLINE[0] < BORDERLINE[1] < cases[0.05][0]
+
+
+@pytest.mark.parametrize("ratio", [False, True])
+@pytest.mark.parametrize("kind", ["margin", "epsilon", "epsilon-delta"])
+def test_pruned_projection_keeps_the_maximum_and_its_argmax(kind, ratio):
+    """projected_scores evaluates only candidates whose point-estimate bound reaches the best
+    value found: the maximum, its argmax and the values that match them are those of evaluating
+    every candidate, and the rest stay below the maximum."""
+    from dpaudit.estimators.region import _projected_scores_all
+
+    rng = np.random.default_rng(5)
+    grid = np.array([0.0, 0.05, 0.1, 0.5])
+    target = {"margin": RegionTarget.margin(grid, np.array([0.05, 0.01, 0.0, 0.0]), ratio=ratio),
+              "epsilon": RegionTarget.epsilon(0.0, ratio=ratio),
+              "epsilon-delta": RegionTarget.epsilon(1e-3, ratio=ratio)}[kind]
+    for trial in range(6):
+        n_fit = int(rng.integers(2_000, 200_000))
+        k_in = rng.integers(0, n_fit, 3000).astype(float)
+        k_out = np.clip(np.round(k_in * np.exp(-rng.uniform(0.0, 0.3, 3000)) + rng.normal(0, 20, 3000)), 0, n_fit)
+        exact = _projected_scores_all(k_in, n_fit, k_out, n_fit, 3 * n_fit, 3 * n_fit, target, 0.01)
+        pruned, use = projected_scores(k_in, n_fit, k_out, n_fit, 3 * n_fit, 3 * n_fit, target, 0.01, with_choice=True)
+        top = int(np.argmax(exact))
+        assert int(np.argmax(pruned)) == top and pruned[top] == exact[top]
+        ties = exact == exact[top]
+        assert np.array_equal(pruned[ties], exact[ties])
+        assert np.all(pruned[~ties] < exact[top])
+        assert np.count_nonzero(pruned != exact) > 0  # the pruning did leave candidates out
+        _, use_all = _projected_scores_all(k_in, n_fit, k_out, n_fit, 3 * n_fit, 3 * n_fit, target, 0.01, True)
+        assert use[top] == use_all[top]

@@ -44,7 +44,7 @@ from dpaudit.testers import CombinedTester, NotApplicable, TestOutcome, make_tes
 from dpaudit.testers.histogram import HistogramTester, rdp_epsilon_lower_bound
 
 from _harness import assert_rate_above, assert_rate_at_most
-from exact_divergences import laplace_hockey_stick
+from exact_divergences import gaussian_hockey_stick, laplace_hockey_stick
 
 VALID = ("split", "l1", "plug-in", "original")  # the proven tolerances
 
@@ -582,3 +582,40 @@ def test_few_distinct_outputs_keep_more_rows_for_the_bound():
     p, q = categorical([0.59, 0.4, 0.01], n, rng), categorical([0.6, 0.39, 0.01], n, rng)
     ev = HistogramHockeyStick().estimate(p, q, epsilon=0.1, beta=0.1, rng=1)
     assert ev.forward.n_train == 2 * (n // 5)
+
+
+@pytest.mark.slow
+def test_ratio_test_epsilon_bounds_at_an_exact_guarantee():
+    """Lap(0, 10) vs Lap(1, 10) is exactly 0.1-DP, with the whole tails at the largest privacy
+    loss: the ratio test's epsilon lower bounds exceed 0.1 in at most a beta fraction of runs,
+    and the ratio test certifies most regions (so this checks it, not the mass bounds)."""
+    runs, beta, n = 300, 0.1, 20_000
+    fails = used = 0
+    for r in range(runs):
+        rng = np.random.default_rng(7000 + r)
+        p, q = rng.laplace(0.0, 10.0, n), rng.laplace(1.0, 10.0, n)
+        ev = HistogramHockeyStick(objective="epsilon").estimate(p, q, epsilon=0.1, beta=beta, rng=r)
+        fails += any(b.epsilon_lower_bound(0.0) > 0.1 for b in ev.bounds)
+        used += sum(b.ratio_lower is not None for b in ev.bounds)
+    assert used >= 0.9 * 2 * runs
+    assert_rate_at_most(fails, runs, beta, what="epsilon lower bounds above 0.1")
+
+
+@pytest.mark.slow
+def test_ratio_test_delta_bounds_cover_a_gaussian_profile():
+    """N(0, 1) vs N(0.5, 1) with an approximate-DP claim's profile: every bound's
+    delta_lower_bound(eps') stays below the exact H_{e^eps'} on a grid in at least 1 - beta of
+    runs, ratio-certified regions included."""
+    runs, beta, n, mu = 200, 0.2, 10_000, 0.5
+    claim = ApproxDP(0.5, 0.01)
+    exact = gaussian_hockey_stick(mu, GRID)
+    fails = used = 0
+    for r in range(runs):
+        rng = np.random.default_rng(9000 + r)
+        p, q = rng.normal(0.0, 1.0, n), rng.normal(mu, 1.0, n)
+        ev = HistogramHockeyStick(objective="both").estimate(
+            p, q, epsilon=claim.epsilon, beta=beta, rng=r, delta_profile=claim.delta_profile, delta=claim.delta)
+        fails += bool(any(np.any(b.delta_lower_bound(GRID) > exact) for b in ev.bounds))
+        used += sum(b.ratio_lower is not None for b in ev.bounds)
+    assert used > 0
+    assert_rate_at_most(fails, runs, beta, what="delta lower bounds above the exact profile")

@@ -10,7 +10,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from ._validate import check_probability
 
@@ -75,8 +75,10 @@ def clopper_pearson_lower(successes, trials, beta: float):
     """
     beta = check_probability(beta, "beta")
     k, n = _check_counts(successes, trials)
-    with np.errstate(invalid="ignore"):
-        lo = stats.beta.ppf(beta, k, n - k + 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # The Beta(k, n - k + 1) quantile; special.betaincinv is what scipy.stats.beta.ppf
+        # evaluates, without its per-call argument handling (selection calls this thousands of times).
+        lo = special.betaincinv(np.where(k > 0, k, 1.0), n - k + 1.0, beta)
     lo = np.where(k <= 0, 0.0, lo)
     return float(lo) if np.ndim(lo) == 0 else lo
 
@@ -94,8 +96,8 @@ def clopper_pearson_upper(successes, trials, beta: float):
     """
     beta = check_probability(beta, "beta")
     k, n = _check_counts(successes, trials)
-    with np.errstate(invalid="ignore"):
-        hi = stats.beta.isf(beta, k + 1.0, n - k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hi = special.betainccinv(k + 1.0, np.where(k < n, n - k, 1.0), beta)  # = stats.beta.isf(beta, k + 1, n - k)
     hi = np.where(k >= n, 1.0, hi)
     return float(hi) if np.ndim(hi) == 0 else hi
 
@@ -587,7 +589,7 @@ def poisson_ratio_lower(x, lam_x, y, lam_y, beta: float):
     if not (lam_x > 0 and lam_y > 0):
         raise ValueError(f"rates must be > 0, got lam_x={lam_x!r}, lam_y={lam_y!r}")
     with np.errstate(invalid="ignore", divide="ignore"):
-        pi_lo = stats.beta.ppf(beta, np.maximum(x, 1e-300), y + 1.0)
+        pi_lo = special.betaincinv(np.maximum(x, 1e-300), y + 1.0, beta)  # the Beta(x, y + 1) beta-quantile
         ratio = np.where(x > 0, pi_lo / (1.0 - pi_lo) * (float(lam_y) / float(lam_x)), 0.0)
     ratio = np.nan_to_num(ratio, nan=0.0)
     return float(ratio) if np.ndim(ratio) == 0 else ratio

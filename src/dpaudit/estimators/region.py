@@ -205,6 +205,11 @@ EPSILON_SHRINK = 0.1
 projected (:func:`projected_scores`)."""
 
 
+PRUNE_BLOCK = 64
+"""Candidates evaluated at a time by :func:`projected_scores` (in decreasing order of an upper
+bound on their objective, until the bound falls below the best value found)."""
+
+
 def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
                      target: RegionTarget, beta_cp: float, with_choice: bool = False):
     """:meth:`RegionTarget.score` of candidate regions from their choosing counts, projected to
@@ -216,11 +221,52 @@ def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     With ``target.ratio`` each candidate gets the better of the two certifications
     (:func:`ratio_certification`).
 
+    Only the maximum and its argmax are needed (the region to certify): the objective at the
+    point estimates ``k / n_fit`` bounds every candidate's objective from above (the
+    Clopper–Pearson bounds at levels below 1/2 lie on the safe side of them, and every objective
+    grows with ``P_lo`` and the ratio bound and falls with ``Q_hi``), so candidates are evaluated
+    in blocks of :data:`PRUNE_BLOCK` in decreasing order of that bound until it falls below the
+    best value found. A candidate left out gets its upper bound, which is below the maximum:
+    the maximum, its argmax and every value at least as large are exact.
+
     Returns
     -------
     ndarray, shape (num_candidates,)
-        With ``with_choice``, also a boolean array: which candidates the ratio test would certify.
+        With ``with_choice``, also a boolean array: which candidates the ratio test would certify
+        (False for candidates left out).
     """
+    k_in, k_out = np.asarray(k_in, dtype=float), np.asarray(k_out, dtype=float)
+    shape = np.broadcast_shapes(k_in.shape, k_out.shape)
+    size = int(np.prod(shape)) if shape else 1
+    if size <= PRUNE_BLOCK:
+        return _projected_scores_all(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp, with_choice)
+    k_in_f = np.broadcast_to(k_in, shape).reshape(-1)
+    k_out_f = np.broadcast_to(k_out, shape).reshape(-1)
+    p_hat = np.minimum(k_in_f * (n_in / n_fit_in), n_in) / n_in
+    q_hat = np.minimum(k_out_f * (n_out / n_fit_out), n_out) / n_out
+    upper = np.asarray(target.score(p_hat, q_hat), dtype=float)
+    if target.ratio and target.kind == "epsilon":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r_hat = np.where(k_in_f > 0, np.where(k_out_f > 0, (k_in_f / n_fit_in) / np.where(
+                k_out_f > 0, k_out_f / n_fit_out, 1.0), 1e300), 0.0)
+        upper = np.maximum(upper, ratio_epsilon_lower(p_hat, np.minimum(r_hat, 1e300), target.delta))
+    values, use = upper.copy(), np.zeros(size, dtype=bool)
+    order = np.argsort(-upper, kind="stable")
+    best, start = -math.inf, 0
+    while start < size and upper[order[start]] >= best:
+        block = order[start:start + PRUNE_BLOCK]
+        start += PRUNE_BLOCK
+        v, u = _projected_scores_all(k_in_f[block], n_fit_in, k_out_f[block], n_fit_out, n_in, n_out, target,
+                                     beta_cp, True)
+        values[block], use[block] = v, u
+        best = max(best, float(np.max(v)))
+    values, use = values.reshape(shape), use.reshape(shape)
+    return (values, use) if with_choice else values
+
+
+def _projected_scores_all(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
+                          target: RegionTarget, beta_cp: float, with_choice: bool = False):
+    """:func:`projected_scores` evaluated for every candidate."""
     if target.kind == "epsilon":
         # Guard against selection bias: the largest ratio among many small candidate regions is
         # mostly noise, so the choosing counts are first moved to one-sided 90 % bounds (toward no
@@ -244,7 +290,16 @@ def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     (:meth:`HockeyStickBound.certify` with Poisson counts) spends ``RATIO_SHARE * 2 beta_cp`` on
     :func:`~dpaudit.bounds.poisson_ratio_lower` (counts rescaled to the Poissonised sizes
     :func:`~dpaudit.bounds.poisson_rate` of ``n_in``, ``n_out``) and ``(1 - RATIO_SHARE) beta_cp``
-    on each mass bound. Choosing counts only.
+    on each mass bound. Choosing counts only. Its objective is the larger of the ratio form
+    (:func:`ratio_delta_lower`, :func:`ratio_epsilon_lower`) and the mass bounds' form, and the
+    latter, at the smaller level, never beats the two-mass certification: so a candidate takes the
+    ratio test iff its ratio form beats the two-mass objective.
+
+    The ratio form is computed exactly only for candidates that could hold the maximum: its value
+    at the point estimates (``P_lo <= k_in / n_fit_in``, ``r_lo <=`` the estimated ratio, as
+    the bounds' levels are below 1/2; for the margin, the point estimates' margin) bounds it from above, so candidates whose upper bound is
+    below the best value found keep their two-mass value (they cannot win: the maximum and its
+    argmax are exact, and so is every single-candidate call).
 
     Returns
     -------
@@ -252,18 +307,49 @@ def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
         Shape (num_candidates,) each (0-d for scalar counts).
     """
     k_in, k_out = np.asarray(k_in, dtype=float), np.asarray(k_out, dtype=float)
-    plain = target.score(*projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp))
+    plain = np.asarray(target.score(*projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)),
+                       dtype=float)
+    use = np.zeros(plain.shape, dtype=bool)
     lam_in, lam_out = poisson_rate(n_in), poisson_rate(n_out)
-    if lam_in <= 0 or lam_out <= 0:
-        return plain, np.zeros(np.shape(plain), dtype=bool)
-    p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out,
-                                       (1.0 - RATIO_SHARE) * beta_cp)
-    x = np.minimum(k_in * (lam_in / n_fit_in), lam_in)
-    y = np.minimum(k_out * (lam_out / n_fit_out), lam_out)
-    r_lo = poisson_ratio_lower(x, lam_in, y, lam_out, RATIO_SHARE * 2.0 * beta_cp)
-    with_ratio = target.score(p_lo, q_hi, r_lo)
-    use = with_ratio > plain
-    return np.where(use, with_ratio, plain), use
+    if lam_in <= 0 or lam_out <= 0 or plain.size == 0:
+        return plain, use
+    shape = plain.shape
+    plain, use = plain.reshape(-1).copy(), use.reshape(-1)
+    k_in_f = np.broadcast_to(k_in, shape).reshape(-1)
+    k_out_f = np.broadcast_to(k_out, shape).reshape(-1)
+    x = np.minimum(k_in_f * (lam_in / n_fit_in), lam_in)
+    y = np.minimum(k_out_f * (lam_out / n_fit_out), lam_out)
+    p_hat = np.minimum(k_in_f * (n_in / n_fit_in), n_in) / n_in
+
+    def ratio_form(p_lo, r_lo):
+        if target.kind == "margin":
+            m = ratio_delta_lower(p_lo[:, None], r_lo[:, None], np.exp(target.eps_grid)) - target.allowed
+            return m.max(axis=-1)
+        return ratio_epsilon_lower(p_lo, r_lo, target.delta)
+
+    if target.kind == "margin":
+        # p_lo f <= p_hat (1 - e^eps / r_hat) = p_hat - e^eps q_hat for f >= 0, and f <= p_hat f for
+        # f < 0: the margin of the point estimates bounds the ratio form from above.
+        q_hat = np.minimum(k_out_f * (n_out / n_fit_out), n_out) / n_out
+        upper = np.asarray(target.score(p_hat, q_hat), dtype=float)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r_hat = np.where(x > 0, np.where(y > 0, (x / np.where(y > 0, y, 1.0)) * (lam_out / lam_in), np.inf), 0.0)
+        upper = ratio_form(p_hat, np.where(np.isinf(r_hat), 1e300, r_hat))
+    best = float(np.max(plain))
+    todo = np.flatnonzero(upper >= best)
+    todo = todo[np.argsort(-upper[todo], kind="stable")]
+    level = (1.0 - RATIO_SHARE) * beta_cp
+    while todo.size:
+        block, todo = todo[:64], todo[64:]
+        p_lo = clopper_pearson_lower(np.minimum(k_in_f[block] * (n_in / n_fit_in), n_in), n_in, level)
+        r_lo = poisson_ratio_lower(x[block], lam_in, y[block], lam_out, RATIO_SHARE * 2.0 * beta_cp)
+        value = ratio_form(np.atleast_1d(p_lo), np.atleast_1d(r_lo))
+        win = value > plain[block]
+        plain[block[win]], use[block[win]] = value[win], True
+        best = max(best, float(np.max(value)))
+        todo = todo[upper[todo] >= best]
+    return plain.reshape(shape), use.reshape(shape)
 
 
 DIRECTION_SPLITS = (0.5, 0.8, 0.2, 0.95, 0.05)
