@@ -91,7 +91,6 @@ from ..bounds import (
     canonne_tv_upper,
     empirical_tv_upper,
     empirical_tv_upper_plugin,
-    poisson_sample_size,
 )
 from .base import NotApplicable, check_sample_pair, check_scores, profile_targets, register_bound_type
 from .region import (
@@ -105,6 +104,7 @@ from .region import (
     RegionTarget,
     projected_mass_bounds,
     predicted_rejection,
+    poisson_rows,
     projected_scores,
     smallest_sufficient_size,
 )
@@ -886,10 +886,9 @@ class HistogramHockeyStick:
                      "p_f0": p_tr[:hp], "p_f1": p_tr[hp:], "q_f0": q_tr[:hq], "q_f1": q_tr[hq:]}
             poisson = None
             if self.ratio_test:  # the ratio test's rows: the first N ~ Poisson(lam) held-out ones
-                (big_p, lam_p), (big_q, lam_q) = poisson_sample_size(n_ev_p, rng), poisson_sample_size(n_ev_q, rng)
-                ok = big_p <= n_ev_p and big_q <= n_ev_q  # else no ratio bound (probability <= 2e-4)
-                parts["p_po"], parts["q_po"] = (p_ev[:big_p], q_ev[:big_q]) if ok else (None, None)
-                poisson = (ok, lam_p, lam_q)
+                poisson = poisson_rows(n_ev_p, n_ev_q, rng)
+                big_p, _, big_q, _ = poisson
+                parts["p_po"], parts["q_po"] = (None, None) if big_p is None else (p_ev[:big_p], q_ev[:big_q])
             if candidates[0].mode == "binned":
                 parts = {k: np.sort(v[:, 0]) for k, v in parts.items()}
             counts = [_split_counts(c, parts, folds=True) for c in candidates]
@@ -900,9 +899,9 @@ class HistogramHockeyStick:
                 in_ev, out_ev = (c["b_ev"], c["a_ev"]) if swap else (c["a_ev"], c["b_ev"])
                 ratio = None
                 if use_ratio and poisson is not None:
-                    ok, lam_p, lam_q = poisson
+                    big_p, lam_p, _, lam_q = poisson
                     lam_in, lam_out = (lam_q, lam_p) if swap else (lam_p, lam_q)
-                    if ok:
+                    if big_p is not None:
                         in_po, out_po = (c["b_po"], c["a_po"]) if swap else (c["a_po"], c["b_po"])
                         ratio = (int(in_po[mask].sum()), lam_in, int(out_po[mask].sum()), lam_out)
                     else:

@@ -34,11 +34,17 @@ import numpy as np
 
 from .._torch import check_training, epoch_batches, mlp, predict, torch_threads, train
 from .._validate import as_rng, check_epsilon, check_probability
-from ..bounds import poisson_sample_size
 from ._common import SCORE_CHUNK, robust_standardiser, zoom_features
 from .base import check_sample_pair, profile_grid
 from .histogram import VERDICT_SHARE
-from .region import BothDirections, HockeyStickBound, RegionTarget, epsilon_direction_split, projected_scores
+from .region import (
+    BothDirections,
+    HockeyStickBound,
+    RegionTarget,
+    epsilon_direction_split,
+    poisson_rows,
+    projected_scores,
+)
 
 __all__ = ["ClassifierHockeyStick", "ESTIMATE_TRAINING", "HockeyStickEvidence", "MarginalScore", "hockey_stick_lower_bound"]
 
@@ -505,10 +511,8 @@ class ClassifierHockeyStick:
             shares = (beta, beta)
         poisson = None
         if self.ratio_test:  # the ratio test's rows: the first N ~ Poisson(lam) held-out ones
-            (big_p, lam_p), (big_q, lam_q) = poisson_sample_size(len(p_te), rng), poisson_sample_size(len(q_te), rng)
-            ok = big_p <= len(p_te) and big_q <= len(q_te)  # else no ratio bound (probability <= 2e-4)
-            poisson = {1.0: (big_p if ok else None, lam_p, big_q if ok else None, lam_q),
-                       -1.0: (big_q if ok else None, lam_q, big_p if ok else None, lam_p)}
+            big_p, lam_p, big_q, lam_q = poisson_rows(len(p_te), len(q_te), rng)
+            poisson = {1.0: (big_p, lam_p, big_q, lam_q), -1.0: (big_q, lam_q, big_p, lam_p)}
         first, extra = [], []
         for (direction, sign, n_in, n_out, best), total in zip(plans, shares):
             chosen = [(c, t) for _, c, t, _ in best]

@@ -33,7 +33,13 @@ import numpy as np
 from scipy import special
 
 from .._validate import check_delta
-from ..bounds import clopper_pearson_lower, clopper_pearson_upper, poisson_rate, poisson_ratio_lower
+from ..bounds import (
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    poisson_rate,
+    poisson_ratio_lower,
+    poisson_sample_size,
+)
 from ..privacy.claims import RenyiDP
 from .base import DivergenceBound, profile_grid, register_bound_type
 
@@ -55,6 +61,7 @@ __all__ = [
     "projected_mass_bounds",
     "projected_scores",
     "RATIO_SHARE",
+    "poisson_rows",
     "ratio_certification",
     "rdp_epsilon_lower_bound",
     "smallest_sufficient_size",
@@ -124,8 +131,8 @@ class RegionTarget:
         that certifies something and among themselves by ``q_hi``.
 
     With ``ratio=True`` a candidate may also be certified by the ratio test
-    (:func:`ratio_certification`): its objective is then the larger of the two certifications'
-    (each at the expected counts), and the certifying code uses the same comparison to pick the
+    (:meth:`ratio_score`): its objective is then the larger of the two certifications' (each at
+    the expected counts), and the certifying code uses the same comparison to pick the
     certification of the chosen region (:func:`ratio_certification`).
 
     Attributes
@@ -155,21 +162,23 @@ class RegionTarget:
         """Maximise the certified epsilon lower bound at ``delta`` (ValueError outside [0, 1))."""
         return cls("epsilon", delta=check_delta(delta, allow_zero=True), ratio=ratio)
 
-    def score(self, p_lo, q_hi, ratio_lo=None) -> np.ndarray:
-        """The objective of candidate regions with mass bounds ``p_lo``, ``q_hi`` (arrays of one
-        shape) and, for the ratio certification, a lower bound ``ratio_lo`` on ``P(S) / Q(S)``
-        (:func:`ratio_delta_lower` / :func:`ratio_epsilon_lower` with the mass bounds)."""
+    def score(self, p_lo, q_hi) -> np.ndarray:
+        """The objective of candidate regions with mass bounds ``p_lo``, ``q_hi`` (arrays of one shape)."""
         p_lo, q_hi = np.asarray(p_lo, dtype=float), np.asarray(q_hi, dtype=float)
         if self.kind == "margin":
-            e = np.exp(self.eps_grid)
-            m = p_lo[..., None] - e * q_hi[..., None]
-            if ratio_lo is not None:
-                m = np.maximum(m, ratio_delta_lower(p_lo[..., None], np.asarray(ratio_lo, dtype=float)[..., None], e))
-            return (m - self.allowed).max(axis=-1)
-        out = np.log(np.maximum(p_lo - self.delta, 1e-300)) - np.log(np.maximum(q_hi, 1e-300))
-        if ratio_lo is not None:
-            out = np.maximum(out, ratio_epsilon_lower(p_lo, np.asarray(ratio_lo, dtype=float), self.delta))
-        return out
+            m = p_lo[..., None] - np.exp(self.eps_grid) * q_hi[..., None] - self.allowed
+            return m.max(axis=-1)
+        return np.log(np.maximum(p_lo - self.delta, 1e-300)) - np.log(np.maximum(q_hi, 1e-300))
+
+    def ratio_score(self, p_lo, ratio_lo) -> np.ndarray:
+        """The objective of candidate regions certified by the ratio test, from ``P(S) >= p_lo``
+        and ``P(S)/Q(S) >= ratio_lo`` alone (:func:`ratio_delta_lower`,
+        :func:`ratio_epsilon_lower`); arrays of one shape."""
+        p_lo, ratio_lo = np.asarray(p_lo, dtype=float), np.asarray(ratio_lo, dtype=float)
+        if self.kind == "margin":
+            m = ratio_delta_lower(p_lo[..., None], ratio_lo[..., None], np.exp(self.eps_grid)) - self.allowed
+            return m.max(axis=-1)
+        return ratio_epsilon_lower(p_lo, ratio_lo, self.delta)
 
 
 RATIO_SHARE = 0.9
@@ -249,7 +258,7 @@ def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
         with np.errstate(divide="ignore", invalid="ignore"):
             r_hat = np.where(k_in_f > 0, np.where(k_out_f > 0, (k_in_f / n_fit_in) / np.where(
                 k_out_f > 0, k_out_f / n_fit_out, 1.0), 1e300), 0.0)
-        upper = np.maximum(upper, ratio_epsilon_lower(p_hat, np.minimum(r_hat, 1e300), target.delta))
+        upper = np.maximum(upper, target.ratio_score(p_hat, np.minimum(r_hat, 1e300)))
     values, use = upper.copy(), np.zeros(size, dtype=bool)
     order = np.argsort(-upper, kind="stable")
     best, start = -math.inf, 0
@@ -279,6 +288,17 @@ def _projected_scores_all(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: in
         return (scores, np.zeros(np.shape(scores), dtype=bool)) if with_choice else scores
     scores, use = ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp)
     return (scores, use) if with_choice else scores
+
+
+def poisson_rows(n_p: int, n_q: int, rng) -> tuple:
+    """The ratio test's held-out rows of one estimate: ``(N_p, lam_p, N_q, lam_q)`` with
+    ``N ~ Poisson(lam)`` (:func:`~dpaudit.bounds.poisson_sample_size`) for the ``n_p`` and ``n_q``
+    held-out rows of P and Q; ``N_p = N_q = None`` when either exceeds its rows (probability
+    ``<= 2 POISSON_MISS``: then no ratio bound is computed). Drawn from ``rng`` only."""
+    (big_p, lam_p), (big_q, lam_q) = poisson_sample_size(n_p, rng), poisson_sample_size(n_q, rng)
+    if big_p > n_p or big_q > n_q:
+        return None, lam_p, None, lam_q
+    return big_p, lam_p, big_q, lam_q
 
 
 def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int, target: RegionTarget,
@@ -321,12 +341,6 @@ def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     y = np.minimum(k_out_f * (lam_out / n_fit_out), lam_out)
     p_hat = np.minimum(k_in_f * (n_in / n_fit_in), n_in) / n_in
 
-    def ratio_form(p_lo, r_lo):
-        if target.kind == "margin":
-            m = ratio_delta_lower(p_lo[:, None], r_lo[:, None], np.exp(target.eps_grid)) - target.allowed
-            return m.max(axis=-1)
-        return ratio_epsilon_lower(p_lo, r_lo, target.delta)
-
     if target.kind == "margin":
         # p_lo f <= p_hat (1 - e^eps / r_hat) = p_hat - e^eps q_hat for f >= 0, and f <= p_hat f for
         # f < 0: the margin of the point estimates bounds the ratio form from above.
@@ -335,7 +349,7 @@ def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
             r_hat = np.where(x > 0, np.where(y > 0, (x / np.where(y > 0, y, 1.0)) * (lam_out / lam_in), np.inf), 0.0)
-        upper = ratio_form(p_hat, np.where(np.isinf(r_hat), 1e300, r_hat))
+        upper = target.ratio_score(p_hat, np.where(np.isinf(r_hat), 1e300, r_hat))
     best = float(np.max(plain))
     todo = np.flatnonzero(upper >= best)
     todo = todo[np.argsort(-upper[todo], kind="stable")]
@@ -344,7 +358,7 @@ def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
         block, todo = todo[:64], todo[64:]
         p_lo = clopper_pearson_lower(np.minimum(k_in_f[block] * (n_in / n_fit_in), n_in), n_in, level)
         r_lo = poisson_ratio_lower(x[block], lam_in, y[block], lam_out, RATIO_SHARE * 2.0 * beta_cp)
-        value = ratio_form(np.atleast_1d(p_lo), np.atleast_1d(r_lo))
+        value = target.ratio_score(np.atleast_1d(p_lo), np.atleast_1d(r_lo))
         win = value > plain[block]
         plain[block[win]], use[block[win]] = value[win], True
         best = max(best, float(np.max(value)))
@@ -721,15 +735,16 @@ class HockeyStickBound(DivergenceBound, ProfileEvidence):
                      "poisson_q_count": None if x_in is None else int(x_out),
                      "poisson_rate_p": float(rate_in), "poisson_rate_q": float(rate_out)}
         p_lo, q_hi, _ = certify_regions(k_in, n_in, k_out, n_out, mass_beta)
-        bound = cls(
+        lower = p_lo - math.exp(epsilon) * q_hi
+        if ratio.get("ratio_lower") is not None:
+            lower = max(lower, float(ratio_delta_lower(p_lo, ratio["ratio_lower"], math.exp(epsilon))))
+        return cls(
             divergence="hockey-stick", direction=direction, epsilon=epsilon,
-            estimate=k_in / n_in - math.exp(epsilon) * k_out / n_out, lower=-math.inf,
+            estimate=k_in / n_in - math.exp(epsilon) * k_out / n_out,
+            lower=-math.inf if extra.get("vacuous") else lower,
             beta=beta, p_mass_lower=p_lo, q_mass_upper=q_hi, p_count=k_in, q_count=k_out,
             n_test_p=n_in, n_test_q=n_out, n_train=n_train, region=region, **ratio, **extra,
         )
-        if not extra.get("vacuous"):
-            object.__setattr__(bound, "lower", float(HockeyStickBound.delta_lower_bound(bound, epsilon)))
-        return bound
 
     @property
     def confidence(self) -> float:
