@@ -105,6 +105,7 @@ from .region import (
     projected_mass_bounds,
     predicted_rejection,
     poisson_rows,
+    prefers_ratio,
     projected_scores,
     smallest_sufficient_size,
 )
@@ -959,11 +960,7 @@ class HistogramHockeyStick:
 
         def use_ratio(region, target, b) -> bool:
             _, mask, n_in, n_out, in_tr, out_tr = region
-            if not ratio:
-                return False
-            return bool(projected_scores(
-                np.array([in_tr[mask].sum()]), max(int(in_tr.sum()), 1), np.array([out_tr[mask].sum()]),
-                max(int(out_tr.sum()), 1), n_in, n_out, target, b / 2, with_choice=True)[1][0])
+            return prefers_ratio(in_tr[mask].sum(), in_tr.sum(), out_tr[mask].sum(), out_tr.sum(), n_in, n_out, target, b)
 
         first, second = [], []
         for d, (direction, swap) in enumerate((("P||Q", False), ("Q||P", True))):

@@ -43,6 +43,7 @@ from .region import (
     RegionTarget,
     epsilon_direction_split,
     poisson_rows,
+    prefers_ratio,
     projected_scores,
 )
 
@@ -531,10 +532,8 @@ class ClassifierHockeyStick:
                 ratio = None
                 if poisson is not None:  # the certification its objective's projection prefers
                     i = 1 if label == "[max epsilon] " else 0
-                    counts = judged[(c, t, i)]
-                    use = projected_scores(np.array([float(counts[0])]), max(counts[1], 1), np.array([float(counts[2])]),
-                                           max(counts[3], 1), n_in, n_out, targets[i], share / 2, with_choice=True)[1][0]
-                    ratio = poisson[sign] if use else None
+                    if prefers_ratio(*judged[(c, t, i)], n_in, n_out, targets[i], share):
+                        ratio = poisson[sign]
                 if c not in test_scores:
                     test_scores[c] = (candidates[c][4](p_te), candidates[c][4](q_te))
                 t_p, t_q = test_scores[c]

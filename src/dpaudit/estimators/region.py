@@ -62,6 +62,7 @@ __all__ = [
     "projected_scores",
     "RATIO_SHARE",
     "poisson_rows",
+    "prefers_ratio",
     "ratio_certification",
     "rdp_epsilon_lower_bound",
     "smallest_sufficient_size",
@@ -311,15 +312,10 @@ def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     :func:`~dpaudit.bounds.poisson_ratio_lower` (counts rescaled to the Poissonised sizes
     :func:`~dpaudit.bounds.poisson_rate` of ``n_in``, ``n_out``) and ``(1 - RATIO_SHARE) beta_cp``
     on each mass bound. Choosing counts only. Its objective is the larger of the ratio form
-    (:func:`ratio_delta_lower`, :func:`ratio_epsilon_lower`) and the mass bounds' form, and the
-    latter, at the smaller level, never beats the two-mass certification: so a candidate takes the
-    ratio test iff its ratio form beats the two-mass objective.
-
-    The ratio form is computed exactly only for candidates that could hold the maximum: its value
-    at the point estimates (``P_lo <= k_in / n_fit_in``, ``r_lo <=`` the estimated ratio, as
-    the bounds' levels are below 1/2; for the margin, the point estimates' margin) bounds it from above, so candidates whose upper bound is
-    below the best value found keep their two-mass value (they cannot win: the maximum and its
-    argmax are exact, and so is every single-candidate call).
+    (:meth:`RegionTarget.ratio_score`) and the mass bounds' form, and the latter, at the smaller
+    level, never beats the two-mass certification: so a candidate takes the ratio test iff its
+    ratio form beats the two-mass objective. (:func:`projected_scores` hands at most
+    :data:`PRUNE_BLOCK` candidates at a time.)
 
     Returns
     -------
@@ -329,41 +325,27 @@ def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     k_in, k_out = np.asarray(k_in, dtype=float), np.asarray(k_out, dtype=float)
     plain = np.asarray(target.score(*projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)),
                        dtype=float)
-    use = np.zeros(plain.shape, dtype=bool)
     lam_in, lam_out = poisson_rate(n_in), poisson_rate(n_out)
-    if lam_in <= 0 or lam_out <= 0 or plain.size == 0:
-        return plain, use
-    shape = plain.shape
-    plain, use = plain.reshape(-1).copy(), use.reshape(-1)
-    k_in_f = np.broadcast_to(k_in, shape).reshape(-1)
-    k_out_f = np.broadcast_to(k_out, shape).reshape(-1)
-    x = np.minimum(k_in_f * (lam_in / n_fit_in), lam_in)
-    y = np.minimum(k_out_f * (lam_out / n_fit_out), lam_out)
-    p_hat = np.minimum(k_in_f * (n_in / n_fit_in), n_in) / n_in
+    if lam_in <= 0 or lam_out <= 0:
+        return plain, np.zeros(plain.shape, dtype=bool)
+    p_lo = clopper_pearson_lower(np.minimum(k_in * (n_in / n_fit_in), n_in), n_in, (1.0 - RATIO_SHARE) * beta_cp)
+    r_lo = poisson_ratio_lower(np.minimum(k_in * (lam_in / n_fit_in), lam_in), lam_in,
+                               np.minimum(k_out * (lam_out / n_fit_out), lam_out), lam_out, RATIO_SHARE * 2.0 * beta_cp)
+    with_ratio = np.asarray(target.ratio_score(p_lo, r_lo), dtype=float)
+    use = with_ratio > plain
+    return np.where(use, with_ratio, plain), use
 
-    if target.kind == "margin":
-        # p_lo f <= p_hat (1 - e^eps / r_hat) = p_hat - e^eps q_hat for f >= 0, and f <= p_hat f for
-        # f < 0: the margin of the point estimates bounds the ratio form from above.
-        q_hat = np.minimum(k_out_f * (n_out / n_fit_out), n_out) / n_out
-        upper = np.asarray(target.score(p_hat, q_hat), dtype=float)
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r_hat = np.where(x > 0, np.where(y > 0, (x / np.where(y > 0, y, 1.0)) * (lam_out / lam_in), np.inf), 0.0)
-        upper = target.ratio_score(p_hat, np.where(np.isinf(r_hat), 1e300, r_hat))
-    best = float(np.max(plain))
-    todo = np.flatnonzero(upper >= best)
-    todo = todo[np.argsort(-upper[todo], kind="stable")]
-    level = (1.0 - RATIO_SHARE) * beta_cp
-    while todo.size:
-        block, todo = todo[:64], todo[64:]
-        p_lo = clopper_pearson_lower(np.minimum(k_in_f[block] * (n_in / n_fit_in), n_in), n_in, level)
-        r_lo = poisson_ratio_lower(x[block], lam_in, y[block], lam_out, RATIO_SHARE * 2.0 * beta_cp)
-        value = target.ratio_score(np.atleast_1d(p_lo), np.atleast_1d(r_lo))
-        win = value > plain[block]
-        plain[block[win]], use[block[win]] = value[win], True
-        best = max(best, float(np.max(value)))
-        todo = todo[upper[todo] >= best]
-    return plain.reshape(shape), use.reshape(shape)
+
+def prefers_ratio(k_in: float, n_fit_in: int, k_out: float, n_fit_out: int, n_in: int, n_out: int,
+                  target: RegionTarget, beta: float) -> bool:
+    """Whether one chosen region, with choosing counts ``k_in`` of ``n_fit_in`` and ``k_out`` of
+    ``n_fit_out``, is to be certified by the ratio test at failure probability ``beta`` on
+    ``n_in`` / ``n_out`` held-out rows: the comparison :func:`projected_scores` made when choosing
+    it (False when ``target.ratio`` is off). Choosing counts only."""
+    if not target.ratio:
+        return False
+    return bool(projected_scores(np.array([float(k_in)]), max(int(n_fit_in), 1), np.array([float(k_out)]),
+                                 max(int(n_fit_out), 1), n_in, n_out, target, beta / 2, with_choice=True)[1][0])
 
 
 DIRECTION_SPLITS = (0.5, 0.8, 0.2, 0.95, 0.05)
