@@ -192,7 +192,7 @@ def ratio_delta_lower(p_lo, ratio_lo, e_eps):
 
     ``P - e^eps Q = P (1 - e^eps Q/P) >= p_lo f`` with ``f = 1 - e^eps / ratio_lo`` when
     ``f >= 0``; when ``f < 0``, ``P <= 1`` gives ``>= f``. ``-inf`` when ``ratio_lo = 0``.
-    Arrays broadcast.
+    Arrays broadcast; ``e_eps`` is ``e^eps`` (eps in nats). Source: ``docs/hockey_stick.md`` §1b.
     """
     p_lo, ratio_lo, e_eps = (np.asarray(v, dtype=float) for v in (p_lo, ratio_lo, e_eps))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -203,7 +203,8 @@ def ratio_delta_lower(p_lo, ratio_lo, e_eps):
 def ratio_epsilon_lower(p_lo, ratio_lo, delta: float):
     """Largest eps with ``P(S) - e^eps Q(S) > delta`` guaranteed by ``P(S) >= p_lo`` and
     ``P(S)/Q(S) >= ratio_lo``: ``ln(ratio_lo (1 - delta / p_lo))`` (``ln(1e-300)`` when nothing is
-    guaranteed, as :meth:`RegionTarget.score` ranks). Arrays broadcast."""
+    guaranteed, as :meth:`RegionTarget.score` ranks); delta in [0, 1). Arrays broadcast. Source:
+    ``docs/hockey_stick.md`` §1b."""
     p_lo, ratio_lo = np.asarray(p_lo, dtype=float), np.asarray(ratio_lo, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         val = ratio_lo * (1.0 - delta / np.where(p_lo > 0, p_lo, 1.0))
