@@ -117,6 +117,33 @@ def test_an_audit_is_the_same_on_one_or_two_processes():
     assert two.execution == {"executor": "in-process", "workers": 1, "processes": 2}
 
 
+def test_every_stage_of_a_large_trial_is_drawn_on_the_pool(monkeypatch):
+    # Each stage draws fewer than MIN_POOL_CALLS calls, but the trial plans 2 x 12,000 >= 20,000:
+    # the pool is started (not waited for) at the first stage, which is drawn here meanwhile, and
+    # draws every later stage; the samples are the serial ones.
+    mech = Mechanism.from_callable(noisy_sum_call, name="noisy-sum")
+    drawn = []
+    real = SamplingPool.draw_pair
+
+    def counting(self, pair, sizes, sample_ss):
+        drawn.append(sum(sizes))
+        return real(self, pair, sizes, sample_ss)
+
+    kw = dict(num_samples=12_000, stages=(2000, 8000), trials=1, exhaustive=False)
+    monkeypatch.setattr(SamplingPool, "draw_pair", counting)
+    pooled = audit(mech, PureDP(1.0), RandomFinder(REL, rng=3), tester=make_tester("histogram"), beta=0.1, seed=9,
+                   executor=InProcessExecutor(processes=2), **kw)
+    monkeypatch.setattr(SamplingPool, "draw_pair", real)
+    serial = audit(mech, PureDP(1.0), RandomFinder(REL, rng=3), tester=make_tester("histogram"), beta=0.1, seed=9,
+                   processes=1, **kw)
+    stages = [s.num_samples for s in pooled.trials[0].stages]
+    assert len(stages) >= 2 and drawn == list(np.diff([0] + stages))[1:]
+    assert max(drawn) < 20_000 // 2  # every stage alone is below MIN_POOL_CALLS (per dataset)
+    assert pooled.execution["processes"] == 2 and serial.execution["processes"] == 1
+    assert [t.outcome for t in pooled.trials] == [t.outcome for t in serial.trials]
+    assert [t.stages for t in pooled.trials] == [t.stages for t in serial.trials]
+
+
 def test_an_unpicklable_mechanism_is_sampled_here_with_one_warning():
     with pytest.warns(RuntimeWarning, match="holds-a-lock.*cannot be pickled") as caught:
         res = _audit(LockedMechanism(), executor=InProcessExecutor(processes=2, min_pool_calls=0))

@@ -9,9 +9,11 @@ mechanism on each dataset of a pair, then run the tester on the two samples at f
   machine with more than one core it draws the trial's sampling chunks on a
   :class:`SamplingPool` -- a ``concurrent.futures.ProcessPoolExecutor`` of ``spawn``-ed processes,
   one per usable core by default (``processes=``; ``dpaudit test --processes N|auto``; ``1``
-  turns it off). The pool is started on the first trial that has at least two chunks per dataset
-  and :data:`MIN_POOL_CALLS` calls (smaller trials would not repay its start-up), kept for the whole audit and shut down by :meth:`InProcessExecutor.close`; vectorised mechanisms
-  never start one. A mechanism that cannot be pickled is sampled in this process, with one warning.
+  turns it off). The pool is started on the first draw of at least two chunks per dataset in a
+  trial that plans at least :data:`MIN_POOL_CALLS` calls, all stages counted (smaller trials would
+  not repay its start-up); from then on it draws every draw of two or more chunks -- each stage
+  of a sequential trial too -- until :meth:`InProcessExecutor.close` at the end of the audit.
+  Vectorised mechanisms never start one. A mechanism that cannot be pickled is sampled in this process, with one warning.
 * :class:`DaskExecutor`: trials as tasks on a Dask cluster (``dask.distributed``): a
   ``LocalCluster`` sized to the machine, or an existing scheduler (``tcp://host:port``). Several
   trials are in flight at once so the workers stay busy while the finder proposes the next
@@ -81,9 +83,9 @@ MIN_CHUNK_SIZE = 500
 """Smallest chunk :func:`chunk_sizes` makes when it splits a small sample below ``chunk_size``."""
 
 MIN_POOL_CALLS = 20_000
-"""Calls per trial (both datasets together) below which a per-call mechanism is sampled in this
-process even when a :class:`SamplingPool` is at hand: about 2 s at 100 us per call, the order of a
-spawned pool's start-up (the samples are the same either way)."""
+"""Planned calls per trial (both datasets, all stages) below which a per-call mechanism's
+:class:`SamplingPool` is not started: about 2 s at 100 us per call, the order of a spawned pool's
+start-up (the samples are the same either way). A pool already running serves every draw."""
 
 CHUNKS_PER_DATASET = 8
 """Chunks per dataset :func:`chunk_sizes` aims for when ``num_samples`` is small, so that many
@@ -239,15 +241,19 @@ _ACTIVE_POOL: contextvars.ContextVar = contextvars.ContextVar("dpaudit_sampling_
 
 
 def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, chunk_size: int | None, *,
-                pool: "SamplingPool | None" = None):
+                pool: "SamplingPool | None" = None, planned_calls: int | None = None):
     """Draw ``num_samples`` validated outputs on each dataset of ``pair``.
 
     Vectorised mechanisms (and any mechanism when ``chunk_size`` is None) draw D0's then D1's
     outputs from one generator seeded by ``sample_ss``; per-call mechanisms draw the chunks of
     :func:`chunk_sizes` from :func:`chunk_stream`, in this process or, when a
     :class:`SamplingPool` for this mechanism is given (or set by the running
-    :class:`InProcessExecutor`), there are at least two chunks per dataset and at least the pool's
-    ``min_calls`` calls (:data:`MIN_POOL_CALLS`), on its processes.
+    :class:`InProcessExecutor`) and there are at least two chunks per dataset, on its processes --
+    if the pool is already running, or the trial plans at least the pool's ``min_calls`` calls
+    (:data:`MIN_POOL_CALLS`), worth its start-up. A trial that plans that many calls in stages
+    smaller than ``min_calls`` starts the pool without waiting for it
+    (:meth:`SamplingPool.warm_up`) and draws its first stage here while the processes start;
+    its later stages are drawn on the pool.
     The chunks and their streams are the same either way, so are the samples.
 
     Parameters
@@ -263,6 +269,9 @@ def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, 
     pool : SamplingPool, optional
         Draw the chunks on this pool; default: the pool of the :class:`InProcessExecutor` running
         the trial, if any. A pool made for another mechanism is not used.
+    planned_calls : int, optional
+        Calls the whole trial plans, both datasets and all its stages (default
+        ``2 * num_samples``); compared with the pool's ``min_calls`` to decide whether to start it.
 
     Returns
     -------
@@ -277,10 +286,15 @@ def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, 
     if chunk_size and is_per_call(mechanism):
         sizes = chunk_sizes(num_samples, chunk_size)
         pool = pool if pool is not None else _ACTIVE_POOL.get()
-        if pool is not None and len(sizes) >= 2 and 2 * int(num_samples) >= pool.min_calls and pool.serves(mechanism):
-            drawn = pool.draw_pair(pair, sizes, sample_ss)
-            if drawn is not None:
-                return drawn
+        planned = 2 * int(num_samples) if planned_calls is None else int(planned_calls)
+        if (pool is not None and len(sizes) >= 2 and pool.serves(mechanism)
+                and (pool.running or planned >= pool.min_calls)):
+            if not pool.running and 2 * int(num_samples) < pool.min_calls:
+                pool.warm_up()  # start it for the trial's later draws; draw this small one here meanwhile
+            else:
+                drawn = pool.draw_pair(pair, sizes, sample_ss)
+                if drawn is not None:
+                    return drawn
         out = []
         dim = None
         for j, d in enumerate((pair.d0, pair.d1)):
@@ -362,7 +376,8 @@ def run_trial(mechanism, tester, claim, spec: TrialSpec):
     have, reason, outcome = 0, "budget", None
     for k, (n_k, beta_k) in enumerate(zip(schedule, betas)):
         t0 = time.perf_counter()
-        y0, y1 = sample_pair(mechanism, spec.pair, n_k - have, stage_stream(sample_ss, k), spec.chunk_size)
+        y0, y1 = sample_pair(mechanism, spec.pair, n_k - have, stage_stream(sample_ss, k), spec.chunk_size,
+                             planned_calls=2 * int(spec.num_samples))
         parts0.append(y0)
         parts1.append(y1)
         x0 = _concat_chunks(mechanism, parts0, spec.pair.d0) if k else y0
@@ -678,6 +693,15 @@ def _pool_init(blob: bytes) -> None:
         pass
 
 
+def _pool_ping():
+    """Load the mechanism in a pool process (its first task after :meth:`SamplingPool.warm_up`)."""
+    try:
+        _context(_POOL_BLOB)
+    except Exception as exc:
+        return _Unloadable(exc)
+    return None
+
+
 def _pool_chunk(dataset: np.ndarray, j: int, c: int, size: int, sample_ss):
     """Draw chunk ``c`` of dataset ``j`` in a pool process (the serial path's :func:`draw` call)."""
     try:
@@ -710,7 +734,8 @@ class SamplingPool:
     processes : int, optional
         Pool size, ``>= 1``; default :func:`usable_cores`.
     min_calls : int, default MIN_POOL_CALLS
-        :func:`sample_pair` uses the pool for trials of at least this many calls (both datasets).
+        :func:`sample_pair` starts the pool for a trial of at least this many calls (both
+        datasets, all stages); once it runs, it serves every draw of two or more chunks.
 
     Raises
     ------
@@ -736,6 +761,11 @@ class SamplingPool:
         self._executor = None
         self._broken: str | None = None
 
+    @property
+    def running(self) -> bool:
+        """Whether the processes have been started (by a :meth:`draw_pair`) and not closed."""
+        return self._executor is not None
+
     def serves(self, mechanism) -> bool:
         """Whether this pool samples ``mechanism`` (the very object) and still works."""
         return mechanism is self.mechanism and self._broken is None
@@ -748,6 +778,15 @@ class SamplingPool:
             max_workers=self.processes, mp_context=multiprocessing.get_context("spawn"),
             initializer=_pool_init, initargs=(self._blob,),
         )
+
+    def warm_up(self) -> None:
+        """Start the processes now, without waiting for them: each gets one task that loads the
+        mechanism, and :meth:`draw_pair`'s chunks queue behind it. No-op if running or broken."""
+        if self._executor is not None or self._broken is not None:
+            return
+        self._start()
+        for _ in range(self.processes):
+            self._executor.submit(_pool_ping)
 
     def _give_up(self, reason: str) -> None:
         self._broken = reason
