@@ -619,3 +619,47 @@ def test_ratio_test_delta_bounds_cover_a_gaussian_profile():
         used += sum(b.ratio_lower is not None for b in ev.bounds)
     assert used > 0
     assert_rate_at_most(fails, runs, beta, what="delta lower bounds above the exact profile")
+
+
+def test_threshold_family_has_intervals_and_pairs_of_tails():
+    # Counts of a scale change: the wider law (in) has more mass in both tails, the narrower one
+    # (out) in the middle. The ratio is monotone in |x|, so the best region for in||out is a pair
+    # of tails and for out||in an interval; half-lines alone cannot find either.
+    from dpaudit.estimators.histogram import _choose_region
+    from dpaudit.estimators.region import RegionTarget
+
+    edges = np.linspace(-4, 4, 31)
+    wide = np.diff(stats.norm.cdf(np.r_[-np.inf, edges, np.inf], scale=1.3))
+    narrow = np.diff(stats.norm.cdf(np.r_[-np.inf, edges, np.inf], scale=1.0))
+    n = 200_000
+    a, b = np.round(wide * n).astype(int), np.round(narrow * n).astype(int)
+    m = len(a)
+    target = RegionTarget.margin(np.array([0.0]), np.array([0.0]))
+    tails = _choose_region(a, b, n, n, target, 0.01, ordered=m, family="threshold", interval_points=m)
+    middle = _choose_region(b, a, n, n, target, 0.01, ordered=m, family="threshold", interval_points=m)
+    ratio = wide / narrow
+    assert np.array_equal(tails, ratio > 1) and tails[0] and tails[-1] and not tails[m // 2]
+    assert np.array_equal(middle, ratio < 1) and not middle[0] and not middle[-1] and middle[m // 2]
+    for in_, out in ((a, b), (b, a)):  # without intervals: a half-line, which is worse here
+        half = _choose_region(in_, out, n, n, target, 0.01, ordered=m, family="threshold", interval_points=0)
+        run = np.flatnonzero(half)
+        assert half[0] or half[-1]
+        assert np.array_equal(run, np.arange(run[0], run[-1] + 1))
+        best = tails if in_ is a else middle
+        h = lambda mask: in_[mask].sum() / n - out[mask].sum() / n  # noqa: E731
+        assert h(half) < h(best) - 0.02
+
+
+def test_exact_regions_find_a_leaked_noise_scale():
+    # Gaussian noise whose scale depends on the data (scale 1.3 vs 1, same mean), claimed 0.01-DP:
+    # the exact path's bound comes close to the true divergence in both directions, never above.
+    rng = np.random.default_rng(5)
+    p, q = rng.normal(0, 1.3, (100_000, 1)), rng.normal(0, 1.0, (100_000, 1))
+    o = HistogramTester().test(p, q, PureDP(0.01), beta=0.05, rng=1)
+    x = np.linspace(-12, 12, 480_001)
+    fp, fq = stats.norm.pdf(x, scale=1.3), stats.norm.pdf(x, scale=1.0)
+    h = {"P||Q": np.maximum(fp - math.exp(0.01) * fq, 0).sum() * (x[1] - x[0]),
+         "Q||P": np.maximum(fq - math.exp(0.01) * fp, 0).sum() * (x[1] - x[0])}
+    assert o.violation
+    for b in o.bounds[:2]:
+        assert 0.8 * h[b.direction] < b.lower <= h[b.direction], (b.direction, b.region, b.lower, h)

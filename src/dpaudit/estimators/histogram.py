@@ -441,9 +441,21 @@ def _quantile_levels(num_bins: int, n_design: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- regions (split)
+INTERVAL_POINTS = 64
+"""Cell boundaries (evenly spaced in cell index) that the ``"threshold"`` family's intervals and
+pairs of tails may end at when the region is chosen: about 2,000 of each (the half-lines use
+every boundary)."""
+
+INTERVAL_POINTS_CV = 16
+"""The same grid when the family and cell set are cross-validated (:func:`_cross_validate`): about
+100 intervals and 100 pairs of tails, enough to tell a shape from another at a fraction of the
+cost (that choice is made hundreds of times per test)."""
+
+
 def _choose_region(
     a_tr: np.ndarray, b_tr: np.ndarray, n_ev_in: int, n_ev_out: int,
     target: RegionTarget, beta_cp: float, ordered: int = 0, family: str = "level",
+    interval_points: int = 0,
 ) -> np.ndarray:
     """Cells of the region ``S`` for the direction in||out, from training counts only.
 
@@ -451,8 +463,11 @@ def _choose_region(
     (Neyman–Pearson): the cells sorted by ``(a_i + 1/2)/n_in`` over ``(b_i + 1/2)/n_out``, cut
     between distinct ratios; ``"threshold"``, when the first ``ordered`` cells are intervals or
     values in increasing order, every set ``{x > t}`` and ``{x <= t}`` over them (one sorted
-    scan): where the ratio is flat (a shift of Laplace noise at its claimed epsilon, say) noisy
-    per-cell ratios scramble the level sets, and a threshold finds the whole flat part. The chosen set maximises
+    scan), and every interval ``{s < x <= t}`` and pair of tails ``{x <= s} U {x > t}`` with
+    ends on a grid of ``interval_points`` cell boundaries (0: none): where the ratio is flat (a shift of
+    Laplace noise at its claimed epsilon, say) or only slightly above 1 (noise whose scale leaks
+    the data), noisy per-cell ratios scramble the level sets, and these sets find the whole
+    region the ratio's shape implies. The chosen set maximises
     ``target``'s objective (:class:`~.region.RegionTarget`: the margin over a claim's profile,
     or the certified epsilon) computed from the training counts rescaled to the held-out sizes.
     Returns a boolean mask over cells.
@@ -466,26 +481,47 @@ def _choose_region(
     cum_b = np.cumsum(b_tr[order])[cut - 1]
     k_in, k_out = ([cum_a], [cum_b]) if family == "level" else ([np.zeros(0)], [np.zeros(0)])
     cut = cut if family == "level" else cut[:0]
+    lo = hi = np.zeros(0, dtype=int)
     if family == "threshold" and ordered > 1:
         # {x <= t}: the first j ordered cells; {x > t}: ordered cells j.. (j = 1 .. ordered - 1)
         lo_a, lo_b = np.cumsum(a_tr[:ordered])[:-1], np.cumsum(b_tr[:ordered])[:-1]
         tot_a, tot_b = a_tr[:ordered].sum(), b_tr[:ordered].sum()
         k_in += [lo_a, tot_a - lo_a]
         k_out += [lo_b, tot_b - lo_b]
+        if ordered > 2 and interval_points > 1:
+            # {s < x <= t} and its complement, the two tails: with the half-lines, every upper
+            # level set of a ratio that is monotone in |x - c| (a location-scale pair whose scale
+            # differs, e.g. noise calibrated to a private n), on a grid of INTERVAL_POINTS ends.
+            ends = np.unique(np.round(np.linspace(0, ordered, min(ordered, interval_points) + 1)).astype(int))
+            lo, hi = np.triu_indices(len(ends), k=1)
+            inner = (lo > 0) & (hi < len(ends) - 1)  # both ends inside: not a half-line
+            lo, hi = ends[lo[inner]], ends[hi[inner]]
+            ca, cb = np.r_[0, np.cumsum(a_tr[:ordered])], np.r_[0, np.cumsum(b_tr[:ordered])]
+            mid_a, mid_b = ca[hi] - ca[lo], cb[hi] - cb[lo]
+            k_in += [mid_a, tot_a - mid_a]
+            k_out += [mid_b, tot_b - mid_b]
     values = projected_scores(np.concatenate(k_in), max(n_in, 1), np.concatenate(k_out), max(n_out, 1),
                               n_ev_in, n_ev_out, target, beta_cp)
     best = int(np.argmax(values))
     mask = np.zeros(len(a_tr), dtype=bool)
     if best < len(cut):
         mask[order[: cut[best]]] = True
-    else:
-        j = best - len(cut)
+        return mask
+    j = best - len(cut)
+    if j < 2 * (ordered - 1):
         below = j < ordered - 1
         j = (j if below else j - (ordered - 1)) + 1
         if below:
             mask[:j] = True
         else:
             mask[j:ordered] = True
+        return mask
+    j -= 2 * (ordered - 1)
+    tails = j >= len(lo)
+    j = j - len(lo) if tails else j
+    mask[lo[j]:hi[j]] = True
+    if tails:
+        mask[:ordered] = ~mask[:ordered]
     return mask
 
 
@@ -546,7 +582,8 @@ def _cross_validate(folds, swap: bool, n_ev_in: int, n_ev_out: int, target: Regi
     for (a_fit, b_fit), (a_val, b_val) in ((folds[0], folds[1]), (folds[1], folds[0])):
         if swap:
             a_fit, b_fit, a_val, b_val = b_fit, a_fit, b_val, a_val
-        mask = _choose_region(a_fit, b_fit, n_ev_in, n_ev_out, target, beta_cp, ordered, family)
+        mask = _choose_region(a_fit, b_fit, n_ev_in, n_ev_out, target, beta_cp, ordered, family,
+                              INTERVAL_POINTS_CV)
         total += float(projected_scores(
             a_val[mask].sum(), max(a_val.sum(), 1), b_val[mask].sum(), max(b_val.sum(), 1),
             n_ev_in, n_ev_out, target, beta_cp,
@@ -618,7 +655,8 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
             pick, family = options[0]
         c = counts[pick]
         in_tr, out_tr = (c["b_tr"], c["a_tr"]) if swap else (c["a_tr"], c["b_tr"])
-        mask = _choose_region(in_tr, out_tr, n_in, n_out, target, beta / 4, c.get("ordered", 0), family)
+        mask = _choose_region(in_tr, out_tr, n_in, n_out, target, beta / 4, c.get("ordered", 0), family,
+                              INTERVAL_POINTS)
         chosen.append((pick, mask, n_in, n_out, in_tr, out_tr))
     return chosen, HistogramHockeyStick._direction_shares(chosen, eps_grid, allowed, beta, target)
 
