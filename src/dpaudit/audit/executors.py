@@ -763,7 +763,8 @@ class SamplingPool:
 
     @property
     def running(self) -> bool:
-        """Whether the processes have been started (by a :meth:`draw_pair`) and not closed."""
+        """Whether the processes have been started (by :meth:`warm_up` or :meth:`draw_pair`) and
+        not closed."""
         return self._executor is not None
 
     def serves(self, mechanism) -> bool:
@@ -782,11 +783,16 @@ class SamplingPool:
     def warm_up(self) -> None:
         """Start the processes now, without waiting for them: each gets one task that loads the
         mechanism, and :meth:`draw_pair`'s chunks queue behind it. No-op if running or broken."""
+        from concurrent.futures.process import BrokenProcessPool
+
         if self._executor is not None or self._broken is not None:
             return
         self._start()
-        for _ in range(self.processes):
-            self._executor.submit(_pool_ping)
+        try:
+            for _ in range(self.processes):
+                self._executor.submit(_pool_ping)
+        except BrokenProcessPool as exc:  # e.g. a script without an ``if __name__ == "__main__":`` guard
+            self._give_up(f"{type(exc).__name__}: {exc}")
 
     def _give_up(self, reason: str) -> None:
         self._broken = reason

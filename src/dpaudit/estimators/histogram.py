@@ -494,7 +494,7 @@ def _choose_region(
         if ordered > 2 and interval_points > 1 and target.kind == "margin":
             # {s < x <= t} and its complement, the two tails: with the half-lines, every upper
             # level set of a ratio that is monotone in |x - c| (a location-scale pair whose scale
-            # differs, e.g. noise calibrated to a private n), on a grid of INTERVAL_POINTS ends.
+            # differs, e.g. noise calibrated to a private n), ends on a grid of interval_points.
             ends = np.unique(np.round(np.linspace(0, ordered, min(ordered, interval_points) + 1)).astype(int))
             lo, hi = np.triu_indices(len(ends), k=1)
             inner = (lo > 0) & (hi < len(ends) - 1)  # both ends inside: not a half-line
