@@ -487,8 +487,8 @@ def _choose_region(
     lo = hi = np.zeros(0, dtype=int)
     if family == "threshold" and ordered > 1:
         # {x <= t}: the first j ordered cells; {x > t}: ordered cells j.. (j = 1 .. ordered - 1)
-        lo_a, lo_b = np.cumsum(a_tr[:ordered])[:-1], np.cumsum(b_tr[:ordered])[:-1]
-        tot_a, tot_b = a_tr[:ordered].sum(), b_tr[:ordered].sum()
+        ca, cb = np.r_[0, np.cumsum(a_tr[:ordered])], np.r_[0, np.cumsum(b_tr[:ordered])]
+        lo_a, lo_b, tot_a, tot_b = ca[1:-1], cb[1:-1], ca[-1], cb[-1]
         k_in += [lo_a, tot_a - lo_a]
         k_out += [lo_b, tot_b - lo_b]
         if ordered > 2 and interval_points > 1 and target.kind == "margin":
@@ -499,7 +499,6 @@ def _choose_region(
             lo, hi = np.triu_indices(len(ends), k=1)
             inner = (lo > 0) & (hi < len(ends) - 1)  # both ends inside: not a half-line
             lo, hi = ends[lo[inner]], ends[hi[inner]]
-            ca, cb = np.r_[0, np.cumsum(a_tr[:ordered])], np.r_[0, np.cumsum(b_tr[:ordered])]
             mid_a, mid_b = ca[hi] - ca[lo], cb[hi] - cb[lo]
             k_in += [mid_a, tot_a - mid_a]
             k_out += [mid_b, tot_b - mid_b]
