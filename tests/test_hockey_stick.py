@@ -393,3 +393,57 @@ def test_classifier_trains_on_a_bounded_subset_and_scores_in_chunks(monkeypatch)
     c = est.estimate(p, q, epsilon=0.5, beta=0.1, rng=7)
     assert (c.forward.p_count, c.forward.q_count, c.reverse.p_count) == (a.forward.p_count, a.forward.q_count, a.reverse.p_count)
     assert a.forward.lower > 0  # a shift of half a standard deviation is seen from the subset
+
+
+def test_default_split_keeps_most_rows_of_a_large_sample_for_the_bound(monkeypatch):
+    """The default selection rows: half up to 2 * SELECTION_FLOOR rows per sample, then the floor
+    or a fifth, whichever is larger; a given train_fraction is used as is; the held-out rows of
+    the evidence and of the tester's vacuity check follow the same rule."""
+    import dpaudit.estimators.hockey_stick as hs
+    from dpaudit.estimators._common import selection_rows
+    from dpaudit.estimators.histogram import DESIGN_FLOOR, SPLIT_DESIGN, HistogramHockeyStick
+    from dpaudit.testers import HockeyStickTester
+
+    est = ClassifierHockeyStick()
+    floor = hs.SELECTION_FLOOR
+    assert est.train_fraction is None
+    assert est.train_rows(50_000) == 25_000 and est.train_rows(2 * floor) == floor
+    assert est.train_rows(3 * floor) == floor and est.train_rows(10 * floor) == 2 * floor
+    assert ClassifierHockeyStick(train_fraction=0.3).train_rows(10 * floor) == 3 * floor
+    assert selection_rows(5, None, 100) == 2 and selection_rows(5, 0.99, 100) == 3  # both parts keep 2 rows
+    assert HistogramHockeyStick._design_size(5 * DESIGN_FLOOR, SPLIT_DESIGN) == DESIGN_FLOOR
+    assert HistogramHockeyStick._design_size(10 * DESIGN_FLOOR, SPLIT_DESIGN) == 2 * DESIGN_FLOOR
+
+    monkeypatch.setattr(hs, "SELECTION_FLOOR", 500)  # the large-sample regime at a test's size
+    p, q = gaussian_samples(5000, 1.0, seed=3)
+    ev = ClassifierHockeyStick(epochs=3, marginal_bins=None).estimate(p, q, epsilon=0.3, beta=0.1, rng=4)
+    for b in (ev.forward, ev.reverse):
+        assert b.n_train == 2 * 1000 and b.n_test_p == b.n_test_q == 4000  # a fifth selects
+    tester = HockeyStickTester(ClassifierHockeyStick())
+    assert tester._held_out(5000) == 4000 and tester._held_out(800) == 400
+
+
+def test_many_unseen_rows_alone_choose_and_judge_the_classifier_thresholds(monkeypatch):
+    """With at least UNSEEN_CHOICE_ROWS training rows per sample that the MLP did not train on,
+    the MLP's thresholds are chosen on the first half of those rows (its own rows take no part);
+    with fewer, on all training rows."""
+    import dpaudit.estimators.hockey_stick as hs
+
+    p, q = gaussian_samples(6000, 1.0, seed=3)
+    est = ClassifierHockeyStick(max_steps=10, batch_size=100, hidden_sizes=(8,), marginal_bins=None)
+    seen = []
+    real = ClassifierHockeyStick._choose_thresholds
+
+    def spy(s_in, s_out, *args):
+        seen.append((len(s_in), len(s_out)))
+        return real(s_in, s_out, *args)
+
+    monkeypatch.setattr(ClassifierHockeyStick, "_choose_thresholds", staticmethod(spy))
+    # 3000 training rows per sample, the MLP trains on 500 of each (10 steps of 100 rows)
+    monkeypatch.setattr(hs, "UNSEEN_CHOICE_ROWS", 2500)
+    est.estimate(p, q, epsilon=0.3, beta=0.1, rng=4)
+    assert seen == [(1250, 1250), (1250, 1250)]  # both directions: half of the 2500 unseen rows
+    seen.clear()
+    monkeypatch.setattr(hs, "UNSEEN_CHOICE_ROWS", 2501)
+    est.estimate(p, q, epsilon=0.3, beta=0.1, rng=4)
+    assert seen == [(3000, 3000), (3000, 3000)]
