@@ -215,8 +215,8 @@ def check_training(
         Each ``>= 1``.
     learning_rate : float
         ``> 0``.
-    train_fraction : float or None
-        In ``(0, 1)``, or None (the estimator's default split rule).
+    train_fraction : float
+        In ``(0, 1)``.
     device : str or torch.device
         See :func:`check_device`.
     num_threads : int or None
@@ -226,7 +226,7 @@ def check_training(
     -------
     dict
         ``{"epochs": int, "batch_size": int, "learning_rate": float, "max_steps": int,
-        "train_fraction": float or None, "device": str, "num_threads": int or None}``.
+        "train_fraction": float, "device": str, "num_threads": int or None}``.
 
     Raises
     ------
@@ -238,7 +238,7 @@ def check_training(
         "batch_size": check_int(batch_size, "batch_size"),
         "learning_rate": check_positive(learning_rate, "learning_rate"),
         "max_steps": check_int(max_steps, "max_steps"),
-        "train_fraction": None if train_fraction is None else check_probability(train_fraction, "train_fraction"),
+        "train_fraction": check_probability(train_fraction, "train_fraction"),
         "device": check_device(device),
         "num_threads": None if num_threads is None else check_int(num_threads, "num_threads"),
     }

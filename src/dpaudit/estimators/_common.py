@@ -1,6 +1,5 @@
 """Pieces the estimators share, written once: the robust standardiser of outputs, the zoomed
-features the trained estimators feed their models, the integer search for sample sizes, and the
-rule that splits a sample into selection and held-out rows.
+features the trained estimators feed their models, and the integer search for sample sizes.
 
 Imports only numpy (torch stays out: :mod:`dpaudit._torch` has the training loop).
 """
@@ -11,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["SCORE_CHUNK", "ZOOM", "robust_standardiser", "selection_rows", "smallest_int", "zoom_features"]
+__all__ = ["SCORE_CHUNK", "ZOOM", "robust_standardiser", "smallest_int", "zoom_features"]
 
 ZOOM = (1.0, 10.0, 100.0, 1000.0)
 """Zoom levels ``c`` of the ``asinh(c z)`` features (:func:`zoom_features`)."""
@@ -94,32 +93,3 @@ def smallest_int(ok: Callable[[int], bool], lo: int, hi: int, *, limit: int | No
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
-
-
-def selection_rows(n: int, fraction: float | None, floor: int) -> int:
-    """Rows of a sample of ``n`` rows that choose a region (the rest certify it).
-
-    With a ``fraction``, ``round(fraction * n)``. Without one (``None``, the default rule of the
-    histogram and classifier estimators): half of the rows up to ``2 * floor`` rows, then ``floor``
-    or a fifth, whichever is larger. Choosing a region needs far fewer rows than certifying its
-    masses tightly, so a large sample keeps most of its rows for the bound (the Clopper-Pearson and
-    ratio-test widths shrink like ``1/sqrt(held-out rows)``). The rule is a function of ``n``
-    alone, never of the data, so the held-out rows stay independent of every choice made on the
-    others and the certificate's validity is untouched.
-
-    Parameters
-    ----------
-    n : int
-        Rows in the sample (``>= 4``).
-    fraction : float in (0, 1) or None
-        Fixed selection fraction, or None for the default rule.
-    floor : int
-        The default rule's selection rows between ``2 * floor`` and ``5 * floor`` rows.
-
-    Returns
-    -------
-    int
-        Between 2 and ``n - 2``: both parts keep at least two rows.
-    """
-    chosen = fraction * n if fraction is not None else min(0.5 * n, max(0.2 * n, floor))
-    return min(n - 2, max(2, int(round(chosen))))

@@ -92,7 +92,6 @@ from ..bounds import (
     empirical_tv_upper,
     empirical_tv_upper_plugin,
 )
-from ._common import selection_rows
 from .base import NotApplicable, check_sample_pair, check_scores, profile_targets, register_bound_type
 from .region import (
     BothDirections,
@@ -174,10 +173,6 @@ def verdict_share(in_tr: np.ndarray, out_tr: np.ndarray, mask: np.ndarray, n_in:
     chance = predicted_rejection(f_in, f_out, n_in, n_out, eps_grid, allowed, share * VERDICT_SHARE / 2)
     return 1.0 if BORDERLINE[0] < chance < BORDERLINE[1] else VERDICT_SHARE
 SPLIT_DESIGN = -1.0  # the "split" tolerance's default design rule (HistogramHockeyStick._design_size)
-
-DESIGN_FLOOR = 200_000
-"""Design rows per sample of the ``"split"`` default rule between 400,000 and 1,000,000 rows
-(:func:`~dpaudit.estimators._common.selection_rows`): half below, a fifth above."""
 
 FEW_VALUES_DESIGN = 200_000
 """Design rows per sample, under the ``"split"`` default rule, for outputs with at most
@@ -1069,11 +1064,11 @@ class HistogramHockeyStick:
     @staticmethod
     def _design_size(n: int, frac: float) -> int:
         """Design rows of a sample of ``n`` rows at fraction ``frac``; for :data:`SPLIT_DESIGN`
-        the default rule of :func:`~dpaudit.estimators._common.selection_rows` at
-        :data:`DESIGN_FLOOR` (half of the rows up to 400,000, then 200,000 or a fifth, whichever
-        is larger). A function of ``n`` alone, never of the data."""
+        half of them up to 400,000 rows, then 200,000 or a fifth, whichever is larger: choosing
+        a region needs far fewer samples than certifying its masses tightly, so large samples
+        keep most rows for the bound. A function of ``n`` alone, never of the data."""
         if frac == SPLIT_DESIGN:
-            return selection_rows(n, None, DESIGN_FLOOR)
+            return min(n - 2, max(2, int(round(min(0.5 * n, max(0.2 * n, 200_000))))))
         if frac <= 0.0:
             return 0
         return min(n - 2, max(2, int(round(frac * n))))

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._torch import check_training, epoch_batches, mlp, predict, torch_threads, train
 from .._validate import as_rng, check_epsilon, check_probability
-from ._common import SCORE_CHUNK, robust_standardiser, selection_rows, zoom_features
+from ._common import SCORE_CHUNK, robust_standardiser, zoom_features
 from .base import check_sample_pair, profile_grid
 from .histogram import VERDICT_SHARE
 from .region import (
@@ -98,29 +98,10 @@ on DP-Sniper's SVT34Parallel at 4M samples per dataset, 1,500 steps of (32, 32) 
 6,000 steps 0.227, 6,000 steps of (64, 64) 0.244 (same samples and seed). Small samples are not
 affected by the steps (training stops after ``epochs`` passes)."""
 
-SELECTION_FLOOR = 2_000_000
-"""Training rows per sample of the classifier's default split between 4M and 10M rows per
-sample (:meth:`ClassifierHockeyStick.train_rows`): half below, a fifth above. The MLP trains on
-at most :data:`TRAIN_ROWS` rows (1.5M per sample), so 2M rows per sample keep 0.5M of them
-unseen to judge its thresholds; the rows beyond go to the bound. On DP-Sniper's RAPPOR at 10M
-per dataset (``--estimate``, claimed eps = 0.1, beta = 0.1, 3 seeds) this raised the certified
-epsilon from 0.285 / 0.289 / 0.290 (half of the rows to select) to 0.297 / 0.292 / 0.294:
-the chosen region was already the best one at 2M rows, and 8M rows certify it more tightly than
-5M. ``benchmarks/results/epsilon_20M_split.md`` has every classifier entry."""
-
 UNSEEN_MIN_ROWS = 50_000
 """Training rows per sample left unseen by the MLP (it trains on at most ``max_steps *
 batch_size`` rows) from which its chosen thresholds are judged on those rows, not on its own,
 when it competes with the product-of-marginals score."""
-
-UNSEEN_CHOICE_ROWS = 400_000
-"""Unseen training rows per sample from which they alone choose the MLP's thresholds (the first
-half) and judge them (the second), its own rows taking no part: an MLP that has fitted its
-training rows ranks them too well in its extreme tail, so thresholds chosen mostly on them are
-too extreme. Measured on DP-Sniper's SVT34Parallel at 10M per dataset with 2M training rows per
-dataset (1.5M of them the MLP's): chosen on all 2M rows, the epsilon region held 68 / 22 of them
-and 12 / 6 of the unseen 0.5M (judged -0.50, so a weak product-of-marginals region won and the
-certified epsilon fell from 0.340 to 0.081)."""
 
 
 class MarginalScore:
@@ -196,10 +177,8 @@ class ClassifierHockeyStick:
         Adam learning rate (cosine-decayed to 0).
     max_steps : int, default 1500
         Cap on optimiser steps, so that large samples cost a bounded training time.
-    train_fraction : float or None, default None
+    train_fraction : float, default 0.5
         Fraction of each sample used to train and choose the regions; the rest bounds them.
-        None: half of each sample up to 4M rows, then 2M rows (:data:`SELECTION_FLOOR`) or a
-        fifth, whichever is larger (:meth:`train_rows`).
     device : str or torch.device, default "cpu"
         Where the classifier is trained (``"cuda"`` for a GPU).
     num_threads : int or None, default 1
@@ -250,7 +229,7 @@ class ClassifierHockeyStick:
         batch_size: int = 1024,
         learning_rate: float = 3e-3,
         max_steps: int = 1500,
-        train_fraction: float | None = None,
+        train_fraction: float = 0.5,
         device: str = "cpu",
         num_threads: int | None = 1,
         objective: str = "margin",
@@ -272,25 +251,6 @@ class ClassifierHockeyStick:
             epochs=epochs, batch_size=batch_size, max_steps=max_steps, learning_rate=learning_rate,
             train_fraction=train_fraction, device=device, num_threads=num_threads,
         ))
-
-    def train_rows(self, n: int) -> int:
-        """Rows of a sample of ``n`` rows that train the scorer and choose its thresholds; the
-        other ``n - train_rows(n)`` rows certify the chosen regions.
-
-        :func:`~dpaudit.estimators._common.selection_rows` with ``train_fraction`` and
-        :data:`SELECTION_FLOOR`: by default half of the rows up to 4M, then 2M or a fifth. A
-        function of ``n`` alone (the held-out rows stay independent of every choice).
-
-        Parameters
-        ----------
-        n : int
-            Rows in one sample (``>= 4``).
-
-        Returns
-        -------
-        int
-        """
-        return selection_rows(n, self.train_fraction, SELECTION_FLOOR)
 
     # ------------------------------------------------------------------ classifier
     def _features(self, x: np.ndarray, center: np.ndarray, scale: np.ndarray) -> np.ndarray:
@@ -476,7 +436,8 @@ class ClassifierHockeyStick:
         # Random split: outputs may come ordered from a mechanism, so shuffle before splitting.
         p = p[rng.permutation(len(p))]
         q = q[rng.permutation(len(q))]
-        n_tr_p, n_tr_q = self.train_rows(len(p)), self.train_rows(len(q))
+        n_tr_p = min(len(p) - 2, max(2, int(round(self.train_fraction * len(p)))))
+        n_tr_q = min(len(q) - 2, max(2, int(round(self.train_fraction * len(q)))))
         p_tr, p_te = p[:n_tr_p], p[n_tr_p:]
         q_tr, q_te = q[:n_tr_q], q[n_tr_q:]
 
@@ -503,21 +464,13 @@ class ClassifierHockeyStick:
         # rows). Candidates compete on their projected objective at the chosen threshold
         # evaluated on rows that neither fitted the score nor chose the threshold: the best of
         # ~2000 nested thresholds on weak signals is mostly noise, so the value it was chosen
-        # with is optimistic. The MLP's thresholds are chosen on all training rows and evaluated
+        # with is optimistic. The MLP's thresholds are chosen on its training rows and evaluated
         # on the training rows it never saw when there are enough (else on its own rows, which
-        # favours the MLP); when the unseen rows are many (UNSEEN_CHOICE_ROWS), they alone
-        # choose (first half) and evaluate (second half): on its own rows an MLP's extreme tail
-        # looks better than it is, and a threshold chosen mostly on them is too extreme. Each
-        # product-of-marginals score is fitted on the first third of the training rows, its
-        # thresholds chosen on the second and evaluated on the last.
-        left_p, left_q = n_tr_p - k_p, n_tr_q - k_q
-        if min(left_p, left_q) >= UNSEEN_CHOICE_ROWS:
-            h_p, h_q = k_p + left_p // 2, k_q + left_q // 2
-            mlp = ("classifier score", s_p_tr[k_p:h_p], s_q_tr[k_q:h_q], (s_p_tr[h_p:], s_q_tr[h_q:]), None)
-        else:
-            unseen = min(left_p, left_q) >= UNSEEN_MIN_ROWS
-            mlp = ("classifier score", s_p_tr, s_q_tr, (s_p_tr[k_p:], s_q_tr[k_q:]) if unseen else None, None)
-        candidates = [mlp]
+        # favours the MLP). Each product-of-marginals score is fitted on the first third of the
+        # training rows, its thresholds chosen on the second and evaluated on the last.
+        unseen = min(n_tr_p - k_p, n_tr_q - k_q) >= UNSEEN_MIN_ROWS
+        candidates = [("classifier score", s_p_tr, s_q_tr,
+                       (s_p_tr[k_p:], s_q_tr[k_q:]) if unseen else None, None)]
         a_p, a_q = n_tr_p // 3, n_tr_q // 3
         b_p, b_q = 2 * n_tr_p // 3, 2 * n_tr_q // 3
         if self.marginal_bins and min(a_p, a_q) >= MARGINAL_MIN_ROWS:

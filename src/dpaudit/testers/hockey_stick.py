@@ -163,7 +163,8 @@ class HockeyStickTester(ProfileTester):
 
     def _held_out(self, n: int) -> int:
         """Held-out rows of a sample of n rows (the estimator's split)."""
-        return n - self.estimator.train_rows(n)
+        n_train = min(n - 2, max(2, int(round(self.estimator.train_fraction * n))))
+        return n - n_train
 
     def best_case_margin(self, n_p: int, n_q: int, claim: Claim, beta: float) -> float:
         """The largest margin over the claim's profile that *any* data of these sizes could give
