@@ -350,13 +350,18 @@ def main(argv=None):
               f"load average before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, after "
               f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
         print()
-        print("| mechanism | eps | claim | violates | delta LB exact | delta LB classifier | eps LB exact "
+        print("| mechanism | eps | claim | violates | delta LB exact | delta LB classifier "
+              "| exact - classifier (paired SE) | eps LB exact "
               "| eps LB classifier | detections exact / classifier | median trial s exact / classifier |")
-        print("|---|---:|---|---|---:|---:|---:|---:|---|---|")
+        print("|---|---:|---|---|---:|---:|---:|---:|---:|---|---|")
         for name, eps, claim, violates, acc in rows:
             e, c = acc["exact"], acc["classifier"]
+            diff = np.asarray(e["delta"]) - np.asarray(c["delta"])  # same seeds, same samples
+            diff = diff[np.isfinite(diff)]
+            se = diff.std(ddof=1) / math.sqrt(len(diff)) if len(diff) > 1 else math.nan
+            paired = f"{diff.mean():+.2g} ({se:.2g})" if len(diff) else "-"
             print(f"| {name} | {eps:g} | {claim} | {'yes' if violates else 'no'} | {np.nanmean(e['delta']):.4g} "
-                  f"| {np.nanmean(c['delta']):.4g} | {np.nanmean(e['eps']):.4g} | {np.nanmean(c['eps']):.4g} "
+                  f"| {np.nanmean(c['delta']):.4g} | {paired} | {np.nanmean(e['eps']):.4g} | {np.nanmean(c['eps']):.4g} "
                   f"| {e['det']}/{args.bound_seeds} / {c['det']}/{args.bound_seeds} "
                   f"| {med(e['s']):.2f} / {med(c['s']):.2f} |")
 
