@@ -16,7 +16,9 @@ mechanism: it calls ``func(array, **kwargs)`` once per output and validates ever
   machine (diffprivlib 0.6.6, 20,000 calls), ``diffprivlib.tools.mean`` on 3 records takes about
   90 µs per call through this adapter and about 225 µs when each call gets its own integer seed
   (MT19937 seeding dominates); diffprivlib's default ``random_state=None`` takes about 92 µs but
-  is not reproducible.
+  is not reproducible. (Absolute costs vary with the machine: on 2026-11-26/27 the same kind of
+  machine took 200-290 µs for diffprivlib's mean alone, no dpaudit code involved, with numpy 2.0
+  and 2.4 alike; ``benchmarks/diffprivlib_audit.py`` measures it next to each audit.)
 * **No budget bookkeeping.** Every diffprivlib tool records its spend in an accountant, by default
   a global one that keeps a list entry per call forever (millions of entries in an audit). When
   ``func`` takes an ``accountant`` parameter and none is given, the adapter passes one that checks
