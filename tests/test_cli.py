@@ -60,6 +60,8 @@ def test_buggy_zoo_mechanism_exits_1_and_prints_witness(tmp_path):
     assert t["planned_samples"] == 20000 and t["seed_key"] == [0]
     # sequential stages (default --stages auto): the first stage, 2000 per dataset, already rejects
     assert t["num_samples"] == 2000 and t["stop_reason"] == "violation"
+    flat = " ".join(res.output.replace("│", " ").split())  # the table's text, wrapped cells joined
+    assert "from 2,000 of 20,000 samples per dataset" in flat and "--estimate certifies" in flat
     # trials are numbered from 1 in tables and JSON alike; index stays the random-stream key
     assert t["trial"] == 1 and t["index"] == 0 and ev["trial"] == 1 and ev["index"] == 0
     assert "(trial 1)" in res.output

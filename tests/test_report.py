@@ -127,3 +127,12 @@ def test_account_report(tmp_path, online):
     assert html.count("data:image/png;base64,") == 1
     assert ("Epsilon over steps" in html) == online and ("Privacy profile" in html) == (not online)
     assert "dpaudit account --noise-multiplier 1.0 --sampling-rate 0.01 --steps 50 --delta 1e-05" in html
+
+
+def test_report_says_when_the_witness_trial_stopped_at_a_stage(tmp_path):
+    """A staged trial that stops at its first violation says how many of the planned samples it used."""
+    out = tmp_path / "r.md"
+    res = _run("test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "20000", "--trials", "1",
+               "--seed", "0", "--quiet", "--report", str(out))
+    assert res.exit_code == 1, res.output
+    assert "2,000 per dataset (of 20,000: the trial stopped at the violation)" in out.read_text()
