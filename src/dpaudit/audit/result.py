@@ -115,6 +115,12 @@ class TrialRecord:
         """Samples per dataset the trial would have used without stopping early."""
         return int(self.planned_samples if self.planned_samples is not None else self.num_samples)
 
+    @property
+    def stopped_early_at_violation(self) -> bool:
+        """True when a sequential trial stopped at a rejecting stage before its full samples: its
+        evidence (the epsilon lower bound included) rests on ``num_samples`` of ``full_samples``."""
+        return self.stopped_by == "violation" and self.num_samples < self.full_samples
+
     def to_dict(self) -> dict:
         return {
             "trial": self.index + 1,

@@ -228,7 +228,7 @@ def _evidence_rows(ev: Table, s, claim) -> None:
     if eps_lb is not None:
         delta_note = "0" if claim.__class__.__name__ != "ApproxDP" else f"{claim.delta:g}"
         ev.add_row(f"empirical epsilon lower bound (delta={delta_note})", f"{eps_lb:.4g}" if eps_lb > 0 else "none")
-        if s.stopped_by == "violation" and s.num_samples < s.full_samples:
+        if s.stopped_early_at_violation:
             # the verdict stops at the first rejecting stage; its epsilon rests on those samples only
             ev.add_row("", f"from {s.num_samples:,} of {s.full_samples:,} samples per dataset (the trial stopped at "
                            "the violation); --estimate certifies the largest epsilon all of them support")

@@ -161,7 +161,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
             ("direction", f"{b.direction} (P = M(D0), Q = M(D1))"),
             ("samples", f"{s.num_samples:,} per dataset"
              + (f" (of {s.full_samples:,}: the trial stopped at the violation)"
-                if s.stopped_by == "violation" and s.num_samples < s.full_samples else "")),
+                if s.stopped_early_at_violation else "")),
             (f"{b.divergence} estimate", _g(b.estimate)),
             (f"{b.divergence} lower bound", _g(b.lower)),
         ]
