@@ -92,6 +92,7 @@ from ..bounds import (
     empirical_tv_upper,
     empirical_tv_upper_plugin,
 )
+from ._projection import PROJECTION_HEAD, informative_columns
 from .base import NotApplicable, check_sample_pair, check_scores, profile_targets, register_bound_type
 from .region import (
     BothDirections,
@@ -855,6 +856,7 @@ class HistogramHockeyStick:
     def estimate(
         self, p_samples, q_samples, *, epsilon: float, beta: float,
         delta_profile: Callable[[np.ndarray], np.ndarray] | None = None, rng=None, delta: float = 0.0,
+        columns: str = "all",
     ) -> HistogramEvidence:
         """Lower confidence bounds on ``H_{e^eps}(P||Q)`` and ``H_{e^eps}(Q||P)``, for every eps.
 
@@ -879,6 +881,13 @@ class HistogramHockeyStick:
         delta : float, default 0.0
             The delta at which ``objective="epsilon"``/``"both"`` maximise the certified epsilon
             lower bound (a claim's delta; 0 for pure DP).
+        columns : {"all", "informative"}, default "all"
+            ``"informative"`` (``tolerance="split"`` only): regions are chosen on the columns
+            whose law differs between the samples, decided on the design rows by
+            :func:`~._projection.informative_columns` (regions are cylinders over them, the
+            bound keeps its level); raises :class:`NotApplicable` when that rule keeps no or
+            every column, or when the projected output is neither 1-D nor discrete with few
+            values. The region labels name the kept columns.
 
         Returns
         -------
@@ -887,9 +896,11 @@ class HistogramHockeyStick:
         Raises
         ------
         ValueError
-            On invalid samples, epsilon or beta, or outputs outside the given categories.
+            On invalid samples, epsilon or beta, or outputs outside the given categories, or an
+            unknown ``columns``.
         NotApplicable
-            For continuous outputs of dimension > 1 (or binned mode on them).
+            For continuous outputs of dimension > 1 (or binned mode on them), and as above for
+            ``columns="informative"``.
         """
         t0 = time.perf_counter()
         p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
@@ -897,12 +908,19 @@ class HistogramHockeyStick:
         rng = as_rng(rng)
         eps_grid, allowed = profile_targets(epsilon, delta_profile)
 
+        if columns not in ("all", "informative"):
+            raise ValueError(f"columns must be 'all' or 'informative', got {columns!r}")
         frac = self._design_fraction()
-        if frac > 0.0 or frac == SPLIT_DESIGN:
-            p = p[rng.permutation(len(p))]
-            q = q[rng.permutation(len(q))]
         n_d_p = self._design_size(len(p), frac)
         n_d_q = self._design_size(len(q), frac)
+        projection = ""
+        if frac > 0.0 or frac == SPLIT_DESIGN:
+            perm_p, perm_q = rng.permutation(len(p)), rng.permutation(len(q))
+            if columns == "informative":
+                p, q, projection = self._project(p, q, perm_p[:n_d_p], perm_q[:n_d_q])
+            p, q = p[perm_p], q[perm_q]
+        elif columns == "informative":
+            raise NotApplicable("columns='informative' needs design rows (tolerance='split')")
         if (frac == SPLIT_DESIGN and self.tolerance == "split" and self.value_range is None and self.mode != "binned"
                 and min(n_d_p, n_d_q) > FEW_VALUES_DESIGN):
             # Decided on the first FEW_VALUES_DESIGN rows, design rows either way: the held-out
@@ -950,7 +968,7 @@ class HistogramHockeyStick:
                 bounds.append(HistogramBound.certify(
                     int(in_ev[mask].sum()), n_in, int(out_ev[mask].sum()), n_out, poisson=ratio,
                     epsilon=epsilon, beta=b, direction=direction, n_train=n_train,
-                    region=label + _describe_region(mask, cells), tolerance=self.tolerance, mode=cells.mode,
+                    region=label + projection + _describe_region(mask, cells), tolerance=self.tolerance, mode=cells.mode,
                     num_cells=cells.num_cells, binning=cells.description, vacuous=vacuous,
                 ))
             forward, reverse, extra = bounds[0], bounds[1], tuple(bounds[2:])
@@ -983,6 +1001,25 @@ class HistogramHockeyStick:
             forward, reverse, forward.mode, self.tolerance, forward.num_cells, needed, time.perf_counter() - t0,
             extra=extra,
         )
+
+    def _project(self, p: np.ndarray, q: np.ndarray, design_p: np.ndarray, design_q: np.ndarray):
+        """``(p[:, kept], q[:, kept], label)`` for ``columns="informative"``: the kept columns
+        decided on the design rows ``design_p``/``design_q`` (row indices) alone; raises
+        :class:`NotApplicable` when nothing is to be gained (see :meth:`estimate`)."""
+        if self.tolerance != "split":
+            raise NotApplicable("columns='informative' needs tolerance='split'")
+        head = PROJECTION_HEAD
+        kept = informative_columns(p[design_p[:head]], q[design_q[:head]])
+        if kept is None:
+            raise NotApplicable("no proper subset of the output's columns carries the difference")
+        dim = p.shape[1]
+        p, q = p[:, kept], q[:, kept]
+        if len(kept) > 1:
+            look = np.concatenate([p[design_p[:head]], q[design_q[:head]]], axis=0)
+            if len(_distinct_rows(look)) > min(self.max_categories, len(look) // 10):
+                raise NotApplicable(f"the informative columns {kept} are neither one nor discrete with few values")
+        shown = ", ".join(str(j) for j in kept)
+        return p, q, f"columns ({shown}) of {dim}: "
 
     def _choose(self, counts: list, n_ev_p: int, n_ev_q: int, eps_grid, allowed, beta: float, delta: float) -> list:
         """The regions to certify, from training counts only: ``(label, direction, swap, pick,

@@ -37,9 +37,15 @@ class HockeyStickTester(ProfileTester):
       likelihood ratio estimated on the selection half, no training
       (:class:`~dpaudit.estimators.HistogramHockeyStick`, ``tolerance="split"``; docs/testers.md
       derives why the selection keeps the bound valid);
-    * **a classifier's regions** for continuous vector outputs: a PyTorch MLP trained on the
+    * **exact regions on the informative columns** of the other vector outputs (``regions="auto"``):
+      when the selection rows show that a proper subset of the columns carries the difference
+      and the projection onto it is 1-D or discrete with few values (RAPPOR's bits, the bins a
+      record touches), the exact regions are chosen on those columns
+      (:func:`~dpaudit.estimators._projection.informative_columns`; the region labels name them);
+    * **a classifier's regions** for the remaining continuous vector outputs: a PyTorch MLP trained on the
       selection half, thresholded (:class:`~dpaudit.estimators.ClassifierHockeyStick`, paper 000
-      Alg. 5 improved).
+      Alg. 5 improved); it runs on an untouched copy of the random stream when the informative
+      columns were tried and refused, so its results are those of ``regions="classifier"``.
 
     The claim enters through its privacy profile ``delta(eps')`` (:meth:`PureDP.delta_profile`
     etc.): since the evidence bounds ``H_{e^eps'}`` for every ``eps'`` at once, the verdict
@@ -67,7 +73,8 @@ class HockeyStickTester(ProfileTester):
     device : str, optional
         Shortcut for ``ClassifierHockeyStick(device=device)``.
     regions : {"auto", "exact", "classifier"}, default "auto"
-        ``"auto"``: exact regions for discrete or 1-D outputs, the classifier otherwise;
+        ``"auto"``: exact regions for discrete or 1-D outputs, or on a vector output's
+        informative columns, the classifier otherwise;
         ``"exact"`` raises :class:`NotApplicable` on continuous vector outputs.
     region_estimator : HistogramHockeyStick, optional
         The exact-region estimator; default ``HistogramHockeyStick(objective="both")``.
@@ -117,7 +124,9 @@ class HockeyStickTester(ProfileTester):
     def region_path(self, p_samples, q_samples) -> str:
         """``"exact"`` or ``"classifier"``: the path :meth:`test` takes for these samples
         (``regions="auto"``: exact for 1-D outputs, and for vector outputs whose first rows show
-        at most 1 distinct value in 10)."""
+        at most 1 distinct value in 10). On ``"classifier"`` with ``regions="auto"``, :meth:`test`
+        first tries exact regions on the informative columns (decided on its selection rows, so
+        not known here)."""
         if self.regions != "auto":
             return self.regions
         p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
@@ -137,12 +146,18 @@ class HockeyStickTester(ProfileTester):
         return estimator
 
     def _estimate(self, p_samples, q_samples, claim: Claim, beta: float, rng):
-        if self.region_path(p_samples, q_samples) == "exact":
+        path = self.region_path(p_samples, q_samples)
+        if path == "exact" or self.regions == "auto":
+            # "auto" on vector outputs the classifier would take: exact regions on the
+            # informative columns when the selection rows show a proper subset carries the
+            # difference (HistogramHockeyStick.estimate(columns="informative")); else the
+            # classifier runs on an untouched copy of rng, exactly as without the attempt.
             est = self._margin_only(self.region_estimator, claim)
             try:
                 return est.estimate(
                     p_samples, q_samples, epsilon=claim.epsilon, beta=beta, delta_profile=claim.delta_profile,
-                    rng=rng, delta=0.0 if isinstance(claim, RenyiDP) else float(claim.delta),
+                    rng=rng if path == "exact" else copy.deepcopy(rng), delta=0.0 if isinstance(claim, RenyiDP) else float(claim.delta),
+                    columns="all" if path == "exact" else "informative",
                 )
             except NotApplicable:
                 if self.regions == "exact":
