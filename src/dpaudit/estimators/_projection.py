@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import xlogy
 from scipy.stats import chi2
 
-__all__ = ["PROJECTION_ALPHA", "PROJECTION_HEAD", "PROJECTION_MAX_DIM", "informative_columns"]
+__all__ = ["PAIR_ROWS", "PROJECTION_ALPHA", "PROJECTION_HEAD", "PROJECTION_MAX_DIM", "informative_columns"]
 
 PROJECTION_ALPHA = 1e-3
 """Level of each decision of :func:`informative_columns` (Bonferroni-corrected over its tests):
@@ -32,36 +32,49 @@ PROJECTION_HEAD = 500_000
 PROJECTION_MAX_DIM = 64
 """Widest output the decision is tried on (its pairwise checks grow as ``d^2``)."""
 
+PAIR_ROWS = 100_000
+"""Most selection rows per sample of the pairwise checks (strong joint effects only: their level
+is Bonferroni-corrected over ``d_dropped (d - 1)`` tests)."""
+
 _MARGINAL_BINS = 16
 _PAIR_BINS = 4
+_EDGE_ROWS = 50_000  # bin edges from at most this many pooled rows (any fixed binning is a valid test)
 
 
 def _coarse_codes(p: np.ndarray, q: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Codes ``0..m-1`` of one column of both samples: its values when the pooled rows show at
-    most ``bins`` of them, else ``bins`` equal-mass bins at pooled quantiles (ties merge bins)."""
+    most ``bins`` of them, else ``bins`` equal-mass bins at quantiles of (a strided subset of)
+    the pooled rows (ties merge bins)."""
     pooled = np.concatenate([p, q])
-    if len(np.unique(pooled[:: max(1, len(pooled) // 20_000)])) <= bins:  # cheap look first
+    sub = pooled[:: max(1, len(pooled) // _EDGE_ROWS)]
+    if len(np.unique(sub)) <= bins:  # a cheap look first
         values = np.unique(pooled)
         if len(values) <= bins:
             return np.searchsorted(values, p), np.searchsorted(values, q), len(values)
-    edges = np.unique(np.quantile(pooled, np.arange(1, bins) / bins))
+    edges = np.unique(np.quantile(sub, np.arange(1, bins) / bins))
     return (np.searchsorted(edges, p, side="right"), np.searchsorted(edges, q, side="right"),
             len(edges) + 1)
 
 
 def _g_statistics(op: np.ndarray, oq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Likelihood-ratio (G) statistics of homogeneity of the 2 x B tables ``(op[i], oq[i])``
-    (counts, shape (L, B)) and their degrees of freedom (non-empty columns - 1, 0 when one
-    sample has no rows at that level)."""
+    """Likelihood-ratio (G) statistics of homogeneity of the 2 x B tables ``(op[..., i, :],
+    oq[..., i, :])`` (counts, shape (..., L, B)), summed over the L levels, and their degrees of
+    freedom (per level: non-empty columns - 1, 0 when one sample has no rows at that level)."""
     op = op.astype(float)
     oq = oq.astype(float)
     t = op + oq
-    rp, rq = op.sum(axis=1), oq.sum(axis=1)
+    rp, rq = op.sum(axis=-1), oq.sum(axis=-1)
     n = rp + rq
-    g = 2.0 * ((xlogy(op, op) + xlogy(oq, oq) - xlogy(t, t)).sum(axis=1)
+    g = 2.0 * ((xlogy(op, op) + xlogy(oq, oq) - xlogy(t, t)).sum(axis=-1)
                - xlogy(rp, rp) - xlogy(rq, rq) + xlogy(n, n))
-    df = np.where((rp > 0) & (rq > 0), np.maximum((t > 0).sum(axis=1) - 1, 0), 0)
-    return np.maximum(g, 0.0), df
+    df = np.where((rp > 0) & (rq > 0), np.maximum((t > 0).sum(axis=-1) - 1, 0), 0)
+    return np.maximum(g, 0.0).sum(axis=-1), df.sum(axis=-1)
+
+
+def _one_hot(codes: np.ndarray, width: int) -> np.ndarray:
+    """Indicator matrix, shape (n, d * width), of codes of shape (n, d) with values < width."""
+    n, d = codes.shape
+    return (codes[:, :, None] == np.arange(width)).reshape(n, d * width).astype(np.float32)
 
 
 def informative_columns(p_design: np.ndarray, q_design: np.ndarray, *, alpha: float = PROJECTION_ALPHA):
@@ -72,16 +85,17 @@ def informative_columns(p_design: np.ndarray, q_design: np.ndarray, *, alpha: fl
        law in both samples (G-test of homogeneity); the columns rejected at ``alpha / d`` are kept.
     2. None is returned when no column or every column is kept, when the dropped columns'
        marginal statistics together reject at ``alpha`` (chi-square with the summed degrees of
-       freedom), or when some dropped column's law given another column (both coded into at most
-       4 bins) differs between the samples at ``alpha`` Bonferroni-corrected over the
+       freedom), or when some dropped column's law given another column (both codes merged into
+       at most 4 adjacent groups) differs between the samples at ``alpha`` Bonferroni-corrected over the
        ``d_dropped * (d - 1)`` such tests: a difference that lives only in the joint law of
        dropped coordinates (one bit XOR another) is then left to the classifier.
 
     Parameters
     ----------
     p_design, q_design : ndarray, shapes (n_p, d) and (n_q, d)
-        Selection rows of the two samples (finite; only the first :data:`PROJECTION_HEAD` rows
-        of each are used). Never rows that certify a bound.
+        Selection rows of the two samples (finite; the first :data:`PROJECTION_HEAD` rows of
+        each are used, :data:`PAIR_ROWS` of them for the pairwise checks). Never rows that
+        certify a bound.
     alpha : float, default :data:`PROJECTION_ALPHA`
         Level of each decision.
 
@@ -89,14 +103,15 @@ def informative_columns(p_design: np.ndarray, q_design: np.ndarray, *, alpha: fl
     -------
     tuple of int or None
         The kept columns, increasing; None for outputs of dimension < 2 or >
-        :data:`PROJECTION_MAX_DIM`.
+        :data:`PROJECTION_MAX_DIM`, or fewer than 100 rows.
 
     Notes
     -----
     The decision only restricts which regions are tried (cylinders over the kept columns), so
     any outcome keeps the bound valid; it costs power when a dropped column mattered. Under the
     null of identically distributed dropped columns it refuses a projection with probability at
-    most about ``2 alpha`` (asymptotic chi-square levels).
+    most about ``2 alpha`` (asymptotic chi-square levels). All pairwise tables come from one
+    product of indicator matrices.
     """
     d = p_design.shape[1]
     if d < 2 or d > PROJECTION_MAX_DIM:
@@ -107,12 +122,15 @@ def informative_columns(p_design: np.ndarray, q_design: np.ndarray, *, alpha: fl
         return None
     g = np.empty(d)
     df = np.empty(d)
-    coarse = []
+    rows = min(len(p), len(q), PAIR_ROWS)
+    codes_p = np.empty((rows, d), dtype=np.int64)  # pairwise codes: the marginal codes merged
+    codes_q = np.empty((rows, d), dtype=np.int64)  # into at most _PAIR_BINS adjacent groups
     for j in range(d):
         cp, cq, m = _coarse_codes(p[:, j], q[:, j], _MARGINAL_BINS)
         gj, dfj = _g_statistics(np.bincount(cp, minlength=m)[None], np.bincount(cq, minlength=m)[None])
-        g[j], df[j] = gj[0], dfj[0]
-        coarse.append(_coarse_codes(p[:, j], q[:, j], _PAIR_BINS) if m > _PAIR_BINS else (cp, cq, m))
+        g[j], df[j] = gj, dfj
+        codes_p[:, j] = cp[:rows] * _PAIR_BINS // m
+        codes_q[:, j] = cq[:rows] * _PAIR_BINS // m
     pvalues = np.where(df > 0, chi2.sf(g, np.maximum(df, 1)), 1.0)
     keep = np.flatnonzero(pvalues < alpha / d)
     dropped = np.setdiff1d(np.arange(d), keep)
@@ -120,16 +138,15 @@ def informative_columns(p_design: np.ndarray, q_design: np.ndarray, *, alpha: fl
         return None
     if df[dropped].sum() > 0 and chi2.sf(g[dropped].sum(), df[dropped].sum()) < alpha:
         return None
+    # Pairwise: label independent of column j given column k, for dropped j and every k != j.
+    hp, hq = _one_hot(codes_p, _PAIR_BINS), _one_hot(codes_q, _PAIR_BINS)
+    shape = (d, _PAIR_BINS, d, _PAIR_BINS)
+    op = (hp.T @ hp).reshape(shape).transpose(2, 0, 3, 1)  # [k, j, level of k, level of j]
+    oq = (hq.T @ hq).reshape(shape).transpose(2, 0, 3, 1)
+    gp, dfp = _g_statistics(op[:, dropped], oq[:, dropped])  # shape (d, d_dropped)
+    off = np.arange(d)[:, None] != dropped[None, :]
     tests = len(dropped) * (d - 1)
-    for j in dropped:
-        cpj, cqj, mj = coarse[j]
-        for k in range(d):
-            if k == j:
-                continue
-            cpk, cqk, mk = coarse[k]
-            op = np.bincount(cpk * mj + cpj, minlength=mk * mj).reshape(mk, mj)
-            oq = np.bincount(cqk * mj + cqj, minlength=mk * mj).reshape(mk, mj)
-            gjk, dfjk = _g_statistics(op, oq)
-            if dfjk.sum() > 0 and chi2.sf(gjk.sum(), dfjk.sum()) < alpha / tests:
-                return None
+    pv = np.where(off & (dfp > 0), chi2.sf(gp, np.maximum(dfp, 1)), 1.0)
+    if pv.min() < alpha / tests:
+        return None
     return tuple(int(j) for j in keep)
