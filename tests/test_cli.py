@@ -62,6 +62,8 @@ def test_buggy_zoo_mechanism_exits_1_and_prints_witness(tmp_path):
     assert t["num_samples"] == 2000 and t["stop_reason"] == "violation"
     flat = " ".join(res.output.replace("│", " ").split())  # the table's text, wrapped cells joined
     assert "from 2,000 of 20,000 samples per dataset" in flat and "--estimate certifies" in flat
+    # the region S is shown as the estimator describes it (brackets kept: no Rich markup)
+    assert "test region S" in flat and ev["region"] in flat and "output in" in ev["region"]
     # trials are numbered from 1 in tables and JSON alike; index stays the random-stream key
     assert t["trial"] == 1 and t["index"] == 0 and ev["trial"] == 1 and ev["index"] == 0
     assert "(trial 1)" in res.output

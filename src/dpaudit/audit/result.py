@@ -257,6 +257,7 @@ class AuditResult:
                 "divergence": b.divergence,
                 "divergence_estimate": b.estimate,
                 "divergence_lower_bound": b.lower,
+                "region": getattr(b, "region", None) or None,  # the test region S, as its estimator describes it
                 "delta_lower_bound_at_claimed_epsilon": o.delta_lower_bound,
                 "claimed_delta": o.claimed_delta,
                 "epsilon_lower_bound": o.epsilon_lower_bound,

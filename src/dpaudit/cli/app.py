@@ -215,6 +215,8 @@ def _evidence_rows(ev: Table, s, claim) -> None:
                    if b.poisson_p_count is not None else "ratio test (no Poisson rows: bound 0)")
     elif getattr(b, "p_mass_lower", None) is not None:
         ev.add_row("certified by", f"mass bounds: P(S) >= {b.p_mass_lower:.6g}, Q(S) <= {b.q_mass_upper:.6g}")
+    if getattr(b, "region", ""):  # the set S (exact cells, informative columns, or a classifier threshold)
+        ev.add_row("test region S", escape(b.region))
     if part.threshold is not None and b.divergence != "hockey-stick":
         ev.add_row("claim allows", f"{part.threshold:.6g}")
     if o.delta_lower_bound is not None and o.claimed_delta is not None:
