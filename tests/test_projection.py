@@ -159,3 +159,16 @@ def test_projected_regions_do_not_accuse_a_tight_mechanism_beyond_beta():
         projected += isinstance(out.bounds[0], HistogramBound)
     assert projected >= 0.9 * runs
     assert_rate_at_most(accused, runs, beta, what="accused")
+
+
+def test_exact_regions_option_uses_informative_columns_or_raises():
+    """regions="exact": a vector output whose difference lives in a few columns gets exact
+    regions on them; a continuous vector output where every column differs raises NotApplicable
+    (it never reaches the classifier)."""
+    rng = np.random.default_rng(20)
+    p, q = bit_reports(20_000, 16, 3, 1.0, rng)
+    out = HockeyStickTester(regions="exact").test(p, q, PureDP(0.5), beta=0.05, rng=3)
+    assert isinstance(out.bounds[0], HistogramBound) and "columns (0, 1, 2) of 16" in out.bounds[0].region
+    x, y = rng.laplace(0.0, 1.0, (5_000, 3)), rng.laplace(0.5, 1.0, (5_000, 3))
+    with pytest.raises(NotApplicable):
+        HockeyStickTester(regions="exact").test(x, y, PureDP(0.5), beta=0.05, rng=3)

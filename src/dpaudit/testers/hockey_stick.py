@@ -75,7 +75,8 @@ class HockeyStickTester(ProfileTester):
     regions : {"auto", "exact", "classifier"}, default "auto"
         ``"auto"``: exact regions for discrete or 1-D outputs, or on a vector output's
         informative columns, the classifier otherwise;
-        ``"exact"`` raises :class:`NotApplicable` on continuous vector outputs.
+        ``"exact"`` raises :class:`NotApplicable` on continuous vector outputs whose informative
+        columns are refused.
     region_estimator : HistogramHockeyStick, optional
         The exact-region estimator; default ``HistogramHockeyStick(objective="both")``.
 
@@ -129,6 +130,10 @@ class HockeyStickTester(ProfileTester):
         not known here)."""
         if self.regions != "auto":
             return self.regions
+        return self._auto_path(p_samples, q_samples)
+
+    def _auto_path(self, p_samples, q_samples) -> str:
+        """The ``regions="auto"`` rule of :meth:`region_path`, whatever ``regions`` is."""
         p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
         if p.shape[1] == 1:
             return "exact"
@@ -146,18 +151,20 @@ class HockeyStickTester(ProfileTester):
         return estimator
 
     def _estimate(self, p_samples, q_samples, claim: Claim, beta: float, rng):
-        path = self.region_path(p_samples, q_samples)
-        if path == "exact" or self.regions == "auto":
-            # "auto" on vector outputs the classifier would take: exact regions on the
+        if self.regions != "classifier":
+            # Exact regions on the whole output (1-D, or discrete-looking), else on its
             # informative columns when the selection rows show a proper subset carries the
-            # difference (HistogramHockeyStick.estimate(columns="informative")); else the
-            # classifier runs on an untouched copy of rng, exactly as without the attempt.
+            # difference (HistogramHockeyStick.estimate(columns="informative")); when that is
+            # refused under "auto", the classifier runs on an untouched copy of rng, exactly as
+            # with regions="classifier".
+            whole = self._auto_path(p_samples, q_samples) == "exact"
+            fresh = whole or self.regions == "exact"
             est = self._margin_only(self.region_estimator, claim)
             try:
                 return est.estimate(
                     p_samples, q_samples, epsilon=claim.epsilon, beta=beta, delta_profile=claim.delta_profile,
-                    rng=rng if path == "exact" else copy.deepcopy(rng), delta=0.0 if isinstance(claim, RenyiDP) else float(claim.delta),
-                    columns="all" if path == "exact" else "informative",
+                    rng=rng if fresh else copy.deepcopy(rng), delta=0.0 if isinstance(claim, RenyiDP) else float(claim.delta),
+                    columns="all" if whole else "informative",
                 )
             except NotApplicable:
                 if self.regions == "exact":
