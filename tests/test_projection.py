@@ -172,3 +172,25 @@ def test_exact_regions_option_uses_informative_columns_or_raises():
     x, y = rng.laplace(0.0, 1.0, (5_000, 3)), rng.laplace(0.5, 1.0, (5_000, 3))
     with pytest.raises(NotApplicable):
         HockeyStickTester(regions="exact").test(x, y, PureDP(0.5), beta=0.05, rng=3)
+
+
+def test_the_decision_reads_design_rows_only(monkeypatch):
+    """The few-values rule may shrink the design part after the columns are chosen; the choice
+    must read only rows that stay design rows (else held-out rows would shape the region)."""
+    import dpaudit.estimators.histogram as histogram
+
+    seen = []
+    real = histogram.informative_columns
+
+    def spy(p, q, **kw):
+        seen.append((len(p), len(q)))
+        return real(p, q, **kw)
+
+    monkeypatch.setattr(histogram, "informative_columns", spy)
+    monkeypatch.setattr(histogram, "FEW_VALUES_DESIGN", 3_000)
+    monkeypatch.setattr(histogram, "FEW_VALUES_MIN_COUNT", 100)
+    p, q = bit_reports(20_000, 8, 2, 1.0, np.random.default_rng(21))
+    ev = HistogramHockeyStick().estimate(p, q, epsilon=0.1, beta=0.1, rng=1, columns="informative")
+    assert "columns (0, 1) of 8" in ev.forward.region
+    assert ev.forward.n_train == 2 * 3_000  # the few-values rule cut the design part
+    assert seen and all(a <= 3_000 and b <= 3_000 for a, b in seen)

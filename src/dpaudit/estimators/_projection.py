@@ -26,8 +26,9 @@ a column is informative when its marginal test rejects at ``alpha / d``; the pro
 refused when the dropped columns' marginals together, or any dropped column given another
 column, reject at ``alpha`` (over all such tests)."""
 
-PROJECTION_HEAD = 500_000
-"""Most selection rows per sample the decision looks at."""
+PROJECTION_HEAD = 200_000
+"""Most selection rows per sample the decision looks at (the histogram estimator passes at most
+its ``FEW_VALUES_DESIGN`` first design rows, which stay design rows whatever it decides next)."""
 
 PROJECTION_MAX_DIM = 64
 """Widest output the decision is tried on (its pairwise checks grow as ``d^2``)."""

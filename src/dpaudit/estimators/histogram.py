@@ -1008,7 +1008,9 @@ class HistogramHockeyStick:
         :class:`NotApplicable` when nothing is to be gained (see :meth:`estimate`)."""
         if self.tolerance != "split":
             raise NotApplicable("columns='informative' needs tolerance='split'")
-        head = PROJECTION_HEAD
+        # Only rows that stay design rows whatever the few-values rule decides next (it may cut
+        # the design part to its first FEW_VALUES_DESIGN rows): no held-out row may shape S.
+        head = min(PROJECTION_HEAD, FEW_VALUES_DESIGN)
         kept = informative_columns(p[design_p[:head]], q[design_q[:head]])
         if kept is None:
             raise NotApplicable("no proper subset of the output's columns carries the difference")
