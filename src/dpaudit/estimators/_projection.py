@@ -33,7 +33,7 @@ its ``FEW_VALUES_DESIGN`` first design rows, which stay design rows whatever it 
 PROJECTION_MAX_DIM = 64
 """Widest output the decision is tried on (its pairwise checks grow as ``d^2``)."""
 
-PAIR_ROWS = 100_000
+PAIR_ROWS = 50_000
 """Most selection rows per sample of the pairwise checks (strong joint effects only: their level
 is Bonferroni-corrected over ``d_dropped (d - 1)`` tests)."""
 
@@ -42,19 +42,27 @@ _PAIR_BINS = 4
 _EDGE_ROWS = 50_000  # bin edges from at most this many pooled rows (any fixed binning is a valid test)
 
 
-def _coarse_codes(p: np.ndarray, q: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Codes ``0..m-1`` of one column of both samples: its values when the pooled rows show at
-    most ``bins`` of them, else ``bins`` equal-mass bins at quantiles of (a strided subset of)
-    the pooled rows (ties merge bins)."""
-    pooled = np.concatenate([p, q])
-    sub = pooled[:: max(1, len(pooled) // _EDGE_ROWS)]
-    if len(np.unique(sub)) <= bins:  # a cheap look first
-        values = np.unique(pooled)
+def _coarse_codes(p: np.ndarray, q: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Codes of every column of both samples, shapes (n_p, d) and (n_q, d), and the number of
+    codes of each column, shape (d,): a column's values when the pooled rows show at most
+    ``bins`` of them, else ``bins`` bins cut at lower quantiles of (a strided subset of) the
+    pooled rows; tied cut points leave empty bins, which no test counts."""
+    d = p.shape[1]
+    sub = np.concatenate([p[:: max(1, 2 * len(p) // _EDGE_ROWS)], q[:: max(1, 2 * len(q) // _EDGE_ROWS)]])
+    ordered = np.sort(sub, axis=0)
+    edges = ordered[np.floor(np.arange(1, bins) / bins * (len(ordered) - 1)).astype(int)]  # (bins - 1, d)
+    codes_p = np.zeros(p.shape, dtype=np.int16)
+    codes_q = np.zeros(q.shape, dtype=np.int16)
+    for e in edges:  # code = number of cut points <= x, all columns at once
+        codes_p += p >= e
+        codes_q += q >= e
+    m = np.full(d, bins)
+    few = 1 + (np.diff(ordered, axis=0) != 0).sum(axis=0) <= bins
+    for j in np.flatnonzero(few):  # a cheap look said few values: code them exactly if so
+        values = np.unique(np.concatenate([p[:, j], q[:, j]]))
         if len(values) <= bins:
-            return np.searchsorted(values, p), np.searchsorted(values, q), len(values)
-    edges = np.unique(np.quantile(sub, np.arange(1, bins) / bins))
-    return (np.searchsorted(edges, p, side="right"), np.searchsorted(edges, q, side="right"),
-            len(edges) + 1)
+            codes_p[:, j], codes_q[:, j], m[j] = np.searchsorted(values, p[:, j]), np.searchsorted(values, q[:, j]), len(values)
+    return codes_p, codes_q, m
 
 
 def _g_statistics(op: np.ndarray, oq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -121,17 +129,12 @@ def informative_columns(p_design: np.ndarray, q_design: np.ndarray, *, alpha: fl
     q = q_design[:PROJECTION_HEAD]
     if min(len(p), len(q)) < 100:
         return None
-    g = np.empty(d)
-    df = np.empty(d)
-    rows = min(len(p), len(q), PAIR_ROWS)
-    codes_p = np.empty((rows, d), dtype=np.int64)  # pairwise codes: the marginal codes merged
-    codes_q = np.empty((rows, d), dtype=np.int64)  # into at most _PAIR_BINS adjacent groups
-    for j in range(d):
-        cp, cq, m = _coarse_codes(p[:, j], q[:, j], _MARGINAL_BINS)
-        gj, dfj = _g_statistics(np.bincount(cp, minlength=m)[None], np.bincount(cq, minlength=m)[None])
-        g[j], df[j] = gj, dfj
-        codes_p[:, j] = cp[:rows] * _PAIR_BINS // m
-        codes_q[:, j] = cq[:rows] * _PAIR_BINS // m
+    cp, cq, m = _coarse_codes(p, q, _MARGINAL_BINS)
+    cp, cq = cp.astype(np.int64), cq.astype(np.int64)
+    offset = np.arange(d) * _MARGINAL_BINS
+    tp = np.bincount((cp + offset).ravel(), minlength=d * _MARGINAL_BINS).reshape(d, 1, _MARGINAL_BINS)
+    tq = np.bincount((cq + offset).ravel(), minlength=d * _MARGINAL_BINS).reshape(d, 1, _MARGINAL_BINS)
+    g, df = _g_statistics(tp, tq)
     pvalues = np.where(df > 0, chi2.sf(g, np.maximum(df, 1)), 1.0)
     keep = np.flatnonzero(pvalues < alpha / d)
     dropped = np.setdiff1d(np.arange(d), keep)
@@ -139,12 +142,16 @@ def informative_columns(p_design: np.ndarray, q_design: np.ndarray, *, alpha: fl
         return None
     if df[dropped].sum() > 0 and chi2.sf(g[dropped].sum(), df[dropped].sum()) < alpha:
         return None
-    # Pairwise: label independent of column j given column k, for dropped j and every k != j.
-    hp, hq = _one_hot(codes_p, _PAIR_BINS), _one_hot(codes_q, _PAIR_BINS)
-    shape = (d, _PAIR_BINS, d, _PAIR_BINS)
-    op = (hp.T @ hp).reshape(shape).transpose(2, 0, 3, 1)  # [k, j, level of k, level of j]
-    oq = (hq.T @ hq).reshape(shape).transpose(2, 0, 3, 1)
-    gp, dfp = _g_statistics(op[:, dropped], oq[:, dropped])  # shape (d, d_dropped)
+    # Pairwise: label independent of column j given column k, for dropped j and every k != j;
+    # each column's codes merged into at most _PAIR_BINS adjacent groups.
+    rows = min(len(p), len(q), PAIR_ROWS)
+    hp = _one_hot(cp[:rows] * _PAIR_BINS // m, _PAIR_BINS)
+    hq = _one_hot(cq[:rows] * _PAIR_BINS // m, _PAIR_BINS)
+    cols = (dropped[:, None] * _PAIR_BINS + np.arange(_PAIR_BINS)).ravel()  # the dropped columns' indicators
+    shape = (len(dropped), _PAIR_BINS, d, _PAIR_BINS)
+    op = (hp[:, cols].T @ hp).reshape(shape).transpose(2, 0, 3, 1)  # [k, j, level of k, level of j]
+    oq = (hq[:, cols].T @ hq).reshape(shape).transpose(2, 0, 3, 1)
+    gp, dfp = _g_statistics(op, oq)  # shape (d, d_dropped)
     off = np.arange(d)[:, None] != dropped[None, :]
     tests = len(dropped) * (d - 1)
     pv = np.where(off & (dfp > 0), chi2.sf(gp, np.maximum(dfp, 1)), 1.0)
