@@ -194,3 +194,11 @@ def test_the_decision_reads_design_rows_only(monkeypatch):
     assert "columns (0, 1) of 8" in ev.forward.region
     assert ev.forward.n_train == 2 * 3_000  # the few-values rule cut the design part
     assert seen and all(a <= 3_000 and b <= 3_000 for a, b in seen)
+
+
+def test_bad_arguments_are_named():
+    x = np.zeros((200, 3))
+    with pytest.raises(ValueError, match="alpha"):
+        informative_columns(x, x, alpha=1.5)
+    with pytest.raises(ValueError, match=r"\(200, 3\) and \(200, 2\)"):
+        informative_columns(x, x[:, :2])

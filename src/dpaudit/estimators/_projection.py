@@ -18,6 +18,8 @@ import numpy as np
 from scipy.special import xlogy
 from scipy.stats import chi2
 
+from .._validate import check_probability
+
 __all__ = ["PAIR_ROWS", "PROJECTION_ALPHA", "PROJECTION_HEAD", "PROJECTION_MAX_DIM", "informative_columns"]
 
 PROJECTION_ALPHA = 1e-3
@@ -114,6 +116,11 @@ def informative_columns(p_design: np.ndarray, q_design: np.ndarray, *, alpha: fl
         The kept columns, increasing; None for outputs of dimension < 2 or >
         :data:`PROJECTION_MAX_DIM`, or fewer than 100 rows.
 
+    Raises
+    ------
+    ValueError
+        For ``alpha`` outside (0, 1) or samples that are not 2-D with the same number of columns.
+
     Notes
     -----
     The decision only restricts which regions are tried (cylinders over the kept columns), so
@@ -121,7 +128,16 @@ def informative_columns(p_design: np.ndarray, q_design: np.ndarray, *, alpha: fl
     null of identically distributed dropped columns it refuses a projection with probability at
     most about ``2 alpha`` (asymptotic chi-square levels). All pairwise tables come from one
     product of indicator matrices.
+
+    Source: likelihood-ratio (G) tests of homogeneity of contingency tables, chi-square with
+    (columns - 1) degrees of freedom per 2 x B table, summed over the levels of a conditioning
+    column for the conditional ones (Agresti, *Categorical Data Analysis*, 3rd ed., 2013,
+    §3.2 and §6.4); the projection itself is dpaudit's rule.
     """
+    alpha = check_probability(alpha, "alpha")
+    if p_design.ndim != 2 or q_design.ndim != 2 or p_design.shape[1] != q_design.shape[1]:
+        raise ValueError(f"p_design and q_design must be 2-D with the same columns, got shapes "
+                         f"{p_design.shape} and {q_design.shape}")
     d = p_design.shape[1]
     if d < 2 or d > PROJECTION_MAX_DIM:
         return None
