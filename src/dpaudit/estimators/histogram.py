@@ -820,7 +820,7 @@ class HistogramHockeyStick:
         distinct = _distinct_rows(design)
         mode = self.mode
         if mode == "auto":
-            if len(distinct) <= min(self.max_categories, n_d // 10):
+            if self.few_distinct(len(distinct), n_d):
                 mode = "discrete"
             elif dim == 1:
                 mode = "binned"
@@ -1002,6 +1002,12 @@ class HistogramHockeyStick:
             extra=extra,
         )
 
+    def few_distinct(self, distinct: int, rows: int) -> bool:
+        """The ``mode="auto"`` rule for discrete outputs: ``distinct`` distinct rows among
+        ``rows`` rows are few when at most ``min(max_categories, rows // 10)`` (every cell then
+        holds 10 rows on average)."""
+        return distinct <= min(self.max_categories, rows // 10)
+
     def _project(self, p: np.ndarray, q: np.ndarray, design_p: np.ndarray, design_q: np.ndarray):
         """``(p[:, kept], q[:, kept], label)`` for ``columns="informative"``: the kept columns
         decided on the design rows ``design_p``/``design_q`` (row indices) alone; raises
@@ -1011,17 +1017,16 @@ class HistogramHockeyStick:
         # Only rows that stay design rows whatever the few-values rule decides next (it may cut
         # the design part to its first FEW_VALUES_DESIGN rows): no held-out row may shape S.
         head = min(PROJECTION_HEAD, FEW_VALUES_DESIGN)
-        kept = informative_columns(p[design_p[:head]], q[design_q[:head]])
+        head_p, head_q = p[design_p[:head]], q[design_q[:head]]
+        kept = informative_columns(head_p, head_q)
         if kept is None:
             raise NotApplicable("no proper subset of the output's columns carries the difference")
-        dim = p.shape[1]
-        p, q = p[:, kept], q[:, kept]
         if len(kept) > 1:
-            look = np.concatenate([p[design_p[:head]], q[design_q[:head]]], axis=0)
-            if len(_distinct_rows(look)) > min(self.max_categories, len(look) // 10):
+            look = np.concatenate([head_p[:, kept], head_q[:, kept]], axis=0)
+            if not self.few_distinct(len(_distinct_rows(look)), len(look)):
                 raise NotApplicable(f"the informative columns {kept} are neither one nor discrete with few values")
         shown = ", ".join(str(j) for j in kept)
-        return p, q, f"columns ({shown}) of {dim}: "
+        return p[:, kept], q[:, kept], f"columns ({shown}) of {p.shape[1]}: "
 
     def _choose(self, counts: list, n_ev_p: int, n_ev_q: int, eps_grid, allowed, beta: float, delta: float) -> list:
         """The regions to certify, from training counts only: ``(label, direction, swap, pick,

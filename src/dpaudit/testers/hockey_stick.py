@@ -138,8 +138,7 @@ class HockeyStickTester(ProfileTester):
         if p.shape[1] == 1:
             return "exact"
         peek = np.concatenate([p[:_PEEK_ROWS], q[:_PEEK_ROWS]], axis=0)
-        distinct = len(_distinct_rows(peek))
-        return "exact" if distinct <= min(self.region_estimator.max_categories, len(peek) // 10) else "classifier"
+        return "exact" if self.region_estimator.few_distinct(len(_distinct_rows(peek)), len(peek)) else "classifier"
 
     @staticmethod
     def _margin_only(estimator, claim: Claim):
