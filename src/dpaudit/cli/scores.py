@@ -61,8 +61,11 @@ def register(app: typer.Typer) -> None:
     @app.command("audit-scores", epilog=EXIT_HELP)
     def audit_scores_cmd(
         ctx: typer.Context,
-        in_path: Path = typer.Argument(..., metavar="IN", help="Scores WITH the canary (dataset D): .npy, .csv or .txt, one number per entry."),
-        out_path: Path = typer.Argument(..., metavar="OUT", help="Scores WITHOUT the canary (neighbouring dataset D')."),
+        in_path: Path = typer.Argument(..., metavar="IN", help="Scores WITH the canary (dataset D): .npy, .csv or .txt, one number per entry. With --mask: one score per canary of a one-run audit."),
+        out_path: Optional[Path] = typer.Argument(None, metavar="[OUT]", help="Scores WITHOUT the canary (neighbouring dataset D'). Not given with --mask."),
+        mask: Optional[Path] = typer.Option(None, "--mask", help="One-run audit: which canaries were included (0/1 per canary, same order as IN; each included independently with probability 1/2)."),
+        alternative: str = typer.Option("two-sided", "--alternative", help="Which way scores of included canaries lean: greater (a logit, an inner product), less (a loss) or two-sided (pays for both). One-run default: greater."),
+        quiet: bool = typer.Option(False, "--quiet", help="No progress output (audit-scores prints none; accepted like test's)."),
         epsilon: Optional[float] = option("epsilon", None, "the claimed epsilon: checked against the evidence and drawn on the plot"),
         delta: Optional[float] = option("delta", None, f"the claimed delta (with --epsilon), and the delta at which the epsilon lower bound is reported; default {DEFAULT_DELTA:g} for the bound, 0 (pure DP) for the claim"),
         beta: float = option("beta", 0.05, "of overstating the privacy loss, per method (confidence 1 - beta)"),
@@ -84,7 +87,14 @@ def register(app: typer.Typer) -> None:
         the Gaussian-DP mu, next to the threshold membership-inference and GDP baselines; with
         --epsilon, checks that claim against them.
 
+        With --mask, a one-run audit instead (Steinke et al. 2023; Mahloujifar et al. 2025): IN
+        holds one score per canary of a single training run and MASK which canaries were
+        included; certified epsilon and GDP mu lower bounds from the guesses on the highest and
+        lowest scores (docs/scores.md §9).
+
         Example: dpaudit audit-scores with.npy without.npy --delta 1e-5 --plot tradeoff.png
+
+        Example: dpaudit audit-scores scores.npy --mask included.npy --delta 1e-5
         """
         from .._validate import check_delta, check_int, check_probability
         from ..privacy.claims import make_claim
@@ -110,12 +120,23 @@ def register(app: typer.Typer) -> None:
             claim = None if epsilon is None else make_claim(epsilon, claim_delta)
             check_plot_suffix(plot)
             check_report_suffix(report)
+            if alternative not in ("two-sided", "greater", "less"):
+                raise ValueError(f"--alternative must be greater, less or two-sided, got {alternative!r}")
+            if mask is not None:
+                if out_path is not None:
+                    raise ValueError("--mask runs a one-run audit of IN alone: give no OUT file with it")
+                return _one_run(ctx, in_path, mask, delta=delta, claim_delta=claim_delta, epsilon=epsilon, beta=beta,
+                                alternative=alternative if "--alternative" in _given(ctx) else "greater",
+                                seed=seed, json_out=json_out, report=report, claim=claim)
+            if out_path is None:
+                raise ValueError("give OUT (the scores without the canary), or --mask for a one-run audit")
             x = load_scores(in_path, name=f"IN ({in_path})")
             y = load_scores(out_path, name=f"OUT ({out_path})")
             if x.size < 2 or y.size < 2:
                 raise ValueError(f"need at least 2 scores in each file, got {x.size} in IN and {y.size} in OUT")
             res = audit_scores(x, y, delta=delta, beta=beta, confidence=confidence, bins=k, method=method.value,
-                               thresholds=thresholds, claim=claim, seed=seed, in_path=in_path, out_path=out_path)
+                               thresholds=thresholds, claim=claim, seed=seed, in_path=in_path, out_path=out_path,
+                               alternative=alternative)
         except ValueError as exc:
             raise fail(str(exc))
 
@@ -134,6 +155,65 @@ def register(app: typer.Typer) -> None:
         else:
             _render(result, in_path, out_path, res, code)
         raise typer.Exit(code)
+
+
+def _given(ctx: typer.Context) -> set:
+    """Options the user gave on the command line (not defaults)."""
+    import click
+
+    return {f"--{k}" for k, v in ctx.params.items()
+            if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
+
+
+def _one_run(ctx, in_path, mask_path, *, delta, claim_delta, epsilon, beta, alternative, seed, json_out, report, claim):
+    """``audit-scores IN --mask MASK``: the one-run audit, its table, JSON and report."""
+    import numpy as np
+
+    from ..scores.io import load_scores
+    from ..scores.one_run import one_run_audit
+
+    x = load_scores(in_path, name=f"IN ({in_path})")
+    s = load_scores(mask_path, name=f"MASK ({mask_path})")
+    if s.size != x.size:
+        raise ValueError(f"MASK ({mask_path}) has {s.size} entries, IN ({in_path}) {x.size}: one 0/1 per canary")
+    if not np.all(np.isin(s, (0.0, 1.0))):
+        raise ValueError(f"MASK ({mask_path}) must hold 0/1 per canary, got values {np.unique(s)[:5].tolist()}")
+    at = delta if claim is None else float(claim.delta)
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (2**31))
+    res = one_run_audit(x, s.astype(bool), delta=at, beta=beta, alternative=alternative,
+                        epsilon_claim=None if claim is None else claim.epsilon, rng=seed)
+    result = res.to_dict()
+    result["inputs"] = {"scores": str(in_path), "mask": str(mask_path), "m": int(x.size), "seed": seed}
+    violated = claim is not None and res.epsilon_lower_bound > float(claim.epsilon)
+    if claim is not None:
+        result["claim"] = {"epsilon": float(claim.epsilon), "delta": float(claim.delta), "violated": bool(violated),
+                           "description": claim.describe()}
+    code = EXIT_VIOLATION if violated else EXIT_OK
+    if report is not None:
+        write_report(ctx, report, result, seed=seed)
+    if json_out:
+        typer.echo(json.dumps(result, indent=2))
+    else:
+        head = Table(show_header=False, box=None)
+        head.add_column(style="bold")
+        head.add_column()
+        head.add_row("canaries", f"{escape(str(in_path))}: {res.m:,} scores, {res.n_included:,} included ({escape(str(mask_path))})")
+        head.add_row("guess rules", f"{res.rules} ({res.selection}, {alternative}), each at level {res.level:.3g}; seed {seed}")
+        g = res.guess
+        head.add_row(f"epsilon lower bound (delta={res.delta:g})",
+                     f"[bold]{_fmt(res.epsilon_lower_bound)}[/]  (f-DP test; {g.correct} of {g.guesses} guesses correct)")
+        gs = res.guess_steinke
+        head.add_row("Steinke et al. (2023)", f"{_fmt(res.epsilon_lower_bound_steinke)}  ({gs.correct} of {gs.guesses} correct; "
+                     f"p-value {res.p_value:.3g} at epsilon {0 if claim is None else claim.epsilon:g})")
+        head.add_row("mu (GDP) lower bound", f"{_fmt(res.mu_lower_bound)}  (its epsilon at delta, an estimate unless the "
+                     f"trade-off curve is Gaussian: {_fmt(res.epsilon_of_mu)})")
+        if claim is not None:
+            verdict = "[red]VIOLATED[/]" if violated else "[green]not contradicted[/]"
+            head.add_row("claim", f"{escape(claim.describe())}: {verdict}")
+        out().print(Panel(head, title="dpaudit audit-scores (one run)",
+                          border_style="red" if code == EXIT_VIOLATION else "blue"))
+    raise typer.Exit(code)
 
 
 def _render(result: dict, in_path, out_path, res, code: int) -> None:
@@ -168,6 +248,11 @@ def _render(result: dict, in_path, out_path, res, code: int) -> None:
     t.add_column("note")
     t.add_row("histogram (paper 001)", _fmt(eps_lb), _fmt(hist.tv_lower_bound), _fmt(hist.mu_lower_bound), escape(hist.epsilon_source(delta)))
     t.add_row("threshold MIA + Clopper–Pearson", _fmt(thr.epsilon_lower_bound(delta)), _fmt(thr.tv_lower_bound), _fmt(thr.mu_lower_bound), f"{thr.details['threshold']['sets']} thresholds, Bonferroni")
-    t.add_row("GDP audit (Nasr et al. 2023)", f"{_fmt(gdp.epsilon(delta))}*", "-", _fmt(gdp.mu_lower_bound), escape(f"best test {gdp.threshold}"))
-    t.caption = "* epsilon of the mu bound: a lower bound only if the mechanism's trade-off curve is Gaussian"
+    cp = res.clopper_pearson
+    if cp is not None:
+        cpd = cp.details["clopper-pearson"]
+        t.add_row("Clopper–Pearson, whole sample", _fmt(cp.epsilon_lower_bound(delta)), _fmt(cp.tv_lower_bound),
+                  _fmt(cp.mu_lower_bound), f"{cpd['rows']} ranks, {cpd['alternative']}")
+    t.add_row("GDP audit (Nasr et al. 2023)", f"{_fmt(gdp.epsilon(delta))}* estimate", "-", _fmt(gdp.mu_lower_bound), escape(f"best test {gdp.threshold}"))
+    t.caption = "* epsilon of the mu bound: an estimate; a lower bound only if the mechanism's trade-off curve is Gaussian"
     console.print(t)

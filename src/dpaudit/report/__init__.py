@@ -72,6 +72,8 @@ def _kind_of(data: dict) -> str:
         return "account"
     if "histogram" in data and "baselines" in data:
         return "audit-scores"
+    if data.get("method") == "one-run":
+        return "one-run"
     if "trials" in data and "claim" in data:
         return "test"
     raise ValueError("not a dpaudit JSON result of test, audit-scores or account (no 'trials', 'histogram' or 'command' entry)")
@@ -108,6 +110,8 @@ def render_result(data: dict, path, *, command: str | None = None, samples=None,
         doc = builders.audit_document(data, command=command, samples=samples, samples_note=samples_note)
     elif kind == "audit-scores":
         doc = builders.scores_document(data, command=command, versions=versions)
+    elif kind == "one-run":
+        doc = builders.one_run_document(data, command=command, versions=versions)
     else:
         doc = builders.account_document(data, command=command, versions=versions)
     return write_document(doc, path)

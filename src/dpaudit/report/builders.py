@@ -17,7 +17,7 @@ import numpy as np
 from . import plots
 from .document import Code, Document, Plot, Section, Table, Text
 
-__all__ = ["account_document", "scores_document", "audit_document"]
+__all__ = ["account_document", "one_run_document", "scores_document", "audit_document"]
 
 
 def _g(x, digits: int = 6) -> str:
@@ -312,11 +312,15 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
                      "the low-FPR region that decides large epsilons is readable.")),), anchor="tradeoff"))
     base = data.get("baselines", {})
     thr, gdp = base.get("threshold", {}), base.get("gdp", {})
+    cp = base.get("clopper_pearson") or {}
+    cp_rows = (("whole-sample Clopper-Pearson (order statistics)", _g(cp.get("epsilon_lower_bound"), 4),
+                _g(cp.get("tv_lower_bound"), 4), _g(cp.get("mu_lower_bound"), 4)),) if cp else ()
     sections.append(Section("Side by side", (Table(
         header=("method", f"eps lower bound (delta={_g(delta)})", "TV lower bound", "mu lower bound"),
         rows=(("histogram (paper 001)", _g(eps_lb, 4), _g(data.get("tv_lower_bound"), 4), _g(data.get("mu_lower_bound"), 4)),
-              ("threshold MIA + Clopper-Pearson", _g(thr.get("epsilon_lower_bound"), 4), _g(thr.get("tv_lower_bound"), 4), _g(thr.get("mu_lower_bound"), 4)),
-              ("GDP audit (Nasr et al. 2023)", _g(gdp.get("epsilon_of_mu"), 4) + "*", "-", _g(gdp.get("mu_lower_bound"), 4))),
+              ("threshold MIA + Clopper-Pearson (split)", _g(thr.get("epsilon_lower_bound"), 4), _g(thr.get("tv_lower_bound"), 4), _g(thr.get("mu_lower_bound"), 4)),
+              *cp_rows,
+              ("GDP audit (Nasr et al. 2023)", _g(gdp.get("epsilon_of_mu_estimate", gdp.get("epsilon_of_mu")), 4) + "* (estimate)", "-", _g(gdp.get("mu_lower_bound"), 4))),
         caption="* epsilon of the mu bound: a lower bound only if the mechanism's trade-off curve is Gaussian."),), anchor="baselines"))
     settings = {"delta": delta, **{k: data[k] for k in ("beta",) if k in data}, "confidence": data.get("confidence"), "inputs": inp,
                 "histogram": {k: v for k, v in data.get("histogram", {}).items() if k in ("method", "confidence", "n_p", "n_q", "details")}}
@@ -324,6 +328,65 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
     shown = {k: v for k, v in data.items() if k != "curves"}
     sections.append(_provenance(shown, command, versions, inp.get("seed")))
     return Document(title="dpaudit audit-scores", verdict=verdict, status=status, sections=tuple(sections),
+                    footer=f"dpaudit {(versions or {}).get('dpaudit', '')} report")
+
+
+# ------------------------------------------------------------------------------------ one run --
+
+
+def one_run_document(data: dict, *, command: str | None = None, versions: dict | None = None) -> Document:
+    """The report of ``dpaudit audit-scores SCORES --mask MASK`` (a one-run audit) from its JSON
+    result (:meth:`dpaudit.scores.OneRunAudit.to_dict`): the verdict, the guesses, correct
+    guesses, each bound and its p-value.
+
+    Parameters
+    ----------
+    data : dict
+        The JSON result (``method == "one-run"``), optionally with ``inputs`` and ``claim``.
+    command : str, optional
+    versions : dict, optional
+
+    Returns
+    -------
+    Document
+    """
+    delta, beta = data.get("delta"), data.get("beta")
+    eps = data.get("epsilon_lower_bound")
+    claim = data.get("claim")
+    if claim is not None and claim.get("violated"):
+        status = "violation"
+        verdict = (f"VIOLATION: one run refutes the claim: epsilon >= {_g(eps, 4)} at delta={_g(delta)} "
+                   f"(confidence {_g(1 - beta)}).")
+    else:
+        status = "pass" if claim is not None else "info"
+        verdict = (f"One run with {data.get('m')} canaries proves epsilon >= {_g(eps, 4)} at delta={_g(delta)} "
+                   f"(confidence {_g(1 - beta)}).")
+    g, gs, gm = data.get("guess", {}), data.get("guess_steinke", {}), data.get("guess_mu", {})
+
+    def guesses(x):
+        return f"{x.get('guesses')} ({x.get('k_plus')} in, {x.get('k_minus')} out)", str(x.get("correct"))
+
+    rows = (
+        ("f-DP test, f = f_(eps,delta) (certified; headline)", _g(eps, 4), *guesses(g)),
+        ("Steinke et al. 2023 (certified)", _g(data.get("epsilon_lower_bound_steinke"), 4), *guesses(gs)),
+        (f"f-DP test, Gaussian DP: mu >= {_g(data.get('mu_lower_bound'), 4)} (certified)",
+         _g(data.get("epsilon_of_mu_estimate"), 4) + "* (estimate)", *guesses(gm)),
+    )
+    summary = [("canaries", f"{data.get('m')} ({data.get('n_included')} included)"),
+               ("guess rules", f"{data.get('rules')} ({data.get('selection')}), each at level {_g(data.get('level'))}"),
+               ("p-value (Steinke et al., at the claim's epsilon or 0)", _g(data.get("p_value"), 4))]
+    if claim is not None:
+        summary.append(("claim", json.dumps({k: v for k, v in claim.items() if not isinstance(v, (list, dict))}, default=str)))
+    sections = [
+        Section("Summary", (Table(header=(), rows=tuple(summary)),), anchor="summary"),
+        Section("One-run audit", (Table(
+            header=("test", f"epsilon lower bound (delta={_g(delta)})", "guesses", "correct"), rows=rows,
+            caption=("* epsilon of the mu bound at delta: a lower bound only if the mechanism's trade-off curve is "
+                     "Gaussian (an estimate otherwise). Each bound holds with probability at least 1 - beta.")),),
+            anchor="one-run"),
+    ]
+    sections.append(_provenance(data, command, versions, (data.get("inputs") or {}).get("seed")))
+    return Document(title="dpaudit audit-scores (one run)", verdict=verdict, status=status, sections=tuple(sections),
                     footer=f"dpaudit {(versions or {}).get('dpaudit', '')} report")
 
 

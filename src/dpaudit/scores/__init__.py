@@ -13,6 +13,11 @@ A user with two 1-D samples — say a canary's loss under models trained *with* 
 * :func:`audit_scores` — the histogram audit, both baselines and an optional claim check in one
   call; its :class:`ScoresAuditResult` serialises itself (``to_dict``: what ``dpaudit
   audit-scores --json`` prints) and gives the trade-off curves (``curves``);
+* :func:`clopper_pearson_audit` — thresholds at order statistics of the whole sample, exact
+  Clopper–Pearson bounds, Bonferroni over a fixed grid of ranks (nothing held out);
+* :func:`one_run_audit` — one training run with many canaries each included with probability
+  1/2: Steinke et al. (2023) and the f-DP test of Mahloujifar et al. (2025), certified epsilon and
+  GDP ``mu`` lower bounds (``docs/scores.md`` §9);
 * :func:`one_shot_audit` — random-canary cosines vs their exact null (Andrew et al. 2024);
 * :func:`estimate_pld` — white-box per-step scores to a privacy loss distribution, composed with
   dp_accounting (an estimate, paper 001 §9.2).
@@ -24,7 +29,7 @@ Derivations: ``docs/scores.md``.
 """
 
 from .audit import ScoresAuditResult, audit_scores
-from .baselines import GDPAudit, gdp_audit, threshold_audit
+from .baselines import GDPAudit, clopper_pearson_audit, gdp_audit, order_statistic_grid, threshold_audit
 from .canaries import (
     OneShotAudit,
     cosine_scores,
@@ -36,6 +41,14 @@ from .canaries import (
 from ..estimators.histogram import Bins, histogram_audit, histogram_hockey_stick, make_bins, scott_bin_width
 from ..estimators.region import ClaimCheck, ScoreAudit, lower_convex_hull, pareto_front
 from .io import load_scores
+from .one_run import (
+    OneRunAudit,
+    OneRunGuess,
+    fdp_rejects,
+    guess_grid,
+    one_run_audit,
+    steinke_p_value,
+)
 from .pld import EmpiricalPLD, estimate_pld, merge_sparse_bins
 from .plot import approx_dp_tradeoff, draw_tradeoff, plot_tradeoff
 
@@ -44,15 +57,20 @@ __all__ = [
     "ClaimCheck",
     "EmpiricalPLD",
     "GDPAudit",
+    "OneRunAudit",
+    "OneRunGuess",
     "OneShotAudit",
     "ScoreAudit",
     "ScoresAuditResult",
     "approx_dp_tradeoff",
     "audit_scores",
+    "clopper_pearson_audit",
     "cosine_scores",
     "draw_tradeoff",
     "estimate_pld",
+    "fdp_rejects",
     "gdp_audit",
+    "guess_grid",
     "histogram_audit",
     "histogram_hockey_stick",
     "load_scores",
@@ -60,11 +78,14 @@ __all__ = [
     "make_bins",
     "merge_sparse_bins",
     "null_cosines",
+    "one_run_audit",
     "one_shot_audit",
+    "order_statistic_grid",
     "pareto_front",
     "plot_tradeoff",
     "random_canaries",
     "scott_bin_width",
     "simulate_gaussian_canary_run",
+    "steinke_p_value",
     "threshold_audit",
 ]

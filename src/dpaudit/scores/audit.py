@@ -41,6 +41,9 @@ class ScoresAuditResult:
         Seed of the sample splits (``numpy.random.SeedSequence(seed).spawn(3)``).
     n_in, n_out : int
         Sizes of the two samples.
+    clopper_pearson : ScoreAudit or None
+        Thresholds at order statistics of the whole sample with Clopper–Pearson bounds
+        (:func:`dpaudit.scores.clopper_pearson_audit`), certified at the same beta.
     claim : Claim or None
         The claim checked, if any; ``check`` its :class:`ClaimCheck` against the histogram audit.
     in_path, out_path : str or None
@@ -60,6 +63,7 @@ class ScoresAuditResult:
     n_out: int
     claim: Any = None
     check: Any = None
+    clopper_pearson: Any = None
     in_path: Optional[str] = None
     out_path: Optional[str] = None
     plot: Optional[str] = None
@@ -111,7 +115,13 @@ class ScoresAuditResult:
                     "epsilon_lower_bound": thr.epsilon_lower_bound(delta), "tv_lower_bound": thr.tv_lower_bound,
                     "mu_lower_bound": thr.mu_lower_bound,
                 },
-                "gdp": {**gdp.to_dict(), "epsilon_of_mu": gdp.epsilon(delta)},
+                "gdp": {**gdp.to_dict(), "epsilon_of_mu_estimate": gdp.epsilon(delta)},
+                "clopper_pearson": None if self.clopper_pearson is None else {
+                    "epsilon_lower_bound": self.clopper_pearson.epsilon_lower_bound(delta),
+                    "tv_lower_bound": self.clopper_pearson.tv_lower_bound,
+                    "mu_lower_bound": self.clopper_pearson.mu_lower_bound,
+                    "details": self.clopper_pearson.details,
+                },
             },
             "histogram": hist.to_dict(),
             "claim": None if self.check is None else self.check.to_dict(),
@@ -121,7 +131,8 @@ class ScoresAuditResult:
 
 def audit_scores(p_scores, q_scores, *, delta: float = DEFAULT_DELTA, beta: float = 0.05,
                  confidence: float | None = None, bins="scott", method: str = "auto", thresholds: int = 64,
-                 claim=None, seed: int | None = None, in_path=None, out_path=None) -> ScoresAuditResult:
+                 claim=None, seed: int | None = None, in_path=None, out_path=None,
+                 alternative: str = "two-sided") -> ScoresAuditResult:
     """Run the histogram audit and both baselines on two samples of scores, each with failure
     probability ``beta``, and check ``claim`` if given.
 
@@ -143,13 +154,15 @@ def audit_scores(p_scores, q_scores, *, delta: float = DEFAULT_DELTA, beta: floa
         (and recorded) when None.
     in_path, out_path : str or Path, optional
         Recorded in the result's ``inputs``.
+    alternative : {"two-sided", "greater", "less"}
+        Orientation of the whole-sample Clopper–Pearson audit (:func:`clopper_pearson_audit`).
 
     Returns
     -------
     ScoresAuditResult
     """
     from ..estimators.histogram import histogram_audit
-    from .baselines import gdp_audit, threshold_audit
+    from .baselines import clopper_pearson_audit, gdp_audit, threshold_audit
 
     x = np.asarray(p_scores, dtype=float).ravel()
     y = np.asarray(q_scores, dtype=float).ravel()
@@ -161,7 +174,9 @@ def audit_scores(p_scores, q_scores, *, delta: float = DEFAULT_DELTA, beta: floa
     hist = histogram_audit(x, y, bins=bins, method=method, confidence=confidence, rng=np.random.default_rng(ss[0]))
     thr = threshold_audit(x, y, thresholds=thresholds, confidence=confidence, rng=np.random.default_rng(ss[1]))
     gdp = gdp_audit(x, y, thresholds=thresholds, confidence=confidence, rng=np.random.default_rng(ss[2]))
+    cp = clopper_pearson_audit(x, y, confidence=confidence, alternative=alternative)
     return ScoresAuditResult(
         histogram=hist, threshold=thr, gdp=gdp, delta=delta, beta=beta, confidence=confidence, seed=seed,
         n_in=int(x.size), n_out=int(y.size), claim=claim, check=None if claim is None else hist.check_claim(claim),
-        in_path=None if in_path is None else str(in_path), out_path=None if out_path is None else str(out_path))
+        in_path=None if in_path is None else str(in_path), out_path=None if out_path is None else str(out_path),
+        clopper_pearson=cp)

@@ -30,7 +30,7 @@ from ..estimators.base import check_scores
 from ..estimators.region import ScoreAudit, certify_regions
 from ..privacy.profiles import gaussian_epsilon, gaussian_tradeoff
 
-__all__ = ["GDPAudit", "gdp_audit", "threshold_audit"]
+__all__ = ["GDPAudit", "clopper_pearson_audit", "gdp_audit", "order_statistic_grid", "threshold_audit"]
 
 
 def _quantile_levels(num: int, n_select: int) -> np.ndarray:
@@ -263,3 +263,143 @@ def gdp_audit(
         fnr_upper=float(1.0 - tpr_lo[j]), fpr_estimate=float(fpr[j]), fnr_estimate=float(1.0 - tpr[j]),
         n_p=int(x.size), n_q=int(y.size), details=info,
     )
+
+
+def order_statistic_grid(size: int, *, ratio: float = 2.0) -> np.ndarray:
+    """Ranks ``0, 1, 2, 4, ...`` (geometric, factor ``ratio``) below ``size / 2``: which order
+    statistics :func:`clopper_pearson_audit` uses as thresholds. Data-independent."""
+    if not ratio > 1:
+        raise ValueError(f"ratio must be > 1, got {ratio!r}")
+    ks, k = [0], 1.0
+    while k < size / 2:
+        ks.append(int(round(k)))
+        k *= ratio
+    return np.unique(np.asarray(ks, dtype=int))
+
+
+def _order_statistic_rows(x, y, ks, level, weight=0.5):
+    level = np.asarray(level, dtype=float)
+    """Rows ``(P(S) >= p_lo, Q(S) <= q_hi)`` for thresholds at order statistics, in-scores ``x``
+    leaning high: family A at the ``(k+1)``-th largest of ``y`` (``S = {s > t}``, ``Q(S)`` bounded
+    by the order statistic's exact law, ``P(S)`` by Clopper–Pearson given ``t``), family B at the
+    ``(k+1)``-th smallest of ``x`` (``S = {s >= t}``, ``P(S^c)`` by the order statistic, ``Q(S)``
+    given ``t``)."""
+    from scipy import special
+
+    def clopper_pearson_lower(k, n_, b):  # vectorised in the level (bounds.clopper_pearson_lower)
+        k = np.asarray(k, dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lo = special.betaincinv(np.where(k > 0, k, 1.0), n_ - k + 1.0, b)
+        return np.where(k <= 0, 0.0, lo)
+
+    def clopper_pearson_upper(k, n_, b):  # vectorised in the level (bounds.clopper_pearson_upper)
+        k = np.asarray(k, dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            hi = special.betainccinv(k + 1.0, np.where(k < n_, n_ - k, 1.0), b)
+        return np.where(k >= n_, 1.0, hi)
+
+    n, m = x.size, y.size
+    xs, ys = np.sort(x), np.sort(y)
+    ka = ks[ks < m]
+    la = level[ks < m]
+    ta = ys[m - 1 - ka]  # (k+1)-th largest out-score
+    cnt_x = n - np.searchsorted(xs, ta, side="right")  # in-scores > t
+    p_a = clopper_pearson_lower(cnt_x, n, 2.0 * la * (1.0 - weight))
+    q_a = clopper_pearson_upper(ka, m, 2.0 * la * weight)
+    kb = ks[ks < n]
+    lb = level[ks < n]
+    tb = xs[kb]  # (k+1)-th smallest in-score
+    cnt_y = m - np.searchsorted(ys, tb, side="left")  # out-scores >= t
+    p_b = 1.0 - clopper_pearson_upper(kb, n, 2.0 * lb * weight)
+    q_b = clopper_pearson_upper(cnt_y, m, 2.0 * lb * (1.0 - weight))
+    desc = [f"score > {t:.6g} (out-score rank {k + 1} from the top)" for t, k in zip(ta, ka)]
+    desc += [f"score >= {t:.6g} (in-score rank {k + 1} from the bottom)" for t, k in zip(tb, kb)]
+    return np.concatenate([p_a, p_b]), np.concatenate([q_a, q_b]), desc
+
+
+def clopper_pearson_audit(
+    p_scores,
+    q_scores,
+    *,
+    confidence: float = 0.95,
+    alternative: str = "two-sided",
+    grid_ratio: float = 3.0,
+    weight: float = 0.8,
+    taper: float = 0.25,
+) -> ScoreAudit:
+    """Threshold audit on the whole sample: Clopper–Pearson bounds at order-statistic thresholds,
+    the multiplicity paid by Bonferroni over a data-independent grid of ranks.
+
+    The thresholds are the ``(k+1)``-th largest "out" score and the ``(k+1)``-th smallest "in"
+    score for every rank ``k`` of :func:`order_statistic_grid` (``0, 1, 2, 4, ...``). At the
+    ``(k+1)``-th largest of ``m`` out-scores, ``Q(score > t)`` is at most the ``k``-success
+    Clopper–Pearson upper bound with the stated probability *exactly* (the law of a uniform order
+    statistic; conservative with ties), and given ``t`` the in-scores above it are binomial, so
+    every sample bounds every threshold: nothing is held out, and no threshold is chosen by
+    looking at the counts it is judged on. Every row's two bounds are at level
+    ``beta / (2 x rows)``; the epsilon bound then uses both the ``TPR/FPR`` form and the
+    complement ``TNR/FNR`` form of each row (:class:`~dpaudit.estimators.region.ScoreAudit`).
+
+    Parameters
+    ----------
+    p_scores, q_scores : array, shape (n,), (m,)
+        Scores under P (with the canary, "in") and Q (without, "out"); finite, at least 2 each.
+    confidence : float
+        All bounds hold together with this probability, in (0, 1).
+    alternative : {"two-sided", "greater", "less"}
+        ``"greater"``: in-scores lean high (a logit, an inner product with the update);
+        ``"less"``: they lean low (a loss); ``"two-sided"`` pays for both orientations.
+    grid_ratio : float
+        Factor between successive ranks of the grid.
+
+    Returns
+    -------
+    ScoreAudit
+        ``method="clopper-pearson"``; its epsilon, delta, trade-off and GDP ``mu`` bounds are
+        certified at ``confidence``.
+
+    Raises
+    ------
+    ValueError
+        On bad scores, confidence, alternative or grid ratio.
+
+    References
+    ----------
+    Clopper & Pearson (1934); order statistics of the uniform law (David & Nagaraja 2003, §2.1);
+    Kairouz, Oh, Viswanath (2015) and paper 001 eq. (6.2) for the epsilon bound; Jagielski et al.
+    (2020) and jax_privacy's ``CanaryScoreAuditor.epsilon_clopper_pearson`` for the threshold
+    audit this improves (``benchmarks/canary_scores.py``).
+    """
+    x = check_scores(p_scores, "p_scores", min_size=2)
+    y = check_scores(q_scores, "q_scores", min_size=2)
+    conf = check_probability(confidence, "confidence")
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
+    ks = order_statistic_grid(max(x.size, y.size), ratio=grid_ratio)
+    signs = {"greater": (1.0,), "less": (-1.0,), "two-sided": (1.0, -1.0)}[alternative]
+    rows = sum(int(np.sum(ks < y.size)) + int(np.sum(ks < x.size)) for _ in signs)
+    w = (ks + 1.0) ** (-taper)
+    total = sum(float(np.sum(w[ks < y.size]) + np.sum(w[ks < x.size])) for _ in signs)
+    level = (1.0 - conf) / 2.0 * w / total  # per bound; sums to beta over all rows' two bounds
+    p_lo, q_hi, desc = [], [], []
+    for sgn in signs:
+        p, q, d = _order_statistic_rows(sgn * x, sgn * y, ks, level, weight)
+        p_lo.append(p)
+        q_hi.append(q)
+        desc += d if sgn > 0 else [t.replace("score", "-score") for t in d]
+    p_lo, q_hi = np.concatenate(p_lo), np.concatenate(q_hi)
+    info = {"beta": 1.0 - conf, "alternative": alternative, "ranks": ks.tolist(), "rows": rows,
+            "per_bound_beta": level.tolist(), "taper": taper, "weight": weight, "chosen_on": "order statistics of the whole sample"}
+    xs, ys = np.sort(x), np.sort(y)
+    return ScoreAudit.from_rows(
+        p_lo, q_hi, ["clopper-pearson"] * p_lo.size, method="clopper-pearson", confidence=conf,
+        n_p=int(x.size), n_q=int(y.size),
+        tv_estimate=_ks_statistic(xs, ys), details={"clopper-pearson": info},
+    )
+
+
+def _ks_statistic(xs, ys) -> float:
+    """Largest gap between the two empirical CDFs (plug-in TV of threshold sets; an estimate)."""
+    pts = np.concatenate([xs, ys])
+    return float(np.max(np.abs(np.searchsorted(xs, pts, side="right") / xs.size
+                               - np.searchsorted(ys, pts, side="right") / ys.size)))
