@@ -120,3 +120,65 @@ def test_library_result_to_dict_is_what_json_prints(gaussian_files):
     assert lib.violated == (res.exit_code == 1)
     curves = lib.curves()
     assert len(curves["alpha"]) == len(curves["upper"]) and curves["claim"][0].startswith("claim: ")
+
+
+@pytest.fixture
+def one_run_files(tmp_path):
+    rng = np.random.default_rng(7)
+    mask = rng.random(4000) < 0.5
+    np.save(tmp_path / "scores.npy", rng.normal(0.0, 1.0, 4000) + 2.0 * mask)
+    np.savetxt(tmp_path / "mask.txt", mask.astype(int), fmt="%d")
+    return tmp_path / "scores.npy", tmp_path / "mask.txt"
+
+
+def test_one_run_mode_prints_guesses_and_bounds(one_run_files):
+    s, m = one_run_files
+    res = run("audit-scores", s, "--mask", m, "--seed", 1, "--delta", "1e-5")
+    assert res.exit_code == 0, res.output
+    for text in ("one run", "guesses", "Steinke", "mu (GDP) lower bound", "estimate"):
+        assert text in res.output
+
+
+def test_one_run_mode_json_claim_and_report(one_run_files, tmp_path):
+    s, m = one_run_files
+    res = run("audit-scores", s, "--mask", m, "--seed", 1, "--json", "--quiet", "--epsilon", "0.5", "--delta", "1e-5",
+              "--report", tmp_path / "r.html")
+    assert res.exit_code == 1, res.output  # the run proves more than epsilon 0.5
+    data = json.loads(res.stdout)
+    assert data["method"] == "one-run" and data["claim"]["violated"] is True
+    assert 0.5 < data["epsilon_lower_bound"] <= gaussian_epsilon(1e-5, 2.0)
+    assert data["guess"]["correct"] <= data["guess"]["guesses"] and data["inputs"]["m"] == 4000
+    html = (tmp_path / "r.html").read_text()
+    assert "One-run audit" in html and "guesses" in html and "p-value" in html
+    ok = run("audit-scores", s, "--mask", m, "--seed", 1, "--epsilon", "20", "--delta", "1e-5")
+    assert ok.exit_code == 0, ok.output
+
+
+def test_one_run_mode_bad_input(one_run_files, tmp_path):
+    s, m = one_run_files
+    np.save(tmp_path / "short.npy", np.ones(10))
+    res = run("audit-scores", s, "--mask", tmp_path / "short.npy")
+    assert res.exit_code == 2 and "10 entries" in res.output
+    np.save(tmp_path / "bad.npy", np.full(4000, 2.0))
+    res = run("audit-scores", s, "--mask", tmp_path / "bad.npy")
+    assert res.exit_code == 2 and "0/1" in res.output
+    res = run("audit-scores", s, s, "--mask", m)
+    assert res.exit_code == 2 and "no OUT" in res.output
+    res = run("audit-scores", s)
+    assert res.exit_code == 2 and "--mask" in res.output
+    res = run("audit-scores", s, "--mask", m, "--alternative", "up")
+    assert res.exit_code == 2 and "--alternative" in res.output
+
+
+def test_two_sample_mode_reports_whole_sample_bound_and_attack(gaussian_files):
+    a, b, mu = gaussian_files
+    res = run("audit-scores", a, b, "--json", "--seed", 2, "--quiet", "--alternative", "greater")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    cp = data["baselines"]["clopper_pearson"]
+    assert 0 < cp["epsilon_lower_bound"] <= gaussian_epsilon(1e-5, mu)
+    assert cp["details"]["clopper-pearson"]["alternative"] == "greater"
+    assert "epsilon_of_mu_estimate" in data["baselines"]["gdp"]
+    auc = data["attack"]["auc"]
+    assert auc["lower"] <= auc["estimate"] <= auc["upper"]
+    assert set(data["attack"]["tpr_at_fpr"]) == {"0.001", "0.01", "0.1"}

@@ -199,7 +199,9 @@ def _one_run(ctx, in_path, mask_path, *, delta, claim_delta, epsilon, beta, alte
         head.add_column(style="bold")
         head.add_column()
         head.add_row("canaries", f"{escape(str(in_path))}: {res.m:,} scores, {res.n_included:,} included ({escape(str(mask_path))})")
-        head.add_row("guess rules", f"{res.rules} ({res.selection}, {alternative}), each at level {res.level:.3g}; seed {seed}")
+        lo, hi = res.details.get("levels", [res.level, res.level])
+        head.add_row("guess rules", f"{res.rules} ({res.selection}, {alternative}), levels {lo:.3g} to {hi:.3g} "
+                     f"(sum {res.beta:g}); seed {seed}")
         g = res.guess
         head.add_row(f"epsilon lower bound (delta={res.delta:g})",
                      f"[bold]{_fmt(res.epsilon_lower_bound)}[/]  (f-DP test; {g.correct} of {g.guesses} guesses correct)")
@@ -256,3 +258,13 @@ def _render(result: dict, in_path, out_path, res, code: int) -> None:
     t.add_row("GDP audit (Nasr et al. 2023)", f"{_fmt(gdp.epsilon(delta))}* estimate", "-", _fmt(gdp.mu_lower_bound), escape(f"best test {gdp.threshold}"))
     t.caption = "* epsilon of the mu bound: an estimate; a lower bound only if the mechanism's trade-off curve is Gaussian"
     console.print(t)
+    if res.attack is not None:
+        a = Table(title=f"The attack (threshold on the score), {res.confidence:g} confidence intervals")
+        a.add_column("measure")
+        a.add_column("estimate", justify="right")
+        a.add_column("interval", justify="right")
+        auc = res.attack["auc"]
+        a.add_row("AUC", f"{auc.estimate:.4f}", f"[{auc.lower:.4f}, {auc.upper:.4f}]")
+        for f, r in res.attack["tpr_at_fpr"].items():
+            a.add_row(f"TPR at FPR {f:g}", f"{r.estimate:.4f}", f"[{r.lower:.4f}, {r.upper:.4f}]")
+        console.print(a)

@@ -322,6 +322,17 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
               *cp_rows,
               ("GDP audit (Nasr et al. 2023)", _g(gdp.get("epsilon_of_mu_estimate", gdp.get("epsilon_of_mu")), 4) + "* (estimate)", "-", _g(gdp.get("mu_lower_bound"), 4))),
         caption="* epsilon of the mu bound: a lower bound only if the mechanism's trade-off curve is Gaussian."),), anchor="baselines"))
+    attack = data.get("attack")
+    if attack:
+        auc = attack.get("auc", {})
+        arows = [("AUC", _g(auc.get("estimate"), 4), f"[{_g(auc.get('lower'), 4)}, {_g(auc.get('upper'), 4)}]")]
+        arows += [(f"TPR at FPR {f}", _g(r.get("estimate"), 4), f"[{_g(r.get('lower'), 4)}, {_g(r.get('upper'), 4)}]")
+                  for f, r in attack.get("tpr_at_fpr", {}).items()]
+        sections.append(Section("The attack", (Table(
+            header=("measure", "estimate", "confidence interval"), rows=tuple(arows),
+            caption=("The threshold attack on the score: its AUC (Hoeffding interval for U-statistics) and its true "
+                     "positive rate at fixed false positive rates (order statistics and Clopper-Pearson), each interval "
+                     "certified at the report's confidence.")),), anchor="attack"))
     settings = {"delta": delta, **{k: data[k] for k in ("beta",) if k in data}, "confidence": data.get("confidence"), "inputs": inp,
                 "histogram": {k: v for k, v in data.get("histogram", {}).items() if k in ("method", "confidence", "n_p", "n_q", "details")}}
     sections.append(Section("Settings", (_settings_table(settings),), anchor="settings"))
@@ -372,8 +383,10 @@ def one_run_document(data: dict, *, command: str | None = None, versions: dict |
         (f"f-DP test, Gaussian DP: mu >= {_g(data.get('mu_lower_bound'), 4)} (certified)",
          _g(data.get("epsilon_of_mu_estimate"), 4) + "* (estimate)", *guesses(gm)),
     )
+    lv = (data.get("details") or {}).get("levels") or [data.get("level"), data.get("level")]
     summary = [("canaries", f"{data.get('m')} ({data.get('n_included')} included)"),
-               ("guess rules", f"{data.get('rules')} ({data.get('selection')}), each at level {_g(data.get('level'))}"),
+               ("guess rules", f"{data.get('rules')} ({data.get('selection')}), levels {_g(lv[0])} to {_g(lv[1])} "
+                               f"(a Bonferroni split of beta = {_g(beta)})"),
                ("p-value (Steinke et al., at the claim's epsilon or 0)", _g(data.get("p_value"), 4))]
     if claim is not None:
         summary.append(("claim", json.dumps({k: v for k, v in claim.items() if not isinstance(v, (list, dict))}, default=str)))

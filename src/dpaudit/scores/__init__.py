@@ -15,6 +15,8 @@ A user with two 1-D samples — say a canary's loss under models trained *with* 
   audit-scores --json`` prints) and gives the trade-off curves (``curves``);
 * :func:`clopper_pearson_audit` — thresholds at order statistics of the whole sample, exact
   Clopper–Pearson bounds, Bonferroni over a fixed grid of ranks (nothing held out);
+* :func:`tpr_at_fpr` and :func:`auc_interval` — certified confidence intervals on the attack's
+  TPR at a fixed FPR and on its AUC;
 * :func:`one_run_audit` — one training run with many canaries each included with probability
   1/2: Steinke et al. (2023) and the f-DP test of Mahloujifar et al. (2025), certified epsilon and
   GDP ``mu`` lower bounds (``docs/scores.md`` §9);
@@ -29,7 +31,16 @@ Derivations: ``docs/scores.md``.
 """
 
 from .audit import ScoresAuditResult, audit_scores
-from .baselines import GDPAudit, clopper_pearson_audit, gdp_audit, order_statistic_grid, threshold_audit
+from .baselines import (
+    GDPAudit,
+    RateInterval,
+    auc_interval,
+    clopper_pearson_audit,
+    gdp_audit,
+    order_statistic_grid,
+    threshold_audit,
+    tpr_at_fpr,
+)
 from .canaries import (
     OneShotAudit,
     cosine_scores,
@@ -63,6 +74,8 @@ __all__ = [
     "ScoreAudit",
     "ScoresAuditResult",
     "approx_dp_tradeoff",
+    "RateInterval",
+    "auc_interval",
     "audit_scores",
     "clopper_pearson_audit",
     "cosine_scores",
@@ -88,4 +101,5 @@ __all__ = [
     "simulate_gaussian_canary_run",
     "steinke_p_value",
     "threshold_audit",
+    "tpr_at_fpr",
 ]

@@ -14,6 +14,7 @@ import numpy as np
 __all__ = ["DEFAULT_DELTA", "ScoresAuditResult", "audit_scores", "tradeoff_alpha_grid"]
 
 DEFAULT_DELTA = 1e-5  # the delta of the reported epsilon lower bound when none is given
+ATTACK_FPRS = (0.001, 0.01, 0.1)  # the FPRs at which audit_scores reports the attack's TPR
 
 
 def tradeoff_alpha_grid() -> np.ndarray:
@@ -41,6 +42,9 @@ class ScoresAuditResult:
         Seed of the sample splits (``numpy.random.SeedSequence(seed).spawn(3)``).
     n_in, n_out : int
         Sizes of the two samples.
+    attack : dict or None
+        The attack's ``"auc"`` and ``"tpr_at_fpr"`` (FPR -> :class:`RateInterval`), certified
+        confidence intervals at the same beta each (:func:`auc_interval`, :func:`tpr_at_fpr`).
     clopper_pearson : ScoreAudit or None
         Thresholds at order statistics of the whole sample with Clopper–Pearson bounds
         (:func:`dpaudit.scores.clopper_pearson_audit`), certified at the same beta.
@@ -64,6 +68,7 @@ class ScoresAuditResult:
     claim: Any = None
     check: Any = None
     clopper_pearson: Any = None
+    attack: Any = None
     in_path: Optional[str] = None
     out_path: Optional[str] = None
     plot: Optional[str] = None
@@ -124,6 +129,10 @@ class ScoresAuditResult:
                 },
             },
             "histogram": hist.to_dict(),
+            "attack": None if self.attack is None else {
+                "auc": self.attack["auc"].to_dict(),
+                "tpr_at_fpr": {f"{k:g}": v.to_dict() for k, v in self.attack["tpr_at_fpr"].items()},
+            },
             "claim": None if self.check is None else self.check.to_dict(),
             "plot": self.plot,
         })))
@@ -162,7 +171,7 @@ def audit_scores(p_scores, q_scores, *, delta: float = DEFAULT_DELTA, beta: floa
     ScoresAuditResult
     """
     from ..estimators.histogram import histogram_audit
-    from .baselines import clopper_pearson_audit, gdp_audit, threshold_audit
+    from .baselines import auc_interval, clopper_pearson_audit, gdp_audit, threshold_audit, tpr_at_fpr
 
     x = np.asarray(p_scores, dtype=float).ravel()
     y = np.asarray(q_scores, dtype=float).ravel()
@@ -175,8 +184,11 @@ def audit_scores(p_scores, q_scores, *, delta: float = DEFAULT_DELTA, beta: floa
     thr = threshold_audit(x, y, thresholds=thresholds, confidence=confidence, rng=np.random.default_rng(ss[1]))
     gdp = gdp_audit(x, y, thresholds=thresholds, confidence=confidence, rng=np.random.default_rng(ss[2]))
     cp = clopper_pearson_audit(x, y, confidence=confidence, alternative=alternative)
+    side = "less" if alternative == "less" else "greater"
+    attack = {"auc": auc_interval(x, y, confidence=confidence, alternative=side),
+              "tpr_at_fpr": {f: tpr_at_fpr(x, y, f, confidence=confidence, alternative=side) for f in ATTACK_FPRS}}
     return ScoresAuditResult(
         histogram=hist, threshold=thr, gdp=gdp, delta=delta, beta=beta, confidence=confidence, seed=seed,
         n_in=int(x.size), n_out=int(y.size), claim=claim, check=None if claim is None else hist.check_claim(claim),
         in_path=None if in_path is None else str(in_path), out_path=None if out_path is None else str(out_path),
-        clopper_pearson=cp)
+        clopper_pearson=cp, attack=attack)

@@ -30,7 +30,8 @@ from ..estimators.base import check_scores
 from ..estimators.region import ScoreAudit, certify_regions
 from ..privacy.profiles import gaussian_epsilon, gaussian_tradeoff
 
-__all__ = ["GDPAudit", "clopper_pearson_audit", "gdp_audit", "order_statistic_grid", "threshold_audit"]
+__all__ = ["GDPAudit", "RateInterval", "auc_interval", "clopper_pearson_audit", "gdp_audit", "order_statistic_grid",
+           "threshold_audit", "tpr_at_fpr"]
 
 
 def _quantile_levels(num: int, n_select: int) -> np.ndarray:
@@ -265,8 +266,8 @@ def gdp_audit(
     )
 
 
-def order_statistic_grid(size: int, *, ratio: float = 2.0) -> np.ndarray:
-    """Ranks ``0, 1, 2, 4, ...`` (geometric, factor ``ratio``) below ``size / 2``: which order
+def order_statistic_grid(size: int, *, ratio: float = 4.0) -> np.ndarray:
+    """Ranks ``0, 1, 4, 16, ...`` (geometric, factor ``ratio``) below ``size / 2``: which order
     statistics :func:`clopper_pearson_audit` uses as thresholds. Data-independent."""
     if not ratio > 1:
         raise ValueError(f"ratio must be > 1, got {ratio!r}")
@@ -279,6 +280,7 @@ def order_statistic_grid(size: int, *, ratio: float = 2.0) -> np.ndarray:
 
 def _order_statistic_rows(x, y, ks, level, weight=0.5):
     level = np.asarray(level, dtype=float)
+    weight = np.broadcast_to(np.asarray(weight, dtype=float), ks.shape)
     """Rows ``(P(S) >= p_lo, Q(S) <= q_hi)`` for thresholds at order statistics, in-scores ``x``
     leaning high: family A at the ``(k+1)``-th largest of ``y`` (``S = {s > t}``, ``Q(S)`` bounded
     by the order statistic's exact law, ``P(S)`` by Clopper–Pearson given ``t``), family B at the
@@ -301,17 +303,17 @@ def _order_statistic_rows(x, y, ks, level, weight=0.5):
     n, m = x.size, y.size
     xs, ys = np.sort(x), np.sort(y)
     ka = ks[ks < m]
-    la = level[ks < m]
+    la, wa = level[ks < m], weight[ks < m]
     ta = ys[m - 1 - ka]  # (k+1)-th largest out-score
     cnt_x = n - np.searchsorted(xs, ta, side="right")  # in-scores > t
-    p_a = clopper_pearson_lower(cnt_x, n, 2.0 * la * (1.0 - weight))
-    q_a = clopper_pearson_upper(ka, m, 2.0 * la * weight)
+    p_a = clopper_pearson_lower(cnt_x, n, 2.0 * la * (1.0 - wa))
+    q_a = clopper_pearson_upper(ka, m, 2.0 * la * wa)
     kb = ks[ks < n]
-    lb = level[ks < n]
+    lb, wb = level[ks < n], weight[ks < n]
     tb = xs[kb]  # (k+1)-th smallest in-score
     cnt_y = m - np.searchsorted(ys, tb, side="left")  # out-scores >= t
-    p_b = 1.0 - clopper_pearson_upper(kb, n, 2.0 * lb * weight)
-    q_b = clopper_pearson_upper(cnt_y, m, 2.0 * lb * (1.0 - weight))
+    p_b = 1.0 - clopper_pearson_upper(kb, n, 2.0 * lb * wb)
+    q_b = clopper_pearson_upper(cnt_y, m, 2.0 * lb * (1.0 - wb))
     desc = [f"score > {t:.6g} (out-score rank {k + 1} from the top)" for t, k in zip(ta, ka)]
     desc += [f"score >= {t:.6g} (in-score rank {k + 1} from the bottom)" for t, k in zip(tb, kb)]
     return np.concatenate([p_a, p_b]), np.concatenate([q_a, q_b]), desc
@@ -323,22 +325,25 @@ def clopper_pearson_audit(
     *,
     confidence: float = 0.95,
     alternative: str = "two-sided",
-    grid_ratio: float = 3.0,
-    weight: float = 0.8,
-    taper: float = 0.25,
+    grid_ratio: float = 4.0,
+    weight: float | None = None,
+    taper: float = 0.0,
 ) -> ScoreAudit:
     """Threshold audit on the whole sample: Clopper–Pearson bounds at order-statistic thresholds,
     the multiplicity paid by Bonferroni over a data-independent grid of ranks.
 
     The thresholds are the ``(k+1)``-th largest "out" score and the ``(k+1)``-th smallest "in"
-    score for every rank ``k`` of :func:`order_statistic_grid` (``0, 1, 2, 4, ...``). At the
+    score for every rank ``k`` of :func:`order_statistic_grid` (``0, 1, 4, 16, ...``). At the
     ``(k+1)``-th largest of ``m`` out-scores, ``Q(score > t)`` is at most the ``k``-success
     Clopper–Pearson upper bound with the stated probability *exactly* (the law of a uniform order
     statistic; conservative with ties), and given ``t`` the in-scores above it are binomial, so
     every sample bounds every threshold: nothing is held out, and no threshold is chosen by
-    looking at the counts it is judged on. Every row's two bounds are at level
-    ``beta / (2 x rows)``; the epsilon bound then uses both the ``TPR/FPR`` form and the
+    looking at the counts it is judged on. Every row gets ``beta / rows`` (``taper`` > 0 moves
+    it towards small ranks, ``(k + 1)^-taper``), split between its order-statistic bound (a
+    fraction ``weight``, default ``0.5 + 0.3 / (1 + k / 8)``: most where that count is small) and
+    its Clopper–Pearson bound; the epsilon bound then uses both the ``TPR/FPR`` form and the
     complement ``TNR/FNR`` form of each row (:class:`~dpaudit.estimators.region.ScoreAudit`).
+    The split is fixed before the scores are seen (``benchmarks/canary_scores.py`` measured it).
 
     Parameters
     ----------
@@ -351,6 +356,10 @@ def clopper_pearson_audit(
         ``"less"``: they lean low (a loss); ``"two-sided"`` pays for both orientations.
     grid_ratio : float
         Factor between successive ranks of the grid.
+    weight : float, optional
+        Fraction of a row's level on its order-statistic bound (default: the rank rule above).
+    taper : float
+        ``>= 0``; rows' levels proportional to ``(k + 1)^-taper``.
 
     Returns
     -------
@@ -375,6 +384,10 @@ def clopper_pearson_audit(
     conf = check_probability(confidence, "confidence")
     if alternative not in ("two-sided", "greater", "less"):
         raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
+    if not (taper >= 0 and math.isfinite(taper)):
+        raise ValueError(f"taper must be a finite number >= 0, got {taper!r}")
+    if weight is not None and not (0.0 < weight < 1.0):
+        raise ValueError(f"weight must be in (0, 1), got {weight!r}")
     ks = order_statistic_grid(max(x.size, y.size), ratio=grid_ratio)
     signs = {"greater": (1.0,), "less": (-1.0,), "two-sided": (1.0, -1.0)}[alternative]
     rows = sum(int(np.sum(ks < y.size)) + int(np.sum(ks < x.size)) for _ in signs)
@@ -383,13 +396,14 @@ def clopper_pearson_audit(
     level = (1.0 - conf) / 2.0 * w / total  # per bound; sums to beta over all rows' two bounds
     p_lo, q_hi, desc = [], [], []
     for sgn in signs:
-        p, q, d = _order_statistic_rows(sgn * x, sgn * y, ks, level, weight)
+        w = weight if weight is not None else 0.5 + 0.3 / (1.0 + ks / 8.0)
+        p, q, d = _order_statistic_rows(sgn * x, sgn * y, ks, level, w)
         p_lo.append(p)
         q_hi.append(q)
         desc += d if sgn > 0 else [t.replace("score", "-score") for t in d]
     p_lo, q_hi = np.concatenate(p_lo), np.concatenate(q_hi)
     info = {"beta": 1.0 - conf, "alternative": alternative, "ranks": ks.tolist(), "rows": rows,
-            "per_bound_beta": level.tolist(), "taper": taper, "weight": weight, "chosen_on": "order statistics of the whole sample"}
+            "per_bound_beta": level.tolist(), "taper": taper, "weight": "0.5 + 0.3 / (1 + rank / 8)" if weight is None else weight, "chosen_on": "order statistics of the whole sample"}
     xs, ys = np.sort(x), np.sort(y)
     return ScoreAudit.from_rows(
         p_lo, q_hi, ["clopper-pearson"] * p_lo.size, method="clopper-pearson", confidence=conf,
@@ -403,3 +417,136 @@ def _ks_statistic(xs, ys) -> float:
     pts = np.concatenate([xs, ys])
     return float(np.max(np.abs(np.searchsorted(xs, pts, side="right") / xs.size
                                - np.searchsorted(ys, pts, side="right") / ys.size)))
+
+
+@dataclass(frozen=True)
+class RateInterval:
+    """A confidence interval ``[lower, upper]`` on a detection rate (TPR at a fixed FPR, or AUC),
+    with its point ``estimate``, the ``confidence`` both ends hold at together, and ``method``."""
+
+    estimate: float
+    lower: float
+    upper: float
+    confidence: float
+    method: str
+    details: dict
+
+    def to_dict(self) -> dict:
+        return {"estimate": self.estimate, "lower": self.lower, "upper": self.upper, "confidence": self.confidence,
+                "method": self.method, "details": self.details}
+
+
+def _oriented(p_scores, q_scores, alternative):
+    x = check_scores(p_scores, "p_scores", min_size=1)
+    y = check_scores(q_scores, "q_scores", min_size=1)
+    if alternative not in ("greater", "less"):
+        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
+    return (x, y) if alternative == "greater" else (-x, -y)
+
+
+def tpr_at_fpr(p_scores, q_scores, fpr: float, *, confidence: float = 0.95, alternative: str = "greater") -> RateInterval:
+    """Confidence interval on the true positive rate of the score-threshold test at false positive
+    rate ``fpr`` (one point of its ROC curve), certified at ``confidence``.
+
+    Lower end: the threshold at the ``(k+1)``-th largest out-score with the largest ``k`` whose
+    Clopper–Pearson upper bound on the FPR (the order statistic's exact law) is ``<= fpr``; with
+    probability ``>= 1 - beta/4`` its FPR is at most ``fpr``, so the ROC at ``fpr`` is at least its
+    TPR, bounded below by Clopper–Pearson at ``beta/4``. Upper end: the smallest ``k'`` whose
+    FPR lower bound is ``>= fpr``, and the TPR upper bound there (the threshold family's ROC is
+    non-decreasing). The estimate is the empirical TPR at ``k = floor(fpr m)``.
+
+    Parameters
+    ----------
+    p_scores, q_scores : array, shape (n,), (m,)
+        In-scores (P) and out-scores (Q), finite.
+    fpr : float
+        Target false positive rate in (0, 1).
+    confidence : float
+        Both ends hold together with this probability.
+    alternative : {"greater", "less"}
+        Whether in-scores lean high or low.
+
+    Returns
+    -------
+    RateInterval
+        ``lower`` is 0 when no threshold certifies ``fpr`` (too few out-scores), ``upper`` 1 when
+        none certifies reaching it.
+
+    Raises
+    ------
+    ValueError
+        On bad scores, ``fpr`` outside (0, 1), bad confidence or alternative.
+
+    References
+    ----------
+    Clopper & Pearson (1934); uniform order statistics (David & Nagaraja 2003, §2.1).
+    """
+    from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+
+    x, y = _oriented(p_scores, q_scores, alternative)
+    conf = check_probability(confidence, "confidence")
+    if not (0.0 < float(fpr) < 1.0):
+        raise ValueError(f"fpr must be in (0, 1), got {fpr!r}")
+    b4 = (1.0 - conf) / 4.0
+    n, m = x.size, y.size
+    xs, ys = np.sort(x), np.sort(y)
+    ks = np.arange(m)
+    fpr_hi = clopper_pearson_upper(ks, m, b4)
+    fpr_lo = clopper_pearson_lower(ks + 1, m, b4)  # Q(score >= t) for t the (k+1)-th largest
+    ok = np.flatnonzero(fpr_hi <= fpr)
+    lower, upper = 0.0, 1.0
+    k_lo = k_hi = None
+    if ok.size:
+        k_lo = int(ok[-1])
+        t = ys[m - 1 - k_lo]
+        lower = float(clopper_pearson_lower(int(n - np.searchsorted(xs, t, side="right")), n, b4))
+    reach = np.flatnonzero(fpr_lo >= fpr)
+    if reach.size:
+        k_hi = int(reach[0])
+        t = ys[m - 1 - k_hi]
+        upper = float(clopper_pearson_upper(int(n - np.searchsorted(xs, t, side="left")), n, b4))
+    k = min(m - 1, int(math.floor(fpr * m)))
+    est = float((n - np.searchsorted(xs, ys[m - 1 - k], side="right")) / n)
+    return RateInterval(estimate=est, lower=lower, upper=upper, confidence=conf, method="order statistics + Clopper-Pearson",
+                        details={"fpr": float(fpr), "k_lower": k_lo, "k_upper": k_hi, "per_bound_beta": b4})
+
+
+def auc_interval(p_scores, q_scores, *, confidence: float = 0.95, alternative: str = "greater") -> RateInterval:
+    """Confidence interval on the AUC ``P(X > Y) + P(X = Y)/2`` of the scores (X in, Y out).
+
+    The estimate is the two-sample U-statistic (Mann–Whitney); the interval is Hoeffding's bound
+    for two-sample U-statistics with a kernel in [0, 1]: ``|U - AUC| <= sqrt(ln(2/beta) /
+    (2 min(n, m)))`` with probability ``>= 1 - beta``. Distribution-free and valid at every
+    sample size (wider than DeLong's asymptotic interval, which is not certified).
+
+    Parameters
+    ----------
+    p_scores, q_scores : array, shape (n,), (m,)
+        In-scores and out-scores, finite.
+    confidence : float
+        In (0, 1).
+    alternative : {"greater", "less"}
+        Whether in-scores lean high ("less": the AUC of the negated scores).
+
+    Returns
+    -------
+    RateInterval
+
+    Raises
+    ------
+    ValueError
+        On bad scores, confidence or alternative.
+
+    References
+    ----------
+    Hoeffding (1963), *Probability inequalities for sums of bounded random variables*, JASA, §5
+    (U-statistics); Mann & Whitney (1947).
+    """
+    from scipy import stats as sstats
+
+    x, y = _oriented(p_scores, q_scores, alternative)
+    conf = check_probability(confidence, "confidence")
+    u = sstats.mannwhitneyu(x, y, alternative="two-sided").statistic / (x.size * y.size)
+    rad = math.sqrt(math.log(2.0 / (1.0 - conf)) / (2.0 * min(x.size, y.size)))
+    return RateInterval(estimate=float(u), lower=max(0.0, float(u) - rad), upper=min(1.0, float(u) + rad),
+                        confidence=conf, method="Hoeffding (two-sample U-statistic)", details={"radius": rad})

@@ -27,7 +27,8 @@ mask it is then judged on. :func:`one_run_audit` offers (``selection=``):
 
 * ``"grid"`` (default): every guess count of a fixed grid (``guess_grid``: geometric sizes,
   three shapes: top only, bottom only, half and half), with a union bound over the grid
-  (each test at ``beta / |grid|``). Data-independent, so the bound is valid as is.
+  (a weighted Bonferroni split of ``beta``, :func:`cell_levels`). Data-independent, so the
+  bound is valid as is.
 * ``"split"``: the canaries are split at random; the best grid cell on the first part (judged
   with the mask there) is applied, scaled, to the second part alone. Valid because the mask of
   the second part is independent of the first part's and the choice reads no label of it.
@@ -60,6 +61,7 @@ __all__ = [
     "fdp_rejects",
     "gdp_inverse_tradeoff",
     "approx_dp_inverse_tradeoff",
+    "cell_levels",
     "guess_grid",
     "one_run_audit",
     "steinke_p_value",
@@ -335,7 +337,9 @@ class OneRunAudit:
         Steinke et al.'s p-value of ``guess_steinke``'s outcome at ``epsilon_claim`` (when a
         claim epsilon is given), else at epsilon 0 (the p-value of "no privacy loss at all").
     selection : str
-        ``"grid"``, ``"split"`` or ``"fixed"``; ``rules`` rules paid for, each at ``level``.
+        ``"grid"``, ``"split"`` or ``"fixed"``; ``rules`` rules paid for (a weighted Bonferroni
+        split of ``beta``, :func:`cell_levels`), the smallest level ``level``
+        (``details["levels"]``: smallest and largest).
     details : dict
         JSON-ready extras (grid size, split sizes, the claim).
     """
@@ -391,14 +395,36 @@ def _check_mask(mask, m: int) -> np.ndarray:
     return arr
 
 
-def _best(cells, mask_sorted, m, level, bound):
+def _shape(cell) -> str:
+    a, b = abs(cell[0]), abs(cell[1])
+    return "top" if b == 0 else ("bottom" if a == 0 else "both")
+
+
+def cell_levels(cells, beta: float, shape_weights=None) -> list:
+    """Per-rule test levels summing to ``beta`` (a weighted Bonferroni split, fixed in advance):
+    rule ``c`` gets ``beta w(c) / sum w`` with ``w`` from its shape (``"both"``: guesses at both
+    ends; ``"top"``/``"bottom"``: at one end). Default weights ``both 4, top 1, bottom 1``: a
+    location shift shows at both ends; one end alone serves mixtures (subsampling)."""
+    w = dict(SHAPE_WEIGHTS if shape_weights is None else shape_weights)
+    ws = np.array([float(w[_shape(c)]) for c in cells])
+    if np.any(ws < 0) or ws.sum() <= 0:
+        raise ValueError(f"shape weights must be >= 0 with a positive sum, got {w!r}")
+    return list(beta * ws / ws.sum())
+
+
+SHAPE_WEIGHTS = {"both": 4.0, "top": 1.0, "bottom": 1.0}
+
+
+def _best(cells, mask_sorted, m, levels, bound):
     """The largest bound over the cells and the cell giving it (cells that cannot beat the best
     so far are skipped by starting each search at it)."""
     best_val, best_guess = 0.0, None
-    counts = [(cell, *_guess_counts(mask_sorted, cell)) for cell in cells]
-    counts.sort(key=lambda t: -(t[2] / t[1]) if t[1] else 0.0)  # most precise first
-    for cell, k, v in counts:
-        if k == 0 or 2 * v <= k:
+    if np.ndim(levels) == 0:
+        levels = [float(levels)] * len(cells)
+    counts = [(cell, lvl, *_guess_counts(mask_sorted, cell)) for cell, lvl in zip(cells, levels)]
+    counts.sort(key=lambda t: -(t[3] / t[2]) if t[2] else 0.0)  # most precise first
+    for cell, level, k, v in counts:
+        if k == 0 or 2 * v <= k or level <= 0:
             continue
         val = bound(m, k, v, level, best_val)
         if val > best_val or best_guess is None:
@@ -408,7 +434,7 @@ def _best(cells, mask_sorted, m, level, bound):
 
 def one_run_audit(scores, mask, *, delta: float = 1e-5, beta: float = 0.05, selection="grid",
                   alternative: str = "greater", grid_ratio: float = 2.0, split_fraction: float = 0.5,
-                  epsilon_claim: Optional[float] = None, rng=None) -> OneRunAudit:
+                  epsilon_claim: Optional[float] = None, shape_weights=None, rng=None) -> OneRunAudit:
     """Certified privacy lower bounds from one run with ``m`` canaries (scores and inclusion mask).
 
     Parameters
@@ -426,6 +452,8 @@ def one_run_audit(scores, mask, *, delta: float = 1e-5, beta: float = 0.05, sele
     selection : {"grid", "split"} or (int, int)
         How the guess counts are chosen (module docstring): a union bound over
         :func:`guess_grid`, a random split, or ``(k_plus, k_minus)`` fixed in advance.
+    shape_weights : dict, optional
+        Weights of the grid's shapes in the Bonferroni split (:func:`cell_levels`).
     alternative : {"greater", "less", "two-sided"}
         Orientation of the scores (``"two-sided"`` pays for both).
     grid_ratio : float
@@ -497,10 +525,12 @@ def one_run_audit(scores, mask, *, delta: float = 1e-5, beta: float = 0.05, sele
         details = {"alternative": alternative}
     m = idx.size
     ms = s[idx]
-    level = beta / len(cells)
-    eps_f, g_f = _best(cells, ms, m, level, lambda *a: fdp_epsilon_lower_bound(*a[:3], delta, *a[3:]))
-    eps_s, g_s = _best(cells, ms, m, level, lambda *a: steinke_epsilon_lower_bound(*a[:3], delta, *a[3:]))
-    mu, g_mu = _best(cells, ms, m, level, fdp_mu_lower_bound)
+    levels = cell_levels(cells, beta, shape_weights)
+    level = min(levels)
+    details["levels"] = [float(min(levels)), float(max(levels))]
+    eps_f, g_f = _best(cells, ms, m, levels, lambda *a: fdp_epsilon_lower_bound(*a[:3], delta, *a[3:]))
+    eps_s, g_s = _best(cells, ms, m, levels, lambda *a: steinke_epsilon_lower_bound(*a[:3], delta, *a[3:]))
+    mu, g_mu = _best(cells, ms, m, levels, fdp_mu_lower_bound)
     empty = OneRunGuess(0, 0, 0, 0)
     g_f, g_s, g_mu = g_f or empty, g_s or empty, g_mu or empty
     from ..privacy.profiles import gaussian_epsilon
