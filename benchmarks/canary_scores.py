@@ -102,9 +102,9 @@ def dpaudit_cells(two, one, seed: int) -> dict:
     res["hist"] = a.epsilon_lower_bound(DELTA)
     r, res["t_one_run"] = timed(lambda: one_run_audit(one["scores"], one["mask"], delta=DELTA, beta=BETA, rng=seed))
     res.update(one_fdp=r.epsilon_lower_bound, one_steinke=r.epsilon_lower_bound_steinke, one_mu=r.mu_lower_bound,
-               one_eps_of_mu=r.epsilon_of_mu)
+               one_eps_of_mu=r.epsilon_of_mu_estimate)
     r = one_run_audit(one["scores"], one["mask"], delta=DELTA, beta=BETA, selection="split", rng=seed)
-    res.update(split_fdp=r.epsilon_lower_bound, split_eps_of_mu=r.epsilon_of_mu)
+    res.update(split_fdp=r.epsilon_lower_bound, split_eps_of_mu=r.epsilon_of_mu_estimate)
     return res
 
 

@@ -124,7 +124,7 @@ def test_one_run_audit_is_zero_on_null_scores():
         s, mask = _gaussian_run(0.0, 2000, rng)
         r = one_run_audit(s, mask, delta=1e-5, beta=0.05, alternative="two-sided", rng=seed)
         assert r.epsilon_lower_bound == 0 and r.epsilon_lower_bound_steinke == 0 and r.mu_lower_bound == 0
-        assert r.epsilon_of_mu == 0
+        assert r.epsilon_of_mu_estimate == 0
 
 
 def test_one_run_audit_finds_a_leak_and_orders_its_bounds():

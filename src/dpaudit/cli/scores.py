@@ -209,7 +209,7 @@ def _one_run(ctx, in_path, mask_path, *, delta, claim_delta, epsilon, beta, alte
         head.add_row("Steinke et al. (2023)", f"{_fmt(res.epsilon_lower_bound_steinke)}  ({gs.correct} of {gs.guesses} correct; "
                      f"p-value {res.p_value:.3g} at epsilon {0 if claim is None else claim.epsilon:g})")
         head.add_row("mu (GDP) lower bound", f"{_fmt(res.mu_lower_bound)}  (its epsilon at delta, an estimate unless the "
-                     f"trade-off curve is Gaussian: {_fmt(res.epsilon_of_mu)})")
+                     f"trade-off curve is Gaussian: {_fmt(res.epsilon_of_mu_estimate)})")
         if claim is not None:
             verdict = "[red]VIOLATED[/]" if violated else "[green]not contradicted[/]"
             head.add_row("claim", f"{escape(claim.describe())}: {verdict}")
@@ -255,7 +255,7 @@ def _render(result: dict, in_path, out_path, res, code: int) -> None:
         cpd = cp.details["clopper-pearson"]
         t.add_row("Clopper–Pearson, whole sample", _fmt(cp.epsilon_lower_bound(delta)), _fmt(cp.tv_lower_bound),
                   _fmt(cp.mu_lower_bound), f"{cpd['rows']} ranks, {cpd['alternative']}")
-    t.add_row("GDP audit (Nasr et al. 2023)", f"{_fmt(gdp.epsilon(delta))}* estimate", "-", _fmt(gdp.mu_lower_bound), escape(f"best test {gdp.threshold}"))
+    t.add_row("GDP audit (Nasr et al. 2023)", f"{_fmt(gdp.epsilon_estimate(delta))}* estimate", "-", _fmt(gdp.mu_lower_bound), escape(f"best test {gdp.threshold}"))
     t.caption = "* epsilon of the mu bound: an estimate; a lower bound only if the mechanism's trade-off curve is Gaussian"
     console.print(t)
     if res.attack is not None:

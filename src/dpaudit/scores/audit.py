@@ -120,7 +120,7 @@ class ScoresAuditResult:
                     "epsilon_lower_bound": thr.epsilon_lower_bound(delta), "tv_lower_bound": thr.tv_lower_bound,
                     "mu_lower_bound": thr.mu_lower_bound,
                 },
-                "gdp": {**gdp.to_dict(), "epsilon_of_mu_estimate": gdp.epsilon(delta)},
+                "gdp": {**gdp.to_dict(), "epsilon_of_mu_estimate": gdp.epsilon_estimate(delta)},
                 "clopper_pearson": None if self.clopper_pearson is None else {
                     "epsilon_lower_bound": self.clopper_pearson.epsilon_lower_bound(delta),
                     "tv_lower_bound": self.clopper_pearson.tv_lower_bound,

@@ -192,14 +192,19 @@ class GDPAudit:
     n_q: int
     details: dict
 
-    def epsilon(self, delta: float) -> float:
-        """Epsilon of ``mu_lower_bound``-GDP at ``delta`` (Balle & Wang 2018, Thm 8).
+    def epsilon_estimate(self, delta: float) -> float:
+        """Epsilon of ``mu_lower_bound``-GDP at ``delta`` (Balle & Wang 2018, Thm 8): an
+        **estimate** of the mechanism's epsilon.
 
         A lower bound on the epsilon of any GDP guarantee; for the mechanism's own epsilon only if
-        its trade-off function is Gaussian (see the module docstring).
+        its trade-off function is Gaussian (see the module docstring), so reported as an estimate.
         """
         delta = check_delta(delta)
         return gaussian_epsilon(delta, self.mu_lower_bound)
+
+    def epsilon(self, delta: float) -> float:
+        """Same as :meth:`epsilon_estimate` (kept for existing callers; the name says less)."""
+        return self.epsilon_estimate(delta)
 
     def tradeoff(self, alpha):
         """The trade-off function ``f_mu`` at the lower bound (type II error at type I ``alpha``)."""

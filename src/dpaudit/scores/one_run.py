@@ -321,7 +321,7 @@ class OneRunAudit:
         f-DP test is the headline, chosen before looking).
     mu_lower_bound : float
         Certified: no ``mu'``-GDP guarantee with ``mu' < mu_lower_bound`` holds.
-    epsilon_of_mu : float
+    epsilon_of_mu_estimate : float
         Epsilon at ``delta`` of ``mu_lower_bound``-GDP: a lower bound on epsilon **only for
         Gaussian-dominated mechanisms** (an estimate otherwise; what jax_privacy's
         ``epsilon_one_run_fdp`` reports).
@@ -347,7 +347,7 @@ class OneRunAudit:
     epsilon_lower_bound: float
     epsilon_lower_bound_steinke: float
     mu_lower_bound: float
-    epsilon_of_mu: float
+    epsilon_of_mu_estimate: float
     delta: float
     beta: float
     m: int
@@ -373,7 +373,7 @@ class OneRunAudit:
             "epsilon_lower_bound": self.epsilon_lower_bound,
             "epsilon_lower_bound_steinke": self.epsilon_lower_bound_steinke,
             "mu_lower_bound": self.mu_lower_bound,
-            "epsilon_of_mu_estimate": self.epsilon_of_mu,
+            "epsilon_of_mu_estimate": self.epsilon_of_mu_estimate,
             "delta": self.delta, "beta": self.beta, "m": self.m, "n_included": self.n_included,
             "guess": g(self.guess), "guess_steinke": g(self.guess_steinke), "guess_mu": g(self.guess_mu),
             "p_value": self.p_value, "selection": self.selection, "rules": self.rules, "level": self.level,
@@ -540,7 +540,7 @@ def one_run_audit(scores, mask, *, delta: float = 1e-5, beta: float = 0.05, sele
     p = steinke_p_value(m, g_s.guesses, g_s.correct, claim_eps, delta) if g_s.guesses else 1.0
     details.update({"epsilon_claim": epsilon_claim})
     return OneRunAudit(
-        epsilon_lower_bound=eps_f, epsilon_lower_bound_steinke=eps_s, mu_lower_bound=mu, epsilon_of_mu=eps_mu,
+        epsilon_lower_bound=eps_f, epsilon_lower_bound_steinke=eps_s, mu_lower_bound=mu, epsilon_of_mu_estimate=eps_mu,
         delta=delta, beta=beta, m=int(m), n_included=int(ms.sum()), guess=g_f, guess_steinke=g_s, guess_mu=g_mu,
         p_value=p, selection=selection if isinstance(selection, str) else "fixed", rules=len(cells), level=level,
         details=details)

@@ -136,9 +136,13 @@ class EmpiricalPLD:
         out = np.clip(out, 0.0, 1.0)
         return float(out) if out.ndim == 0 else out
 
+    def epsilon_estimate(self, delta: float, steps: int = 1) -> float:
+        """Same as :meth:`epsilon`: an estimate, named so."""
+        return self.epsilon(delta, steps)
+
     def epsilon(self, delta: float, steps: int = 1) -> float:
         """Estimated epsilon at ``delta`` after ``steps`` compositions (``inf`` if the mass at
-        infinity alone exceeds ``delta``)."""
+        infinity alone exceeds ``delta``): an estimate, not a bound."""
         delta = check_delta(delta)
         steps = check_int(steps, "steps")
         dist = self._pld()
@@ -148,6 +152,7 @@ class EmpiricalPLD:
 
     def to_dict(self) -> dict:
         return {
+            "kind": "estimate (no confidence statement; paper 001 §9.2)",
             "bins": self.bins.to_dict(), "n_p": self.n_p, "n_q": self.n_q,
             "value_discretization_interval": self.value_discretization_interval,
             "infinity_mass_p": self.infinity_mass_p, "infinity_mass_q": self.infinity_mass_q,
