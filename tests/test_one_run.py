@@ -113,9 +113,13 @@ def test_guess_grid_is_data_independent_and_oriented():
 # ----------------------------------------------------------------------------- one_run_audit
 
 
-def _gaussian_run(mu, m, rng, offset_sd=0.0):
+def _gaussian_run(mu, m, rng, offset_sd=0.0, interference=0.0):
+    """Scores ``mu S_i + Z_i`` (+ ``interference * mu * S_{i+1}``: canary i's score also shows its
+    neighbour's inclusion; + a run-wide ``N(0, offset_sd^2)`` offset). Per canary this is
+    ``mu sqrt(1 + interference^2)``-GDP: its inclusion moves two independent unit Gaussians."""
     mask = rng.random(m) < 0.5
-    return rng.normal(0.0, 1.0, m) + mu * mask + offset_sd * rng.normal(), mask
+    scores = rng.normal(0.0, 1.0, m) + mu * mask + interference * mu * np.roll(mask, -1) + offset_sd * rng.normal()
+    return scores, mask
 
 
 def test_one_run_audit_is_zero_on_null_scores():
@@ -186,11 +190,11 @@ def _laplace_true_epsilon(eps0, delta):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["gaussian", "gaussian-shared-offset", "laplace", "randomized-response"])
+@pytest.mark.parametrize("case", ["gaussian", "gaussian-dependent", "laplace", "randomized-response"])
 def test_one_run_bounds_cover_the_true_epsilon(case):
     """Over 200 seeded runs of 2,000 canaries at beta = 0.2, no certified one-run bound exceeds the
     truth in more than a beta fraction of runs (the scores of one run are dependent in the
-    shared-offset case: every score carries the same N(0, 4) offset)."""
+    dependent case: every score carries the same N(0, 4) offset and half its neighbour's signal)."""
     beta, delta, runs, m = 0.2, 1e-3, 200, 2000
     over = {"fdp": 0, "steinke": 0, "mu": 0}
     for seed in range(runs):
@@ -198,9 +202,10 @@ def test_one_run_bounds_cover_the_true_epsilon(case):
         if case == "gaussian":
             s, mask = _gaussian_run(2.0, m, rng)
             true_eps, true_mu = gaussian_epsilon(delta, 2.0), 2.0
-        elif case == "gaussian-shared-offset":
-            s, mask = _gaussian_run(2.0, m, rng, offset_sd=2.0)
-            true_eps, true_mu = gaussian_epsilon(delta, 2.0), 2.0
+        elif case == "gaussian-dependent":
+            s, mask = _gaussian_run(2.0, m, rng, offset_sd=2.0, interference=0.5)
+            true_mu = 2.0 * math.sqrt(1.25)
+            true_eps = gaussian_epsilon(delta, true_mu)
         elif case == "laplace":
             s, mask = _laplace_run(rng, m)
             true_eps, true_mu = _laplace_true_epsilon(2.0, delta), None
