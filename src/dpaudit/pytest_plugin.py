@@ -178,7 +178,7 @@ class DPAudit:
                               "reproduce": run.command}
             report.write_text(json.dumps(data, indent=2, allow_nan=True))
         self._record({
-            "verdict": run.result.verdict, "seconds": run.seconds, "mechanism": run.result.mechanism,
+            "verdict": run.result.verdict, "violation_kind": run.result.violation_kind, "seconds": run.seconds, "mechanism": run.result.mechanism,
             "claim": run.result.claim.describe(), "seed": run.result.seed, "command": run.command,
             "report": None if report is None else str(report),
         })
@@ -297,7 +297,8 @@ def _write_summary(tr, settings: _Settings) -> None:
     for a in audits:
         if a["verdict"] in ("violation", "inconclusive", "error"):
             what = a.get("error") or f"{a.get('mechanism')} vs {a.get('claim')}, seed {a.get('seed')}"
-            tr.write_line(f"  {a['verdict'].upper()} {a['nodeid']}: {what}")
+            label = "FLOATING-POINT LEAK" if a.get("violation_kind") == "floating-point" else a["verdict"].upper()
+            tr.write_line(f"  {label} {a['nodeid']}: {what}")
             if a.get("command"):
                 tr.write_line(f"    reproduce: {a['command']}")
     if settings.report_dir is not None:

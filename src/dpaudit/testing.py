@@ -52,7 +52,7 @@ DEFAULT_BETA = 0.01
 DEFAULT_SEED = 0
 """Root seed of :func:`assert_dp`: fixed, so that a test gives the same verdict on every run."""
 
-_TESTERS = ("hockey-stick", "renyi", "mmd", "histogram", "all")
+_TESTERS = ("hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all")
 _RELATIONS = ("add-remove", "replace")
 
 
@@ -378,8 +378,10 @@ def _judge(run: _Audit) -> None:
         "with the same other arguments)"
     )
     if result.violation:
-        head = (f"dpaudit found a DP violation: {result.mechanism} does not satisfy {result.claim.describe()} "
-                f"(wrong with probability <= {result.beta:g})")
+        kind = result.violation_kind
+        found = "a DP violation" if kind == "distributional" else "a FLOATING-POINT LEAK"
+        head = (f"dpaudit found {found} (violation kind: {kind}): {result.mechanism} does not satisfy "
+                f"{result.claim.describe()} (wrong with probability <= {result.beta:g})\n  what to do: {result.advice}")
         raise DPViolation(_message(head, result, run.command, run.target, python_call), result, run.command)
     if result.inconclusive:
         needed = result.strongest.outcome.note if result.strongest else ""
@@ -438,7 +440,7 @@ def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, ne
     seed : int, default DEFAULT_SEED (0)
         Root seed (>= 0). Fixed by default so that a test's verdict is the same on every run; a
         mechanism that draws its own noise outside the given ``rng`` (e.g. OpenDP) still varies.
-    tester : {"hockey-stick", "renyi", "mmd", "histogram", "all"}, optional
+    tester : {"hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all"}, optional
         Which divergence bound decides (``--tester``). Default: hockey-stick, and for a Rényi-DP
         claim hockey-stick and Rényi together, beta split (:func:`dpaudit.testers.default_tester_name`).
     search : {"auto", "grid", "random", "bayes", "evolution"}, default "auto"
@@ -496,7 +498,7 @@ def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, ne
     >>> assert_dp("zoo:non-dp-laplace-1", epsilon=1.0)     # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    dpaudit.testing.DPViolation: dpaudit found a DP violation: ...
+    dpaudit.testing.DPViolation: dpaudit found a DP violation (violation kind: distributional): ...
 
     With a function of the dataset, a relation and a domain::
 

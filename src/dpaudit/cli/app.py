@@ -24,6 +24,7 @@ from rich.table import Table
 from ..audit.targets import AUTO_BAYES_METHOD  # noqa: F401  (the sampler of --search auto, importable from here as before)
 from .._validate import check_int, check_probability
 from ..errors import DPAuditError, MechanismError
+from ..testers.base import VIOLATION_KINDS
 from .options import (  # noqa: F401  (EXIT_* importable from here as before)
     EXIT_BAD_INPUT, EXIT_HELP, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION,
     VOCABULARY_HELP, check_report_suffix, console, debug, fail, int_or_word, option, out, set_debug, write_report,
@@ -241,8 +242,10 @@ def _evidence_rows(ev: Table, s, claim) -> None:
 def _render(result, out: Console) -> None:
     claim = result.claim
     s = result.strongest
-    if result.violation:
-        verdict = "[bold red]VIOLATION FOUND[/]: the evidence rejects the claim"
+    kind = VIOLATION_KINDS[result.violation_kind] if result.violation else None
+    if kind is not None:
+        headline = kind.headline + (" FOUND" if kind.name == "distributional" else "")
+        verdict = f"[bold red]{headline}[/]: {kind.meaning}"
     elif result.inconclusive:
         verdict = "[bold yellow]INCONCLUSIVE[/]: too few samples for the tester's bound to say anything"
     else:
@@ -254,6 +257,8 @@ def _render(result, out: Console) -> None:
     head.add_row("claim", claim.describe())
     head.add_row("tester", escape(str(result.tester.get("tester", "?"))))
     head.add_row("verdict", verdict)
+    if kind is not None:
+        head.add_row("what to do", kind.advice)
     head.add_row(
         "confidence",
         f"a violation is reported wrongly with probability <= {result.beta:g} "
@@ -624,7 +629,8 @@ def zoo_cmd(json_out: bool = option("json", False)) -> None:
     if json_out:
         typer.echo(json.dumps([
             {
-                "name": e.name, "claim": e.claim_kind, "private": e.private, "summary": e.summary,
+                "name": e.name, "claim": e.claim_kind, "private": e.private,
+                "exact_arithmetic_only": e.exact_arithmetic_only, "summary": e.summary,
                 "bug": e.bug, "true_guarantee": e.true_guarantee, "neighbouring": e.relation,
                 "witness_pairs": [list(p) for p in e.witness_pairs], "default_delta": e.default_delta,
                 "default_alpha": e.default_alpha, "violates_for": None if e.violates_for is None else list(e.violates_for),
@@ -647,7 +653,10 @@ def zoo_cmd(json_out: bool = option("json", False)) -> None:
             claim = f"(alpha, eps)-RDP\nalpha={e.default_alpha:g}"
         else:
             claim = f"(eps, delta)-DP\ndelta={e.default_delta:g}"
-        if e.private:
+        if e.exact_arithmetic_only:  # a textbook float64 sampler: the bit patterns leak (Mironov 2012)
+            private = ("[green]yes[/] in exact arithmetic\n[yellow]no[/] in float64" if e.private
+                       else "[red]no[/] in float64\n[green]yes[/] in exact arithmetic")
+        elif e.private:
             private = "[green]yes[/]"
         elif e.violates_for is None:
             private = "[red]no[/]"
