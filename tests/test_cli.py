@@ -120,6 +120,8 @@ def test_user_function_targets(user_module):
         (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "[[[0.5], [0.1, 0.2]]]"], "not add/remove neighbours"),
         (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "[[[5.0], [5.0, 0.0]]]"], "outside the domain"),
         (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "{not json"], "JSON"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "missing.json"], "no such file: missing.json"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "no/such/pairs"], "no such file: no/such/pairs"),
     ],
 )
 def test_bad_input_exits_2_with_a_message(args, message):

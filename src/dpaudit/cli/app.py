@@ -160,9 +160,21 @@ def _parse_domain(specs: list[str] | None):
 
 
 def _parse_pairs(spec: str, relation) -> list:
+    """--pairs: a JSON file or JSON text ``[[D0, D1], ...]`` as pairs of ``relation``.
+
+    Raises
+    ------
+    DPAuditError
+        For a value that looks like a path (ends in .json or holds a path separator, and is not
+        JSON text) naming no file ("no such file"), for text that is not JSON, or for JSON that
+        is not a list of pairs.
+    """
     text = spec
     if os.path.exists(spec):
         text = Path(spec).read_text()
+    elif not spec.lstrip().startswith(("[", "{")) and (
+            spec.lower().endswith(".json") or any(sep and sep in spec for sep in (os.sep, os.altsep, "/"))):
+        raise DPAuditError(f"--pairs: no such file: {spec}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
