@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_TRIALS",
     "DPViolation",
     "InconclusiveAudit",
+    "OBSERVERS",
     "assert_dp",
 ]
 
@@ -51,6 +52,12 @@ DEFAULT_BETA = 0.01
 
 DEFAULT_SEED = 0
 """Root seed of :func:`assert_dp`: fixed, so that a test gives the same verdict on every run."""
+
+OBSERVERS: list = []
+"""Callables ``observer(run, error, seconds)`` told of every :func:`assert_dp` audit when it ends:
+``run`` the finished audit (``run.result`` its :class:`~dpaudit.audit.result.AuditResult`, judged
+after the observers return) or None, ``error`` the exception the audit raised or None. The pytest
+plugin registers one to count ``assert_dp`` calls in its summary and write their reports."""
 
 _TESTERS = ("hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all")
 _RELATIONS = ("add-remove", "replace")
@@ -370,6 +377,7 @@ def _run(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, neighbo
 
 def _judge(run: _Audit) -> None:
     """Raise :class:`DPViolation` or :class:`InconclusiveAudit` for a run that is not a pass."""
+    __tracebackhide__ = True  # pytest shows the test's line and the message, not dpaudit's frames
     result = run.result
     s = result.strongest
     python_call = (
@@ -507,9 +515,18 @@ def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, ne
 
         assert_dp(noisy_sum, epsilon=1.0, neighbouring="add-remove", domain=(0, 1))
     """
-    run = _run(mechanism, claim, epsilon=epsilon, delta=delta, alpha=alpha, neighbouring=neighbouring,
-               domain=domain, min_size=min_size, max_size=max_size, pairs=pairs, samples=samples,
-               trials=trials, beta=beta, seed=seed, tester=tester, search=search, exhaustive=exhaustive,
-               device=device)
+    __tracebackhide__ = True
+    start = time.perf_counter()
+    try:
+        run = _run(mechanism, claim, epsilon=epsilon, delta=delta, alpha=alpha, neighbouring=neighbouring,
+                   domain=domain, min_size=min_size, max_size=max_size, pairs=pairs, samples=samples,
+                   trials=trials, beta=beta, seed=seed, tester=tester, search=search, exhaustive=exhaustive,
+                   device=device)
+    except Exception as exc:
+        for observer in tuple(OBSERVERS):
+            observer(None, exc, time.perf_counter() - start)
+        raise
+    for observer in tuple(OBSERVERS):
+        observer(run, None, run.seconds)
     _judge(run)
     return run.result
