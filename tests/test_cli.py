@@ -155,6 +155,25 @@ def test_help_explains_the_command():
         assert word in res.output
 
 
+@pytest.mark.parametrize("command", [[], ["test"], ["zoo"], ["version"], ["audit-scores"], ["account"], ["verify"]])
+@pytest.mark.parametrize("columns", ["80", "400"])
+def test_help_has_no_bool_placeholders_or_doubled_brackets(command, columns):
+    res = runner.invoke(app, [*command, "--help"], catch_exceptions=False, env={"COLUMNS": columns})
+    assert res.exit_code == 0
+    assert "<bool>" not in res.output
+    text = " ".join(res.output.replace("│", " ").split())  # a wrapped line must not hide ") ("
+    assert ") (" not in text
+    if command == ["test"]:
+        assert "Epsilon, in nats (the claimed epsilon)." in text and "<float>" in text  # values keep their type
+
+
+def test_vocabulary_texts_take_a_note_without_doubled_brackets():
+    from dpaudit.cli.options import VOCABULARY
+
+    for idea, (_, _, text) in VOCABULARY.items():
+        assert not text.rstrip().endswith(")"), idea  # option() appends " (note)"
+
+
 # --------------------------------------------------------------------------------------------
 # exit codes CI can trust: an internal error is 4, never 1
 # --------------------------------------------------------------------------------------------
