@@ -309,3 +309,15 @@ def test_accounting_results_serialise_what_json_prints():
                              "--plan-only", "--json").stdout)
     comp = Composition.dpsgd(1.1, 0.01, 10)
     assert plan_verification(comp, 1.0, 1e-3).to_dict(composition=comp) == printed
+
+
+def test_trials_row_reads_n_of_budget_run(tmp_path):
+    report = tmp_path / "r.md"
+    res = runner.invoke(app, ["test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "20000", "--seed", "0",
+                              "--quiet", "--report", str(report)], catch_exceptions=False, env={"COLUMNS": "200"})
+    assert res.exit_code == 1
+    assert "1 of 10 run (stopped at the first violation)" in res.stdout and " run of " not in res.stdout
+    assert "1 of 10 run (stopped at the first violation)" in report.read_text()
+    res = runner.invoke(app, ["test", "zoo:dp-laplace", "--epsilon", "1", "--samples", "2000", "--trials", "2",
+                              "--seed", "0", "--quiet"], catch_exceptions=False, env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "2 of 2 run" in res.stdout and "stopped" not in res.stdout

@@ -236,6 +236,13 @@ class AuditResult:
         return 1 if self.violation else (3 if self.inconclusive else 0)
 
     @property
+    def trials_summary(self) -> str:
+        """How many trials ran of the budget, as the CLI and the reports print it: ``"10 of 10
+        run"``, ``"1 of 10 run (stopped at the first violation)"``."""
+        return (f"{len(self.trials)} of {self.trial_budget} run"
+                + (" (stopped at the first violation)" if self.stopped_early else ""))
+
+    @property
     def violation_kind(self) -> str | None:
         """``"distributional"``, ``"floating-point"`` or None (no violation found).
 

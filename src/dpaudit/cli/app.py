@@ -278,7 +278,7 @@ def _render(result, out: Console) -> None:
         + (f" x {len(result.tester.get('parts', []))} testers" if result.tester.get("parts") else "")
         + ", then within each test over the bounds it makes)",
     )
-    head.add_row("trials", f"{len(result.trials)} run of {result.trial_budget}" + (" (stopped at first violation)" if result.stopped_early else ""))
+    head.add_row("trials", result.trials_summary)
     head.add_row("time", f"{result.wall_seconds:.1f} s, seed {result.seed}")
     if result.study:
         runs = result.study.get("runs", [])

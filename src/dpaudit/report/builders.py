@@ -147,7 +147,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         ("tester", str(result.tester.get("tester", "?"))),
         ("confidence", f"a violation is reported wrongly with probability <= {result.beta:g} "
                        f"(split over {result.trial_budget} trial(s): {result.beta_per_trial:g} each)"),
-        ("trials", f"{len(result.trials)} run of {result.trial_budget}" + (" (stopped at the first violation)" if result.stopped_early else "")),
+        ("trials", result.trials_summary),
         ("neighbouring", str(result.neighbouring.get("relation", "?"))),
         ("seed", str(result.seed)),
         ("started", result.started_at or "-"),
