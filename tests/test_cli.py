@@ -120,6 +120,8 @@ def test_user_function_targets(user_module):
         (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "[[[0.5], [0.1, 0.2]]]"], "not add/remove neighbours"),
         (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "[[[5.0], [5.0, 0.0]]]"], "outside the domain"),
         (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "{not json"], "JSON"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "missing.json"], "no such file: missing.json"),
+        (["zoo:dp-laplace", "--epsilon", "1", "--pairs", "no/such/pairs"], "no such file: no/such/pairs"),
     ],
 )
 def test_bad_input_exits_2_with_a_message(args, message):
@@ -151,6 +153,25 @@ def test_help_explains_the_command():
     assert res.exit_code == 0
     for word in ("--epsilon", "--delta", "--alpha", "--neighbouring", "--samples", "--trials", "--report", "--exhaustive"):
         assert word in res.output
+
+
+@pytest.mark.parametrize("command", [[], ["test"], ["zoo"], ["version"], ["audit-scores"], ["account"], ["verify"]])
+@pytest.mark.parametrize("columns", ["80", "400"])
+def test_help_has_no_bool_placeholders_or_doubled_brackets(command, columns):
+    res = runner.invoke(app, [*command, "--help"], catch_exceptions=False, env={"COLUMNS": columns})
+    assert res.exit_code == 0
+    assert "<bool>" not in res.output
+    text = " ".join(res.output.replace("│", " ").split())  # a wrapped line must not hide ") ("
+    assert ") (" not in text
+    if command == ["test"]:
+        assert "Epsilon, in nats (the claimed epsilon)." in text and "<float>" in text  # values keep their type
+
+
+def test_vocabulary_texts_take_a_note_without_doubled_brackets():
+    from dpaudit.cli.options import VOCABULARY
+
+    for idea, (_, _, text) in VOCABULARY.items():
+        assert not text.rstrip().endswith(")"), idea  # option() appends " (note)"
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,3 +309,15 @@ def test_accounting_results_serialise_what_json_prints():
                              "--plan-only", "--json").stdout)
     comp = Composition.dpsgd(1.1, 0.01, 10)
     assert plan_verification(comp, 1.0, 1e-3).to_dict(composition=comp) == printed
+
+
+def test_trials_row_reads_n_of_budget_run(tmp_path):
+    report = tmp_path / "r.md"
+    res = runner.invoke(app, ["test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "20000", "--seed", "0",
+                              "--quiet", "--report", str(report)], catch_exceptions=False, env={"COLUMNS": "200"})
+    assert res.exit_code == 1
+    assert "1 of 10 run (stopped at the first violation)" in res.stdout and " run of " not in res.stdout
+    assert "1 of 10 run (stopped at the first violation)" in report.read_text()
+    res = runner.invoke(app, ["test", "zoo:dp-laplace", "--epsilon", "1", "--samples", "2000", "--trials", "2",
+                              "--seed", "0", "--quiet"], catch_exceptions=False, env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "2 of 2 run" in res.stdout and "stopped" not in res.stdout

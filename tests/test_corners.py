@@ -177,3 +177,32 @@ def test_assert_dp_warns_when_the_empty_dataset_is_left_out():
 
     with pytest.warns(UserWarning, match="the empty dataset is left out.*--min-size 0"):
         assert_dp(mean, epsilon=1.0, samples=2000, trials=1, seed=0)
+
+
+@pytest.mark.parametrize("body, said", [
+    ("return float('nan') if len(dataset) == 0 else float(np.sum(dataset)) + rng.laplace(0.0, 1.0)",
+     "on it the mechanism returned a non-finite value nan"),
+    ("return None if len(dataset) == 0 else float(np.sum(dataset)) + rng.laplace(0.0, 1.0)",
+     "on it the mechanism returned a non-numeric, complex or ragged value None"),
+    ("return float(np.sum(dataset)) / len(dataset) + rng.laplace(0.0, 1.0)",
+     "on it the mechanism raised ZeroDivisionError"),
+])
+def test_the_empty_dataset_note_says_what_the_mechanism_did(tmp_path, monkeypatch, body, said):
+    module = f"emptynote_{tmp_path.name}"  # one module per case (sys.modules keeps the first)
+    (tmp_path / f"{module}.py").write_text(f"import numpy as np\ndef mech(dataset, rng):\n    {body}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = run("test", f"{module}:mech", "--epsilon", "1", "--samples", "500", "--trials", "1", "--seed", "0",
+              "--processes", "1")
+    text = " ".join(res.output.split())
+    assert said in text, text
+    assert "give --min-size 0 (min_size=0) explicitly" in text
+
+
+def test_no_empty_dataset_note_when_the_mechanism_fails_everywhere(tmp_path, monkeypatch):
+    (tmp_path / "alwaysnan.py").write_text("def mech(dataset):\n    return float('nan')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = run("test", "alwaysnan:mech", "--epsilon", "1", "--samples", "500", "--trials", "1", "--processes", "1")
+    assert res.exit_code == 2
+    assert "empty dataset is left out" not in res.output and "returned a non-finite value nan" in res.output

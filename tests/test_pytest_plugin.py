@@ -167,6 +167,11 @@ def test_marker_pass(dp_audit):
 
 def test_inconclusive(dp_audit):
     dp_audit("zoo:dp-laplace", epsilon=1.0, samples=8)
+
+@pytest.mark.xfail(strict=True, raises=AssertionError)
+def test_assert_dp_violation():
+    from dpaudit.testing import assert_dp
+    assert_dp("zoo:non-dp-laplace-1", epsilon=1.0, samples=20_000, trials=1)
 """
 
 
@@ -178,26 +183,54 @@ def test_plugin_fixture_marker_reports_and_summary(pytester):
     pytester.makepyfile(test_suite=SUITE)
     res = pytester.runpytest("-p", "dpaudit.pytest_plugin", "--strict-markers", "--dpaudit-trials", "1",
                              "--dpaudit-report-dir", "reports", "--dpaudit-seed", "5")
-    res.assert_outcomes(passed=2, xfailed=2, failed=1)
+    res.assert_outcomes(passed=2, xfailed=3, failed=1)
     res.stdout.fnmatch_lines([
         "*dpaudit: base seed 5*trials=1*",
         "*= dpaudit =*",
-        "5 audit(s) in 5 test(s): 2 passed, 2 violation(s), 1 inconclusive; * s auditing",
+        "6 audit(s) in 6 test(s): 2 passed, 3 violation(s), 1 inconclusive; * s auditing",
         "  VIOLATION test_suite.py::test_fixture_violation: non-dp-laplace-1 vs 1-DP (pure), seed *",
         "    reproduce: dpaudit test zoo:non-dp-laplace-1 --epsilon 1.0 --samples 20000 --trials 1 *",
         "  INCONCLUSIVE test_suite.py::test_inconclusive: *",
     ])
     assert "the body does not run" not in res.stdout.str()
     found = reports(pytester.path / "reports")
-    assert len(found) == 5
+    assert len(found) == 6  # assert_dp called in a test counts as the test's audit too
     by_node = {r["pytest"]["nodeid"]: r for r in found.values()}
     for node, r in by_node.items():
         assert report_file_name(node) in found
+        if node.endswith("test_assert_dp_violation"):  # assert_dp's own options: seed 0, trials as given
+            assert r["seed"] == 0 and r["verdict"] == "violation"
+            continue
         assert r["trial_budget"] == 1  # --dpaudit-trials reached every audit
         expected = 7 if node.endswith("test_marker_pass") else derive_seed(5, node)
         assert r["seed"] == expected, node
     assert by_node["test_suite.py::test_fixture_violation"]["verdict"] == "violation"
     assert by_node["test_suite.py::test_inconclusive"]["verdict"] == "inconclusive"
+
+
+def test_a_failure_shows_the_test_line_and_the_evidence_not_dpaudits_frames(pytester):
+    pytester.makepyfile(test_fail="""
+import pytest
+from dpaudit.testing import assert_dp
+
+def test_fixture(dp_audit):
+    dp_audit("zoo:non-dp-laplace-1", epsilon=1.0, samples=20_000, trials=1)
+
+def test_direct():
+    assert_dp("zoo:non-dp-laplace-1", epsilon=1.0, samples=20_000, trials=1)
+
+@pytest.mark.dp_audit("zoo:non-dp-laplace-1", epsilon=1.0, samples=20_000, trials=1)
+def test_marker():
+    pass
+""")
+    res = pytester.runpytest("-p", "dpaudit.pytest_plugin")
+    res.assert_outcomes(failed=3)
+    out = res.stdout.str()
+    assert out.count("dpaudit found a DP violation (violation kind: distributional)") >= 3
+    assert '>       dp_audit("zoo:non-dp-laplace-1"' in out and '>       assert_dp("zoo:non-dp-laplace-1"' in out
+    for internal in ("raise DPViolation", "_judge", "def __call__", "run = _Audit(", "pytest_plugin.py", "testing.py:"):
+        assert internal not in out, internal
+    res.stdout.fnmatch_lines(["3 audit(s) in 3 test(s): 0 passed, 3 violation(s), 0 inconclusive*"])
 
 
 def test_seeds_do_not_depend_on_which_tests_run_or_their_order(pytester):

@@ -347,3 +347,19 @@ def test_violates_for_marks_where_the_count_bugs_violate():
 def test_violates_for_is_validated(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ZooEntry(name="x", factory=DPLaplace, claim_kind="pure", summary="s", true_guarantee="t", **kwargs)
+
+
+def test_the_readme_counts_the_zoo_right():
+    import re
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    names = [e.name for e in entries()]
+    dpsniper = [n for n in names if n.startswith("dpsniper-")]
+    total = re.search(r"`dpaudit zoo` lists (\d+) reference mechanisms", readme)
+    own = re.search(r"(\d+) are dpaudit's own", readme)
+    others = re.search(r"The other (\d+) are DP-Sniper's suite", readme)
+    assert total and own and others, "the README's zoo paragraph changed: keep its counts testable"
+    assert int(total.group(1)) == len(names)
+    assert int(own.group(1)) == len(names) - len(dpsniper)
+    assert int(others.group(1)) == len(dpsniper)

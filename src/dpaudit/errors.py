@@ -30,9 +30,13 @@ class MechanismError(DPAuditError):
         Name of the mechanism.
     dataset : str
         Short description of the dataset it was called on.
+    problem : str
+        What the mechanism did, without the mechanism and dataset: ``"raised ZeroDivisionError:
+        ..."``, ``"returned a non-finite value nan at call 1"``...
     """
 
     def __init__(self, message: str, *, mechanism: str = "?", dataset: str = "?"):
         self.mechanism = mechanism
         self.dataset = dataset
+        self.problem = message
         super().__init__(f"mechanism {mechanism!r} on dataset {dataset}: {message}")

@@ -155,19 +155,39 @@ class DPAudit:
         DPAuditError
             For bad input.
         """
+        __tracebackhide__ = True  # a failure shows the test's line and the evidence, not this frame
         from .testing import _judge, _run
 
-        index = self._count
-        self._count += 1
         kwargs = {**self._settings.defaults(), **options}
-        kwargs.setdefault("seed", derive_seed(self._settings.seed, self.nodeid, index))
+        kwargs.setdefault("seed", derive_seed(self._settings.seed, self.nodeid, self._count))
         start = time.perf_counter()
         try:
             run = _run(mechanism, claim, **kwargs)
         except Exception as exc:
-            self._record({"verdict": "error", "seconds": time.perf_counter() - start,
-                          "error": f"{type(exc).__name__}: {exc}"[:500]})
+            self.observe(None, exc, time.perf_counter() - start)
             raise
+        self.observe(run, None, run.seconds)
+        _judge(run)
+        return run.result
+
+    def observe(self, run, error, seconds: float) -> None:
+        """Record one finished audit of the test (a fixture or marker call, or an
+        :func:`~dpaudit.testing.assert_dp` call in the test: :data:`dpaudit.testing.OBSERVERS`):
+        its result, its JSON report (with ``--dpaudit-report-dir``) and its summary entry.
+
+        Parameters
+        ----------
+        run : dpaudit.testing._Audit or None
+            The finished audit, None when it raised ``error``.
+        error : Exception or None
+        seconds : float
+            Time the audit took.
+        """
+        index = self._count
+        self._count += 1
+        if run is None:
+            self._record({"verdict": "error", "seconds": seconds, "error": f"{type(error).__name__}: {error}"[:500]})
+            return
         self.results.append(run.result)
         report = None
         if self._settings.report_dir is not None:
@@ -178,12 +198,10 @@ class DPAudit:
                               "reproduce": run.command}
             report.write_text(json.dumps(data, indent=2, allow_nan=True))
         self._record({
-            "verdict": run.result.verdict, "seconds": run.seconds, "mechanism": run.result.mechanism,
+            "verdict": run.result.verdict, "violation_kind": run.result.violation_kind, "seconds": seconds, "mechanism": run.result.mechanism,
             "claim": run.result.claim.describe(), "seed": run.result.seed, "command": run.command,
             "report": None if report is None else str(report),
         })
-        _judge(run)
-        return run.result
 
     def _record(self, entry: dict) -> None:
         # user_properties travel with the test's reports (to the xdist controller, into JUnit XML)
@@ -236,6 +254,40 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = _Settings(config)
     config.stash[_SETTINGS] = settings
     config.pluginmanager.register(_Summary(settings), "dpaudit-summary")
+    from .testing import OBSERVERS
+
+    observer = _AssertDPObserver(config)
+    config.stash[_OBSERVER] = observer
+    OBSERVERS.append(observer)
+
+
+_RUNNING: list = []  # the tests whose setup, call or teardown is running (nested: pytester sessions)
+
+
+class _AssertDPObserver:
+    """:data:`dpaudit.testing.OBSERVERS` entry of one pytest session: an ``assert_dp`` call inside
+    one of its tests counts as one of the test's audits (summary, report)."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+
+    def __call__(self, run, error, seconds: float) -> None:
+        item = _RUNNING[-1] if _RUNNING else None
+        if item is not None and item.config is self.config:
+            _auditor(item).observe(run, error, seconds)
+
+
+_OBSERVER = pytest.StashKey[_AssertDPObserver]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    """Remember the running test, so that ``assert_dp`` calls in it are recorded as its audits."""
+    _RUNNING.append(item)
+    try:
+        yield
+    finally:
+        _RUNNING.pop()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -249,6 +301,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 def pytest_runtest_call(item: pytest.Item) -> None:
     """Run the audits of ``@pytest.mark.dp_audit`` markers before the test's body; an exception
     here is the test's call-phase failure (so ``xfail(raises=AssertionError)`` sees it)."""
+    __tracebackhide__ = True
     markers = list(item.iter_markers(_MARKER))
     for marker in reversed(markers):  # outermost (module, class) first, then the function's own
         _auditor(item)(*marker.args, **marker.kwargs)
@@ -275,6 +328,11 @@ class _Summary:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    from .testing import OBSERVERS
+
+    observer = config.stash.get(_OBSERVER, None)
+    if observer in OBSERVERS:
+        OBSERVERS.remove(observer)
     summary = config.pluginmanager.get_plugin("dpaudit-summary")
     if summary is not None:
         config.pluginmanager.unregister(summary)
@@ -297,7 +355,8 @@ def _write_summary(tr, settings: _Settings) -> None:
     for a in audits:
         if a["verdict"] in ("violation", "inconclusive", "error"):
             what = a.get("error") or f"{a.get('mechanism')} vs {a.get('claim')}, seed {a.get('seed')}"
-            tr.write_line(f"  {a['verdict'].upper()} {a['nodeid']}: {what}")
+            label = "FLOATING-POINT LEAK" if a.get("violation_kind") == "floating-point" else a["verdict"].upper()
+            tr.write_line(f"  {label} {a['nodeid']}: {what}")
             if a.get("command"):
                 tr.write_line(f"    reproduce: {a['command']}")
     if settings.report_dir is not None:

@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_TRIALS",
     "DPViolation",
     "InconclusiveAudit",
+    "OBSERVERS",
     "assert_dp",
 ]
 
@@ -52,7 +53,13 @@ DEFAULT_BETA = 0.01
 DEFAULT_SEED = 0
 """Root seed of :func:`assert_dp`: fixed, so that a test gives the same verdict on every run."""
 
-_TESTERS = ("hockey-stick", "renyi", "mmd", "histogram", "all")
+OBSERVERS: list = []
+"""Callables ``observer(run, error, seconds)`` told of every :func:`assert_dp` audit when it ends:
+``run`` the finished audit (``run.result`` its :class:`~dpaudit.audit.result.AuditResult`, judged
+after the observers return) or None, ``error`` the exception the audit raised or None. The pytest
+plugin registers one to count ``assert_dp`` calls in its summary and write their reports."""
+
+_TESTERS = ("hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all")
 _RELATIONS = ("add-remove", "replace")
 
 
@@ -370,6 +377,7 @@ def _run(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, neighbo
 
 def _judge(run: _Audit) -> None:
     """Raise :class:`DPViolation` or :class:`InconclusiveAudit` for a run that is not a pass."""
+    __tracebackhide__ = True  # pytest shows the test's line and the message, not dpaudit's frames
     result = run.result
     s = result.strongest
     python_call = (
@@ -378,8 +386,10 @@ def _judge(run: _Audit) -> None:
         "with the same other arguments)"
     )
     if result.violation:
-        head = (f"dpaudit found a DP violation: {result.mechanism} does not satisfy {result.claim.describe()} "
-                f"(wrong with probability <= {result.beta:g})")
+        kind = result.violation_kind
+        found = "a DP violation" if kind == "distributional" else "a FLOATING-POINT LEAK"
+        head = (f"dpaudit found {found} (violation kind: {kind}): {result.mechanism} does not satisfy "
+                f"{result.claim.describe()} (wrong with probability <= {result.beta:g})\n  what to do: {result.advice}")
         raise DPViolation(_message(head, result, run.command, run.target, python_call), result, run.command)
     if result.inconclusive:
         needed = result.strongest.outcome.note if result.strongest else ""
@@ -438,7 +448,7 @@ def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, ne
     seed : int, default DEFAULT_SEED (0)
         Root seed (>= 0). Fixed by default so that a test's verdict is the same on every run; a
         mechanism that draws its own noise outside the given ``rng`` (e.g. OpenDP) still varies.
-    tester : {"hockey-stick", "renyi", "mmd", "histogram", "all"}, optional
+    tester : {"hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all"}, optional
         Which divergence bound decides (``--tester``). Default: hockey-stick, and for a Rényi-DP
         claim hockey-stick and Rényi together, beta split (:func:`dpaudit.testers.default_tester_name`).
     search : {"auto", "grid", "random", "bayes", "evolution"}, default "auto"
@@ -496,7 +506,7 @@ def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, ne
     >>> assert_dp("zoo:non-dp-laplace-1", epsilon=1.0)     # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    dpaudit.testing.DPViolation: dpaudit found a DP violation: ...
+    dpaudit.testing.DPViolation: dpaudit found a DP violation (violation kind: distributional): ...
 
     With a function of the dataset, a relation and a domain::
 
@@ -505,9 +515,18 @@ def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, ne
 
         assert_dp(noisy_sum, epsilon=1.0, neighbouring="add-remove", domain=(0, 1))
     """
-    run = _run(mechanism, claim, epsilon=epsilon, delta=delta, alpha=alpha, neighbouring=neighbouring,
-               domain=domain, min_size=min_size, max_size=max_size, pairs=pairs, samples=samples,
-               trials=trials, beta=beta, seed=seed, tester=tester, search=search, exhaustive=exhaustive,
-               device=device)
+    __tracebackhide__ = True
+    start = time.perf_counter()
+    try:
+        run = _run(mechanism, claim, epsilon=epsilon, delta=delta, alpha=alpha, neighbouring=neighbouring,
+                   domain=domain, min_size=min_size, max_size=max_size, pairs=pairs, samples=samples,
+                   trials=trials, beta=beta, seed=seed, tester=tester, search=search, exhaustive=exhaustive,
+                   device=device)
+    except Exception as exc:
+        for observer in tuple(OBSERVERS):
+            observer(None, exc, time.perf_counter() - start)
+        raise
+    for observer in tuple(OBSERVERS):
+        observer(run, None, run.seconds)
     _judge(run)
     return run.result

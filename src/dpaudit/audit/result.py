@@ -14,7 +14,7 @@ from .._version import library_versions
 from ..datasets import NeighbouringPair
 from ..privacy.claims import Claim, claim_from_dict
 from ..testers import TestOutcome
-from ..testers.base import verdict_word
+from ..testers.base import VIOLATION_KINDS, verdict_word
 
 __all__ = ["AuditResult", "SCHEMA_VERSION", "StageRecord", "TrialRecord", "library_versions"]
 
@@ -236,6 +236,34 @@ class AuditResult:
         return 1 if self.violation else (3 if self.inconclusive else 0)
 
     @property
+    def trials_summary(self) -> str:
+        """How many trials ran of the budget, as the CLI and the reports print it: ``"10 of 10
+        run"``, ``"1 of 10 run (stopped at the first violation)"``."""
+        return (f"{len(self.trials)} of {self.trial_budget} run"
+                + (" (stopped at the first violation)" if self.stopped_early else ""))
+
+    @property
+    def violation_kind(self) -> str | None:
+        """``"distributional"``, ``"floating-point"`` or None (no violation found).
+
+        ``"floating-point"`` when every violating trial's outcome is a floating-point one (only
+        bit-level features of the outputs rejected the claim:
+        :attr:`TestOutcome.violation_kind <dpaudit.testers.TestOutcome.violation_kind>`); a
+        single distributional trial makes the audit's violation distributional.
+        """
+        if not self.violation:
+            return None
+        kinds = {t.outcome.violation_kind for t in self.trials if t.outcome.violation}
+        return "floating-point" if kinds == {"floating-point"} else "distributional"
+
+    @property
+    def advice(self) -> str | None:
+        """One sentence on what the violation means and what to do (:class:`~dpaudit.testers.ViolationKind`);
+        None when no violation was found."""
+        kind = self.violation_kind
+        return None if kind is None else VIOLATION_KINDS[kind].advice
+
+    @property
     def verdict(self) -> str:
         """``"violation"``, ``"inconclusive"`` or ``"no violation found"`` (one per :attr:`exit_code`)."""
         return verdict_word(self.violation, self.inconclusive, "no violation found")
@@ -251,6 +279,7 @@ class AuditResult:
                 "index": s.index,
                 "tester": o.strongest_part.tester,
                 "status": o.status,
+                "violation_kind": o.violation_kind,
                 "note": o.note,
                 "pair": s.pair.to_dict(),
                 "direction": b.direction,
@@ -270,6 +299,8 @@ class AuditResult:
             "claim": self.claim.to_dict(),
             "verdict": self.verdict,
             "violation": self.violation,
+            "violation_kind": self.violation_kind,
+            "advice": self.advice,
             "beta": self.beta,
             "beta_per_trial": self.beta_per_trial,
             "trial_budget": self.trial_budget,

@@ -95,7 +95,7 @@ class AuditSetup:
     zoo_entry : ZooEntry or None
     notes : tuple of str
         What the assembly decided that the user should know (e.g. that the empty dataset was left
-        out because the mechanism raised on it).
+        out because the mechanism raised or returned NaN/None on it).
     """
 
     mechanism: object
@@ -218,27 +218,35 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
         # The empty dataset is in the default range but the mechanism declared nothing: a
         # mechanism that cannot run on it (a mean, a library that refuses an empty input) is
         # audited from one record rather than failing with exit 2 by default.
-        reason = _fails_on_empty(mechanism, relation)
-        if reason:
+        problem = _fails_on(mechanism, relation, 0)
+        if problem:
             relation = make_relation(rel_name, dom, 1, hi)
-            notes = (f"the empty dataset is left out: the mechanism raised on it ({reason}); "
-                     "give --min-size 0 (min_size=0) to audit it anyway",)
+            if not _fails_on(mechanism, relation, 1):  # failing everywhere is reported by the audit itself
+                notes = (f"the empty dataset is left out (sizes from 1): on it the mechanism {problem}; "
+                         "give --min-size 0 (min_size=0) explicitly to audit it anyway, or --min-size 1 "
+                         "to say that it does not apply",)
     known = [relation.pair(a, b, "pair suggested by the mechanism") for a, b in getattr(mechanism, "witness_pairs", ())]
     return AuditSetup(mechanism, claim, relation, known, None, notes)
 
 
-def _fails_on_empty(mechanism, relation) -> str:
-    """Why ``mechanism`` cannot run on the empty dataset of ``relation`` ('' if it can): one
-    output is drawn with a fixed seed, apart from the audit's random streams."""
+def _fails_on(mechanism, relation, size: int) -> str:
+    """What goes wrong when ``mechanism`` runs on a dataset of ``size`` (0 or 1) records of
+    ``relation``'s domain ('' if nothing does): ``"raised ZeroDivisionError: ..."``, ``"returned a
+    non-finite value nan ..."``. One output is drawn with a fixed seed, apart from the audit's
+    random streams; a one-record dataset holds a record of the domain drawn with a fixed seed."""
     import numpy as np
 
     from ..errors import MechanismError
     from ..mechanisms.base import draw
 
+    dom = relation.domain
+    dataset = np.empty((0, dom.record_dim)) if size == 0 else dom.random_records(size, np.random.default_rng(0))
     try:
-        draw(mechanism, np.empty((0, relation.domain.record_dim)), 1, np.random.default_rng(0))
-    except (MechanismError, ValueError) as exc:
-        return str(exc)
+        draw(mechanism, dataset, 1, np.random.default_rng(0))
+    except MechanismError as exc:
+        return exc.problem
+    except ValueError as exc:
+        return f"raised ValueError: {exc}"
     return ""
 
 

@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
         seed: Optional[int] = option("seed", None, "of the Monte Carlo run"),
         backend: Optional[Backend] = _backend_option(),
         device: Optional[str] = option("device", None, "implies --backend torch"),
-        plot: Optional[Path] = option("plot", None, "delta(epsilon) (offline) or epsilon over steps (--online)"),
+        plot: Optional[Path] = option("plot", None, "delta(epsilon) offline, or epsilon over steps with --online"),
         json_out: bool = option("json", False),
         quiet: bool = option("quiet", False),
         report: Optional[Path] = option("report", None, "the HTML page shows epsilon against steps for --online, the privacy profile otherwise"),

@@ -24,6 +24,7 @@ from rich.table import Table
 from ..audit.targets import AUTO_BAYES_METHOD  # noqa: F401  (the sampler of --search auto, importable from here as before)
 from .._validate import check_int, check_probability
 from ..errors import DPAuditError, MechanismError
+from ..testers.base import VIOLATION_KINDS
 from .options import (  # noqa: F401  (EXIT_* importable from here as before)
     EXIT_BAD_INPUT, EXIT_HELP, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION,
     VOCABULARY_HELP, check_report_suffix, console, debug, fail, int_or_word, option, out, set_debug, write_report,
@@ -159,9 +160,21 @@ def _parse_domain(specs: list[str] | None):
 
 
 def _parse_pairs(spec: str, relation) -> list:
+    """--pairs: a JSON file or JSON text ``[[D0, D1], ...]`` as pairs of ``relation``.
+
+    Raises
+    ------
+    DPAuditError
+        For a value that looks like a path (ends in .json or holds a path separator, and is not
+        JSON text) naming no file ("no such file"), for text that is not JSON, or for JSON that
+        is not a list of pairs.
+    """
     text = spec
     if os.path.exists(spec):
         text = Path(spec).read_text()
+    elif not spec.lstrip().startswith(("[", "{")) and (
+            spec.lower().endswith(".json") or any(sep and sep in spec for sep in (os.sep, os.altsep, "/"))):
+        raise DPAuditError(f"--pairs: no such file: {spec}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -241,8 +254,10 @@ def _evidence_rows(ev: Table, s, claim) -> None:
 def _render(result, out: Console) -> None:
     claim = result.claim
     s = result.strongest
-    if result.violation:
-        verdict = "[bold red]VIOLATION FOUND[/]: the evidence rejects the claim"
+    kind = VIOLATION_KINDS[result.violation_kind] if result.violation else None
+    if kind is not None:
+        headline = kind.headline + (" FOUND" if kind.name == "distributional" else "")
+        verdict = f"[bold red]{headline}[/]: {kind.meaning}"
     elif result.inconclusive:
         verdict = "[bold yellow]INCONCLUSIVE[/]: too few samples for the tester's bound to say anything"
     else:
@@ -254,6 +269,8 @@ def _render(result, out: Console) -> None:
     head.add_row("claim", claim.describe())
     head.add_row("tester", escape(str(result.tester.get("tester", "?"))))
     head.add_row("verdict", verdict)
+    if kind is not None:
+        head.add_row("what to do", kind.advice)
     head.add_row(
         "confidence",
         f"a violation is reported wrongly with probability <= {result.beta:g} "
@@ -261,7 +278,7 @@ def _render(result, out: Console) -> None:
         + (f" x {len(result.tester.get('parts', []))} testers" if result.tester.get("parts") else "")
         + ", then within each test over the bounds it makes)",
     )
-    head.add_row("trials", f"{len(result.trials)} run of {result.trial_budget}" + (" (stopped at first violation)" if result.stopped_early else ""))
+    head.add_row("trials", result.trials_summary)
     head.add_row("time", f"{result.wall_seconds:.1f} s, seed {result.seed}")
     if result.study:
         runs = result.study.get("runs", [])
@@ -427,11 +444,11 @@ def test_cmd(
     seed: Optional[int] = option("seed"),
     report: Optional[Path] = option("report"),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
-    estimate: bool = typer.Option(False, "--estimate", help="Ask for the tightest certified empirical epsilon only: the hockey-stick tester spends all of beta on regions that maximise the certified lower bound ln((P(S) - delta) / Q(S)) (DP-Sniper's objective, with exact bounds), every trial runs at its full --samples (stages off, no early stop), and the largest epsilon any trial certifies is reported; it holds with probability >= 1 - beta (union bound over trials)."),
+    estimate: bool = typer.Option(False, "--estimate", help="Ask for the tightest certified empirical epsilon only: the hockey-stick tester spends all of beta on regions that maximise the certified lower bound ln((P(S) - delta) / Q(S)), DP-Sniper's objective with exact bounds; every trial runs at its full --samples (stages off, no early stop), and the largest epsilon any trial certifies is reported; it holds with probability >= 1 - beta (union bound over trials)."),
     search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: grid (given/witness pairs), random (random neighbouring pairs), bayes (Gaussian-process Bayesian optimisation of the divergence estimate over datasets, extreme datasets first; needs Optuna), evolution (NSGA-II evolutionary search; needs Optuna), auto (witness/given pairs first, then Bayesian search with Optuna's TPE sampler, or random search without Optuna)."),
     pairs: Optional[str] = typer.Option(None, "--pairs", help='Neighbouring pairs to test, as a JSON file or JSON text: [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
     domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain, one LOWER:UPPER per coordinate (repeat the option). Default: the mechanism's own, else 0:1."),
-    min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size of the neighbouring relation (records; privacy units for privacy-unit): every search stays in [--min-size, --max-size] and given --pairs must too. Default: the mechanism's own, else 0 for add/remove relations (the empty dataset is audited; give 1 to exclude it) and 1 for replace."),
+    min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size of the neighbouring relation (records; privacy units for privacy-unit): every search stays in [--min-size, --max-size] and given --pairs must too. Default: the mechanism's own, else 0 for add/remove relations (the empty dataset is audited; give 1 to exclude it; a mechanism that raises or returns NaN/None on it is audited from 1, with a note, unless --min-size 0 is given) and 1 for replace."),
     max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset size of the neighbouring relation, for every search and for given --pairs. Default: the mechanism's own, else 10."),
     tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which divergence bound decides: hockey-stick (exact regions for discrete and 1-D outputs and for vectors whose difference lives in a few columns, a trained classifier for other vectors; every claim), renyi (variational Rényi bound; Rényi and pure claims), mmd (kernel MMD; pure and approximate claims), histogram (binned outputs), float-bits (regions that are sets of doubles: bit-level features and point masses, for floating-point outputs; docs/floating_point.md), or all (every tester that supports the claim, beta split among them). Default: hockey-stick; for a Rényi claim (--alpha) hockey-stick and renyi together, beta split."),
     device: str = option("device", "cpu", "of trained testers"),
@@ -624,7 +641,8 @@ def zoo_cmd(json_out: bool = option("json", False)) -> None:
     if json_out:
         typer.echo(json.dumps([
             {
-                "name": e.name, "claim": e.claim_kind, "private": e.private, "summary": e.summary,
+                "name": e.name, "claim": e.claim_kind, "private": e.private,
+                "exact_arithmetic_only": e.exact_arithmetic_only, "summary": e.summary,
                 "bug": e.bug, "true_guarantee": e.true_guarantee, "neighbouring": e.relation,
                 "witness_pairs": [list(p) for p in e.witness_pairs], "default_delta": e.default_delta,
                 "default_alpha": e.default_alpha, "violates_for": None if e.violates_for is None else list(e.violates_for),
@@ -647,7 +665,10 @@ def zoo_cmd(json_out: bool = option("json", False)) -> None:
             claim = f"(alpha, eps)-RDP\nalpha={e.default_alpha:g}"
         else:
             claim = f"(eps, delta)-DP\ndelta={e.default_delta:g}"
-        if e.private:
+        if e.exact_arithmetic_only:  # a textbook float64 sampler: the bit patterns leak (Mironov 2012)
+            private = ("[green]yes[/] in exact arithmetic\n[yellow]no[/] in float64" if e.private
+                       else "[red]no[/] in float64\n[green]yes[/] in exact arithmetic")
+        elif e.private:
             private = "[green]yes[/]"
         elif e.violates_for is None:
             private = "[red]no[/]"

@@ -87,7 +87,7 @@ def deprecated(value: Any, old: str, new: str) -> Any:
 # ---------------------------------------------------------------------------------- vocabulary --
 # (long name, short flag or "", help): the same idea has the same name, flag and help everywhere.
 VOCABULARY = {
-    "epsilon": ("--epsilon", "-e", "Epsilon (nats)"),
+    "epsilon": ("--epsilon", "-e", "Epsilon, in nats"),
     "delta": ("--delta", "-d", "Delta"),
     "alpha": ("--alpha", "-a", "Rényi order alpha > 1"),
     "beta": ("--beta", "-b", "Failure probability: the chance that the reported bound or verdict is wrong"),
@@ -97,18 +97,18 @@ VOCABULARY = {
                                "stage that finds a violation or when going on is futile, and the stages split its "
                                "beta. See docs/sequential.md"),
     "trials": ("--trials", "-t", "Trial budget: at most this many neighbouring pairs are tested"),
-    "neighbouring": ("--neighbouring", "", "Neighbouring relation: add-remove (add or remove one record) or "
-                                           "replace (change one record)"),
-    "seed": ("--seed", "", "Seed for a reproducible run (recorded in the output)"),
+    "neighbouring": ("--neighbouring", "", "Neighbouring relation: add-remove adds or removes one record, "
+                                           "replace changes one record"),
+    "seed": ("--seed", "", "Seed for a reproducible run, recorded in the output"),
     "json": ("--json", "", "Print the result as JSON on stdout instead of tables"),
     "quiet": ("--quiet", "", "No progress output"),
     "report": ("--report", "-r", "Write a report; the suffix picks the format: .json (the JSON result), .html (one "
                                  "self-contained page with plots) or .md (Markdown, plots as PNG files in "
                                  "<name>_files/). See docs/reports.md"),
-    "plot": ("--plot", "", "Write the plot to this file (.png, .pdf or .svg)"),
+    "plot": ("--plot", "", "Write the plot to this file: .png, .pdf or .svg"),
     "device": ("--device", "", "Where torch computations run: cpu, cuda, cuda:1, mps"),
     "method": ("--method", "-m", "Method"),
-    "noise_multiplier": ("--noise-multiplier", "-z", "Noise multiplier sigma (noise std / clipping norm)"),
+    "noise_multiplier": ("--noise-multiplier", "-z", "Noise multiplier sigma: noise std / clipping norm"),
     "sampling_rate": ("--sampling-rate", "-q", "Poisson sampling rate q in (0, 1]; 1 = full batch"),
     "steps": ("--steps", "-k", "Number of steps k"),
     "bins": ("--bins", "", "Number of histogram bins, or 'scott' for Scott's rule"),
@@ -124,9 +124,43 @@ VOCABULARY_HELP = "[bold]Options shared by the commands[/] (same meaning everywh
 
 def option(idea: str, default: Any = None, note: str = "", **kw: Any) -> Any:
     """The ``typer.Option`` of a shared idea (a key of :data:`VOCABULARY`): its long name, short
-    flag and help text, followed by ``note`` (what it means in this command, e.g. its default)."""
+    flag and help text, followed by ``note`` in parentheses (what it means in this command, e.g.
+    its default).
+
+    Raises
+    ------
+    KeyError
+        For an idea that is not in :data:`VOCABULARY`.
+    """
     long, short, text = VOCABULARY[idea]
     return _option(default, long, short, text + (f" ({note})" if note else "") + ".", **kw)
+
+
+def _flags_without_placeholder() -> None:
+    """Show no ``<bool>`` placeholder after flags (``--json``, ``--help``) in ``--help``.
+
+    typer's rich help (0.2x) prints each option's type after its name, a flag's as ``<bool>``,
+    which reads as if the flag took a value; an option with a ``metavar`` shows that instead, but
+    ``--help`` itself has none. Wrapped once; typer versions without the method are left alone.
+    """
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # pragma: no cover
+        return
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_dpaudit_flags", False):
+        return
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and not getattr(self, "count", False) and self.metavar is None:
+            return None
+        return shown(self, ctx)
+
+    display_type_rich._dpaudit_flags = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_without_placeholder()
 
 
 def alias(old: str, new: str, short: Optional[str] = None) -> Any:

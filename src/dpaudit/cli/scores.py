@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
         alternative: str = typer.Option("two-sided", "--alternative", help="Which way scores of included canaries lean: greater (a logit, an inner product), less (a loss) or two-sided (pays for both). One-run default: greater."),
         quiet: bool = typer.Option(False, "--quiet", help="No progress output (audit-scores prints none; accepted like test's)."),
         epsilon: Optional[float] = option("epsilon", None, "the claimed epsilon: checked against the evidence and drawn on the plot"),
-        delta: Optional[float] = option("delta", None, f"the claimed delta (with --epsilon), and the delta at which the epsilon lower bound is reported; default {DEFAULT_DELTA:g} for the bound, 0 (pure DP) for the claim"),
+        delta: Optional[float] = option("delta", None, f"the claimed delta with --epsilon, and the delta at which the epsilon lower bound is reported; default {DEFAULT_DELTA:g} for the bound, 0 (pure DP) for the claim"),
         beta: float = option("beta", 0.05, "of overstating the privacy loss, per method (confidence 1 - beta)"),
         bins: str = option("bins", "scott", "chosen on held-apart samples"),
         method: Method = option("method", Method.auto, "of the confidence bound: canonne (TV bounds), split (sample splitting + Clopper–Pearson), auto (both, the tighter at each point)"),

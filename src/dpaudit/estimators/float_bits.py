@@ -44,9 +44,15 @@ from .._validate import as_rng, check_epsilon, check_probability
 from .base import check_sample_pair, profile_targets
 from .histogram import HistogramBound, HistogramEvidence, HistogramHockeyStick, choose_direction_regions
 
-__all__ = ["FAMILIES", "FloatBits", "FloatBitsHockeyStick", "atom_values", "feature_codes", "float_bits"]
+__all__ = ["BIT_LEVEL_FAMILIES", "FAMILIES", "FloatBits", "FloatBitsHockeyStick", "atom_values", "bound_family",
+           "feature_codes", "float_bits"]
 
 FAMILIES = ("granularity", "low-bits", "atoms")
+
+BIT_LEVEL_FAMILIES = ("granularity", "low-bits")
+"""The families whose regions are sets of doubles chosen by their bit patterns: a violation they
+show is a floating-point leak (Mironov 2012), invisible to any region of output *values*. The
+``"atoms"`` family finds point masses, which are a property of the output distribution itself."""
 
 _MANTISSA = np.uint64((1 << 52) - 1)
 _OTHER_ATOM = 1 << 40  # atoms family: codes of non-atom values start here
@@ -134,6 +140,26 @@ def atom_values(values, min_count: int = 2) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64).reshape(-1) + 0.0
     u, c = np.unique(x, return_counts=True)
     return u[c >= int(min_count)]
+
+
+def bound_family(bound) -> str | None:
+    """The feature family of a bound made by :class:`FloatBitsHockeyStick`, else None.
+
+    Parameters
+    ----------
+    bound : DivergenceBound
+        Any bound (e.g. one read back from a JSON report); float-bits bounds have
+        ``mode="float-bits"`` and a ``binning`` that starts with the family's name.
+
+    Returns
+    -------
+    str or None
+        One of :data:`FAMILIES`, or None for a bound of another estimator.
+    """
+    if getattr(bound, "mode", None) != "float-bits":
+        return None
+    family = str(getattr(bound, "binning", "")).split(" ", 1)[0]
+    return family if family in FAMILIES else None
 
 
 def feature_codes(values, family: str, atoms=None) -> np.ndarray:

@@ -114,6 +114,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
     """
     from ..audit.result import AuditResult
     from ..estimators.base import profile_grid
+    from ..testers.base import VIOLATION_KINDS
 
     result = AuditResult.from_dict(data)
     claim = result.claim
@@ -123,9 +124,11 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
     if result.violation:
         status = "violation"
         eps_lb = s.outcome.epsilon_lower_bound
-        verdict = (f"VIOLATION: {mech} does not satisfy {claim_txt}; the evidence rejects the claim "
+        kind = VIOLATION_KINDS[result.violation_kind]
+        verdict = (f"{kind.headline}: {mech} does not satisfy {claim_txt}; {kind.meaning} "
                    f"(a false accusation has probability at most {result.beta:g})"
-                   + (f", and the mechanism's epsilon is at least {eps_lb:.4g}." if eps_lb else "."))
+                   + (f", and the mechanism's epsilon is at least {eps_lb:.4g}. " if eps_lb else ". ")
+                   + kind.advice)
     elif result.inconclusive:
         status = "inconclusive"
         verdict = f"INCONCLUSIVE: too few samples for the tester's bound to say anything about {claim_txt} for {mech}."
@@ -139,10 +142,12 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         ("mechanism", mech),
         ("claim", claim_txt),
         ("verdict", result.verdict),
+        *((("violation kind", f"{result.violation_kind} ({VIOLATION_KINDS[result.violation_kind].headline})"),
+           ("what to do", result.advice)) if result.violation else ()),
         ("tester", str(result.tester.get("tester", "?"))),
         ("confidence", f"a violation is reported wrongly with probability <= {result.beta:g} "
                        f"(split over {result.trial_budget} trial(s): {result.beta_per_trial:g} each)"),
-        ("trials", f"{len(result.trials)} run of {result.trial_budget}" + (" (stopped at the first violation)" if result.stopped_early else "")),
+        ("trials", result.trials_summary),
         ("neighbouring", str(result.neighbouring.get("relation", "?"))),
         ("seed", str(result.seed)),
         ("started", result.started_at or "-"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import NotApplicable, Tester, TestOutcome, profile_outcome
+from .base import VIOLATION_KINDS, NotApplicable, Tester, TestOutcome, ViolationKind, profile_outcome
 from .combined import CombinedTester
 from .hockey_stick import HockeyStickTester
 
@@ -27,6 +27,8 @@ __all__ = [
     "TESTER_NAMES",
     "TestOutcome",
     "Tester",
+    "VIOLATION_KINDS",
+    "ViolationKind",
     "default_tester_name",
     "make_tester",
     "profile_outcome",

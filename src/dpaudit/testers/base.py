@@ -27,6 +27,8 @@ __all__ = [
     "ProfileTester",
     "TestOutcome",
     "Tester",
+    "VIOLATION_KINDS",
+    "ViolationKind",
     "profile_grid",
     "profile_outcome",
     "rdp_epsilon_lower_bound",
@@ -41,6 +43,46 @@ def verdict_word(violation: bool, inconclusive: bool, passed: str = "pass") -> s
     if violation:
         return "violation"
     return "inconclusive" if inconclusive else passed
+
+
+@dataclass(frozen=True)
+class ViolationKind:
+    """What kind of violation a test found: its name, the words of its verdict and what to do.
+
+    Attributes
+    ----------
+    name : str
+        ``"distributional"`` (the output distributions themselves violate the claim) or
+        ``"floating-point"`` (only the outputs' float64 bit patterns do: the mechanism may be
+        private in exact arithmetic). The ``violation_kind`` of the JSON result.
+    headline : str
+        The verdict's words: ``"VIOLATION"`` or ``"FLOATING-POINT LEAK"``.
+    meaning : str
+        What the finding says, one clause.
+    advice : str
+        One sentence: what to do about it.
+    """
+
+    name: str
+    headline: str
+    meaning: str
+    advice: str
+
+
+VIOLATION_KINDS = {k.name: k for k in (
+    ViolationKind(
+        "distributional", "VIOLATION", "the evidence rejects the claim",
+        "The output distributions themselves violate the claim: check the mechanism's sensitivity and "
+        "noise scale (and that the noise does not depend on the data).",
+    ),
+    ViolationKind(
+        "floating-point", "FLOATING-POINT LEAK",
+        "the outputs' floating-point bit patterns reject the claim (the mechanism may be private in exact arithmetic)",
+        "The float64 outputs leak the input through which doubles they can take (Mironov 2012): use a snapping "
+        "mechanism (Mironov 2012) or a discrete/exact sampler such as OpenDP's.",
+    ),
+)}
+"""The violation kinds by name (:class:`ViolationKind`)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +153,27 @@ class TestOutcome(ClaimComparison):
         return verdict_word(self.violation, self.inconclusive)
 
     @property
+    def violation_kind(self) -> str | None:
+        """``"floating-point"``, ``"distributional"`` or None (no violation): see :class:`ViolationKind`.
+
+        A violation is a floating-point one when the bound it rests on is a float-bits bound of a
+        bit-level family (:data:`~dpaudit.estimators.float_bits.BIT_LEVEL_FAMILIES`: its region is
+        a set of doubles chosen by their bit patterns, which no region of output values can see).
+        Every other tester, and the float-bits tester's ``"atoms"`` family (point masses), bounds
+        the output distribution itself: a distributional violation. A combined outcome is
+        floating-point only when every violating part is; one distributional part makes it
+        distributional (fixing the floating point would not fix that part).
+        """
+        if not self.violation:
+            return None
+        if self.parts:
+            kinds = {p.violation_kind for p in self.parts if p.violation}
+            return "floating-point" if kinds == {"floating-point"} else "distributional"
+        from ..estimators.float_bits import BIT_LEVEL_FAMILIES, bound_family
+
+        return "floating-point" if bound_family(self.bounds[self.strongest]) in BIT_LEVEL_FAMILIES else "distributional"
+
+    @property
     def strongest_part_index(self) -> int:
         """For a combined outcome, the index of the part whose bounds contain ``bounds[strongest]``
         (``bounds`` is the parts' bounds in order); 0 when there are no parts."""
@@ -136,6 +199,7 @@ class TestOutcome(ClaimComparison):
         d["bounds"] = [b.to_dict() for b in self.bounds]
         d["parts"] = [p.to_dict() for p in self.parts]
         d["status"] = self.status
+        d["violation_kind"] = self.violation_kind
         return d
 
     @classmethod

@@ -110,6 +110,7 @@ _register_family(
         factory=DPLaplace,
         claim_kind="pure",
         private=True,
+        exact_arithmetic_only=True,
         summary="mean of records in [0, 1]: S/n_tilde + Laplace(2/(n_tilde eps)), noisy count n_tilde (half the budget)",
         bug=None,
         true_guarantee=(
@@ -168,6 +169,7 @@ _register_family(
         factory=DPGaussian,
         claim_kind="approx",
         private=True,
+        exact_arithmetic_only=True,
         summary=(
             "mean of records in [0, 1]: S/n_tilde + N(0, sigma^2), sigma = sqrt(2 ln(1.25/delta)) "
             "2/(n_tilde eps); valid for eps <= 2"
@@ -451,6 +453,7 @@ _register_family(
     dict(
         factory=DPGD,
         private=True,
+        exact_arithmetic_only=True,
         summary=_DPGD_MODEL + "; per-example clipping, noise N(0, (sigma G)^2), sigma from the analytic Gaussian mechanism",
         bug=None,
         true_guarantee=(
@@ -495,6 +498,7 @@ _register_family(
         factory=FloatLaplace,
         claim_kind="pure",
         private=False,
+        exact_arithmetic_only=True,
         summary="sum of records in [0, 1] + textbook inverse-CDF Laplace(1/eps) computed in float64",
         bug=(
             "the set of doubles S + noise can take depends on S: near 0 the outputs of S = 1 (or 1/3) lie on "
@@ -510,6 +514,7 @@ _register_family(
         factory=FloatGaussian,
         claim_kind="approx",
         private=False,
+        exact_arithmetic_only=True,
         summary="sum of records in [0, 1] + textbook Box-Muller N(0, sigma^2) in float64, sigma = sqrt(2 ln(1.25/delta))/eps",
         bug="as float-laplace: the reachable doubles of S + noise depend on S (floating-point attack)",
         true_guarantee=(
@@ -542,6 +547,7 @@ _register_family(
     dict(
         factory=LaplaceSum,
         private=True,
+        exact_arithmetic_only=True,
         summary=_SUM_02 + " (correct counterpart of the laplace-sum-* entries)",
         bug=None,
         true_guarantee="eps-DP: clipped sum of sensitivity 1, Laplace mechanism (Dwork & Roth 2014 Thm 3.6)",
@@ -641,6 +647,7 @@ _register_family(
         claim_kind="renyi",
         default_alpha=2.0,
         private=True,
+        exact_arithmetic_only=True,
         summary="sum of records in [0, 1]: S + N(0, sigma^2), sigma^2 = alpha/(2 eps); claims (alpha, eps)-RDP",
         bug=None,
         true_guarantee="(alpha, eps)-RDP, tight: the Gaussian mechanism has R_alpha = alpha Delta^2/(2 sigma^2) (Mironov 2017, Prop. 7)",
@@ -684,6 +691,7 @@ _register_family(
     dict(
         factory=variant(_dps.LaplaceVector, "dpsniper-laplace"),
         private=True,
+        exact_arithmetic_only=True,
         summary="DP-Sniper's LaplaceMechanism: a + Lap(1/eps), a = sum of records in [0, 1]",
         bug=None,
         true_guarantee="eps-DP, tight (Laplace mechanism, Dwork & Roth 2014 Thm 3.6)",
@@ -693,6 +701,7 @@ _register_family(
     dict(
         factory=variant(_dps.LaplaceVector, "dpsniper-laplace-parallel", copies=_dps.PARALLEL_COPIES),
         private=True,
+        exact_arithmetic_only=True,
         summary="DP-Sniper's LaplaceParallel: 20 independent releases a + Lap(20/eps) (each at eps/20), a = sum of records in [0, 1]",
         bug=None,
         true_guarantee="eps-DP, tight: 20 Laplace releases at eps/20, basic composition (Dwork & Roth 2014 Thm 3.16)",
@@ -759,6 +768,7 @@ _register_family(
     dict(
         factory=_dps.NoisyHistogram,
         private=True,
+        exact_arithmetic_only=True,
         summary="DP-Sniper's NoisyHist1 (Ding et al. 2018 Alg. 9): histogram of 5 bins (record x in bin round(x)) + Lap(1/eps) per bin",
         bug=None,
         true_guarantee="eps-DP, tight: one record moves one bin by 1 (Laplace mechanism, Dwork & Roth 2014 Thm 3.6)",
@@ -916,6 +926,7 @@ _register_family(
     dict(
         factory=_dps.NumericalSVT,
         private=True,
+        exact_arithmetic_only=True,
         summary=(
             "DP-Sniper's NumericalSVT (Wang et al. 2019): threshold Lap(3/eps), comparisons Lap(6c/eps), released answers "
             "Lap(3c/eps), c = 2, T = 1; 10 codes + 10 values"

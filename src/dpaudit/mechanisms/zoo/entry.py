@@ -58,6 +58,13 @@ class ZooEntry:
         Where the mechanism comes from (paper and section).
     default_alpha : float or None
         Rényi order used when the user gives none (``renyi`` entries only).
+    exact_arithmetic_only : bool
+        True when the claim holds in exact arithmetic but not in float64: the mechanism adds
+        continuous noise drawn by a textbook floating-point sampler to a value that depends on
+        the data, so the set of doubles an output can take leaks the input (Mironov 2012, §3).
+        ``private`` is then the exact-arithmetic answer for a correct mechanism (``dp-laplace``),
+        and False for an entry whose bug is this leak (``float-laplace``); the float-bits tester
+        (``--tester float-bits`` or ``all``) reports a floating-point violation on both.
     violates_for : (float, float) or None
         For a mechanism that is not private: the open interval ``(eps_low, eps_high)`` of the
         privacy parameter epsilon (nats) over which it violates its claim (at ``default_delta``
@@ -89,6 +96,7 @@ class ZooEntry:
     violates_for: tuple[float, float] | None = None
     min_size_reason: str = ""
     default_alpha: float | None = None
+    exact_arithmetic_only: bool = False
 
     def __post_init__(self) -> None:
         if self.min_size is None:
