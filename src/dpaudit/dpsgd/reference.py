@@ -1,0 +1,312 @@
+"""A reference DP-SGD in plain PyTorch with gradient canaries seen at every step, and the bugs seen
+in practice as variants of it.
+
+The reference (``variant="correct"``): per-example gradients with ``torch.func`` (``vmap`` of
+``grad``), Poisson sampling of every example at rate ``q`` in every step, per-example clipping to
+``C = max_grad_norm``, Gaussian noise of standard deviation ``sigma C`` added to the sum, division
+by the expected batch size, plain SGD. It is what the accountant's Poisson-subsampled Gaussian
+(``dpaudit.accounting.Composition.dpsgd(sigma, q, steps)``) describes.
+
+**Gradient canaries** (Nasr et al. 2023, "Dirac canaries"). Canary ``i`` is an example whose
+gradient is ``canary_norm`` times the ``i``-th unit vector of a block of ``m`` extra coordinates
+that the model never reads: real gradients are zero there, so nothing interferes with the
+canaries, and the noise and the clipping act on the block as on every other coordinate. Each
+canary is *included* in the training set independently with probability 1/2 (the one-run audit's
+mask, Steinke et al. 2023) and, once included, is Poisson-sampled at rate ``q`` like every real
+example. The white-box observation is the noisy gradient sum on the block, divided by ``C``:
+
+    o[t, i] = (sum of clipped gradients + noise)[block i] / C
+            ~ N(1{canary i included and sampled at step t} * min(C, canary_norm) / C, sigma^2)
+
+for the correct implementation: exactly the accountant's worst case.
+
+**Variants** (:data:`VARIANTS`): each is a bug class seen in public reports and the auditing
+literature, with the true privacy loss where it can be computed; ``"correct"`` is the control.
+The audit (:mod:`dpaudit.dpsgd.audit`) reads only the observations and the claimed
+``(sigma, q, steps)``: it is built for the class of bug (wrong sensitivity, wrong noise scale,
+state shared across steps, sampling that differs from what is accounted), not for these examples.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from .._validate import check_int, check_positive, check_rate
+
+__all__ = ["DPSGDConfig", "TrainingRun", "VARIANTS", "noise_for_epsilon", "train_with_canaries", "load_digits_task"]
+
+
+def noise_for_epsilon(epsilon: float, delta: float, sampling_rate: float, steps: int, *, tol: float = 1e-3) -> float:
+    """The smallest noise multiplier whose DP-SGD accountant epsilon at ``delta`` is at most
+    ``epsilon`` (bisection on :func:`dpaudit.accounting.get_epsilon`, certified upper bounds, to
+    relative tolerance ``tol``; rounded up, so the accounted epsilon stays at or below the target).
+
+    Raises
+    ------
+    ValueError
+        On epsilon <= 0 or invalid delta, rate or steps.
+    """
+    from ..accounting import Composition, get_epsilon
+
+    check_positive(epsilon, "epsilon")
+
+    def eps_of(sig):
+        return float(get_epsilon(Composition.dpsgd(sig, sampling_rate, steps), delta).epsilon)
+
+    lo, hi = 0.05, 1.0
+    while eps_of(hi) > epsilon:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e4:
+            raise ValueError(f"no noise multiplier below 1e4 reaches epsilon {epsilon} at delta {delta}")
+    while (hi - lo) / hi > tol:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if eps_of(mid) <= epsilon else (mid, hi)
+    return hi
+
+
+VARIANTS = {
+    "correct": "reference DP-SGD: Poisson sampling at rate q, per-example clipping to C, noise sigma*C on the sum",
+    "no-clipping": "per-example gradients are not clipped (a canary of norm 4C moves the sum by 4C): "
+                   "true mu = 4x the claimed per-step 1/sigma",
+    "noise-not-scaled": "noise standard deviation sigma instead of sigma*C (the clipping norm left out; "
+                        "matters when C != 1): true noise multiplier sigma / C",
+    "noise-reused": "the same noise vector at every step (a generator re-seeded each step: state shared "
+                    "across steps): differences of steps cancel the noise, infinite privacy loss when q < 1",
+    "shuffled-batches": "fixed-size batches from a shuffle each epoch (every example in exactly one step per "
+                        "epoch), accounted as Poisson sampling at q = batch/N (Chua et al. 2024)",
+}
+
+
+@dataclass(frozen=True)
+class DPSGDConfig:
+    """The claimed DP-SGD parameters (what the accountant is told) and the training settings.
+
+    Attributes
+    ----------
+    noise_multiplier : float
+        ``sigma > 0``: noise standard deviation in units of the clipping norm.
+    max_grad_norm : float
+        Clipping norm ``C > 0``.
+    sampling_rate : float
+        Poisson rate ``q`` in (0, 1] (1: every example in every step).
+    steps : int
+        Number of steps ``T >= 1``.
+    learning_rate : float
+        SGD step size (> 0).
+    canary_norm : float
+        Norm of each gradient canary before clipping (default ``4 C``: clipping cuts it to ``C``).
+    """
+
+    noise_multiplier: float
+    max_grad_norm: float = 1.0
+    sampling_rate: float = 1.0
+    steps: int = 10
+    learning_rate: float = 0.5
+    canary_norm: Optional[float] = None
+
+    def __post_init__(self):
+        check_positive(self.noise_multiplier, "noise_multiplier")
+        check_positive(self.max_grad_norm, "max_grad_norm")
+        check_rate(self.sampling_rate, "sampling_rate")
+        check_int(self.steps, "steps")
+        check_positive(self.learning_rate, "learning_rate")
+        if self.canary_norm is not None:
+            check_positive(self.canary_norm, "canary_norm")
+
+    @property
+    def canary_gradient_norm(self) -> float:
+        """Norm of a canary's gradient before clipping (``4 C`` unless given)."""
+        return 4.0 * self.max_grad_norm if self.canary_norm is None else float(self.canary_norm)
+
+    def composition(self):
+        """The accountant's mechanism: :meth:`dpaudit.accounting.Composition.dpsgd`."""
+        from ..accounting import Composition
+
+        return Composition.dpsgd(self.noise_multiplier, self.sampling_rate, self.steps)
+
+    def to_dict(self) -> dict:
+        return {"noise_multiplier": self.noise_multiplier, "max_grad_norm": self.max_grad_norm,
+                "sampling_rate": self.sampling_rate, "steps": self.steps, "learning_rate": self.learning_rate,
+                "canary_norm": self.canary_gradient_norm}
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """One DP-SGD run with ``m`` gradient canaries.
+
+    Attributes
+    ----------
+    observations : ndarray, shape (steps, m)
+        ``o[t, i]``: the noisy gradient sum on canary ``i``'s coordinate at step ``t``, over ``C``.
+    mask : ndarray of bool, shape (m,)
+        Which canaries were included (each independently with probability 1/2).
+    sampled : ndarray of int, shape (m,)
+        In how many steps each included canary was sampled (0 for excluded ones).
+    participation : ndarray of bool, shape (steps, m)
+        Whether canary ``i`` was in step ``t``'s batch (known to an auditor who inserts the
+        canary gradients itself; used by the fitted estimate only, never by the certified audit).
+    config : DPSGDConfig
+    variant : str
+    seconds : float
+        Wall time of the run (training and observation).
+    train_accuracy : float
+        The final model's accuracy on its real training examples (a sanity check that it trains).
+    details : dict
+    """
+
+    observations: np.ndarray
+    mask: np.ndarray
+    sampled: np.ndarray
+    participation: np.ndarray
+    config: DPSGDConfig
+    variant: str
+    seconds: float
+    train_accuracy: float
+    details: dict = field(default_factory=dict)
+
+
+def load_digits_task(num_train: int = 500, seed: int = 0):
+    """scikit-learn's digits (8x8 images, 10 classes; shipped with the package): ``num_train``
+    examples chosen by ``seed``, pixels scaled to [0, 1]. Returns ``(x, y)`` as float32 / int64
+    arrays. Raises ImportError naming the extra (``dpaudit[opacus]``) without scikit-learn."""
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as exc:  # pragma: no cover - the dev extras include scikit-learn
+        raise ImportError("the digits task needs scikit-learn: pip install 'dpaudit[opacus]'") from exc
+    x, y = load_digits(return_X_y=True)
+    idx = np.random.default_rng(seed).permutation(len(y))[: check_int(num_train, "num_train")]
+    return (x[idx] / 16.0).astype(np.float32), y[idx].astype(np.int64)
+
+
+def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: str = "correct", data=None,
+                        hidden: int = 32, seed: int = 0, device: str = "cpu") -> TrainingRun:
+    """Train a small MLP with DP-SGD (or one of its buggy :data:`VARIANTS`) and ``canaries``
+    gradient canaries, each included with probability 1/2; return every step's observations.
+
+    Parameters
+    ----------
+    config : DPSGDConfig
+        The claimed parameters and training settings.
+    canaries : int
+        Number ``m >= 2`` of gradient canaries (one coordinate each in the canary block).
+    variant : str
+        A key of :data:`VARIANTS`.
+    data : (x, y), optional
+        Real training examples, shapes ``(N, features)`` float and ``(N,)`` class indices; default
+        :func:`load_digits_task`.
+    hidden : int
+        Width of the MLP's hidden layer.
+    seed : int
+        Seeds the mask, the sampling, the noise and the initial parameters.
+    device : str
+        Torch device ('cpu', 'cuda').
+
+    Returns
+    -------
+    TrainingRun
+
+    Raises
+    ------
+    ValueError
+        On an unknown variant, fewer than 2 canaries, or data of mismatched shapes.
+
+    References
+    ----------
+    Abadi et al. (2016), Algorithm 1 (DP-SGD); Nasr et al. (2023), §4 (Dirac gradient canaries,
+    observation at every step); Steinke, Nasr, Jagielski (2023) (inclusion with probability 1/2).
+    """
+    import time
+
+    import torch
+    from torch.func import functional_call, grad, vmap
+
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown DP-SGD variant {variant!r}; choose one of {sorted(VARIANTS)}")
+    m = check_int(canaries, "canaries", 2)
+    x_np, y_np = load_digits_task() if data is None else data
+    x_np, y_np = np.asarray(x_np, dtype=np.float32), np.asarray(y_np, dtype=np.int64)
+    if x_np.ndim != 2 or y_np.shape != (x_np.shape[0],):
+        raise ValueError(f"data must be (x of shape (N, features), y of shape (N,)), got {x_np.shape}, {y_np.shape}")
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator(device=device).manual_seed(int(rng.integers(2**62)))
+    n, feats = x_np.shape
+    classes = int(y_np.max()) + 1
+    x, y = torch.as_tensor(x_np, device=device), torch.as_tensor(y_np, device=device)
+    model = torch.nn.Sequential(torch.nn.Linear(feats, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, classes)).to(device)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=gen, device=device) * 0.1)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss_one(p, xi, yi):
+        out = functional_call(model, p, (xi.unsqueeze(0),))
+        return torch.nn.functional.cross_entropy(out, yi.unsqueeze(0))
+
+    per_example = vmap(grad(loss_one), in_dims=(None, 0, 0))
+    C, sigma, q, T = config.max_grad_norm, config.noise_multiplier, config.sampling_rate, config.steps
+    cnorm = config.canary_gradient_norm
+    mask = rng.random(m) < 0.5
+    included = np.flatnonzero(mask)
+    d_model = sum(v.numel() for v in params.values())
+    noise_sd = sigma if variant == "noise-not-scaled" else sigma * C
+    expected_batch = q * (n + included.size)
+    obs = np.empty((T, m))
+    part = np.zeros((T, m), dtype=bool)
+    fixed_noise_seed = int(rng.integers(2**62))
+    batch = max(1, int(round(q * (n + included.size))))
+    order = None
+    for t in range(T):
+        if variant == "shuffled-batches":
+            # Every example (real or included canary) in exactly one batch per epoch.
+            pool = n + included.size
+            per_epoch = max(1, int(math.ceil(pool / batch)))
+            if t % per_epoch == 0:
+                order = rng.permutation(pool)
+            k = t % per_epoch
+            chosen = order[k * batch:(k + 1) * batch]
+            real_idx = chosen[chosen < n]
+            can_idx = included[chosen[chosen >= n] - n]
+        else:
+            real_idx = np.flatnonzero(rng.random(n) < q) if q < 1 else np.arange(n)
+            can_idx = included[rng.random(included.size) < q] if q < 1 else included
+        part[t, can_idx] = True
+        # Real examples: per-example gradients, clipped.
+        g_sum = torch.zeros(d_model, device=device)
+        if real_idx.size:
+            ri = torch.as_tensor(real_idx, device=device)
+            grads = per_example(params, x[ri], y[ri])
+            flat = torch.cat([g.reshape(ri.numel(), -1) for g in grads.values()], dim=1)
+            if variant != "no-clipping":
+                norms = flat.norm(dim=1, keepdim=True)
+                flat = flat * torch.clamp(C / (norms + 1e-12), max=1.0)
+            g_sum = flat.sum(dim=0)
+        # Canaries: gradient cnorm * e_i on the block, clipped like any example.
+        block = np.zeros(m)
+        block[can_idx] = cnorm if variant == "no-clipping" else min(C, cnorm)
+        if variant == "noise-reused":
+            g_noise = torch.Generator(device=device).manual_seed(fixed_noise_seed)
+        else:
+            g_noise = gen
+        noise = torch.randn(d_model + m, generator=g_noise, device=device) * noise_sd
+        noisy_model = g_sum + noise[:d_model]
+        obs[t] = (block + noise[d_model:].cpu().numpy()) / C
+        # SGD step on the model's parameters (the canary block is observed, not trained).
+        offset = 0
+        with torch.no_grad():
+            new = {}
+            for k_, v in params.items():
+                sz = v.numel()
+                new[k_] = v - config.learning_rate * noisy_model[offset:offset + sz].reshape(v.shape) / expected_batch
+                offset += sz
+            params = new
+    with torch.no_grad():
+        acc = float((functional_call(model, params, (x,)).argmax(dim=1) == y).float().mean())
+    return TrainingRun(observations=obs, mask=mask, sampled=part.sum(axis=0), participation=part, config=config, variant=variant,
+                       seconds=time.perf_counter() - t0, train_accuracy=acc,
+                       details={"num_train": int(n), "model_parameters": int(d_model), "canary_block": int(m),
+                                "seed": seed, "device": device})
