@@ -135,6 +135,27 @@ class DPSGDAudit:
         """``epsilon_lower_bound / accountant_epsilon``."""
         return self.epsilon_lower_bound / self.accountant_epsilon if self.accountant_epsilon > 0 else math.inf
 
+    def summary(self) -> str:
+        """A few lines for a terminal or a notebook: the verdict, the certified bound next to the
+        accountant's epsilon, the estimates (labelled), the guesses and the times."""
+        cfg = self.config
+        a = self.one_run[self.best_score]
+        verdict = ("VIOLATION: the run leaks more than its accountant says" if self.violated
+                   else "no violation found (a lower bound cannot prove privacy)")
+        return "\n".join([
+            f"dpaudit DP-SGD audit ({self.variant}): {verdict}",
+            f"  claimed: sigma={cfg.noise_multiplier:.4g}, q={cfg.sampling_rate:g}, steps={cfg.steps}, C={cfg.max_grad_norm:g}; "
+            f"{self.canaries} canaries",
+            f"  accountant epsilon at delta={self.delta:g}: {self.accountant_epsilon:.4g} ({self.accountant_kind})",
+            f"  certified one-run lower bound:         {self.epsilon_lower_bound:.4g} "
+            f"({self.fraction_of_accountant:.2f} x the accountant; score {self.best_score!r}, "
+            f"{a.guess.correct} of {a.guess.guesses} guesses correct, beta={self.beta:g})",
+            f"  certified GDP mu lower bound:          {self.mu_lower_bound:.4g}",
+            f"  estimate, fitted per-step mechanism:   {self.epsilon_estimate_fit:.4g} (no confidence statement)",
+            f"  estimate, histogram PLD composed:      {self.epsilon_estimate_pld:.4g} (no confidence statement)",
+            f"  time: training {self.train_seconds:.2f} s, audit {self.audit_seconds:.2f} s",
+        ])
+
     def to_dict(self) -> dict:
         """JSON-ready dict."""
         from ..estimators.region import jsonable

@@ -1,0 +1,171 @@
+"""Gradient canaries inside a user's own Opacus training loop (``opacus.optimizers.DPOptimizer``).
+
+:class:`OpacusCanaries` adds ``m`` Dirac gradient canaries to an Opacus DP-SGD run with a few
+lines::
+
+    model, optimizer, loader = privacy_engine.make_private(...)      # as usual
+    canaries = OpacusCanaries(optimizer, canaries=1000, sampling_rate=q, seed=0)
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        canaries.step()                                                # instead of optimizer.step()
+    print(canaries.audit(delta=1e-5).summary())
+
+How: the canaries live in an extra parameter block of ``m`` coordinates that the optimizer holds
+(learning rate 0, so it never moves) and the model never reads. Before each step the hook appends
+one per-example gradient row for every canary sampled in this step (included with probability
+1/2 once, then Poisson-sampled at rate ``q`` like the real examples): ``canary_norm`` on its own
+coordinate, zeros elsewhere; real examples get zeros on the block. Opacus then does what it
+always does, unchanged: per-example clipping over all parameters, the sum, Gaussian noise of
+standard deviation ``noise_multiplier * max_grad_norm`` on every parameter, division by the
+expected batch size. After the step the block's gradient is the white-box observation (scaled
+back to units of ``max_grad_norm``). Every real-data line of the user's loop is Opacus's own
+code, so a bug in its clipping, noise or scaling shows in the canaries.
+
+Opacus is an optional dependency (``pip install 'dpaudit[opacus]'``), imported lazily.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from .._validate import check_int, check_positive, check_rate
+
+__all__ = ["OpacusCanaries"]
+
+
+class OpacusCanaries:
+    """Dirac gradient canaries riding on an Opacus ``DPOptimizer`` (see the module docstring).
+
+    Parameters
+    ----------
+    optimizer : opacus.optimizers.DPOptimizer
+        The optimizer ``PrivacyEngine.make_private`` returned (or any ``DPOptimizer``).
+    canaries : int
+        Number ``m >= 2`` of canaries, each included independently with probability 1/2.
+    sampling_rate : float
+        Poisson rate ``q`` in (0, 1] at which included canaries join a step (the real examples'
+        rate: ``batch_size / len(dataset)`` for Opacus's ``DPDataLoader``).
+    canary_norm : float, optional
+        Norm of a canary gradient before clipping (default ``4 * max_grad_norm``).
+    seed : int
+        Seeds the inclusion mask and the canaries' sampling.
+
+    Attributes
+    ----------
+    mask : ndarray of bool, shape (m,)
+        Which canaries were included.
+    observations : list of ndarray, shape (m,) each
+        One row per completed step.
+
+    Raises
+    ------
+    TypeError
+        If ``optimizer`` is not an Opacus ``DPOptimizer``.
+    ValueError
+        On invalid counts or rates.
+
+    References
+    ----------
+    Nasr et al. (2023), §4 (Dirac gradient canaries observed at every step); Steinke, Nasr,
+    Jagielski (2023) (inclusion with probability 1/2); Opacus ``DPOptimizer``.
+    """
+
+    def __init__(self, optimizer, canaries: int = 1000, *, sampling_rate: float = 1.0,
+                 canary_norm: Optional[float] = None, seed: int = 0):
+        import torch
+
+        try:
+            from opacus.optimizers import DPOptimizer
+        except ImportError as exc:  # pragma: no cover - opacus is in the dev extras
+            raise ImportError("OpacusCanaries needs Opacus: pip install 'dpaudit[opacus]'") from exc
+        if not isinstance(optimizer, DPOptimizer):
+            raise TypeError(f"optimizer must be an opacus DPOptimizer, got {type(optimizer).__name__}")
+        self.optimizer = optimizer
+        self.m = check_int(canaries, "canaries", 2)
+        self.sampling_rate = check_rate(sampling_rate, "sampling_rate")
+        self.max_grad_norm = float(optimizer.max_grad_norm)
+        self.canary_norm = 4.0 * self.max_grad_norm if canary_norm is None else check_positive(canary_norm, "canary_norm")
+        self._rng = np.random.default_rng(seed)
+        self.mask = self._rng.random(self.m) < 0.5
+        self._included = np.flatnonzero(self.mask)
+        device = next(iter(p.device for p in optimizer.params), torch.device("cpu"))
+        self.block = torch.nn.Parameter(torch.zeros(self.m, device=device))
+        optimizer.original_optimizer.add_param_group({"params": [self.block], "lr": 0.0, "weight_decay": 0.0,
+                                                      "momentum": 0.0})
+        self.observations: list = []
+        self.participation: list = []
+        self.seconds = 0.0
+        self._start = time.perf_counter()
+
+    def _append_canaries(self) -> None:
+        import torch
+
+        opt = self.optimizer
+        chosen = self._included[self._rng.random(self._included.size) < self.sampling_rate] \
+            if self.sampling_rate < 1 else self._included
+        part = np.zeros(self.m, dtype=bool)
+        part[chosen] = True
+        self.participation.append(part)
+        k = chosen.size
+        real = [p for p in opt.params if p is not self.block]
+        if not real:
+            raise RuntimeError("the optimizer holds no model parameters")
+        first = opt._get_flat_grad_sample(real[0])
+        batch = first.shape[0]
+        for p in real:
+            gs = opt._get_flat_grad_sample(p)
+            p.grad_sample = torch.cat([gs, gs.new_zeros((k, *gs.shape[1:]))], dim=0)
+        rows = first.new_zeros((batch + k, self.m))
+        if k:
+            rows[torch.arange(batch, batch + k), torch.as_tensor(chosen, device=rows.device)] = self.canary_norm
+        self.block.grad_sample = rows
+
+    def step(self, closure=None):
+        """``optimizer.step()`` with the canaries: append their gradient rows, step, observe.
+
+        Returns
+        -------
+        Whatever ``optimizer.step`` returns.
+        """
+        self._append_canaries()
+        out = self.optimizer.step(closure)
+        g = self.block.grad
+        if g is None:  # a skipped step (gradient accumulation): nothing was released
+            self.participation.pop()
+            return out
+        scale = self.optimizer.expected_batch_size * self.optimizer.accumulated_iterations \
+            if self.optimizer.loss_reduction == "mean" else 1.0
+        self.observations.append(g.detach().cpu().numpy().astype(float) * scale / self.max_grad_norm)
+        self.seconds = time.perf_counter() - self._start
+        return out
+
+    def run(self, noise_multiplier: Optional[float] = None):
+        """The observations so far as a :class:`~dpaudit.dpsgd.reference.TrainingRun` (config from
+        the optimizer: its noise multiplier and clipping norm, this hook's rate, the steps taken)."""
+        from .reference import DPSGDConfig, TrainingRun
+
+        if not self.observations:
+            raise ValueError("no step observed yet: call canaries.step() in the training loop")
+        sigma = float(self.optimizer.noise_multiplier if noise_multiplier is None else noise_multiplier)
+        cfg = DPSGDConfig(noise_multiplier=sigma, max_grad_norm=self.max_grad_norm, sampling_rate=self.sampling_rate,
+                          steps=len(self.observations), canary_norm=self.canary_norm)
+        part = np.array(self.participation)
+        return TrainingRun(observations=np.array(self.observations), mask=self.mask, sampled=part.sum(axis=0),
+                           participation=part, config=cfg, variant="opacus", seconds=self.seconds,
+                           train_accuracy=float("nan"), details={"canary_block": self.m})
+
+    def audit(self, *, delta: float = 1e-5, beta: float = 0.05, noise_multiplier: Optional[float] = None, **kwargs):
+        """:func:`dpaudit.dpsgd.audit_run` on this run's observations, against the accountant's
+        epsilon for the optimizer's ``(noise_multiplier, q, steps)``.
+
+        Returns
+        -------
+        DPSGDAudit
+        """
+        from .audit import audit_run
+
+        return audit_run(self.run(noise_multiplier), delta=delta, beta=beta, **kwargs)
