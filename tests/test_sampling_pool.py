@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 from dpaudit import Mechanism, PureDP, audit
 from dpaudit.audit import executors
 from dpaudit.audit.executors import (
-    InProcessExecutor, SamplingPool, choose_processes, chunk_sizes, sample_pair, time_per_call, trial_streams,
-    usable_cores,
+    InProcessExecutor, SamplingPool, TrialSpec, choose_processes, chunk_sizes, sample_pair, time_per_call,
+    trial_streams, usable_cores,
 )
 from dpaudit.cli import app
 from dpaudit.datasets import AddRemove
@@ -332,8 +332,18 @@ def test_auto_gives_a_costly_mechanism_all_cores_with_the_same_results(two_cores
 
 def test_a_raising_mechanism_is_reported_before_any_pool_starts(two_cores, monkeypatch):
     _no_pool(monkeypatch)
+    broken = Mechanism.from_callable(broken_call, name="broken")
     with pytest.raises(MechanismError, match="database offline"):
-        _big_audit(Mechanism.from_callable(broken_call, name="broken"))
+        _big_audit(broken)
+    # the executor's own account: timed, raised, sampled here, the trial's error handed back
+    ex = InProcessExecutor()
+    ex.start(broken, make_tester("histogram"), PureDP(1.0), num_samples=10_000, chunk_size=5000)
+    ex.submit(TrialSpec(0, REL.pair([1.0], [1.0, 0.0]), "test", 10_000, 0.1, 9, 5000))
+    _, error = ex.wait_any()
+    assert isinstance(error, MechanismError) and "(call 1 of 1250)" in str(error)  # the trial's first chunk
+    assert ex.describe() == {"executor": "in-process", "workers": 1, "processes": 1, "processes_choice":
+                             "the mechanism raised when timed (MechanismError): sampled in this process"}
+    ex.close()
 
 
 def test_cli_states_the_processes_it_chose(tmp_path, monkeypatch, two_cores):

@@ -676,8 +676,11 @@ class InProcessExecutor:
     def wait_any(self):
         """Run the oldest submitted trial; return ``(spec, TrialRecord or exception)``."""
         spec = self._queue.pop(0)
-        if self._measure:
-            self._decide(spec)
+        if self._measure:  # before the pool is handed to the trial: the choice may start one
+            try:
+                self._decide(spec)
+            except Exception as exc:  # returned, the loop decides
+                return spec, exc
         token = _ACTIVE_POOL.set(self._pool)
         try:
             return spec, run_trial(*self._ctx, spec)
@@ -715,7 +718,8 @@ class InProcessExecutor:
         """``{"executor": "in-process", "workers": 1, "processes": P}``: ``P`` processes sample a
         per-call mechanism (1: in this process). With ``processes="auto"``, once the first trial
         has decided, also ``"processes_choice"`` (the reason, e.g. "measured 4.2 µs per call:
-        workers would not pay off (...)") and ``"seconds_per_call"`` (the measurement)."""
+        workers would not pay off; ...", from :func:`choose_processes`) and
+        ``"seconds_per_call"`` (the measurement; absent when the mechanism raised while timed)."""
         return {"executor": self.kind, "workers": 1, "processes": self._pool.processes if self._pool else 1,
                 **self._choice}
 
