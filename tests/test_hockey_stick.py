@@ -15,6 +15,7 @@ one-sided binomial test (marked slow).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -22,7 +23,10 @@ from scipy import stats
 
 from dpaudit.bounds import clopper_pearson_lower, clopper_pearson_upper, poisson_rate, poisson_ratio_lower
 from dpaudit.estimators.region import RATIO_SHARE
-from dpaudit.estimators import ClassifierHockeyStick, HockeyStickBound, bound_from_dict, hockey_stick_lower_bound
+from dpaudit.estimators import (
+    ClassifierHockeyStick, HistogramBound, HistogramHockeyStick, HockeyStickBound, NotApplicable, bound_from_dict,
+    hockey_stick_lower_bound,
+)
 
 from _harness import assert_rate_at_most
 from exact_divergences import gaussian_hockey_stick, hockey_stick_numeric, laplace_hockey_stick
@@ -156,8 +160,8 @@ def test_reproducible_from_the_same_seed():
     # Also when the caller passes the same generator state twice.
     c = est.estimate(p, q, epsilon=0.5, beta=0.05, rng=np.random.default_rng(99))
     assert c.forward == a.forward
-    # The convenience wrapper returns the forward bound of the same computation.
-    w = hockey_stick_lower_bound(p, q, 0.5, beta=0.05, rng=99, epochs=2)
+    # The convenience wrapper with regions="classifier" returns the forward bound of the same computation.
+    w = hockey_stick_lower_bound(p, q, 0.5, beta=0.05, rng=99, epochs=2, regions="classifier")
     assert w == a.forward
 
 
@@ -290,6 +294,64 @@ def test_dependent_coordinates_keep_the_classifier():
     for b in (ev.forward, ev.reverse):
         assert b.region.startswith("classifier score")
         assert b.lower > 0.3
+
+
+# --------------------------------------------------------------------------- the notebook function's regions
+def test_lower_bound_takes_the_testers_region_choice():
+    """hockey_stick_lower_bound chooses its regions as ``dpaudit test`` does: exact regions on 1-D
+    and discrete outputs (no training), the classifier on continuous vectors, and ``regions``
+    forces either."""
+    p, q = laplace_samples(20_000, seed=41)
+    auto = hockey_stick_lower_bound(p, q, 0.5, beta=0.05, rng=42)
+    assert isinstance(auto, HistogramBound) and auto.mode == "binned" and auto.tolerance == "split"
+    assert not auto.region.startswith("classifier") and auto.direction == "P||Q"
+    assert 0.0 < auto.beta <= 0.05  # the exact regions' share of beta for this direction
+    # the bound of HockeyStickTester(regions="exact")'s estimator (the tester's machinery)
+    ev = HistogramHockeyStick().estimate(p, q, epsilon=0.5, beta=0.05, rng=42)
+    assert auto == ev.forward
+    assert hockey_stick_lower_bound(p, q, 0.5, beta=0.05, rng=42, regions="exact") == auto
+    # discrete outputs: each value a cell
+    bits_p, bits_q = bits_samples(5000, seed=43, d=2)
+    assert hockey_stick_lower_bound(bits_p, bits_q, 0.5, rng=44).mode == "discrete"
+    # regions="classifier" forces the old path: the classifier's bound at the whole beta
+    forced = hockey_stick_lower_bound(p, q, 0.5, beta=0.05, rng=42, regions="classifier", **SMALL)
+    assert type(forced) is HockeyStickBound and forced.region.startswith(("classifier score", "product-of-marginals"))
+    assert forced == ClassifierHockeyStick(**SMALL).estimate(p, q, epsilon=0.5, beta=0.05, rng=42).forward
+    # continuous vectors, the difference spread over both columns: the classifier under "auto"
+    rng = np.random.default_rng(45)
+    vp, vq = rng.normal(0.0, 1.0, (3000, 2)), rng.normal(0.7, 1.0, (3000, 2))
+    vec = hockey_stick_lower_bound(vp, vq, 0.5, rng=46, **SMALL)
+    assert type(vec) is HockeyStickBound
+    with pytest.raises(NotApplicable):
+        hockey_stick_lower_bound(vp, vq, 0.5, rng=46, regions="exact")
+
+
+@pytest.mark.parametrize("bad", ["Auto", "histogram", "", None, 1])
+def test_lower_bound_rejects_unknown_regions(bad):
+    p, q = laplace_samples(100, seed=1)
+    with pytest.raises(ValueError, match=f"regions must be one of .*got {re.escape(repr(bad))}"):
+        hockey_stick_lower_bound(p, q, 0.5, regions=bad)
+
+
+NOTEBOOK_SEEDS = 50
+NOTEBOOK_N = 20_000  # per distribution
+
+
+def test_lower_bound_default_coverage_on_laplace():
+    """The default (exact-region) bound exceeds the true H_{e^eps}(Lap(0,1) || Lap(1,1)) in no more
+    than a beta fraction of seeded runs (one-sided binomial test), at the claimed eps and over a
+    grid of eps at once."""
+    beta, eps = 0.1, 0.5
+    exact, exact_grid = laplace_hockey_stick(1.0, eps), laplace_hockey_stick(1.0, GRID)
+    above = on_grid = 0
+    for seed in range(NOTEBOOK_SEEDS):
+        p, q = laplace_samples(NOTEBOOK_N, seed=[seed, 8001])
+        b = hockey_stick_lower_bound(p, q, eps, beta=beta, rng=[seed, 8002])
+        assert isinstance(b, HistogramBound)
+        above += b.lower > exact
+        on_grid += bool(np.any(b.delta_lower_bound(GRID) > exact_grid))
+    assert_rate_at_most(above, NOTEBOOK_SEEDS, beta)
+    assert_rate_at_most(on_grid, NOTEBOOK_SEEDS, beta)
 
 
 # --------------------------------------------------------------------------- slow: coverage

@@ -6,6 +6,7 @@ histogram audit."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -17,8 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 from dpaudit import Mechanism, PureDP, audit
+from dpaudit.audit import executors
 from dpaudit.audit.executors import (
-    InProcessExecutor, SamplingPool, chunk_sizes, sample_pair, trial_streams, usable_cores,
+    InProcessExecutor, SamplingPool, TrialSpec, choose_processes, chunk_sizes, sample_pair, time_per_call,
+    trial_streams, usable_cores,
 )
 from dpaudit.cli import app
 from dpaudit.datasets import AddRemove
@@ -234,3 +237,132 @@ def test_a_histogram_audit_does_not_import_torch():
     assert res.returncode == 0, res.stderr
     assert res.stderr.strip().splitlines()[-1] == "False", res.stderr
     assert json.loads(res.stdout)["versions"]["torch"]
+
+
+# --------------------------------------------------------------------------- processes="auto"
+def test_choose_processes_from_injected_timings():
+    # a pure-Python noisy sum (a few us per call): the pool's start-up is never repaid
+    n, reason = choose_processes(4e-6, 100_000, 56, 2)
+    assert n == 1 and reason.startswith("measured 4 µs per call: workers would not pay off")
+    assert "100,000 calls" in reason
+    # a mechanism doing real work per call: all cores, at a default trial's 2 x 50,000 calls
+    for cost in (100e-6, 150e-6, 5e-3):
+        assert choose_processes(cost, 100_000, 56, 2)[0] == 2
+        assert choose_processes(cost, 100_000, 56, 8)[0] == 8
+    n, reason = choose_processes(150e-6, 100_000, 56, 2)
+    assert reason.startswith("measured 150 µs per call: 2 processes pay off")
+    # ... but not for a trial too small to repay the start-up, nor on one core
+    assert choose_processes(150e-6, 4000, 16, 2)[0] == 1
+    assert choose_processes(1.0, 100_000, 56, 1) == (1, "measured 1 s per call: one usable core")
+    # the model: start-up + calls spread over the cores + per-task overhead, against the serial time
+    assert choose_processes(1e-4, 1000, 10, 2, startup_seconds=0.0, task_seconds=0.0)[0] == 2
+    assert choose_processes(1e-4, 1000, 10, 2, startup_seconds=0.03, task_seconds=0.001)[0] == 2  # 0.09 s < 0.1 s
+    assert choose_processes(1e-4, 1000, 10, 2, startup_seconds=0.05, task_seconds=0.001)[0] == 1  # 0.11 s
+    for bad, name in (((-1e-6, 10, 1, 2), "per_call_seconds"), ((float("nan"), 10, 1, 2), "per_call_seconds"),
+                      ((1e-6, -1, 1, 2), "calls"), ((1e-6, 10, 1.5, 2), "chunks"), ((1e-6, 10, 1, 0), "cores")):
+        with pytest.raises(ValueError, match=f"{name} must be .*got {re.escape(repr(bad[['per_call_seconds', 'calls', 'chunks', 'cores'].index(name)]))}"):
+            choose_processes(*bad)
+
+
+def test_time_per_call_times_the_mechanism_without_touching_the_samples():
+    calls = []
+
+    def counted(dataset, rng):
+        calls.append(len(dataset))
+        return float(np.sum(dataset)) + rng.laplace()
+
+    pair = REL.pair([1.0], [1.0, 0.0])
+    per_call = time_per_call(Mechanism.from_callable(counted), pair, max_calls=64)
+    # warm-up, doubling batches of at most 64 calls, the last size twice more; both datasets
+    assert per_call > 0.0 and 4 <= len(calls) <= 2 + 2 * 64 + 3 * 64 and set(calls) == {1, 2}
+    with pytest.raises(MechanismError, match="database offline"):
+        time_per_call(Mechanism.from_callable(broken_call, name="broken"), pair)
+    # the timed calls draw from a stream of their own: the audit's samples are those of processes=1
+    mech = Mechanism.from_callable(noisy_sum_call, name="noisy-sum")
+    timed = _big_audit(mech)
+    assert "seconds_per_call" in timed.execution
+    assert [t.outcome for t in timed.trials] == [t.outcome for t in _big_audit(mech, processes=1).trials]
+
+
+def broken_call(dataset, rng):
+    raise RuntimeError("database offline")
+
+
+@pytest.fixture
+def two_cores(monkeypatch):
+    """A machine with two usable cores, whatever runs the tests."""
+    monkeypatch.setattr(executors, "usable_cores", lambda: 2)
+
+
+def _no_pool(monkeypatch):
+    def refuse(self):
+        raise AssertionError("a sampling pool was started")
+
+    monkeypatch.setattr(SamplingPool, "_start", refuse)
+
+
+def _big_audit(mechanism, **kw):  # 2 x 10,000 calls a trial: enough for a pool (MIN_POOL_CALLS)
+    return audit(mechanism, PureDP(1.0), RandomFinder(REL, rng=3), tester=make_tester("histogram"),
+                 num_samples=10_000, trials=2, beta=0.1, seed=9, exhaustive=True, stages="off", **kw)
+
+
+def test_auto_samples_a_cheap_mechanism_here_and_says_why(two_cores, monkeypatch):
+    monkeypatch.setattr(executors, "time_per_call", lambda mechanism, pair: 4e-6)
+    _no_pool(monkeypatch)
+    mech = Mechanism.from_callable(noisy_sum_call, name="noisy-sum")
+    res = _big_audit(mech)  # processes="auto", the default
+    assert res.execution["processes"] == 1 and res.execution["seconds_per_call"] == 4e-6
+    assert res.execution["processes_choice"].startswith("measured 4 µs per call: workers would not pay off")
+    assert json.loads(res.to_json())["execution"]["processes_choice"] == res.execution["processes_choice"]
+    # an explicit --processes is obeyed, with no measurement and nothing more to say
+    assert "processes_choice" not in _big_audit(mech, processes=1).execution
+
+
+def test_auto_gives_a_costly_mechanism_all_cores_with_the_same_results(two_cores, monkeypatch):
+    # 1 ms per call (injected): the trial's 20,000 calls take 20 s here, about 12 s on 2 processes
+    monkeypatch.setattr(executors, "time_per_call", lambda mechanism, pair: 1e-3)
+    mech = Mechanism.from_callable(noisy_sum_call, name="noisy-sum")
+    pooled = _big_audit(mech)
+    assert pooled.execution["processes"] == 2
+    assert pooled.execution["processes_choice"].startswith("measured 1 ms per call: 2 processes pay off")
+    serial = _big_audit(mech, processes=1)
+    assert [t.outcome for t in pooled.trials] == [t.outcome for t in serial.trials]
+    assert [t.pair for t in pooled.trials] == [t.pair for t in serial.trials]
+
+
+def test_a_raising_mechanism_is_reported_before_any_pool_starts(two_cores, monkeypatch):
+    _no_pool(monkeypatch)
+    broken = Mechanism.from_callable(broken_call, name="broken")
+    with pytest.raises(MechanismError, match="database offline"):
+        _big_audit(broken)
+    # the executor's own account: timed, raised, sampled here, the trial's error handed back
+    ex = InProcessExecutor()
+    ex.start(broken, make_tester("histogram"), PureDP(1.0), num_samples=10_000, chunk_size=5000)
+    ex.submit(TrialSpec(0, REL.pair([1.0], [1.0, 0.0]), "test", 10_000, 0.1, 9, 5000))
+    _, error = ex.wait_any()
+    assert isinstance(error, MechanismError) and "(call 1 of 1250)" in str(error)  # the trial's first chunk
+    assert ex.describe() == {"executor": "in-process", "workers": 1, "processes": 1, "processes_choice":
+                             "the mechanism raised when timed (MechanismError): sampled in this process"}
+    ex.close()
+
+
+def test_cli_states_the_processes_it_chose(tmp_path, monkeypatch, two_cores):
+    (tmp_path / "poolmech_auto.py").write_text(
+        "import numpy as np\n\ndef noisy_sum(dataset, rng):\n    return float(np.sum(dataset)) + rng.laplace()\n\n"
+        "def broken(dataset, rng):\n    raise RuntimeError('database offline')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(executors, "time_per_call", lambda mechanism, pair: 4e-6)
+    _no_pool(monkeypatch)
+    args = ["--epsilon", "1", "--tester", "histogram", "-n", "10000", "-t", "1", "--seed", "5",
+            "--pairs", "[[[1.0], [1.0, 1.0]]]", "--search", "grid"]
+    res = CliRunner().invoke(app, ["test", "poolmech_auto:noisy_sum", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    execution = json.loads(res.stdout)["execution"]
+    assert execution["processes"] == 1 and "workers would not pay off" in execution["processes_choice"]
+    res = CliRunner().invoke(app, ["test", "poolmech_auto:noisy_sum", *args], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "processes   1 (measured 4 µs per call: workers would not pay off" in res.output
+    monkeypatch.setattr(executors, "time_per_call", time_per_call)  # the real one: the mechanism raises there
+    res = CliRunner().invoke(app, ["test", "poolmech_auto:broken", *args])
+    assert res.exit_code == 2 and "database offline" in " ".join(res.output.split())

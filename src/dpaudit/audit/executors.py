@@ -8,8 +8,10 @@ mechanism on each dataset of a pair, then run the tester on the two samples at f
   process, exactly the sequential loop of Alg. 1. For a per-call (non-vectorised) mechanism on a
   machine with more than one core it draws the trial's sampling chunks on a
   :class:`SamplingPool` -- a ``concurrent.futures.ProcessPoolExecutor`` of ``spawn``-ed processes,
-  one per usable core by default (``processes=``; ``dpaudit test --processes N|auto``; ``1``
-  turns it off). The pool is started on the first draw of at least two chunks per dataset in a
+  one per usable core (``processes=``; ``dpaudit test --processes N|auto``; ``1`` turns it off).
+  With ``"auto"``, the default, the first trial times a few calls of the mechanism in this process
+  (:func:`time_per_call`) and the pool is used only when :func:`choose_processes` says its
+  start-up is repaid. The pool is started on the first draw of at least two chunks per dataset in a
   trial that plans at least :data:`MIN_POOL_CALLS` calls, all stages counted (smaller trials would
   not repay its start-up); from then on it draws every draw of two or more chunks -- each stage
   of a sequential trial too -- until :meth:`InProcessExecutor.close` at the end of the audit.
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
+import math
 import os
 import threading
 import time
@@ -59,6 +62,8 @@ __all__ = [
     "DEFAULT_CHUNK_SIZE",
     "MIN_CHUNK_SIZE",
     "MIN_POOL_CALLS",
+    "POOL_STARTUP_SECONDS",
+    "POOL_TASK_SECONDS",
     "DaskExecutor",
     "Executor",
     "InProcessExecutor",
@@ -66,12 +71,14 @@ __all__ = [
     "SamplingPool",
     "TrialSpec",
     "chunk_sizes",
+    "choose_processes",
     "chunk_stream",
     "pickle_context",
     "usable_cores",
     "is_per_call",
     "run_trial",
     "sample_pair",
+    "time_per_call",
     "trial_streams",
 ]
 
@@ -86,6 +93,19 @@ MIN_POOL_CALLS = 20_000
 """Planned calls per trial (both datasets, all stages) below which a per-call mechanism's
 :class:`SamplingPool` is not started: about 2 s at 100 us per call, the order of a spawned pool's
 start-up (the samples are the same either way). A pool already running serves every draw."""
+
+POOL_STARTUP_SECONDS = 2.0
+"""Estimated start-up of a :class:`SamplingPool` (spawned processes that import dpaudit and
+unpickle the mechanism), charged by :func:`choose_processes`. Measured on the project machine (2
+cores shared with other jobs, 2026-11-27): 1.4-2.8 s from the first ``draw_pair`` of two one-call
+chunks to its result, for 2 processes."""
+
+POOL_TASK_SECONDS = 1e-3
+"""Estimated overhead of one pool task (a sampling chunk: submit, pickle the outputs back), charged
+by :func:`choose_processes`. Measured as above: 0.3-0.6 ms per one-call chunk on a warm pool."""
+
+TIMING_SECONDS = 0.005
+""":func:`time_per_call` times batches of calls until one batch takes at least this long."""
 
 CHUNKS_PER_DATASET = 8
 """Chunks per dataset :func:`chunk_sizes` aims for when ``num_samples`` is small, so that many
@@ -201,6 +221,123 @@ def chunk_sizes(num_samples: int, chunk_size: int) -> list[int]:
     size = min(chunk, max(MIN_CHUNK_SIZE, -(-n // CHUNKS_PER_DATASET)))
     full, rest = divmod(n, size)
     return [size] * full + ([rest] if rest else [])
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` in the unit that reads best: "4.2 µs", "150 µs", "650 ms", "2.4 s"."""
+    value, unit = (seconds * 1e6, "µs") if seconds < 1e-3 else (seconds * 1e3, "ms") if seconds < 1.0 else (seconds, "s")
+    return f"{value:.2g} {unit}" if value < 10 else f"{value:.0f} {unit}"
+
+
+def choose_processes(per_call_seconds: float, calls: int, chunks: int, cores: int, *,
+                     startup_seconds: float = POOL_STARTUP_SECONDS,
+                     task_seconds: float = POOL_TASK_SECONDS) -> tuple[int, str]:
+    """How many processes should sample a per-call mechanism under ``processes="auto"``.
+
+    A trial's draws cost ``calls * per_call_seconds`` in this process, and about
+    ``startup_seconds + calls * per_call_seconds / cores + chunks * task_seconds`` on a pool of
+    ``cores`` processes (its start-up, the calls spread over the cores, and each chunk's task
+    overhead). Workers are started only when the pool would finish the trial's draws sooner,
+    start-up included: the pool then also serves every later trial, so this errs toward one
+    process (an audit whose trials are each too small to repay the start-up stays in this
+    process however many trials it runs).
+
+    Parameters
+    ----------
+    per_call_seconds : float
+        Measured seconds per call of the mechanism (:func:`time_per_call`), ``>= 0``.
+    calls : int
+        Calls a trial plans (both datasets, all stages), ``>= 0``.
+    chunks : int
+        Sampling chunks (pool tasks) of those calls, ``>= 0``.
+    cores : int
+        Usable cores (:func:`usable_cores`), ``>= 1``.
+    startup_seconds, task_seconds : float
+        Pool start-up and per-task overhead (defaults :data:`POOL_STARTUP_SECONDS`,
+        :data:`POOL_TASK_SECONDS`, measured on the project machine).
+
+    Returns
+    -------
+    processes : int
+        ``cores`` or 1.
+    reason : str
+        One sentence for the output, e.g. "measured 4.2 µs per call: workers would not pay off;
+        a trial's 100,000 calls take about 420 ms here, about 2.3 s on 2 processes with their
+        start-up".
+
+    Raises
+    ------
+    ValueError
+        If ``per_call_seconds`` is negative or not finite, or ``calls``, ``chunks`` or ``cores``
+        is out of range (the message names it and quotes the value).
+    """
+    if not (isinstance(per_call_seconds, (int, float, np.floating)) and math.isfinite(per_call_seconds)
+            and per_call_seconds >= 0):
+        raise ValueError(f"per_call_seconds must be a finite number >= 0, got {per_call_seconds!r}")
+    for name, value, low in (("calls", calls, 0), ("chunks", chunks, 0), ("cores", cores, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    measured = f"measured {_duration(per_call_seconds)} per call"
+    if cores < 2:
+        return 1, f"{measured}: one usable core"
+    serial = calls * per_call_seconds
+    pooled = startup_seconds + serial / cores + chunks * task_seconds
+    work = f"a trial's {calls:,} calls take about {_duration(serial)} here, about {_duration(pooled)} on {cores} processes with their start-up"
+    if pooled < serial:
+        return int(cores), f"{measured}: {cores} processes pay off; {work}"
+    return 1, f"{measured}: workers would not pay off; {work}"
+
+
+def time_per_call(mechanism, pair: NeighbouringPair, *, target_seconds: float = TIMING_SECONDS,
+                  max_calls: int = 4096) -> float:
+    """Seconds per call of a per-call mechanism, timed in this process on both datasets of ``pair``.
+
+    One call per dataset first (warm-up, and a mechanism that raises raises here, before any
+    pool starts); if those two take ``10 * target_seconds`` or more, their mean is returned (a
+    costly mechanism is not called further). Otherwise batches of ``k = 1, 2, 4, ...`` calls per
+    dataset are timed until one takes ``target_seconds`` or the next would exceed ``max_calls``
+    calls; that batch size is timed twice more and the fastest of the three batches' means is
+    returned (the minimum: other jobs on the machine only ever add time). The calls draw from a
+    generator of their own (seed 0), so the audit's samples do not depend on them.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        A per-call mechanism (:func:`is_per_call`).
+    pair : NeighbouringPair
+        The datasets to call it on (a trial's pair).
+    target_seconds : float, default :data:`TIMING_SECONDS`
+        Duration of the batch whose size is kept.
+    max_calls : int, default 4096
+        Most calls of one batch (both datasets together).
+
+    Returns
+    -------
+    float
+        Seconds per call, ``> 0``.
+
+    Raises
+    ------
+    MechanismError
+        If the mechanism fails or returns unusable outputs (:func:`~dpaudit.mechanisms.draw`).
+    """
+    rng = np.random.default_rng(0)
+
+    def batch(k: int) -> float:
+        t0 = time.perf_counter()
+        for d in (pair.d0, pair.d1):
+            draw(mechanism, d, k, rng)
+        return time.perf_counter() - t0
+
+    warm = batch(1)
+    if warm >= 10 * target_seconds:
+        return warm / 2
+    k = 1
+    elapsed = batch(k)
+    while elapsed < target_seconds and 4 * k <= max_calls:
+        k *= 2
+        elapsed = batch(k)
+    return max(min(elapsed, batch(k), batch(k)), 1e-9) / (2 * k)
 
 
 def chunk_stream(sample_ss: np.random.SeedSequence, dataset: int, chunk: int) -> np.random.Generator:
@@ -468,9 +605,14 @@ class InProcessExecutor:
     Parameters
     ----------
     processes : int or "auto", optional
-        Processes that sample a per-call mechanism: ``"auto"`` (default, also None) one per usable
-        core (:func:`usable_cores`), ``1`` in this process (no pool). Vectorised mechanisms, and
-        any mechanism on a one-core machine, are always sampled in this process.
+        Processes that sample a per-call mechanism: ``"auto"`` (default, also None) decides on
+        the first trial by a short measurement: a few calls of the mechanism are timed in this
+        process (:func:`time_per_call`; a mechanism that raises then fails in this process, no
+        pool is started) and one process per usable core (:func:`usable_cores`) is started only
+        when :func:`choose_processes` says the trial's calls repay the pool's start-up;
+        :meth:`describe` states the choice. ``1``: in this process (no pool); ``N``: N processes.
+        Vectorised mechanisms, and any mechanism on a one-core machine, are always sampled in
+        this process.
     min_pool_calls : int, default MIN_POOL_CALLS
         Trials of fewer calls (both datasets) are sampled in this process: a pool's start-up would
         cost more than it saves.
@@ -492,6 +634,8 @@ class InProcessExecutor:
         self._queue: list[TrialSpec] = []
         self._ctx = None
         self._pool: SamplingPool | None = None
+        self._measure = False  # processes="auto": decide on the first trial (_decide)
+        self._choice: dict = {}
 
     def pool_size(self) -> int:
         """Processes a per-call mechanism would be sampled on (1: in this process)."""
@@ -500,12 +644,14 @@ class InProcessExecutor:
     def start(self, mechanism, tester, claim, *, num_samples: int | None = None, chunk_size: int | None = None) -> None:
         """Keep the trial's objects; plan a sampling pool for a per-call mechanism whose trials have
         at least two chunks per dataset and ``min_pool_calls`` calls (``num_samples``, ``chunk_size``)
-        when :meth:`pool_size` > 1.
+        when :meth:`pool_size` > 1 (with ``processes="auto"``, only if the first trial's
+        measurement says it pays off).
 
         A mechanism that cannot be pickled is sampled in this process, with a ``RuntimeWarning``.
         """
         self.close()
         self._ctx = (mechanism, tester, claim)
+        self._measure, self._choice = False, {}
         size = self.pool_size()
         chunked = bool(chunk_size) and is_per_call(mechanism)
         if size < 2 or not chunked:
@@ -513,10 +659,16 @@ class InProcessExecutor:
         if num_samples is not None and (
                 len(chunk_sizes(num_samples, chunk_size)) < 2 or 2 * int(num_samples) < self.min_pool_calls):
             return
+        if self.processes == "auto":
+            self._measure = True  # the first trial times the mechanism first (_decide)
+            return
+        self._make_pool(mechanism, size)
+
+    def _make_pool(self, mechanism, size: int) -> None:
         try:
             self._pool = SamplingPool(mechanism, size, min_calls=self.min_pool_calls)
         except NotShippableError as exc:
-            warnings.warn(f"sampling in this process, not on {size} processes: {exc}", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"sampling in this process, not on {size} processes: {exc}", RuntimeWarning, stacklevel=3)
 
     def submit(self, spec: TrialSpec) -> None:
         self._queue.append(spec)
@@ -524,6 +676,11 @@ class InProcessExecutor:
     def wait_any(self):
         """Run the oldest submitted trial; return ``(spec, TrialRecord or exception)``."""
         spec = self._queue.pop(0)
+        if self._measure:  # before the pool is handed to the trial: the choice may start one
+            try:
+                self._decide(spec)
+            except Exception as exc:  # returned, the loop decides
+                return spec, exc
         token = _ACTIVE_POOL.set(self._pool)
         try:
             return spec, run_trial(*self._ctx, spec)
@@ -536,10 +693,35 @@ class InProcessExecutor:
         out, self._queue = self._queue, []
         return out
 
+    def _decide(self, spec: TrialSpec) -> None:
+        """``processes="auto"``: time the mechanism on ``spec``'s pair (:func:`time_per_call`) and
+        start a pool if :func:`choose_processes` says so, for this trial's planned calls."""
+        self._measure = False
+        mechanism = self._ctx[0]
+        try:
+            per_call = time_per_call(mechanism, spec.pair)
+        except Exception as exc:  # the trial raises it again, in this process
+            self._choice = {"processes_choice": f"the mechanism raised when timed ({type(exc).__name__}): "
+                                                "sampled in this process"}
+            return
+        chunk = spec.chunk_size or 1
+        steps = np.diff((0,) + tuple(spec.schedule))
+        chunks = 2 * sum(len(chunk_sizes(int(n), chunk)) for n in steps)
+        size, reason = choose_processes(per_call, 2 * int(spec.num_samples), chunks, self.pool_size())
+        self._choice = {"processes_choice": reason, "seconds_per_call": float(per_call)}
+        if size > 1:
+            self._make_pool(mechanism, size)
+            if self._pool is None:  # could not be pickled (warned)
+                self._choice["processes_choice"] = reason + "; but the mechanism cannot be pickled: sampled in this process"
+
     def describe(self) -> dict:
         """``{"executor": "in-process", "workers": 1, "processes": P}``: ``P`` processes sample a
-        per-call mechanism (1: in this process)."""
-        return {"executor": self.kind, "workers": 1, "processes": self._pool.processes if self._pool else 1}
+        per-call mechanism (1: in this process). With ``processes="auto"``, once the first trial
+        has decided, also ``"processes_choice"`` (the reason, e.g. "measured 4.2 µs per call:
+        workers would not pay off; ...", from :func:`choose_processes`) and
+        ``"seconds_per_call"`` (the measurement; absent when the mechanism raised while timed)."""
+        return {"executor": self.kind, "workers": 1, "processes": self._pool.processes if self._pool else 1,
+                **self._choice}
 
     def close(self) -> None:
         """Forget queued trials and shut the sampling pool down (idempotent)."""

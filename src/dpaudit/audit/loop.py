@@ -145,7 +145,9 @@ def audit(
         on a Dask cluster runs fixed-size trials (see :mod:`dpaudit.audit.executors`).
     processes : int or "auto", optional
         Without ``executor``: processes that draw a per-call mechanism's chunks, ``"auto"`` (the
-        default) one per usable core, ``1`` in this process. Vectorised mechanisms are always
+        default) one per usable core when a short measurement of the mechanism's calls says they
+        pay off, else 1 (:class:`~dpaudit.audit.executors.InProcessExecutor`; the result's
+        ``execution`` states the choice), ``1`` in this process. Vectorised mechanisms are always
         sampled in this process. The result is the same for any value.
 
     Returns
@@ -327,6 +329,8 @@ def audit(
             if ledger is not None:
                 ledger.close(time.perf_counter() - t_start, finished_now)
         raise
+    if isinstance(executor, InProcessExecutor) and "note" not in execution:
+        execution = executor.describe()  # with processes="auto", the choice the first trial made
     executor.close()
     wall = time.perf_counter() - t_start
     study_info = {}

@@ -289,6 +289,9 @@ def _render(result, out: Console) -> None:
     if result.execution.get("executor") == "dask":
         ex = result.execution
         head.add_row("ran on", escape(f"Dask {ex.get('scheduler')} ({ex.get('workers')} workers, {ex.get('threads')} threads)"))
+    elif result.execution.get("processes_choice"):  # --processes auto: what the measurement chose
+        ex = result.execution
+        head.add_row("processes", escape(f"{ex.get('processes', 1)} ({ex['processes_choice']})"))
     style = "red" if result.violation else ("yellow" if result.inconclusive else "green")
     out.print(Panel(head, title="dpaudit test", border_style=style))
 

@@ -113,9 +113,10 @@ VOCABULARY = {
     "steps": ("--steps", "-k", "Number of steps k"),
     "bins": ("--bins", "", "Number of histogram bins, or 'scott' for Scott's rule"),
     "processes": ("--processes", "", "Processes of this machine that draw a per-call mechanism's outputs (a function "
-                                     "called once per output): N, 'auto' (one per usable CPU core) or 1 (in this "
-                                     "process); vectorised mechanisms always sample in this process, and the results "
-                                     "are the same for any value"),
+                                     "called once per output): N, 'auto' (times a few calls first and starts one "
+                                     "process per usable CPU core only when that pays off; the output says what it "
+                                     "chose) or 1 (in this process); vectorised mechanisms always sample in this "
+                                     "process, and the results are the same for any value"),
 }
 VOCABULARY_HELP = "[bold]Options shared by the commands[/] (same meaning everywhere):\n\n" + "\n\n".join(
     f"{long}{', ' + short if short else ''}: {escape(text)}" for long, short, text in VOCABULARY.values()

@@ -26,6 +26,7 @@ inequality. dpaudit keeps the idea and tightens every step:
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -35,8 +36,8 @@ import numpy as np
 from .._torch import check_training, epoch_batches, mlp, predict, torch_threads, train
 from .._validate import as_rng, check_epsilon, check_probability
 from ._common import SCORE_CHUNK, robust_standardiser, zoom_features
-from .base import check_sample_pair, profile_grid
-from .histogram import VERDICT_SHARE
+from .base import NotApplicable, check_sample_pair, profile_grid
+from .histogram import VERDICT_SHARE, HistogramHockeyStick, _distinct_rows
 from .region import (
     BothDirections,
     HockeyStickBound,
@@ -47,7 +48,10 @@ from .region import (
     projected_scores,
 )
 
-__all__ = ["ClassifierHockeyStick", "ESTIMATE_TRAINING", "HockeyStickEvidence", "MarginalScore", "hockey_stick_lower_bound"]
+__all__ = [
+    "ClassifierHockeyStick", "ESTIMATE_TRAINING", "HockeyStickEvidence", "MarginalScore", "REGIONS", "auto_region_path",
+    "hockey_stick_lower_bound", "region_evidence",
+]
 
 
 @dataclass(frozen=True)
@@ -549,30 +553,160 @@ class ClassifierHockeyStick:
         return HockeyStickEvidence(forward, reverse, train_seconds, time.perf_counter() - t0, extra=tuple(extra))
 
 
-def hockey_stick_lower_bound(
-    p_samples, q_samples, epsilon: float, *, beta: float = 0.05, rng=None, **estimator_kwargs
-) -> HockeyStickBound:
-    """Lower confidence bound on ``H_{e^epsilon}(P || Q)`` from two samples (one direction).
+REGIONS = ("auto", "exact", "classifier")
+"""The region choices of :func:`region_evidence` (``HockeyStickTester(regions=...)``,
+``hockey_stick_lower_bound(regions=...)``)."""
 
-    Convenience wrapper around :class:`ClassifierHockeyStick` for notebooks.
+_PEEK_ROWS = 4000
+# "auto" treats outputs as discrete when the first rows show few distinct values (the region
+# estimator then decides on its whole selection half, and hands back NotApplicable otherwise).
+
+
+def auto_region_path(p_samples, q_samples, region_estimator: HistogramHockeyStick) -> str:
+    """The ``regions="auto"`` rule: ``"exact"`` for 1-D outputs and for vector outputs whose
+    first rows (:data:`_PEEK_ROWS` of each sample) show few distinct values
+    (``region_estimator.few_distinct``), else ``"classifier"`` (on which :func:`region_evidence`
+    first tries exact regions on the informative columns, decided on its selection rows).
+
+    Raises
+    ------
+    ValueError
+        On invalid samples (:func:`~.base.check_sample_pair`).
+    """
+    p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
+    if p.shape[1] == 1:
+        return "exact"
+    peek = np.concatenate([p[:_PEEK_ROWS], q[:_PEEK_ROWS]], axis=0)
+    return "exact" if region_estimator.few_distinct(len(_distinct_rows(peek)), len(peek)) else "classifier"
+
+
+def region_evidence(p_samples, q_samples, *, regions: str, region_estimator: HistogramHockeyStick,
+                    estimator: ClassifierHockeyStick, epsilon: float, beta: float, classifier_beta: float,
+                    delta_profile=None, delta: float = 0.0, rng=None):
+    """Both directions' hockey-stick evidence by the region choice of ``dpaudit test``.
+
+    The one implementation of :class:`~dpaudit.testers.HockeyStickTester`'s ``regions``, shared
+    with :func:`hockey_stick_lower_bound`: exact regions (``region_estimator``) on the whole
+    output when :func:`auto_region_path` says so, else on a vector output's informative columns
+    (``columns="informative"``); when those are refused under ``"auto"``, the classifier
+    (``estimator``) runs on an untouched copy of ``rng``, exactly as with ``"classifier"``.
 
     Parameters
     ----------
     p_samples, q_samples : array, shape (n, output_dim)
+    regions : {"auto", "exact", "classifier"}
+    region_estimator : HistogramHockeyStick
+        With ``tolerance="split"``.
+    estimator : ClassifierHockeyStick
     epsilon : float
-        In nats.
-    beta : float, default 0.05
-        Failure probability of the returned bound.
+        Order (nats) of the bounds' ``estimate``/``lower``.
+    beta : float
+        Failure probability of the exact regions' two bounds together (shared between the
+        directions on the selection half).
+    classifier_beta : float
+        Failure probability of each direction's bound on the classifier path.
+    delta_profile : callable, optional
+        A claim's privacy profile, which the regions are chosen to beat (None: the bound at
+        ``epsilon``).
+    delta : float, default 0.0
+        The delta of the epsilon objectives.
     rng : Generator or int, optional
+
+    Returns
+    -------
+    HistogramEvidence or HockeyStickEvidence
+        The exact regions' or the classifier's evidence.
+
+    Raises
+    ------
+    ValueError
+        On an unknown ``regions`` (quoted) or invalid samples, epsilon or beta.
+    NotApplicable
+        With ``regions="exact"`` when exact regions do not apply.
+
+    References
+    ----------
+    Paper 000 (DP-Auditorium), eq. (11) and Alg. 3, 5, 6; docs/hockey_stick.md §2.
+    """
+    if not isinstance(regions, str) or regions not in REGIONS:
+        raise ValueError(f"regions must be one of {REGIONS}, got {regions!r}")
+    if regions != "classifier":
+        whole = auto_region_path(p_samples, q_samples, region_estimator) == "exact"
+        fresh = whole or regions == "exact"
+        try:
+            return region_estimator.estimate(
+                p_samples, q_samples, epsilon=epsilon, beta=beta, delta_profile=delta_profile,
+                rng=rng if fresh else copy.deepcopy(rng), delta=delta, columns="all" if whole else "informative",
+            )
+        except NotApplicable:
+            if regions == "exact":
+                raise
+    return estimator.estimate(p_samples, q_samples, epsilon=epsilon, beta=classifier_beta,
+                              delta_profile=delta_profile, rng=rng, delta=delta)
+
+
+def hockey_stick_lower_bound(
+    p_samples, q_samples, epsilon: float, *, beta: float = 0.05, rng=None, regions: str = "auto", **estimator_kwargs
+) -> HockeyStickBound:
+    """Lower confidence bound on ``H_{e^epsilon}(P || Q)`` from two samples (one direction).
+
+    Convenience wrapper for notebooks that chooses its regions as ``dpaudit test`` does
+    (:func:`region_evidence`, which :class:`~dpaudit.testers.HockeyStickTester` runs): exact
+    regions for 1-D and discrete outputs and on a vector output's informative columns
+    (:class:`~dpaudit.estimators.HistogramHockeyStick`, no training), a trained classifier's
+    regions otherwise (:class:`ClassifierHockeyStick`). Only the region choice differs between
+    the paths; each certifies its region on held-out samples, so the bound is valid either way.
+
+    Parameters
+    ----------
+    p_samples, q_samples : array, shape (n, output_dim)
+        Outputs on the two datasets (P and Q), at least 4 rows each.
+    epsilon : float
+        Order of the divergence, in nats (``>= 0``).
+    beta : float, default 0.05
+        Failure probability of the returned bound, in (0, 1). The exact regions share it between
+        the two directions they certify (by the selection half's prediction; ``beta / 2`` each
+        mostly), so the returned bound's own ``beta`` is its share, at most ``beta``; the
+        classifier gives each direction ``beta``.
+    rng : Generator or int, optional
+        Seeds the split (and the classifier's training).
+    regions : {"auto", "exact", "classifier"}, default "auto"
+        As :class:`~dpaudit.testers.HockeyStickTester`'s ``regions``: ``"auto"`` takes the path
+        of ``dpaudit test``; ``"exact"`` forces exact regions (raises :class:`NotApplicable` on
+        continuous vector outputs whose informative columns are refused); ``"classifier"``
+        forces the trained classifier (this function's only path before it took the tester's
+        region choice; the same bound as
+        ``ClassifierHockeyStick(**estimator_kwargs).estimate(...).forward``).
     **estimator_kwargs
-        Passed to :class:`ClassifierHockeyStick`.
+        Passed to :class:`ClassifierHockeyStick` (used on the classifier path only).
 
     Returns
     -------
     HockeyStickBound
-        ``lower`` holds ``<= H_{e^epsilon}(P||Q)`` with probability ``>= 1 - beta``.
+        ``lower`` holds ``<= H_{e^epsilon}(P||Q)`` with probability ``>= 1 - beta`` (and
+        ``delta_lower_bound(eps)`` for every eps at once). On the exact path a
+        :class:`~dpaudit.estimators.HistogramBound` (its ``mode`` is ``"binned"`` or
+        ``"discrete"``, its ``region`` names the cells); on the classifier path its ``region``
+        names the classifier's score.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``regions`` (the message quotes it), invalid samples, ``epsilon`` or
+        ``beta``, or invalid ``estimator_kwargs``.
+    NotApplicable
+        With ``regions="exact"`` on outputs that exact regions cannot handle.
+
+    References
+    ----------
+    Paper 000 (DP-Auditorium), eq. (11) (any region chosen independently of the held-out
+    samples gives a lower bound), Alg. 3 (histogram) and Alg. 5 (classifier), both improved
+    as described in :mod:`dpaudit.estimators.histogram` and this module.
     """
-    ev = ClassifierHockeyStick(**estimator_kwargs).estimate(
-        p_samples, q_samples, epsilon=epsilon, beta=beta, rng=rng
+    if not isinstance(regions, str) or regions not in REGIONS:
+        raise ValueError(f"regions must be one of {REGIONS}, got {regions!r}")
+    ev = region_evidence(
+        p_samples, q_samples, regions=regions, region_estimator=HistogramHockeyStick(),
+        estimator=ClassifierHockeyStick(**estimator_kwargs), epsilon=epsilon, beta=beta, classifier_beta=beta, rng=rng,
     )
     return ev.forward

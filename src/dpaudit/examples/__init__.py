@@ -2,4 +2,7 @@
 
 * :mod:`dpaudit.examples.diffprivlib_mean`: IBM diffprivlib's mean, used correctly (``dpl_mean``)
   and with data-dependent bounds (``broken_mean``); needs ``pip install 'dpaudit[diffprivlib]'``.
+* :mod:`dpaudit.examples.per_call`: plain functions called once per output, cheap
+  (``noisy_sum``), costly (``slow_noisy_sum``) and raising (``broken_sum``), for trying
+  ``--processes``.
 """

@@ -8,20 +8,15 @@ import math
 
 import numpy as np
 
-from ..estimators.base import NotApplicable, check_sample_pair, profile_grid
-from ..estimators.histogram import HistogramEvidence, HistogramHockeyStick, _distinct_rows
-from ..estimators.hockey_stick import ClassifierHockeyStick
+from ..estimators.base import profile_grid
+from ..estimators.histogram import HistogramEvidence, HistogramHockeyStick
+from ..estimators.hockey_stick import REGIONS, ClassifierHockeyStick, auto_region_path, region_evidence
 from ..estimators.region import best_case_margin, smallest_sufficient_size
 from ..privacy.claims import Claim, RenyiDP
 from .base import ProfileTester
 
 __all__ = ["REGIONS", "HockeyStickTester"]
 
-REGIONS = ("auto", "exact", "classifier")
-
-# "auto" treats outputs as discrete when the first rows show few distinct values (the region
-# estimator then decides on its whole selection half, and hands back NotApplicable otherwise).
-_PEEK_ROWS = 4000
 
 
 class HockeyStickTester(ProfileTester):
@@ -134,11 +129,7 @@ class HockeyStickTester(ProfileTester):
 
     def _auto_path(self, p_samples, q_samples) -> str:
         """The ``regions="auto"`` rule of :meth:`region_path`, whatever ``regions`` is."""
-        p, q = check_sample_pair(p_samples, q_samples, min_samples=4)
-        if p.shape[1] == 1:
-            return "exact"
-        peek = np.concatenate([p[:_PEEK_ROWS], q[:_PEEK_ROWS]], axis=0)
-        return "exact" if self.region_estimator.few_distinct(len(_distinct_rows(peek)), len(peek)) else "classifier"
+        return auto_region_path(p_samples, q_samples, self.region_estimator)
 
     @staticmethod
     def _margin_only(estimator, claim: Claim):
@@ -150,29 +141,13 @@ class HockeyStickTester(ProfileTester):
         return estimator
 
     def _estimate(self, p_samples, q_samples, claim: Claim, beta: float, rng):
-        if self.regions != "classifier":
-            # Exact regions on the whole output (1-D, or discrete-looking), else on its
-            # informative columns when the selection rows show a proper subset carries the
-            # difference (HistogramHockeyStick.estimate(columns="informative")); when that is
-            # refused under "auto", the classifier runs on an untouched copy of rng, exactly as
-            # with regions="classifier".
-            whole = self._auto_path(p_samples, q_samples) == "exact"
-            fresh = whole or self.regions == "exact"
-            est = self._margin_only(self.region_estimator, claim)
-            try:
-                return est.estimate(
-                    p_samples, q_samples, epsilon=claim.epsilon, beta=beta, delta_profile=claim.delta_profile,
-                    rng=rng if fresh else copy.deepcopy(rng), delta=0.0 if isinstance(claim, RenyiDP) else float(claim.delta),
-                    columns="all" if whole else "informative",
-                )
-            except NotApplicable:
-                if self.regions == "exact":
-                    raise
-        # the classifier's estimator gives each direction the beta it is handed: beta / 2 each
-        est = self._margin_only(self.estimator, claim)
-        return est.estimate(
-            p_samples, q_samples, epsilon=claim.epsilon, beta=beta / 2, delta_profile=claim.delta_profile,
-            rng=rng, delta=0.0 if isinstance(claim, RenyiDP) else float(claim.delta),
+        # exact regions share beta between the directions; the classifier's estimator gives each
+        # direction the beta it is handed: beta / 2 each
+        return region_evidence(
+            p_samples, q_samples, regions=self.regions, region_estimator=self._margin_only(self.region_estimator, claim),
+            estimator=self._margin_only(self.estimator, claim), epsilon=claim.epsilon, beta=beta,
+            classifier_beta=beta / 2, delta_profile=claim.delta_profile,
+            delta=0.0 if isinstance(claim, RenyiDP) else float(claim.delta), rng=rng,
         )
 
     def _needed_samples(self, evidence, outcome, n_p, n_q, claim, beta):
