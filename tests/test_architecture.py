@@ -23,7 +23,7 @@ LAYERS = [
     ("statistics and privacy", ["dpaudit.bounds", "dpaudit.privacy"]),
     ("mechanisms and datasets", ["dpaudit.datasets", "dpaudit.mechanisms", "dpaudit.examples"]),
     ("estimators", ["dpaudit.estimators"]),
-    ("families", ["dpaudit.testers", "dpaudit.scores", "dpaudit.accounting"]),
+    ("families", ["dpaudit.testers", "dpaudit.scores", "dpaudit.accounting", "dpaudit.dpsgd"]),
     ("search", ["dpaudit.search"]),
     ("audit", ["dpaudit.audit"]),
     ("integrations", ["dpaudit.report", "dpaudit.testing", "dpaudit.pytest_plugin"]),
