@@ -27,7 +27,8 @@ from ..errors import DPAuditError, MechanismError
 from ..testers.base import VIOLATION_KINDS
 from .options import (  # noqa: F401  (EXIT_* importable from here as before)
     EXIT_BAD_INPUT, EXIT_HELP, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION,
-    VOCABULARY_HELP, check_report_suffix, console, debug, fail, int_or_word, option, out, set_debug, write_report,
+    VOCABULARY_HELP, check_report_suffix, console, debug, fail, fit_table, int_or_word, option, out, set_debug,
+    write_report,
 )
 
 app = typer.Typer(
@@ -264,7 +265,7 @@ def _render(result, out: Console) -> None:
         verdict = "[bold green]no violation found[/] (this does not prove the claim)"
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
-    head.add_column()
+    head.add_column(overflow="fold")
     head.add_row("mechanism", escape(result.mechanism))
     head.add_row("claim", claim.describe())
     head.add_row("tester", escape(str(result.tester.get("tester", "?"))))
@@ -295,7 +296,7 @@ def _render(result, out: Console) -> None:
     if s is not None:
         ev = Table(title=("Witness" if result.violation else "Strongest evidence") + f" (trial {s.index + 1})", show_header=False)
         ev.add_column(style="bold")
-        ev.add_column()
+        ev.add_column(overflow="fold")
         ev.add_row("neighbouring pair", escape(f"{s.pair.relation}: {s.pair.description}"))
         ev.add_row("D0", escape(_fmt_dataset(s.pair.d0)))
         ev.add_row("D1", escape(_fmt_dataset(s.pair.d1)))
@@ -303,24 +304,48 @@ def _render(result, out: Console) -> None:
         out.print(ev)
 
     if len(result.trials) > 1:
-        tt = Table(title="Trials", expand=False)
-        tt.add_column("#", justify="right")
-        tt.add_column("pair", overflow="ellipsis", max_width=28, no_wrap=True)
-        for col in ("estimate", "lower", "margin", "verdict", "samples", "s"):
-            tt.add_column(col, justify="right", no_wrap=True)
-        for r in result.trials[:50]:
-            o = r.outcome
-            b = o.bounds[o.strongest]
-            status = {"violation": "[red]violation[/]", "inconclusive": "[yellow]inconcl.[/]"}.get(o.status, "pass")
-            tt.add_row(
-                str(r.index + 1), escape(r.pair.description or "-"), f"{b.estimate:+.4f}", f"{b.lower:+.4f}",
-                f"{o.margin:+.4f}", status, _samples_used(r), f"{r.sample_seconds + r.test_seconds:.1f}",
-            )
-        if len(result.trials) > 50:
-            tt.caption = f"first 50 of {len(result.trials)} trials; all are in the JSON report"
-        if any(r.stopped_by == "futility" for r in result.trials):
-            tt.caption = ((tt.caption + "; ") if tt.caption else "") + "fut.: stopped early, a larger sample could not reject"
-        out.print(tt)
+        tt = _trials_table(result, pairs=True)
+        if not fit_table(tt, out.width, out) or (tt.columns[1].width or _PAIR_WIDTH) < _PAIR_WIDTH:
+            # narrow: the pairs listed under the numbers, not squeezed into a column
+            tt = _trials_table(result, pairs=False)
+            fit_table(tt, out.width, out)
+            out.print(tt)
+            pairs = Table.grid(padding=(0, 2))
+            pairs.add_column(justify="right", no_wrap=True)
+            pairs.add_column(overflow="fold")
+            pairs.add_row("#", "pair", style="bold")
+            for r in result.trials[:50]:
+                pairs.add_row(str(r.index + 1), escape(r.pair.description or "-"))
+            out.print(pairs)
+        else:
+            out.print(tt)
+
+
+_PAIR_WIDTH = 24  # narrower than this, the trials table lists the pairs under the numbers
+
+
+def _trials_table(result, *, pairs: bool) -> Table:
+    """The trials table of ``dpaudit test`` (the first 50 trials), with or without the pair
+    column; numbers are never wrapped (:func:`dpaudit.cli.options.fit_table` sizes the rest)."""
+    tt = Table(title="Trials", expand=False)
+    tt.add_column("#", justify="right", no_wrap=True)
+    if pairs:
+        tt.add_column("pair")
+    for col in ("estimate", "lower", "margin", "verdict", "samples", "s"):
+        tt.add_column(col, justify="right", no_wrap=True)
+    for r in result.trials[:50]:
+        o = r.outcome
+        b = o.bounds[o.strongest]
+        status = {"violation": "[red]violation[/]", "inconclusive": "[yellow]inconcl.[/]"}.get(o.status, "pass")
+        tt.add_row(
+            str(r.index + 1), *([escape(r.pair.description or "-")] if pairs else []), f"{b.estimate:+.4f}",
+            f"{b.lower:+.4f}", f"{o.margin:+.4f}", status, _samples_used(r), f"{r.sample_seconds + r.test_seconds:.1f}",
+        )
+    if len(result.trials) > 50:
+        tt.caption = f"first 50 of {len(result.trials)} trials; all are in the JSON report"
+    if any(r.stopped_by == "futility" for r in result.trials):
+        tt.caption = ((tt.caption + "; ") if tt.caption else "") + "fut.: stopped early, a larger sample could not reject"
+    return tt
 
 
 def _stages_text(samples: int, stages) -> str:
