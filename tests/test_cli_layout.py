@@ -1,6 +1,6 @@
 """The command line's output at fixed terminal widths (80, 100, 120 columns; also what a pipe
 gets): no line wider than the terminal, no cell cut short ("-0.0…", "Clopper–Pear…"), every number
-of the result printed whole."""
+of the result printed whole, ``dpaudit zoo`` short enough to read, ``dpaudit zoo NAME`` in full."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from typer.testing import CliRunner
 
 from dpaudit.cli import app
 from dpaudit.cli.options import fit_table, print_table
+from dpaudit.mechanisms import zoo
 
 runner = CliRunner()
 WIDTHS = (80, 100, 120)
+ZOO_LINES_AT_80 = 150  # the issue's bound on `COLUMNS=80 dpaudit zoo | wc -l` (1,630 before)
 
 
 def run(*args, width=None):
@@ -66,6 +68,63 @@ def test_print_table_never_cuts_a_word_or_number(width):
 def test_fit_table_reports_a_table_that_cannot_fit():
     assert fit_table(_table(), 120)
     assert not fit_table(_table(), 30)  # the widest number and longest words alone need more
+
+
+# ---------------------------------------------------------------------------------------- zoo --
+@pytest.mark.parametrize("width", WIDTHS)
+def test_zoo_lists_every_entry_by_family_in_few_lines(width):
+    res = run("zoo", width=width)
+    assert res.exit_code == 0
+    assert_fits(res.stdout, width)
+    lines = res.stdout.splitlines()
+    assert len(lines) < ZOO_LINES_AT_80
+    starts = {line.split()[0]: line for line in lines if line.strip()}
+    for title, items in zoo.families().items():
+        assert title in lines
+        for e in items:
+            first = starts[e.name]  # one line starts with the name, with its claim and private? cell
+            assert {"pure": "eps-DP", "approx": "(eps, delta)-DP", "renyi": "(alpha, eps)-RDP"}[e.claim_kind] in first
+            if e.exact_arithmetic_only:
+                assert "in exact arithmetic" in res.stdout.split(e.name, 1)[1].split("\n", 2)[1] + first
+            else:
+                assert ("yes" if e.private else "no") in first
+    # a summary is cut only between words: every word shown (before " …") is a word of it
+    summaries = {w for e in zoo.entries() for w in words(e.summary)}
+    for line in lines:
+        shown = line.split("  ")[-1].strip()
+        if shown.endswith(" …"):
+            assert set(words(shown[:-2])) <= summaries, line
+
+
+def test_zoo_is_shorter_at_wider_terminals():
+    counts = [len(run("zoo", width=w).stdout.splitlines()) for w in WIDTHS]
+    assert counts == sorted(counts, reverse=True), counts
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_zoo_name_describes_one_entry_in_full(width):
+    e = zoo.get("non-dp-laplace-2")
+    res = run("zoo", e.name, width=width)
+    assert res.exit_code == 0
+    assert_fits(res.stdout, width)
+    shown = " ".join(words(re.sub(r"[│╭╮╰╯─]", " ", res.stdout)))  # the panel's text, lines joined
+    for field in (e.summary, e.bug, e.true_guarantee, e.source):
+        assert " ".join(words(field)) in shown  # whole, not clipped
+    assert f"no for eps < {e.violates_for[1]:g}; yes beyond" in res.stdout
+    assert run("zoo", f"zoo:{e.name}").stdout == run("zoo", e.name).stdout  # the TARGET spelling works too
+
+
+def test_zoo_unknown_name_is_bad_input_with_close_matches():
+    res = run("zoo", "dp-laplce")
+    assert res.exit_code == 2
+    assert "no zoo mechanism called 'dp-laplce'" in res.output and "did you mean dp-laplace" in res.output
+
+
+def test_zoo_json_is_one_entry_with_a_name_and_every_entry_without():
+    everything = json.loads(run("zoo", "--json").stdout)
+    assert [e["name"] for e in everything] == [e.name for e in zoo.entries()]
+    one = json.loads(run("zoo", "dp-gaussian", "--json").stdout)
+    assert one == next(e for e in everything if e["name"] == "dp-gaussian")
 
 
 # -------------------------------------------------------------------------------- dpaudit test --
