@@ -5,7 +5,10 @@ of the result printed whole, ``dpaudit zoo`` short enough to read, ``dpaudit zoo
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -94,6 +97,15 @@ def test_zoo_lists_every_entry_by_family_in_few_lines(width):
         shown = line.split("  ")[-1].strip()
         if shown.endswith(" …"):
             assert set(words(shown[:-2])) <= summaries, line
+
+
+def test_zoo_piped_reads_as_80_columns():
+    """``python -m dpaudit zoo | ...``: no terminal, no COLUMNS: Rich's default of 80 columns."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    res = subprocess.run([sys.executable, "-m", "dpaudit", "zoo"], capture_output=True, text=True, env=env, check=True)
+    assert_fits(res.stdout, 80)
+    assert len(res.stdout.splitlines()) < ZOO_LINES_AT_80
+    assert res.stdout == run("zoo", width=80).stdout
 
 
 def test_zoo_is_shorter_at_wider_terminals():
