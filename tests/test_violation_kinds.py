@@ -124,8 +124,7 @@ def test_the_zoo_says_which_entries_are_private_only_in_exact_arithmetic():
     assert listed["dp-laplace"]["exact_arithmetic_only"] is True and listed["dp-laplace"]["private"] is True
     assert listed["snapping-laplace"]["exact_arithmetic_only"] is False
     res = run("zoo", env={"COLUMNS": "250"})
-    rows = {line.split("│")[1].strip(): line for line in res.stdout.splitlines()
-            if line.count("│") > 2 and line.split("│")[1].strip()}
+    rows = {line.split()[0]: line for line in res.stdout.splitlines() if line.strip()}  # an entry's first line
     assert "yes in exact arithmetic" in rows["dp-laplace"]
     assert "no in float64" in rows["float-laplace"]
     assert "exact arithmetic" not in rows["snapping-laplace"] and "yes" in rows["snapping-laplace"]

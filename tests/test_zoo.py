@@ -16,7 +16,7 @@ from dpaudit.privacy.claims import ApproxDP, PureDP
 from dpaudit.datasets import AddRemove, Domain
 from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms import Mechanism, draw
-from dpaudit.mechanisms.zoo import ZooEntry, entries, get
+from dpaudit.mechanisms.zoo import ZooEntry, entries, families, get
 from dpaudit.mechanisms.zoo.mean import (
     DPGaussian,
     DPLaplace,
@@ -363,3 +363,11 @@ def test_the_readme_counts_the_zoo_right():
     assert int(total.group(1)) == len(names)
     assert int(own.group(1)) == len(names) - len(dpsniper)
     assert int(others.group(1)) == len(dpsniper)
+
+
+def test_families_group_every_entry_once():
+    grouped = families()
+    assert all(grouped) and "" not in grouped  # every entry is in a titled family
+    listed = [e.name for items in grouped.values() for e in items]
+    assert sorted(listed) == [e.name for e in entries()]
+    assert [e.name for e in grouped["report noisy max"]][0] == "noisy-max-laplace"  # catalogue order: the correct one first

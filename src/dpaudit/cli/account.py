@@ -236,7 +236,7 @@ def register(app: typer.Typer) -> None:
             verdict = "[bold green]ACCEPTED[/]" if res.accepted else "[bold red]REJECTED[/]"
             body = Table.grid(padding=(0, 2))
             body.add_column(style="bold")
-            body.add_column()
+            body.add_column(overflow="fold")
             body.add_row("verdict", verdict)
             body.add_row("why", escape(res.reason))
             for d, v in res.per_direction.items():
@@ -256,7 +256,7 @@ def register(app: typer.Typer) -> None:
 def _render_plan(plan, comp) -> None:
     t = Table.grid(padding=(0, 2))
     t.add_column(style="bold")
-    t.add_column()
+    t.add_column(overflow="fold")
     t.add_row("mechanism", escape(comp.describe()))
     t.add_row("proposal", f"epsilon={plan.epsilon:g}, delta={plan.delta:g}")
     t.add_row("tau, rho", f"{plan.tau:g}, {plan.rho:g} (false positive: delta(eps) > {plan.delta / plan.tau:.4g})")
@@ -331,7 +331,7 @@ def _render_result(res, comp, online: bool) -> None:
     console_out = out()
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
-    head.add_column()
+    head.add_column(overflow="fold")
     head.add_row("mechanism", escape(comp.describe()))
     if online:
         head.add_row("delta", f"{res.delta:g}")

@@ -27,7 +27,8 @@ from ..errors import DPAuditError, MechanismError
 from ..testers.base import VIOLATION_KINDS
 from .options import (  # noqa: F401  (EXIT_* importable from here as before)
     EXIT_BAD_INPUT, EXIT_HELP, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION,
-    VOCABULARY_HELP, check_report_suffix, console, debug, fail, int_or_word, option, out, set_debug, write_report,
+    VOCABULARY_HELP, check_report_suffix, console, debug, fail, fit_table, int_or_word, option, out, set_debug,
+    write_report,
 )
 
 app = typer.Typer(
@@ -264,7 +265,7 @@ def _render(result, out: Console) -> None:
         verdict = "[bold green]no violation found[/] (this does not prove the claim)"
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
-    head.add_column()
+    head.add_column(overflow="fold")
     head.add_row("mechanism", escape(result.mechanism))
     head.add_row("claim", claim.describe())
     head.add_row("tester", escape(str(result.tester.get("tester", "?"))))
@@ -298,7 +299,7 @@ def _render(result, out: Console) -> None:
     if s is not None:
         ev = Table(title=("Witness" if result.violation else "Strongest evidence") + f" (trial {s.index + 1})", show_header=False)
         ev.add_column(style="bold")
-        ev.add_column()
+        ev.add_column(overflow="fold")
         ev.add_row("neighbouring pair", escape(f"{s.pair.relation}: {s.pair.description}"))
         ev.add_row("D0", escape(_fmt_dataset(s.pair.d0)))
         ev.add_row("D1", escape(_fmt_dataset(s.pair.d1)))
@@ -306,24 +307,48 @@ def _render(result, out: Console) -> None:
         out.print(ev)
 
     if len(result.trials) > 1:
-        tt = Table(title="Trials", expand=False)
-        tt.add_column("#", justify="right")
-        tt.add_column("pair", overflow="ellipsis", max_width=28, no_wrap=True)
-        for col in ("estimate", "lower", "margin", "verdict", "samples", "s"):
-            tt.add_column(col, justify="right", no_wrap=True)
-        for r in result.trials[:50]:
-            o = r.outcome
-            b = o.bounds[o.strongest]
-            status = {"violation": "[red]violation[/]", "inconclusive": "[yellow]inconcl.[/]"}.get(o.status, "pass")
-            tt.add_row(
-                str(r.index + 1), escape(r.pair.description or "-"), f"{b.estimate:+.4f}", f"{b.lower:+.4f}",
-                f"{o.margin:+.4f}", status, _samples_used(r), f"{r.sample_seconds + r.test_seconds:.1f}",
-            )
-        if len(result.trials) > 50:
-            tt.caption = f"first 50 of {len(result.trials)} trials; all are in the JSON report"
-        if any(r.stopped_by == "futility" for r in result.trials):
-            tt.caption = ((tt.caption + "; ") if tt.caption else "") + "fut.: stopped early, a larger sample could not reject"
-        out.print(tt)
+        tt = _trials_table(result, pairs=True)
+        if not fit_table(tt, out.width, out) or (tt.columns[1].width or _PAIR_WIDTH) < _PAIR_WIDTH:
+            # narrow: the pairs listed under the numbers, not squeezed into a column
+            tt = _trials_table(result, pairs=False)
+            fit_table(tt, out.width, out)
+            out.print(tt)
+            pairs = Table.grid(padding=(0, 2))
+            pairs.add_column(justify="right", no_wrap=True)
+            pairs.add_column(overflow="fold")
+            pairs.add_row("#", "pair", style="bold")
+            for r in result.trials[:50]:
+                pairs.add_row(str(r.index + 1), escape(r.pair.description or "-"))
+            out.print(pairs)
+        else:
+            out.print(tt)
+
+
+_PAIR_WIDTH = 24  # narrower than this, the trials table lists the pairs under the numbers
+
+
+def _trials_table(result, *, pairs: bool) -> Table:
+    """The trials table of ``dpaudit test`` (the first 50 trials), with or without the pair
+    column; numbers are never wrapped (:func:`dpaudit.cli.options.fit_table` sizes the rest)."""
+    tt = Table(title="Trials", expand=False)
+    tt.add_column("#", justify="right", no_wrap=True)
+    if pairs:
+        tt.add_column("pair")
+    for col in ("estimate", "lower", "margin", "verdict", "samples", "s"):
+        tt.add_column(col, justify="right", no_wrap=True)
+    for r in result.trials[:50]:
+        o = r.outcome
+        b = o.bounds[o.strongest]
+        status = {"violation": "[red]violation[/]", "inconclusive": "[yellow]inconcl.[/]"}.get(o.status, "pass")
+        tt.add_row(
+            str(r.index + 1), *([escape(r.pair.description or "-")] if pairs else []), f"{b.estimate:+.4f}",
+            f"{b.lower:+.4f}", f"{o.margin:+.4f}", status, _samples_used(r), f"{r.sample_seconds + r.test_seconds:.1f}",
+        )
+    if len(result.trials) > 50:
+        tt.caption = f"first 50 of {len(result.trials)} trials; all are in the JSON report"
+    if any(r.stopped_by == "futility" for r in result.trials):
+        tt.caption = ((tt.caption + "; ") if tt.caption else "") + "fut.: stopped early, a larger sample could not reject"
+    return tt
 
 
 def _stages_text(samples: int, stages) -> str:
@@ -636,53 +661,167 @@ def _render_estimate(result, claim) -> None:
 
 
 @app.command("zoo", epilog=EXIT_HELP)
-def zoo_cmd(json_out: bool = option("json", False)) -> None:
-    """List the built-in reference mechanisms, their claims and their bugs."""
+def zoo_cmd(
+    name: Optional[str] = typer.Argument(None, metavar="NAME", help="Describe this entry in full (its bug, true "
+                                         "guarantee, witness pairs and source) instead of listing them all."),
+    json_out: bool = option("json", False),
+) -> None:
+    """List the built-in reference mechanisms, their claims and their bugs, family by family.
+
+    Examples:
+
+      dpaudit zoo                    # one line per mechanism, grouped by family
+
+      dpaudit zoo non-dp-laplace-1   # one mechanism in full
+
+      dpaudit zoo --json             # every field of every entry
+    """
     from ..mechanisms import zoo
 
     items = zoo.entries()
+    if name is not None:
+        key = name.removeprefix("zoo:")
+        known = [e.name for e in items]
+        if key not in known:
+            import difflib
+
+            close = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
+            raise fail(f"no zoo mechanism called {name!r}"
+                       + (f"; did you mean {', '.join(close)}?" if close else "")
+                       + " (dpaudit zoo lists them all)")
+        items = [zoo.get(key)]
     if json_out:
-        typer.echo(json.dumps([
-            {
-                "name": e.name, "claim": e.claim_kind, "private": e.private,
-                "exact_arithmetic_only": e.exact_arithmetic_only, "summary": e.summary,
-                "bug": e.bug, "true_guarantee": e.true_guarantee, "neighbouring": e.relation,
-                "witness_pairs": [list(p) for p in e.witness_pairs], "default_delta": e.default_delta,
-                "default_alpha": e.default_alpha, "violates_for": None if e.violates_for is None else list(e.violates_for),
-                "domain": e.domain.to_dict(), "min_size": e.min_size, "max_size": e.max_size,
-                "source": e.source,
-            }
-            for e in items
-        ], indent=2))
+        data = [_zoo_json(e) for e in items]
+        typer.echo(json.dumps(data[0] if name is not None else data, indent=2))
         return
-    table = Table(title="dpaudit zoo (use as TARGET: zoo:NAME)")
-    table.add_column("name", style="bold", no_wrap=True)
-    table.add_column("claims")
-    table.add_column("neighbours")
-    table.add_column("private?")
-    table.add_column("what it does / its bug")
-    for e in items:
-        if e.claim_kind == "pure":
-            claim = "eps-DP"
-        elif e.claim_kind == "renyi":
-            claim = f"(alpha, eps)-RDP\nalpha={e.default_alpha:g}"
-        else:
-            claim = f"(eps, delta)-DP\ndelta={e.default_delta:g}"
-        if e.exact_arithmetic_only:  # a textbook float64 sampler: the bit patterns leak (Mironov 2012)
-            private = ("[green]yes[/] in exact arithmetic\n[yellow]no[/] in float64" if e.private
-                       else "[red]no[/] in float64\n[green]yes[/] in exact arithmetic")
-        elif e.private:
-            private = "[green]yes[/]"
-        elif e.violates_for is None:
-            private = "[red]no[/]"
-        else:
-            lo, hi = e.violates_for
-            private = f"[red]no[/] for eps in [{lo:g}, {hi:g}]" + "\n[green]yes[/] beyond"
-        table.add_row(
-            e.name, claim, e.relation, private,
-            escape(e.summary) + ("" if e.bug is None else f"\n[red]bug:[/] {escape(e.bug)}"),
-        )
-    out().print(table)
+    if name is not None:
+        _zoo_entry(items[0], out())
+    else:
+        _zoo_listing(zoo.families(), out())
+
+
+def _zoo_json(e) -> dict:
+    """An entry of ``dpaudit zoo --json``."""
+    return {
+        "name": e.name, "claim": e.claim_kind, "private": e.private,
+        "exact_arithmetic_only": e.exact_arithmetic_only, "summary": e.summary,
+        "bug": e.bug, "true_guarantee": e.true_guarantee, "neighbouring": e.relation,
+        "witness_pairs": [list(p) for p in e.witness_pairs], "default_delta": e.default_delta,
+        "default_alpha": e.default_alpha, "violates_for": None if e.violates_for is None else list(e.violates_for),
+        "domain": e.domain.to_dict(), "min_size": e.min_size, "max_size": e.max_size,
+        "source": e.source,
+    }
+
+
+_ZOO_CLAIM = {"pure": "eps-DP", "approx": "(eps, delta)-DP", "renyi": "(alpha, eps)-RDP"}
+_ZOO_GAP = "  "
+_ZOO_SUMMARY_WIDTH = 24  # narrower than this, a family's summaries go on a line of their own
+
+
+def _zoo_private(e) -> list[str]:
+    """The "private?" cell of a zoo entry, one markup string per line."""
+    if e.exact_arithmetic_only:  # a textbook float64 sampler: the bit patterns leak (Mironov 2012)
+        return (["[green]yes[/] in exact arithmetic", "[yellow]no[/] in float64"] if e.private
+                else ["[red]no[/] in float64", "[green]yes[/] in exact arithmetic"])
+    if e.private:
+        return ["[green]yes[/]"]
+    if e.violates_for is None:
+        return ["[red]no[/]"]
+    lo, hi = e.violates_for  # private outside this interval (dpaudit zoo NAME says so)
+    return [f"[red]no[/] for eps < {hi:g}" if lo == 0 else f"[red]no[/] for eps in ({lo:g}, {hi:g})"]
+
+
+def _clip_words(text: str, width: int, lines: int) -> list[str]:
+    """``text`` wrapped at ``width`` between words, at most ``lines`` lines; a cut text ends in
+    " …" after a whole word (no word or number is ever split)."""
+    import textwrap
+
+    rows = textwrap.wrap(text, max(width, 1), break_long_words=False, break_on_hyphens=False)
+    if len(rows) <= lines:
+        return rows
+    rows = rows[:lines]
+    while len(rows[-1]) + 2 > width and " " in rows[-1]:
+        rows[-1] = rows[-1].rsplit(" ", 1)[0]
+    rows[-1] += " …"
+    return rows
+
+
+def _zoo_listing(families: dict, out: Console) -> None:
+    """``dpaudit zoo``: per family a heading and one line per entry (name, claim, private?, the
+    start of its summary); two lines where the "private?" cell has two. A family whose columns
+    leave the summary fewer than ``_ZOO_SUMMARY_WIDTH`` cells puts it on a line of its own."""
+    from rich.text import Text
+
+    total = sum(len(items) for items in families.values())
+    out.print(Text.assemble(("dpaudit zoo", "bold"), f": {total} mechanisms in {len(families)} families; "
+                            "dpaudit zoo NAME describes one"))
+    for title, items in families.items():
+        cells = [(e.name, _ZOO_CLAIM[e.claim_kind], [Text.from_markup(p) for p in _zoo_private(e)], e.summary)
+                 for e in items]
+        w_name = max(len("name"), *(len(c[0]) for c in cells))
+        w_claim = max(len("claims"), *(len(c[1]) for c in cells))
+        w_priv = max(len("private?"), *(p.cell_len for c in cells for p in c[2]))
+        w_sum = out.width - w_name - w_claim - w_priv - 3 * len(_ZOO_GAP)
+        beside = w_sum >= _ZOO_SUMMARY_WIDTH
+
+        def line(name, claim, priv, summary=""):
+            t = Text.assemble((name.ljust(w_name), "bold"), _ZOO_GAP, claim.ljust(w_claim), _ZOO_GAP)
+            priv = priv.copy()
+            priv.align("left", w_priv)
+            t.append_text(priv)
+            if summary:
+                t.append(_ZOO_GAP + summary)
+            t.rstrip()
+            return t
+
+        out.print()
+        out.print(Text(title, style="bold underline"))
+        head = line("name", "claims", Text("private?"), "what it does" if beside else "")
+        head.stylize("dim")
+        out.print(head)
+        for name, claim, priv, summary in cells:
+            texts = _clip_words(summary, w_sum, len(priv)) if beside else []
+            for i in range(max(len(priv), len(texts))):
+                out.print(line(name if i == 0 else "", claim if i == 0 else "",
+                               priv[i] if i < len(priv) else Text(""), texts[i] if i < len(texts) else ""))
+            if not beside:
+                out.print("    " + _clip_words(summary, out.width - 4, 1)[0], highlight=False)
+
+
+def _zoo_entry(e, out: Console) -> None:
+    """``dpaudit zoo NAME``: every field of one entry, as key–value rows."""
+    import numpy as np
+
+    body = Table.grid(padding=(0, 2))
+    body.add_column(style="bold", no_wrap=True)
+    body.add_column(overflow="fold")
+    claim = _ZOO_CLAIM[e.claim_kind]
+    if e.default_delta is not None:
+        claim += f", delta = {e.default_delta:g} unless --delta is given"
+    if e.default_alpha is not None:
+        claim += f", alpha = {e.default_alpha:g} unless --alpha is given"
+    lo, hi = e.domain.lower, e.domain.upper
+    if len(set(lo)) == 1 and len(set(hi)) == 1:
+        domain = f"[{lo[0]:g}, {hi[0]:g}]" + (f"^{len(lo)}" if len(lo) > 1 else "")
+    else:
+        domain = " x ".join(f"[{a:g}, {b:g}]" for a, b in zip(lo, hi))
+    body.add_row("family", escape(e.family or "-"))
+    body.add_row("claims", claim)
+    body.add_row("private?", "; ".join(_zoo_private(e)) + ("; [green]yes[/] beyond" if e.violates_for else ""))
+    body.add_row("what it does", escape(e.summary))
+    if e.bug is not None:
+        body.add_row("[red]bug[/]", escape(e.bug))
+    body.add_row("true guarantee", escape(e.true_guarantee))
+    body.add_row("neighbours", escape(f"{e.relation}, records in {domain}, datasets of {e.min_size} to {e.max_size} "
+                                      "records" + (f" ({e.min_size_reason})" if e.min_size_reason else "")))
+    for i, (d0, d1) in enumerate(e.witness_pairs):
+        body.add_row("" if i else "witness pair" + "s" * (len(e.witness_pairs) > 1), escape(f"{_fmt_dataset(np.asarray(d0, dtype=float))} vs "
+                                                              f"{_fmt_dataset(np.asarray(d1, dtype=float))}"))
+    body.add_row("source", escape(e.source or "-"))
+    eps = next((x for x in (1.0, 0.1, 0.01) if e.private or e.violates(x)), 0.01)  # where a bug shows
+    body.add_row("audit it", f"dpaudit test zoo:{e.name} --epsilon {eps:g}")
+    out.print(Panel(body, title=f"zoo:{e.name}", title_align="left",
+                    border_style="green" if e.private and not e.exact_arithmetic_only else "yellow" if e.private else "red"))
 
 
 @app.command("version", epilog=EXIT_HELP)

@@ -1,6 +1,6 @@
-"""What every ``dpaudit`` command shares: the exit codes, the console, the error path and the
-command-line vocabulary (each shared option defined once, with the same long name, short flag and
-help text in every command).
+"""What every ``dpaudit`` command shares: the exit codes, the console, the error path, tables that
+fit the terminal (:func:`fit_table`, :func:`print_table`) and the command-line vocabulary (each
+shared option defined once, with the same long name, short flag and help text in every command).
 
 Exit codes (one table for every command; :data:`EXIT_CODES`):
 
@@ -24,10 +24,12 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_CODES", "EXIT_HELP", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL_ERROR", "EXIT_INTERRUPTED",
-    "EXIT_OK", "EXIT_VIOLATION", "VOCABULARY", "VOCABULARY_HELP", "console", "deprecated", "fail", "out",
+    "EXIT_OK", "EXIT_VIOLATION", "VOCABULARY", "VOCABULARY_HELP", "console", "deprecated", "fail", "fit_table", "out",
+    "print_table",
 ]
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -50,6 +52,84 @@ _DEBUG = {"on": False}
 def out() -> Console:
     """The console results are rendered on (stdout)."""
     return Console()
+
+
+def fit_table(table: Table, width: int, console: Optional[Console] = None) -> bool:
+    """Size the columns of ``table`` so that it fits in ``width`` cells without cutting a cell.
+
+    Rich shrinks a table wider than the terminal by cutting cells short ("Clopper–Pear…",
+    "-0.0…"). Here a column made with ``no_wrap=True`` (numbers) keeps each of its cells whole on
+    one line, the other columns wrap between words, never inside one, headers included, and the
+    width left over goes to the wrapping columns in proportion to what they lack for one line per
+    cell. A table that fits as it is is left alone.
+
+    Parameters
+    ----------
+    table : rich.table.Table
+        The table; its columns' ``width`` (and ``no_wrap``) are set when it has to wrap.
+    width : int
+        Cells available (the console's width).
+    console : rich.console.Console, optional
+        Console the cells are measured on (markup, emoji). Default: a new one of ``width``.
+
+    Returns
+    -------
+    bool
+        True when the table fits in ``width``; False when even its longest words and numbers do
+        not fit side by side: print another layout then (:func:`print_table` prints one
+        key–value block per row).
+    """
+    from rich.measure import Measurement
+
+    console = Console(width=max(int(width), 1)) if console is None else console
+    options = console.options.update_width(10_000)
+    n = len(table.columns)
+    _, pad_right, _, pad_left = table.padding
+    pads, need, full = [], [], []
+    for i, col in enumerate(table.columns):
+        pads.append((pad_left if table.pad_edge or i > 0 else 0) + (pad_right if table.pad_edge or i < n - 1 else 0))
+        head = Measurement.get(console, options, col.header) if table.show_header else Measurement(0, 0)
+        body = [Measurement.get(console, options, cell) for cell in col.cells]
+        whole = max([m.maximum for m in body], default=0)
+        need.append(max(whole if col.no_wrap else max([m.minimum for m in body], default=0), head.minimum))
+        most = max(whole, head.maximum)
+        full.append(max(need[-1], most if col.max_width is None else min(most, col.max_width)))
+    room = int(width) - sum(pads) - ((2 if table.show_edge else 0) + n - 1 if table.box else 0)
+    if sum(full) <= room:
+        return True
+    if sum(need) > room:
+        return False
+    spare, lack = room - sum(need), [f - m for f, m in zip(full, need)]
+    widths = [m + spare * gap // sum(lack) for m, gap in zip(need, lack)]
+    for i in sorted(range(n), key=lambda j: widths[j] - full[j]):  # the remainder, to the columns lacking most
+        if sum(widths) < room and widths[i] < full[i]:
+            widths[i] += 1
+    for col, w in zip(table.columns, widths):
+        col.width, col.no_wrap = w, False  # each no_wrap cell fits its width; the header may wrap
+    return True
+
+
+def print_table(console: Console, table: Table) -> None:
+    """Print ``table`` on ``console`` fitted to its width (:func:`fit_table`); where it cannot
+    fit, as one key–value block per row instead: the row's first cell as a heading, then each
+    other column's header and cell, so that no number is ever cut."""
+    if fit_table(table, console.width, console):
+        console.print(table)
+        return
+    if table.title:
+        console.print(table.title, style="bold", highlight=False)
+    head, *rest = table.columns
+    for r, first in enumerate(head.cells):
+        console.print(first, style="bold")
+        block = Table.grid(padding=(0, 2), pad_edge=True)
+        block.add_column()
+        block.add_column(overflow="fold")
+        for col in rest:
+            cells = list(col.cells)
+            block.add_row(col.header, cells[r] if r < len(cells) else "")
+        console.print(block)
+    if table.caption:
+        console.print(table.caption, style="dim", highlight=False)
 
 
 def set_debug(on: bool) -> None:

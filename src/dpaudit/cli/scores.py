@@ -19,7 +19,10 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from .options import EXIT_HELP, EXIT_OK, EXIT_VIOLATION, alias, check_plot_suffix, check_report_suffix, deprecated, fail, option, out, write_report
+from .options import (
+    EXIT_HELP, EXIT_OK, EXIT_VIOLATION, alias, check_plot_suffix, check_report_suffix, deprecated, fail, option, out,
+    print_table, write_report,
+)
 
 DEFAULT_DELTA = 1e-5  # = dpaudit.scores.audit.DEFAULT_DELTA (not imported: the CLI loads numpy lazily)
 
@@ -197,7 +200,7 @@ def _one_run(ctx, in_path, mask_path, *, delta, claim_delta, epsilon, beta, alte
     else:
         head = Table(show_header=False, box=None)
         head.add_column(style="bold")
-        head.add_column()
+        head.add_column(overflow="fold")
         head.add_row("canaries", f"{escape(str(in_path))}: {res.m:,} scores, {res.n_included:,} included ({escape(str(mask_path))})")
         lo, hi = res.details.get("levels", [res.level, res.level])
         head.add_row("guess rules", f"{res.rules} ({res.selection}, {alternative}), levels {lo:.3g} to {hi:.3g} "
@@ -226,7 +229,7 @@ def _render(result: dict, in_path, out_path, res, code: int) -> None:
     b = hist.details["bins"]
     head = Table(show_header=False, box=None)
     head.add_column(style="bold")
-    head.add_column()
+    head.add_column(overflow="fold")
     head.add_row("IN (with canary)", f"{escape(str(in_path))}: {result['inputs']['n_in']:,} scores")
     head.add_row("OUT (without)", f"{escape(str(out_path))}: {result['inputs']['n_out']:,} scores")
     head.add_row("bins", f"{b['k']} ({b['rule']}, chosen on {b['chosen_on']}), range [{b['range'][0]:.4g}, {b['range'][1]:.4g}]")
@@ -244,9 +247,9 @@ def _render(result: dict, in_path, out_path, res, code: int) -> None:
 
     t = Table(title="Side by side (each row with the same beta)")
     t.add_column("method")
-    t.add_column(f"eps lower bound (delta={delta:g})", justify="right")
-    t.add_column("TV lower bound", justify="right")
-    t.add_column("mu lower bound", justify="right")
+    t.add_column(f"eps lower bound (delta={delta:g})", justify="right", no_wrap=True)
+    t.add_column("TV lower bound", justify="right", no_wrap=True)
+    t.add_column("mu lower bound", justify="right", no_wrap=True)
     t.add_column("note")
     t.add_row("histogram (paper 001)", _fmt(eps_lb), _fmt(hist.tv_lower_bound), _fmt(hist.mu_lower_bound), escape(hist.epsilon_source(delta)))
     t.add_row("threshold MIA + Clopper–Pearson", _fmt(thr.epsilon_lower_bound(delta)), _fmt(thr.tv_lower_bound), _fmt(thr.mu_lower_bound), f"{thr.details['threshold']['sets']} thresholds, Bonferroni")
@@ -257,14 +260,14 @@ def _render(result: dict, in_path, out_path, res, code: int) -> None:
                   _fmt(cp.mu_lower_bound), f"{cpd['rows']} ranks, {cpd['alternative']}")
     t.add_row("GDP audit (Nasr et al. 2023)", f"{_fmt(gdp.epsilon_estimate(delta))}* estimate", "-", _fmt(gdp.mu_lower_bound), escape(f"best test {gdp.threshold}"))
     t.caption = "* epsilon of the mu bound: an estimate; a lower bound only if the mechanism's trade-off curve is Gaussian"
-    console.print(t)
+    print_table(console, t)
     if res.attack is not None:
         a = Table(title=f"The attack (threshold on the score), {res.confidence:g} confidence intervals")
         a.add_column("measure")
-        a.add_column("estimate", justify="right")
-        a.add_column("interval", justify="right")
+        a.add_column("estimate", justify="right", no_wrap=True)
+        a.add_column("interval", justify="right", no_wrap=True)
         auc = res.attack["auc"]
         a.add_row("AUC", f"{auc.estimate:.4f}", f"[{auc.lower:.4f}, {auc.upper:.4f}]")
         for f, r in res.attack["tpr_at_fpr"].items():
             a.add_row(f"TPR at FPR {f:g}", f"{r.estimate:.4f}", f"[{r.lower:.4f}, {r.upper:.4f}]")
-        console.print(a)
+        print_table(console, a)

@@ -6,7 +6,7 @@ Entries are registered by name (the CLI's ``zoo:NAME``); :mod:`.catalogue` holds
 
 from __future__ import annotations
 
-from .catalogue import entries, get, register
+from .catalogue import entries, families, get, register
 from .entry import ZooEntry, variant
 
-__all__ = ["ZooEntry", "entries", "get", "register", "variant"]
+__all__ = ["ZooEntry", "entries", "families", "get", "register", "variant"]

@@ -57,7 +57,7 @@ from .svt import (
     WITNESS_X_SHAPE,
 )
 
-__all__ = ["entries", "get", "register"]
+__all__ = ["entries", "families", "get", "register"]
 
 _REGISTRY: dict[str, ZooEntry] = {}
 
@@ -88,11 +88,26 @@ def get(name: str) -> ZooEntry:
     return _REGISTRY[name]
 
 
-def _register_family(common: dict, *specs: dict) -> None:
-    """Register one ``ZooEntry`` per spec: the spec's fields over the family's ``common`` ones;
-    the name is the factory's ``name``."""
+def families() -> dict[str, list[ZooEntry]]:
+    """The entries grouped by family (``ZooEntry.family``).
+
+    Returns
+    -------
+    dict of str to list of ZooEntry
+        Family title to its entries, both in catalogue order (a family's correct mechanism
+        usually first, then its buggy variants).
+    """
+    grouped: dict[str, list[ZooEntry]] = {}
+    for entry in _REGISTRY.values():
+        grouped.setdefault(entry.family, []).append(entry)
+    return grouped
+
+
+def _register_family(family: str, common: dict, *specs: dict) -> None:
+    """Register one ``ZooEntry`` per spec of the family titled ``family``: the spec's fields over
+    the family's ``common`` ones; the name is the factory's ``name``."""
     for spec in specs:
-        fields = {**common, **spec}
+        fields = {"family": family, **common, **spec}
         register(ZooEntry(name=fields["factory"].name, **fields))
 
 
@@ -105,6 +120,7 @@ _CLAMP_NOTE = (
 )
 
 _register_family(
+    "mean (paper 000 §6.1)",
     {},
     dict(
         factory=DPLaplace,
@@ -238,6 +254,7 @@ _SVT_SOURCE = "Lyu, Su, Li (2017), PVLDB 10(6)"
 _SVT_ENCODING = "4 column-sum queries over records in [0, 1]^4, T = 1"
 
 _register_family(
+    "sparse vector technique (Lyu, Su, Li 2017)",
     dict(claim_kind="pure", relation="replace", domain=Domain.unit(DEFAULT_NUM_QUERIES)),
     dict(
         factory=SVT1,
@@ -330,6 +347,7 @@ _NOISY_MAX_SOURCE = "Dwork & Roth (2014) §3.3; paper 000 (DP-Auditorium) §6.1 
 _NOISY_MAX_ENCODING = "4 column-sum queries over records in [0, 1]^4 (not monotone under replace)"
 
 _register_family(
+    "report noisy max",
     dict(claim_kind="pure", relation="replace", domain=Domain.unit(DEFAULT_NUM_QUERIES)),
     dict(
         factory=variant(NoisyMax, "noisy-max-laplace", noise="laplace", scale_factor=2.0),
@@ -388,6 +406,7 @@ _register_family(
 _MEDIAN_SOURCE = "McSherry & Talwar (2007); Dwork & Roth (2014) §3.4; paper 000 §6.1 (a private median)"
 
 _register_family(
+    "exponential-mechanism median",
     {},
     dict(
         factory=ExponentialQuantile,
@@ -409,6 +428,7 @@ _register_family(
 
 # ---------------------------------------------------------------- randomized response
 _register_family(
+    "randomized response",
     dict(claim_kind="pure", relation="replace"),
     dict(
         factory=variant(RandomizedResponse, "randomized-response"),
@@ -449,6 +469,7 @@ _DPGD_ACCOUNTING = (
 )
 
 _register_family(
+    "DP-GD (paper 000 §6.5, paper 002 §5)",
     dict(claim_kind="approx", domain=Domain((-RECORD_BOUND,), (RECORD_BOUND,)), default_delta=1e-5),
     dict(
         factory=DPGD,
@@ -493,6 +514,7 @@ _register_family(
 # ---------------------------------------------------------------- floating point (Mironov 2012)
 _FLOAT_SOURCE = "Mironov (2012), 'On significance of the least significant bits for differential privacy', CCS"
 _register_family(
+    "floating point (Mironov 2012)",
     {"witness_pairs": WITNESS_FLOAT},
     dict(
         factory=FloatLaplace,
@@ -543,6 +565,7 @@ _HARDER_SOURCE = "issue 15, item 4 ('bugs the first trials of a search do not re
 _SUM_02 = "sum of records in [0, 2] clipped to [0, 1]: S + Laplace(1/eps)"
 
 _register_family(
+    "harder bugs: not on the first pairs searched",
     dict(claim_kind="pure", domain=Domain((0.0,), (2.0,))),
     dict(
         factory=LaplaceSum,
@@ -627,6 +650,7 @@ _register_family(
 
 # ---------------------------------------------------------------- corners (issue 15): the empty dataset, Rényi claims
 _register_family(
+    "corners: the empty dataset, Rényi claims",
     {},
     dict(
         factory=NoisySumEmptyShortcut,
@@ -685,8 +709,10 @@ _register_family(
 # under replace-one (each answer moves by <= 1, either way).
 _DPS = "Bichsel, Steffen, Bogunovic, Vechev (2021), DP-Sniper, S&P, §VI; eth-sri/dp-sniper "
 _DPS_PAIRS = "; witness pairs: DP-Sniper's selected input pairs (reference runs, logistic regression then MLP)"
+_DPS_FAMILY = "DP-Sniper's suite (Bichsel et al., S&P 2021)"
 _DPS_SVT = "10 column-sum queries over records in [0, 1]^10, cut-off c = 1"
 _register_family(
+    _DPS_FAMILY,
     dict(claim_kind="pure", relation="replace", domain=Domain.unit(1)),
     dict(
         factory=variant(_dps.LaplaceVector, "dpsniper-laplace"),
@@ -764,6 +790,7 @@ _register_family(
     ),
 )
 _register_family(
+    _DPS_FAMILY,
     dict(claim_kind="pure", relation="add-remove", domain=Domain((0.0,), (float(_dps.HIST_BINS - 1),))),
     dict(
         factory=_dps.NoisyHistogram,
@@ -787,6 +814,7 @@ _register_family(
     ),
 )
 _register_family(
+    _DPS_FAMILY,
     dict(claim_kind="pure", relation="replace", domain=Domain.unit(_dps.RNM_QUERIES)),
     dict(
         factory=variant(_dps.DPSniperNoisyMax, "dpsniper-rnm1"),
@@ -835,6 +863,7 @@ _register_family(
     ),
 )
 _register_family(
+    _DPS_FAMILY,
     dict(claim_kind="pure", relation="replace", domain=Domain.unit(_dps.SVT_QUERIES)),
     dict(
         factory=_dps.DPSniperSVT1,

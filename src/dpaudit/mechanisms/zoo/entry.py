@@ -65,6 +65,9 @@ class ZooEntry:
         ``private`` is then the exact-arithmetic answer for a correct mechanism (``dp-laplace``),
         and False for an entry whose bug is this leak (``float-laplace``); the float-bits tester
         (``--tester float-bits`` or ``all``) reports a floating-point violation on both.
+    family : str
+        Title of the family the entry belongs to in the catalogue (e.g. ``"report noisy max"``):
+        ``dpaudit zoo`` lists the entries family by family. Default: ``""``.
     violates_for : (float, float) or None
         For a mechanism that is not private: the open interval ``(eps_low, eps_high)`` of the
         privacy parameter epsilon (nats) over which it violates its claim (at ``default_delta``
@@ -97,6 +100,7 @@ class ZooEntry:
     min_size_reason: str = ""
     default_alpha: float | None = None
     exact_arithmetic_only: bool = False
+    family: str = ""
 
     def __post_init__(self) -> None:
         if self.min_size is None:
