@@ -50,12 +50,12 @@ def _known():
             REL.pair([[0.2]], [[0.2], [0.9]]), REL.pair([[0.5], [0.5]], [[0.5], [0.5], [1.0]])]
 
 
-def run_audit(search: str, storage=None, *, mechanism=None, **kw):
+def run_audit(search: str, storage=None, *, mechanism=None, trials=None, **kw):
     """One run of the audit of ``search`` (resumed if ``storage`` holds it)."""
     known = _known() if search == "grid" else _known()[:2] if search == "auto" else []
     return audit(
         mechanism or NoisyMean(0.3), PureDP(1.0), make_finder(search, known, REL, SEED), tester=MeanShiftTester(0.2),
-        num_samples=64, trials=TRIALS[search], beta=0.1, seed=SEED, exhaustive=True,
+        num_samples=64, trials=trials or TRIALS[search], beta=0.1, seed=SEED, exhaustive=True,
         storage=storage, study_name=None if storage is None else "kill", resume=storage is not None, **kw,
     )
 
@@ -137,18 +137,18 @@ class InterruptedMean(NoisyMean):
         return super().sample(dataset, num_samples, rng)
 
 
-@pytest.mark.parametrize("search", ["auto", "evolution", "random"])
-def test_an_audit_interrupted_inside_a_trial_resumes_to_the_uninterrupted_audit(search):
-    """Ctrl-C inside a trial fails its proposal in the search study; the resume proposes the same
-    parameters again (and NSGA-II counts it in the same generation)."""
+@pytest.mark.parametrize("search, trials, k", [("auto", 10, 7), ("evolution", 20, 9), ("random", 6, 3)])
+def test_an_audit_interrupted_inside_a_trial_resumes_to_the_uninterrupted_audit(search, trials, k):
+    """Ctrl-C inside trial ``k`` fails its proposal in the search study; the resume proposes the same
+    parameters again, and NSGA-II counts it in the same generation (20 trials: generation 1 of 8
+    holds trial 9, and generation 2 is chosen from it)."""
     optuna = pytest.importorskip("optuna")
     storage = optuna.storages.InMemoryStorage()
-    k = TRIALS[search] - 3
     with pytest.raises(Interrupt):
-        run_audit(search, storage, mechanism=InterruptedMean(0.3, at=2 * k + 1))  # inside trial index k
-    resumed = run_audit(search, storage)
-    assert [t.run for t in resumed.trials] == [0] * k + [1] * (TRIALS[search] - k)
-    assert comparable(resumed) == comparable(run_audit(search))
+        run_audit(search, storage, mechanism=InterruptedMean(0.3, at=2 * k + 1), trials=trials)
+    resumed = run_audit(search, storage, trials=trials)
+    assert [t.run for t in resumed.trials] == [0] * k + [1] * (trials - k)
+    assert comparable(resumed) == comparable(run_audit(search, trials=trials))
 
 
 if __name__ == "__main__":  # the child of _child: one run, killed by DPAUDIT_KILL_AT
