@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # lowest first; keep in step with the table in docs/architecture.md
 LAYERS = [
-    ("foundations", ["dpaudit._version", "dpaudit.errors", "dpaudit._validate", "dpaudit._torch"]),
+    ("foundations", ["dpaudit._version", "dpaudit.errors", "dpaudit._validate", "dpaudit._torch", "dpaudit._killpoints"]),
     ("statistics and privacy", ["dpaudit.bounds", "dpaudit.privacy"]),
     ("mechanisms and datasets", ["dpaudit.datasets", "dpaudit.mechanisms", "dpaudit.examples"]),
     ("estimators", ["dpaudit.estimators"]),

@@ -51,6 +51,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from .._killpoints import kill_point
 from ..datasets import NeighbouringPair
 from ..errors import DPAuditError, MechanismError
 from ..mechanisms.base import CallableMechanism, draw
@@ -503,6 +504,7 @@ def run_trial(mechanism, tester, claim, spec: TrialSpec):
     if len(schedule) == 1:
         t0 = time.perf_counter()
         x0, x1 = sample_pair(mechanism, spec.pair, spec.num_samples, sample_ss, spec.chunk_size)
+        kill_point("trial.sampled")
         t1 = time.perf_counter()
         outcome = tester.test(x0, x1, claim, beta=spec.beta, rng=np.random.default_rng(test_ss))
         t2 = time.perf_counter()
@@ -515,6 +517,7 @@ def run_trial(mechanism, tester, claim, spec: TrialSpec):
         t0 = time.perf_counter()
         y0, y1 = sample_pair(mechanism, spec.pair, n_k - have, stage_stream(sample_ss, k), spec.chunk_size,
                              planned_calls=2 * int(spec.num_samples))
+        kill_point("trial.sampled")
         parts0.append(y0)
         parts1.append(y1)
         x0 = _concat_chunks(mechanism, parts0, spec.pair.d0) if k else y0

@@ -38,6 +38,7 @@ import os
 import socket
 from dataclasses import dataclass, field
 
+from .._killpoints import kill_point
 from ..datasets import NeighbouringPair
 from ..errors import DPAuditError
 
@@ -247,6 +248,7 @@ class AuditStudy:
         trial.set_user_attr(PREFIX + "pair", pair.to_dict())
         trial.set_user_attr(PREFIX + "finder", finder)
         trial.set_user_attr(PREFIX + "run", self.run)
+        kill_point("ledger.begin")
         trial.set_user_attr(PREFIX + "index", int(index))
         return trial
 

@@ -25,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 
+from .._killpoints import kill_point
 from .._validate import check_int, check_probability
 from ..datasets import NeighbouringPair
 from ..mechanisms.base import Mechanism
@@ -287,6 +288,7 @@ def audit(
                     if pair is None:
                         exhausted = True
                         break
+                    kill_point("search.asked")
                     idx = next_index
                     next_index += 1
                     fname = finder.last_finder or fallback_name
@@ -312,7 +314,9 @@ def audit(
             record = replace(result, run=run)
             if ledger is not None:
                 ledger.finish(handle, record)
+            kill_point("trial.recorded")
             finder.tell(pair, record.outcome.objective)
+            kill_point("trial.told")
             records[record.index] = record
             finished_now += 1
             if on_trial_end:

@@ -7,6 +7,13 @@ history and never owns the loop, the same finder serves a sequential audit, batc
 asks (several trials pending at once) and a resumed audit whose history sits in Optuna storage
 (:meth:`OptunaFinder.attach`).
 
+Reproducible resumption: with a seed, the sampler's random state is set afresh before each draw
+from ``(seed, proposal number, parameter)`` (:func:`proposal_seed`), where the proposal number
+counts the proposals that stand (failed ones, e.g. of a killed process, do not count). A proposal
+is then a function of the seed, its number and the finished history only, never of how many draws
+this process made before, so an audit killed at any point and resumed proposes what the
+uninterrupted audit proposes.
+
 Optuna is an optional dependency (``pip install dpaudit[search]``); it is imported when a finder
 is first asked.
 
@@ -19,16 +26,19 @@ with NSGA-II). Optuna samplers: ``GPSampler`` (GP with log-EI), ``TPESampler`` (
 
 from __future__ import annotations
 
+import itertools
 import math
+import zlib
 from typing import Sequence
 
 import numpy as np
 
+from .._killpoints import kill_point
 from ..datasets import NeighbouringPair
 from .finders import FinderBase
 from .space import PairSpace
 
-__all__ = ["BayesFinder", "EvolutionFinder", "OptunaFinder", "optuna_available", "run_seed"]
+__all__ = ["BayesFinder", "EvolutionFinder", "OptunaFinder", "optuna_available", "proposal_seed"]
 
 
 def optuna_available() -> bool:
@@ -52,14 +62,107 @@ def _import_optuna():
     return optuna
 
 
-def run_seed(seed: int | None, run: int) -> int | None:
-    """A 32-bit sampler seed for run ``run`` of an audit with root seed ``seed`` (None: unseeded).
+def proposal_seed(seed: int, position: int, name: str, stream: int = 0) -> int:
+    """The 32-bit seed of one random draw of an Optuna finder's proposal.
 
-    Each run (the first and every resume) gets its own stream, so a resumed search does not
-    repeat the random proposals of the first run."""
-    if seed is None:
-        return None
-    return int(np.random.SeedSequence([int(seed) % 2**63, 0x5EA2C4, int(run)]).generate_state(1)[0])
+    Parameters
+    ----------
+    seed : int
+        The finder's seed.
+    position : int
+        Number of the proposal (0 for the first), counting only proposals that stand
+        (:func:`_position`).
+    name : str
+        What is drawn: ``"relative"`` (the sampler's joint draw) or a parameter's name.
+    stream : int, default 0
+        Which of the sampler's random states (a sampler may hold several).
+
+    Returns
+    -------
+    int
+        In ``[0, 2**32)``; the same in every process and every run of the audit.
+    """
+    key = [int(seed) % 2**63, 0x5EA2C4, int(position), zlib.crc32(name.encode()), int(stream)]
+    return int(np.random.SeedSequence(key).generate_state(1)[0])
+
+
+def _standing_states():
+    from optuna.trial import TrialState
+
+    return (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+
+
+def _position(study, number: int | None = None) -> int:
+    """Number of standing proposals (complete, pruned or running, not failed or waiting) before
+    trial ``number`` of ``study`` (all of them if None): the proposal number of that trial."""
+    trials = study.get_trials(deepcopy=False, states=_standing_states())
+    return sum(1 for t in trials if number is None or t.number < number)
+
+
+_PER_PROPOSAL_SAMPLER = None
+
+
+def _per_proposal_sampler(inner, seed: int):
+    """``inner`` (an Optuna sampler) with its random states seeded by :func:`proposal_seed`
+    before every draw, and without the in-process caches that would make a draw depend on the
+    draws before it (the GP sampler's warm start of its kernel fit)."""
+    global _PER_PROPOSAL_SAMPLER
+    if _PER_PROPOSAL_SAMPLER is None:
+        optuna = _import_optuna()
+        from optuna.samplers._lazy_random_state import LazyRandomState
+
+        class PerProposalSeeded(optuna.samplers.BaseSampler):
+            def __init__(self, inner, seed):
+                self._inner = inner
+                self._seed = int(seed)
+                self._positions: dict[int, int] = {}
+                self._states = []
+                self._collect(inner, set())
+                if not self._states:  # pragma: no cover - an Optuna whose samplers hold no random state
+                    raise RuntimeError(f"found no random state in {type(inner).__name__}")
+
+            def _collect(self, obj, seen):
+                for key in sorted(vars(obj)):
+                    value = vars(obj)[key]
+                    if isinstance(value, LazyRandomState) and id(value) not in seen:
+                        seen.add(id(value))
+                        self._states.append(value)
+                    elif isinstance(value, optuna.samplers.BaseSampler):
+                        self._collect(value, seen)
+
+            def _reseed(self, study, trial, name):
+                kill_point("search.sample")
+                if trial.number not in self._positions:
+                    self._positions[trial.number] = _position(study, trial.number)
+                position = self._positions[trial.number]
+                for j, state in enumerate(self._states):
+                    state.rng.seed(proposal_seed(self._seed, position, name, j))
+                for cache in ("_gprs_cache_list", "_constraints_gprs_cache_list"):
+                    if getattr(self._inner, cache, None) is not None:
+                        setattr(self._inner, cache, None)
+
+            def infer_relative_search_space(self, study, trial):
+                return self._inner.infer_relative_search_space(study, trial)
+
+            def sample_relative(self, study, trial, search_space):
+                self._reseed(study, trial, "relative")
+                return self._inner.sample_relative(study, trial, search_space)
+
+            def sample_independent(self, study, trial, param_name, param_distribution):
+                self._reseed(study, trial, param_name)
+                return self._inner.sample_independent(study, trial, param_name, param_distribution)
+
+            def before_trial(self, study, trial):
+                self._inner.before_trial(study, trial)
+
+            def after_trial(self, study, trial, state, values):
+                self._inner.after_trial(study, trial, state, values)
+
+            def reseed_rng(self):
+                self._inner.reseed_rng()
+
+        _PER_PROPOSAL_SAMPLER = PerProposalSeeded
+    return _PER_PROPOSAL_SAMPLER(inner, seed)
 
 
 class OptunaFinder(FinderBase):
@@ -70,7 +173,9 @@ class OptunaFinder(FinderBase):
     relation : AddRemove or Replace
         The neighbouring relation; its domain and size range define the search space.
     seed : int, optional
-        Seed of the sampler (combined with the run number, see :func:`run_seed`).
+        Seed of the proposals: each draw is seeded from the seed, the proposal's number and the
+        parameter (:func:`proposal_seed`), so the same seed gives the same proposals whether or
+        not the audit was interrupted and resumed. None: unseeded (not reproducible).
     boundary : float, default 0.25
         Probability mass a uniform draw puts on each face of the domain (see :class:`PairSpace`).
     initial_grid : int, default 2
@@ -131,24 +236,21 @@ class OptunaFinder(FinderBase):
         study_name : str, optional
             Name of the study in ``storage`` (loaded if it exists).
         run : int, default 0
-            Number of this run of the audit (0 for the first, then one more per resume); seeds
-            the sampler with :func:`run_seed`.
+            Number of this run of the audit (0 for the first, then one more per resume). The
+            proposals do not depend on it: a resumed audit proposes what the uninterrupted one
+            would have.
         """
         optuna = _import_optuna()
         optuna.logging.set_verbosity(max(optuna.logging.get_verbosity(), optuna.logging.WARNING))
+        sampler = self._sampler(self.seed)
         self._study = optuna.create_study(
             storage=storage,
             study_name=study_name,
-            sampler=self._sampler(run_seed(self.seed, run)),
+            sampler=sampler if self.seed is None else _per_proposal_sampler(sampler, self.seed),
             direction="maximize",
             load_if_exists=True,
         )
         self._dists = self.space.optuna_distributions()
-        if self.initial_grid and not self._study.get_trials(deepcopy=False):
-            import itertools
-
-            for params in itertools.islice(self.space.grid_params(), self.initial_grid):
-                self._study.enqueue_trial(params, skip_if_exists=False)
 
     @property
     def study(self):
@@ -165,9 +267,18 @@ class OptunaFinder(FinderBase):
         NeighbouringPair
             Valid under the relation by construction (:meth:`PairSpace.decode`).
         """
+        from optuna.trial import TrialState
+
         study = self.study
+        position = _position(study)
+        if position < self.initial_grid and not study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
+            # the first proposals are grid points, enqueued one at a time just before they are
+            # asked (a grid point enqueued by a killed process is still waiting, and asked now)
+            params = next(itertools.islice(self.space.grid_params(), position, None), None)
+            if params is not None:
+                study.enqueue_trial(params, skip_if_exists=False)
         trial = study.ask(fixed_distributions=self._dists)
-        pair = self.space.decode(trial.params, description=f"{self.name} #{trial.number}")
+        pair = self.space.decode(trial.params, description=f"{self.name} #{_position(study, trial.number)}")
         self._live[id(pair)] = (pair, trial.number)
         return pair
 
@@ -206,7 +317,10 @@ class OptunaFinder(FinderBase):
         marked running are matched with ``history`` (pairs in the order asked, objective or None):
         a finished trial's objective is told now (the process died between recording the trial
         and telling the sampler); an unfinished one stays open and its pair is returned so the
-        re-run can tell it; a proposal the audit never recorded is marked failed.
+        re-run can tell it; a proposal the audit never recorded, or whose parameters were only
+        partly stored, is marked failed (its number is then proposed again, and with a seed gives
+        the same pair). An unfinished trial whose proposal was marked failed when the audit
+        stopped (Ctrl-C, a failing trial) is proposed again with the same parameters.
 
         Returns
         -------
@@ -219,26 +333,28 @@ class OptunaFinder(FinderBase):
         running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
         # a proposal killed while Optuna was still storing its parameters (one write each) is
         # incomplete: it was never handed to the audit, so it is marked failed
-        complete = [t for t in running if set(self._dists) <= set(t.params)]
         for t in running:
             if not set(self._dists) <= set(t.params):
                 study.tell(t.number, state=TrialState.FAIL)
-        orphans = [(self.space.decode(t.params, description=f"{self.name} #{t.number}"), t.number) for t in complete]
-        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-            if t.value is not None and math.isfinite(t.value):
+        trials = study.get_trials(deepcopy=False)
+        standing = [t.number for t in trials if t.state in _standing_states()]
+
+        def decoded(t):
+            position = sum(1 for n in standing if n < t.number)
+            return self.space.decode(t.params, description=f"{self.name} #{position}")
+
+        complete = [t for t in trials if set(self._dists) <= set(t.params)]
+        orphans = [(decoded(t), t.number) for t in complete if t.state == TrialState.RUNNING]
+        failed = [(decoded(t), t) for t in complete if t.state == TrialState.FAIL]
+        for t in trials:
+            if t.state == TrialState.COMPLETE and t.value is not None and math.isfinite(t.value):
                 self._seen.append(float(t.value))
-        out = []
+        out, again = [], []
         for stored, objective in history:
-            # A pair this finder proposed is matched by its trial number (in its description) too:
-            # small search spaces (the empty dataset, a clipped record) can propose the same
-            # datasets twice.
-            numbered = stored.description.startswith(f"{self.name} #")
-            match = next(
-                (k for k, (p, _) in enumerate(orphans)
-                 if _same_datasets(p, stored) and (not numbered or p.description == stored.description)),
-                None,
-            )
+            match = _match(orphans, stored, self.name)
             if match is None:
+                if objective is None:
+                    again.append(stored)
                 out.append(stored)
                 continue
             pair, number = orphans.pop(match)
@@ -249,7 +365,28 @@ class OptunaFinder(FinderBase):
             out.append(stored)
         for _, number in orphans:
             study.tell(number, state=TrialState.FAIL)
+        for stored in again:
+            match = _match(failed, stored, self.name)
+            if match is not None:
+                _, old = failed.pop(match)
+                study.enqueue_trial(dict(old.params), skip_if_exists=False)
+                trial = study.ask(fixed_distributions=self._dists)
+                trial.relative_params  # noqa: B018 - the sampler's bookkeeping (NSGA-II's generation) as at the first ask
+                self._live[id(stored)] = (stored, trial.number)
         return out
+
+
+def _match(candidates, stored: NeighbouringPair, name: str) -> int | None:
+    """Index in ``candidates`` (pairs first) of the proposal of ``stored``, or None.
+
+    A pair this finder proposed is matched by its proposal number (in its description) too: small
+    search spaces (the empty dataset, a clipped record) can propose the same datasets twice."""
+    numbered = stored.description.startswith(f"{name} #")
+    return next(
+        (k for k, (p, _) in enumerate(candidates)
+         if _same_datasets(p, stored) and (not numbered or p.description == stored.description)),
+        None,
+    )
 
 
 def _same_datasets(a: NeighbouringPair, b: NeighbouringPair) -> bool:
