@@ -1,0 +1,68 @@
+"""OpacusCanaries: gradient canaries riding on a real Opacus DPOptimizer."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("opacus")
+pytest.importorskip("sklearn")
+
+from dpaudit.dpsgd import load_digits_task  # noqa: E402
+from dpaudit.dpsgd.opacus import OpacusCanaries  # noqa: E402
+
+logging.getLogger("absl").setLevel(logging.ERROR)
+
+
+def _opacus_loop(noise=2.0, clip=1.0, batch=20, n=200, epochs=2, canaries=1500, seed=0):
+    from opacus import PrivacyEngine
+
+    warnings.filterwarnings("ignore")
+    x, y = load_digits_task(num_train=n, seed=seed)
+    data = torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y))
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 16), torch.nn.Tanh(), torch.nn.Linear(16, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    loader = torch.utils.data.DataLoader(data, batch_size=batch)
+    engine = PrivacyEngine()
+    model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=noise,
+                                             max_grad_norm=clip, poisson_sampling=True)
+    hook = OpacusCanaries(opt, canaries=canaries, sampling_rate=batch / n, seed=seed)
+    for _ in range(epochs):
+        for xb, yb in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xb), yb).backward()
+            hook.step()
+    return hook, engine
+
+
+def test_opacus_canaries_see_what_the_accountant_assumes():
+    hook, engine = _opacus_loop(clip=2.0)
+    o, part = np.array(hook.observations), np.array(hook.participation)
+    assert o.shape == (20, 1500) and not part[:, ~hook.mask].any()
+    assert abs(o[part].mean() - 1.0) < 0.1  # clipped canary = C, in units of C
+    assert abs(o[:, ~hook.mask].std() - 2.0) < 0.05  # Opacus's noise multiplier
+    assert float(hook.block.detach().abs().sum()) == 0.0  # the block never moves (learning rate 0)
+    a = hook.audit(delta=1e-5)
+    assert a.variant == "opacus" and not a.violated
+    assert abs(a.accountant_epsilon - engine.get_epsilon(1e-5)) / a.accountant_epsilon < 0.05
+    assert "accountant epsilon" in a.summary() and "estimate" in a.summary()
+
+
+def test_opacus_canaries_refuse_a_plain_optimizer_and_an_empty_run():
+    model = torch.nn.Linear(3, 2)
+    with pytest.raises(TypeError, match="DPOptimizer"):
+        OpacusCanaries(torch.optim.SGD(model.parameters(), lr=0.1))
+    from opacus.optimizers import DPOptimizer
+
+    opt = DPOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), noise_multiplier=1.0, max_grad_norm=1.0,
+                      expected_batch_size=4)
+    hook = OpacusCanaries(opt, canaries=10)
+    with pytest.raises(ValueError, match="no step"):
+        hook.audit()
+    with pytest.raises(ValueError):
+        OpacusCanaries(opt, canaries=1)
