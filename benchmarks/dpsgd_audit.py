@@ -105,6 +105,11 @@ def main(argv=None) -> int:
                   file=sys.stderr, flush=True)
             lines.append(f"| {v} | {q:g}, {T} | {cfg.max_grad_norm:g} | {a.accountant_epsilon:.3f} | {m:,} | "
                          f"{a.epsilon_lower_bound:.3f} | {a.best_score} | {'**yes**' if a.violated else 'no'} | {what} |")
+    from dpaudit.dpsgd import epsilon_plot
+
+    png = Path(args.out).with_suffix(".png")
+    epsilon_plot([r for r in rows if "variant" not in r], png)
+    lines += ["", f"![empirical vs accounted epsilon]({png.name})"]
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
     Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1))

@@ -126,3 +126,16 @@ def test_lr_score_is_the_sum_at_full_participation():
     assert np.allclose(lr, (o - 0.5).sum(axis=0) / 4.0)
     assert np.array_equal(np.argsort(lr), np.argsort(canary_scores(o, 2.0, 1.0, "sum")))
     assert math.isfinite(canary_scores(o * 100, 0.1, 0.01, "lr").max())  # no overflow
+
+
+def test_epsilon_plot_draws_bounds_against_the_accountant(tmp_path):
+    from dpaudit.dpsgd import epsilon_plot
+
+    rows = [{"accountant": 2.0, "lb": 0.8, "fit": 1.9, "q": 1.0, "m": 10000},
+            {"accountant": 2.0, "lb": 3.9, "q": 0.05, "m": 10000, "violated": True}]
+    png = epsilon_plot(rows)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    epsilon_plot(rows, tmp_path / "e.svg")
+    assert (tmp_path / "e.svg").read_text().lstrip().startswith("<?xml")
+    with pytest.raises(ValueError, match="positive accountant"):
+        epsilon_plot([{"accountant": 0.0, "lb": 1.0}])

@@ -6,12 +6,14 @@ its common bugs as variants, and the one-run audit of a run next to its accounta
   gradient canaries each included with probability 1/2; returns every step's observations;
 * :func:`audit_run` — certified one-run epsilon and GDP ``mu`` lower bounds from those
   observations, the accountant's epsilon for the same ``(sigma, q, steps, delta)``, a verdict,
-  and two labelled estimates (fitted per-step mechanism composed; histogram PLD composed).
+  and two labelled estimates (fitted per-step mechanism composed; histogram PLD composed);
+* :func:`epsilon_plot` — empirical vs accounted epsilon for a set of audits.
 
 Derivations and measurements: ``docs/dpsgd.md``.
 """
 
 from .audit import SCORE_FUNCTIONS, DPSGDAudit, audit_run, canary_scores
+from .plot import epsilon_plot
 from .reference import VARIANTS, DPSGDConfig, TrainingRun, load_digits_task, noise_for_epsilon, train_with_canaries
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "VARIANTS",
     "audit_run",
     "canary_scores",
+    "epsilon_plot",
     "load_digits_task",
     "noise_for_epsilon",
     "train_with_canaries",
