@@ -139,3 +139,23 @@ def test_epsilon_plot_draws_bounds_against_the_accountant(tmp_path):
     assert (tmp_path / "e.svg").read_text().lstrip().startswith("<?xml")
     with pytest.raises(ValueError, match="positive accountant"):
         epsilon_plot([{"accountant": 0.0, "lb": 1.0}])
+
+
+def test_train_many_vectorised_runs_and_their_audit():
+    from dpaudit.dpsgd.many import audit_many, train_many
+
+    cfg = DPSGDConfig(noise_multiplier=2.0, sampling_rate=1.0, steps=4, learning_rate=5.0)
+    r = train_many(cfg, runs=600, seed=1, chunk=200)
+    assert r.black_box_in.shape == (300,) and r.white_box_out.shape == (300,)
+    assert r.white_box_in.mean() > r.white_box_out.mean() and r.black_box_in.mean() > r.black_box_out.mean()
+    a = audit_many(r)
+    assert not a["white_box"]["violated"] and not a["black_box"]["violated"]
+    assert 0 < a["white_box"]["epsilon_lower_bound"] < a["accountant_epsilon"]
+    # Unclipped canary of norm 4C: true mu 4 x the accounted sqrt(4)/6 (epsilon ~1.3 -> ~8).
+    bug = audit_many(train_many(DPSGDConfig(noise_multiplier=6.0, sampling_rate=1.0, steps=4, learning_rate=5.0),
+                                runs=2000, variant="no-clipping", seed=1, chunk=500))
+    assert bug["white_box"]["violated"], bug
+    with pytest.raises(ValueError, match="variant"):
+        train_many(cfg, runs=10, variant="shuffled-batches")
+    with pytest.raises(ValueError, match="runs"):
+        train_many(cfg, runs=2)

@@ -7,7 +7,10 @@ its common bugs as variants, and the one-run audit of a run next to its accounta
 * :func:`audit_run` — certified one-run epsilon and GDP ``mu`` lower bounds from those
   observations, the accountant's epsilon for the same ``(sigma, q, steps, delta)``, a verdict,
   and two labelled estimates (fitted per-step mechanism composed; histogram PLD composed);
-* :func:`epsilon_plot` — empirical vs accounted epsilon for a set of audits.
+* :func:`epsilon_plot` — empirical vs accounted epsilon for a set of audits;
+* :mod:`dpaudit.dpsgd.many` — many small models trained at once (``train_many``, ``torch.func``),
+  half with an input and a gradient canary, audited from two samples (``audit_many``);
+* :mod:`dpaudit.dpsgd.opacus` — ``OpacusCanaries``, the canaries in a user's own Opacus loop.
 
 Derivations and measurements: ``docs/dpsgd.md``.
 """
