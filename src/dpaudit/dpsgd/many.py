@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validate import check_int
-from .reference import VARIANTS, DPSGDConfig, load_digits_task
+from .reference import VARIANTS, DPSGDConfig, _task_tensors, load_digits_task
 
 __all__ = ["ManyRuns", "audit_many", "train_many"]
 
@@ -57,6 +57,12 @@ class ManyRuns:
     variant: str
     seconds: float
     details: dict = field(default_factory=dict)
+
+
+def _odd_digits():
+    """The default task: 200 digits, label 1 for an odd digit."""
+    x, y = load_digits_task(num_train=200)
+    return x, y % 2
 
 
 def _canary_input(x: np.ndarray) -> np.ndarray:
@@ -111,23 +117,12 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
     runs = check_int(runs, "runs", 4)
     if variant not in VARIANTS or variant == "shuffled-batches":
         raise ValueError(f"variant must be one of {sorted(set(VARIANTS) - {'shuffled-batches'})}, got {variant!r}")
-    if data is None:
-        x_np, y_np = load_digits_task(num_train=200)
-        y_np = (y_np % 2).astype(np.int64)
-    else:
-        x_np, y_np = (np.asarray(a) for a in data)
-    x_np = np.asarray(x_np, dtype=np.float32)
-    y_np = np.asarray(y_np, dtype=np.float32)
-    if x_np.ndim != 2 or y_np.shape != (x_np.shape[0],):
-        raise ValueError(f"data must be (x of shape (N, features), y of shape (N,)), got {x_np.shape}, {y_np.shape}")
-    t0 = time.perf_counter()
+    x_np, y_np, x, y, t0 = _task_tensors(data, _odd_digits, np.float32, device)
     rng = np.random.default_rng(seed)
     gen = torch.Generator(device=device).manual_seed(int(rng.integers(2**62)))
     n, feats = x_np.shape
     cx = torch.as_tensor(_canary_input(x_np), device=device)
     cy = torch.tensor(1.0, device=device)
-    x = torch.as_tensor(x_np, device=device)
-    y = torch.as_tensor(y_np, device=device)
     if hidden:
         model = torch.nn.Sequential(torch.nn.Linear(feats, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, 1))
     else:

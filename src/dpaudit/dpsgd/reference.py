@@ -182,6 +182,20 @@ def load_digits_task(num_train: int = 500, seed: int = 0):
     return (x[idx] / 16.0).astype(np.float32), y[idx].astype(np.int64)
 
 
+def _task_tensors(data, default, label_dtype, device):
+    """Validated real examples as numpy arrays and torch tensors, and the start time:
+    ``(x_np, y_np, x, y, t0)`` (shared by the one-run and many-run trainers)."""
+    import time
+
+    import torch
+
+    x_np, y_np = default() if data is None else data
+    x_np, y_np = np.asarray(x_np, dtype=np.float32), np.asarray(y_np, dtype=label_dtype)
+    if x_np.ndim != 2 or y_np.shape != (x_np.shape[0],):
+        raise ValueError(f"data must be (x of shape (N, features), y of shape (N,)), got {x_np.shape}, {y_np.shape}")
+    return x_np, y_np, torch.as_tensor(x_np, device=device), torch.as_tensor(y_np, device=device), time.perf_counter()
+
+
 def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: str = "correct", data=None,
                         hidden: int = 32, seed: int = 0, device: str = "cpu") -> TrainingRun:
     """Train a small MLP with DP-SGD (or one of its buggy :data:`VARIANTS`) and ``canaries``
@@ -227,16 +241,11 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
     if variant not in VARIANTS:
         raise ValueError(f"unknown DP-SGD variant {variant!r}; choose one of {sorted(VARIANTS)}")
     m = check_int(canaries, "canaries", 2)
-    x_np, y_np = load_digits_task() if data is None else data
-    x_np, y_np = np.asarray(x_np, dtype=np.float32), np.asarray(y_np, dtype=np.int64)
-    if x_np.ndim != 2 or y_np.shape != (x_np.shape[0],):
-        raise ValueError(f"data must be (x of shape (N, features), y of shape (N,)), got {x_np.shape}, {y_np.shape}")
-    t0 = time.perf_counter()
+    x_np, y_np, x, y, t0 = _task_tensors(data, load_digits_task, np.int64, device)
     rng = np.random.default_rng(seed)
     gen = torch.Generator(device=device).manual_seed(int(rng.integers(2**62)))
     n, feats = x_np.shape
     classes = int(y_np.max()) + 1
-    x, y = torch.as_tensor(x_np, device=device), torch.as_tensor(y_np, device=device)
     model = torch.nn.Sequential(torch.nn.Linear(feats, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, classes)).to(device)
     with torch.no_grad():
         for p in model.parameters():
