@@ -168,7 +168,7 @@ def fdp_rejects(inverse_tradeoff: Callable[[float], float], m: int, k: int, v: i
         return False
     r = tau * v / m
     h = tau * (k - v) / m
-    limit = k / m
+    limit = k / m * (1.0 + 1e-12)  # refute only past rounding: errs towards not refuting
     for i in range(v - 1, -1, -1):
         need = inverse_tradeoff(r)
         if need <= h:
@@ -177,7 +177,7 @@ def fdp_rejects(inverse_tradeoff: Callable[[float], float], m: int, k: int, v: i
         h = need
         if r + h > limit:
             return True
-    return r + h > limit * (1.0 + 1e-12)
+    return r + h > limit
 
 
 def _largest_rejected(rejects: Callable[[float], bool], lo: float = 0.0, hi: float = 64.0,
