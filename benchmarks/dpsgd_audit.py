@@ -37,6 +37,39 @@ def ideal_fraction(cfg, m: int, seed: int, delta: float, beta: float) -> float:
     return audit_run(run, delta=delta, beta=beta, seed=seed).epsilon_lower_bound
 
 
+def opacus_run(sigma: float, q: float, steps: int, m: int, seed: int):
+    """One Opacus training (digits, 500 examples, MLP 64-32-10, Poisson sampling at q) with
+    ``m`` OpacusCanaries; returns (the hook, seconds of training)."""
+    import time
+    import warnings
+
+    import torch
+    from opacus import PrivacyEngine
+
+    from dpaudit.dpsgd import load_digits_task
+    from dpaudit.dpsgd.opacus import OpacusCanaries
+
+    warnings.filterwarnings("ignore")
+    x, y = load_digits_task(num_train=500)
+    data = torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y))
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.Tanh(), torch.nn.Linear(32, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    loader = torch.utils.data.DataLoader(data, batch_size=max(1, round(q * 500)))
+    model, opt, loader = PrivacyEngine().make_private(module=model, optimizer=opt, data_loader=loader,
+                                                      noise_multiplier=sigma, max_grad_norm=1.0, poisson_sampling=True)
+    hook = OpacusCanaries(opt, canaries=m, sampling_rate=q, seed=seed)
+    t = time.perf_counter()
+    while len(hook.observations) < steps:
+        for xb, yb in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xb), yb).backward()
+            hook.step()
+            if len(hook.observations) >= steps:
+                break
+    return hook, time.perf_counter() - t
+
+
 def main(argv=None) -> int:
     logging.getLogger("absl").setLevel(logging.ERROR)
     from dpaudit.dpsgd import VARIANTS, DPSGDConfig, audit_run, noise_for_epsilon, train_with_canaries
@@ -48,6 +81,7 @@ def main(argv=None) -> int:
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--beta", type=float, default=0.05)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "dpsgd_audit.md"))
+    ap.add_argument("--opacus", action="store_true", help="also audit Opacus itself (OpacusCanaries) in every cell")
     args = ap.parse_args(argv)
     ms = [int(v) for v in args.canaries.split(",")]
     targets = [float(v) for v in args.epsilons.split(",")]
@@ -88,6 +122,32 @@ def main(argv=None) -> int:
                     f"{lb / ideal if ideal > 0 else float('nan'):.2f} | {med(lambda r: r[0].epsilon_estimate_fit):.3f} | "
                     f"{med(lambda r: r[0].epsilon_estimate_pld):.3f} | {sum(r[0].violated for r in res)}/{len(res)} | "
                     f"{med(lambda r: r[1]):.1f} | {med(lambda r: r[0].train_seconds):.1f} | {med(lambda r: r[0].audit_seconds):.1f} |")
+    if args.opacus:
+        lines += ["", "## Opacus 1.6 itself (OpacusCanaries in an Opacus loop, same task and settings)", "",
+                  "| q, steps | sigma | accountant eps | canaries | lb | lb/acc | ideal lb/acc | estimate (fit) | "
+                  "estimate (PLD) | violated | train s | audit s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for q, T in settings:
+            for target in targets:
+                sigma = noise_for_epsilon(target, args.delta, q, T)
+                for m in ms:
+                    res = []
+                    for s in range(args.seeds):
+                        hook, secs = opacus_run(sigma, q, T, m, s)
+                        a = hook.audit(delta=args.delta, beta=args.beta, seed=s)
+                        res.append((a, secs, ideal_fraction(a.config, m, s, args.delta, args.beta)))
+                        print(f"opacus q={q} eps={target} m={m} seed={s}: lb={a.epsilon_lower_bound:.3f} "
+                              f"acc={a.accountant_epsilon:.3f} fit={a.epsilon_estimate_fit:.3f}", file=sys.stderr, flush=True)
+                    med = lambda f: float(np.median([f(r) for r in res]))  # noqa: E731
+                    acc = res[0][0].accountant_epsilon
+                    rows.append({"opacus": True, "q": q, "steps": T, "sigma": sigma, "accountant": acc, "m": m,
+                                 "lb": med(lambda r: r[0].epsilon_lower_bound), "ideal": med(lambda r: r[2]),
+                                 "fit": med(lambda r: r[0].epsilon_estimate_fit), "violated": sum(r[0].violated for r in res)})
+                    lines.append(
+                        f"| {q:g}, {T} | {sigma:.3f} | {acc:.3f} | {m:,} | {med(lambda r: r[0].epsilon_lower_bound):.3f} | "
+                        f"{med(lambda r: r[0].epsilon_lower_bound) / acc:.2f} | {med(lambda r: r[2]) / acc:.2f} | "
+                        f"{med(lambda r: r[0].epsilon_estimate_fit):.3f} | {med(lambda r: r[0].epsilon_estimate_pld):.3f} | "
+                        f"{sum(r[0].violated for r in res)}/{len(res)} | {med(lambda r: r[1]):.1f} | "
+                        f"{med(lambda r: r[0].audit_seconds):.1f} |")
     lines += ["", "## The bug zoo at accountant epsilon 2 (one run each)", "",
               "| variant | q, steps | C | accountant eps | canaries | certified lb | score | violated | what it is |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -108,7 +168,7 @@ def main(argv=None) -> int:
     from dpaudit.dpsgd import epsilon_plot
 
     png = Path(args.out).with_suffix(".png")
-    epsilon_plot([r for r in rows if "variant" not in r], png)
+    epsilon_plot([r for r in rows if "variant" not in r and not r.get("opacus")], png)
     lines += ["", f"![empirical vs accounted epsilon]({png.name})"]
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
