@@ -113,6 +113,10 @@ def test_audit_scores_report(tmp_path):
     html = (tmp_path / "s.html").read_text()
     assert "VIOLATION" in html and "log-log" in html and html.count("data:image/png;base64,") == 1
     assert "dpaudit audit-scores" in html and "--seed 2" in html
+    assert "<td>trade-off curve</td>" in _section(html, "glossary")
+    assert "0.1-DP (pure): contradicted by the scores" in _section(html, "summary")  # the claim in words, not JSON
+    settings = _section(html, "settings")
+    assert settings.index("<td>delta</td>") < settings.index("<details>") < settings.index("histogram.method")
     assert (tmp_path / "s_files" / "tradeoff.png").exists()
     res = _run("audit-scores", str(tmp_path / "in.npy"), str(tmp_path / "out.npy"), "--seed", "2", "--report", str(tmp_path / "s.json"))
     assert res.exit_code == 0 and json.loads((tmp_path / "s.json").read_text())["inputs"]["seed"] == 2
@@ -246,3 +250,22 @@ def test_privacy_profile_axes_follow_the_data():
     # nothing found against a pure claim: the whole probability range, linear
     flat = profile_scale(grid, [("P||Q", -np.ones_like(grid))], PureDP(1.0).delta_profile(grid), claimed_epsilon=1.0)
     assert flat.yscale == "linear" and flat.ylim[1] <= 1.02 and flat.xlim[1] == pytest.approx(3 * 1.0)  # 3 x the claim
+
+
+def test_one_run_report(tmp_path):
+    rng = np.random.default_rng(7)
+    mask = rng.random(4000) < 0.5
+    np.save(tmp_path / "scores.npy", rng.normal(0.0, 1.0, 4000) + 2.0 * mask)
+    np.savetxt(tmp_path / "mask.txt", mask.astype(int), fmt="%d")
+    out = tmp_path / "one.html"
+    res = _run("audit-scores", str(tmp_path / "scores.npy"), "--mask", str(tmp_path / "mask.txt"), "--epsilon", "0.5",
+               "--delta", "1e-5", "--seed", "1", "--quiet", "--report", str(out))
+    assert res.exit_code == 1, res.output
+    html = out.read_text()
+    data = json.loads(_run("audit-scores", str(tmp_path / "scores.npy"), "--mask", str(tmp_path / "mask.txt"),
+                           "--epsilon", "0.5", "--delta", "1e-5", "--seed", "1", "--json", "--quiet").output)
+    assert f"the attack guessed {data['guess']['guesses']} and {data['guess']['correct']} were right" in html
+    for term in ("canary", "guess", "p-value"):
+        assert f"<td>{term}</td>" in _section(html, "glossary")
+    assert f"dpaudit audit-scores {tmp_path / 'scores.npy'} --mask" in html  # no 'None' for the absent second file
+    assert "(0.5, 1e-05)-DP: contradicted by the scores" in html

@@ -82,6 +82,19 @@ def _provenance(data: dict, command: str | None, versions: dict | None, seed) ->
     return Section("Reproduce", tuple(blocks), anchor="reproduce")
 
 
+def _scores_claim_text(claim: dict) -> str:
+    """The ``claim`` entry of an audit-scores result in words: the claim (when named), whether the
+    scores contradict it, and by how much."""
+    head = claim.get("description") or (f"epsilon {_g(claim['epsilon'])}, delta {_g(claim.get('delta'))}"
+                                         if "epsilon" in claim else "the claim")
+    words = f"{head}: {'contradicted by the scores' if claim.get('violated') else 'not contradicted'}"
+    if claim.get("delta_lower_bound") is not None:
+        words += (f" (certified delta lower bound {_g(claim['delta_lower_bound'], 4)} where the claim allows "
+                  f"{_g(claim.get('claimed_delta'), 4)}; largest margin {_g(claim.get('margin'), 4)} at eps' = "
+                  f"{_g(claim.get('witness_epsilon'), 4)})")
+    return words
+
+
 def _claim_text(claim: dict) -> str:
     from ..privacy.claims import claim_from_dict
 
@@ -121,6 +134,19 @@ GLOSSARY = {
     "empirical epsilon lower bound": "The largest epsilon for which the evidence rejects (epsilon, delta)-DP, at "
                                      "the same confidence: the mechanism's true epsilon is at least this.",
     "trial": "One neighbouring pair, chosen by the finder, sampled and tested.",
+    "IN / OUT scores": "An attack's score for a canary (e.g. its loss) in runs that trained with it (IN) and "
+                       "without it (OUT). The more the two differ, the more a run reveals about the canary.",
+    "trade-off curve": "For every attack on the scores: its type II error (missing an IN) against its type I error "
+                       "(flagging an OUT). Perfect privacy is the diagonal 1 - alpha; (epsilon, delta)-DP keeps the "
+                       "curve above a known line, so a curve certified below it contradicts the claim.",
+    "TV and mu (GDP)": "Two summaries of how distinguishable IN and OUT are: the total variation distance (0 = "
+                       "identical, 1 = disjoint), and the mu of the Gaussian-DP curve that fits (0 = private).",
+    "canary": "A record planted to test privacy. In a one-run audit each canary is included or left out at random "
+              "in one training run, and the attack guesses which.",
+    "guess": "The attack's call for one canary: included (its score is high) or left out (low); canaries it is "
+             "unsure about get no guess. Many correct guesses contradict a small epsilon.",
+    "p-value": "How likely at least this many correct guesses are if the claim held (Steinke et al. 2023); below beta "
+               "the claim is refuted.",
 }
 """Plain-words definitions of the terms the reports use (term to sentence), for the Glossary section."""
 
@@ -470,6 +496,7 @@ def _next_steps(result, data: dict, command: str | None, entry) -> Section:
     """The "What to do next" section of ``dpaudit test``: for a violation its advice, the command
     that reproduces it and the witness pair as a regression test; for a pass or an inconclusive
     audit, what the result does not show and the command with a larger budget."""
+    from ..testers import default_tester_name
     from ..testers.base import VIOLATION_KINDS
 
     cmd = command or _fallback_command(result, entry)
@@ -494,6 +521,9 @@ def _next_steps(result, data: dict, command: str | None, entry) -> Section:
             words = shlex.split(cmd) if cmd else []
             target = (repr(words[2]) if len(words) > 2 and words[1] == "test" and ":" in words[2]
                       else "mechanism  # your Mechanism object or function")
+            tester = str(result.tester.get("tester", ""))
+            if tester and tester != default_tester_name(result.claim):
+                args += f", tester={tester!r}"
             blocks.append(Code(f"from dpaudit.testing import assert_dp\n\nassert_dp({target}, {args}, "
                                f"pairs=[({d0}, {d1})], seed={result.seed})", language="python"))
     else:
@@ -561,10 +591,11 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
          else f"confidence {_g(data.get('confidence'))}"),
         ("seed", str(inp.get("seed"))),
     ]
-    if claim is not None:
-        summary.append(("claim", json.dumps({k: v for k, v in claim.items() if not isinstance(v, (list, dict))}, default=str)))
-    sections = [Section("Summary", (Table(header=(), rows=tuple(summary)),), anchor="summary")]
     curves = data.get("curves")
+    if claim is not None:
+        named = str(curves["claim"][0]).removeprefix("claim: ") if curves and curves.get("claim") else None
+        summary.append(("claim", _scores_claim_text({"description": named, **claim} if named else claim)))
+    sections = [Section("Summary", (Table(header=(), rows=tuple(summary)),), anchor="summary")]
     if curves:
         png = plots.tradeoff_png(curves["alpha"], curves["upper"], [tuple(c) for c in curves.get("others", [])],
                                  claim=tuple(curves["claim"]) if curves.get("claim") else None)
@@ -597,9 +628,17 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
             caption=("The threshold attack on the score: its AUC (Hoeffding interval for U-statistics) and its true "
                      "positive rate at fixed false positive rates (order statistics and Clopper-Pearson), each interval "
                      "certified at the report's confidence.")),), anchor="attack"))
-    settings = {"delta": delta, **{k: data[k] for k in ("beta",) if k in data}, "confidence": data.get("confidence"), "inputs": inp,
-                "histogram": {k: v for k, v in data.get("histogram", {}).items() if k in ("method", "confidence", "n_p", "n_q", "details")}}
-    sections.append(Section("Settings", (_settings_table(settings),), anchor="settings"))
+    key = {"delta": delta, **{k: data[k] for k in ("beta",) if k in data}, "confidence": data.get("confidence"),
+           "seed": inp.get("seed")}
+    rest = _settings_table({"inputs": inp, "histogram": {k: v for k, v in data.get("histogram", {}).items()
+                                                         if k in ("method", "confidence", "n_p", "n_q", "details")}})
+    sections.append(Section("Settings", (
+        Table(header=(), rows=_settings_table(key).rows, caption="The settings that decide the verdict."),
+        Table(header=(), rows=rest.rows, caption="Every other setting, as the JSON result records it.", collapsed=True,
+              summary=f"All other settings ({len(rest.rows)})"),
+    ), anchor="settings"))
+    sections.append(_glossary(("IN / OUT scores", "trade-off curve", "TV and mu (GDP)", "certified lower bound",
+                               "beta", "claim")))
     shown = {k: v for k, v in data.items() if k != "curves"}
     sections.append(_provenance(shown, command, versions, inp.get("seed")))
     return Document(title="dpaudit audit-scores", verdict=verdict, status=status, sections=tuple(sections),
@@ -636,6 +675,11 @@ def one_run_document(data: dict, *, command: str | None = None, versions: dict |
         status = "pass" if claim is not None else "info"
         verdict = (f"One run with {data.get('m')} canaries proves epsilon >= {_g(eps, 4)} at delta={_g(delta)} "
                    f"(confidence {_g(1 - beta)}).")
+    g0 = data.get("guess", {})
+    if g0.get("guesses"):
+        verdict += (f" Of {data.get('m')} canaries, each included in the run or not at random, the attack guessed "
+                    f"{g0.get('guesses')} and {g0.get('correct')} were right: a mechanism with a smaller epsilon "
+                    f"gives that many correct guesses with probability at most {_g(beta)}.")
     g, gs, gm = data.get("guess", {}), data.get("guess_steinke", {}), data.get("guess_mu", {})
 
     def guesses(x):
@@ -653,7 +697,7 @@ def one_run_document(data: dict, *, command: str | None = None, versions: dict |
                                f"(a Bonferroni split of beta = {_g(beta)})"),
                ("p-value (Steinke et al., at the claim's epsilon or 0)", _g(data.get("p_value"), 4))]
     if claim is not None:
-        summary.append(("claim", json.dumps({k: v for k, v in claim.items() if not isinstance(v, (list, dict))}, default=str)))
+        summary.append(("claim", _scores_claim_text(claim)))
     sections = [
         Section("Summary", (Table(header=(), rows=tuple(summary)),), anchor="summary"),
         Section("One-run audit", (Table(
@@ -662,6 +706,7 @@ def one_run_document(data: dict, *, command: str | None = None, versions: dict |
                      "Gaussian (an estimate otherwise). Each bound holds with probability at least 1 - beta.")),),
             anchor="one-run"),
     ]
+    sections.append(_glossary(("canary", "guess", "certified lower bound", "p-value", "beta", "claim")))
     sections.append(_provenance(data, command, versions, (data.get("inputs") or {}).get("seed")))
     return Document(title="dpaudit audit-scores (one run)", verdict=verdict, status=status, sections=tuple(sections),
                     footer=f"dpaudit {(versions or {}).get('dpaudit', '')} report")
