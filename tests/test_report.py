@@ -62,8 +62,9 @@ def test_html_report_of_test_is_self_contained(tmp_path):
     assert not re.search(r"(src|href)=\"(https?:)?//", html)  # nothing fetched from the network
     assert "<script" not in html
     assert "dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01 --samples 4000 --trials 1 --seed 5" in html
-    for text in ("0.01-DP (pure)", "[1, 0]", "numpy", "Settings", "tester.epochs"):
+    for text in ("0.01-DP (pure)", "[1, 0]", "numpy", "Settings", "tester.regions"):
         assert text in html
+    assert "tester.epochs" not in html  # 1-D outputs: exact regions, no classifier trained
 
 
 def test_render_is_deterministic_and_markdown_writes_plots(audit_json, tmp_path):
@@ -112,6 +113,10 @@ def test_audit_scores_report(tmp_path):
     html = (tmp_path / "s.html").read_text()
     assert "VIOLATION" in html and "log-log" in html and html.count("data:image/png;base64,") == 1
     assert "dpaudit audit-scores" in html and "--seed 2" in html
+    assert "<td>trade-off curve</td>" in _section(html, "glossary")
+    assert "0.1-DP (pure): contradicted by the scores" in _section(html, "summary")  # the claim in words, not JSON
+    settings = _section(html, "settings")
+    assert settings.index("<td>delta</td>") < settings.index("<details>") < settings.index("histogram.method")
     assert (tmp_path / "s_files" / "tradeoff.png").exists()
     res = _run("audit-scores", str(tmp_path / "in.npy"), str(tmp_path / "out.npy"), "--seed", "2", "--report", str(tmp_path / "s.json"))
     assert res.exit_code == 0 and json.loads((tmp_path / "s.json").read_text())["inputs"]["seed"] == 2
@@ -136,3 +141,131 @@ def test_report_says_when_the_witness_trial_stopped_at_a_stage(tmp_path):
                "--seed", "0", "--quiet", "--report", str(out))
     assert res.exit_code == 1, res.output
     assert "2,000 per dataset (of 20,000: the trial stopped at the violation)" in out.read_text()
+
+
+def _section(html: str, anchor: str) -> str:
+    """The HTML of the report's section ``anchor``."""
+    start = html.index(f'<section id="{anchor}">')
+    return html[start:html.index("</section>", start)]
+
+
+def test_report_speaks_to_a_reviewer(audit_json, tmp_path):
+    """Glossary, settings that matter first and the rest folded, the zoo's description of the bug,
+    and what to do next with the command that reproduces the violation (HTML and Markdown alike)."""
+    from dpaudit.mechanisms.zoo import get
+    from dpaudit.report.builders import GLOSSARY
+
+    command = "dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01 --samples 4000 --trials 1 --seed 5"
+    render_result(audit_json, tmp_path / "r.html", command=command)
+    render_result(audit_json, tmp_path / "r.md", command=command)
+    html = (tmp_path / "r.html").read_text()
+    md = (tmp_path / "r.md").read_text()
+    assert audit_json["violation_kind"] == "distributional"
+    verdict = html[html.index('id="verdict"'):html.index("</p>", html.index('id="verdict"'))]
+    assert "distributional violation" in verdict and "[1, 0]" in verdict
+    glossary = _section(html, "glossary")
+    for term in ("hockey-stick divergence", "privacy profile", "P||Q / Q||P", "margin", "ratio test",
+                 "certified lower bound", "witness pair"):
+        assert term in GLOSSARY
+        assert f"<td>{term}</td>" in glossary, term
+        assert term.replace("|", "\\|") in md, term
+    settings = _section(html, "settings")
+    folded = settings.index("<details>")
+    for key in ("claim", "samples", "trials", "beta", "seed", "tester"):
+        assert settings.index(f"<td>{key}</td>") < folded, key  # the settings that matter come first
+    assert "<summary>All other settings (" in settings and "neighbouring.domain.lower" in settings[folded:]
+    assert "hockey-stick.hidden_sizes" in settings  # named as left out: no model was trained
+    assert "<details><summary>All other settings (" in md
+    entry = get("non-dp-laplace-1")
+    for text in (entry.summary, entry.bug, entry.true_guarantee):
+        assert text in _section(html, "mechanism").replace("&#39;", "'").replace("&amp;", "&")
+        assert text.split("(")[0].strip() in md.replace("\\", "")
+    nxt = _section(html, "next")
+    assert audit_json["advice"].replace("'", "&#39;") in nxt
+    assert command in nxt and "assert_dp(&#39;zoo:non-dp-laplace-1&#39;" in nxt
+    md_next = md[md.index("## What to do next"):md.index("## Witness pair")]
+    assert f"```sh\n{command}\n```" in md_next and audit_json["advice"].split(":")[0] in md_next
+    assert html.index('id="next"') < html.index('id="pair"')  # before the evidence: a reviewer reads it first
+
+
+def test_report_of_a_pass_says_it_is_no_proof(tmp_path):
+    out = tmp_path / "p.html"
+    res = _run("test", "zoo:dp-laplace", "--epsilon", "1", "--samples", "2000", "--trials", "1", "--seed", "1",
+               "--quiet", "--report", str(out))
+    assert res.exit_code == 0, res.output
+    nxt = _section(out.read_text(), "next")
+    assert "No violation found is not a proof" in nxt
+    assert "dpaudit test zoo:dp-laplace --epsilon 1.0 --samples 20000 --trials 20 --seed 1" in nxt
+
+
+def test_no_model_settings_only_when_no_model_was_trained():
+    from dpaudit.report.builders import _untrained_settings_removed
+
+    cfg = {"tester": "hockey-stick", "regions": "auto", "epochs": 8, "hidden_sizes": [32, 32]}
+    kept, removed = _untrained_settings_removed(cfg, {"HistogramBound"})
+    assert "epochs" not in kept and kept["regions"] == "auto" and removed == ["hockey-stick.hidden_sizes", "hockey-stick.epochs"]
+    assert _untrained_settings_removed(cfg, {"HockeyStickBound"}) == (cfg, [])  # the classifier ran
+    both = {"tester": "all", "parts": [cfg, {"tester": "renyi", "epochs": 3}]}
+    kept, removed = _untrained_settings_removed(both, {"HistogramBound", "RenyiBound"})
+    assert "epochs" not in kept["parts"][0] and kept["parts"][1]["epochs"] == 3
+
+
+def _legend_labels(fig):
+    return [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+
+def test_privacy_profile_axes_follow_the_data():
+    from dpaudit.estimators.base import profile_grid
+    from dpaudit.privacy.claims import ApproxDP, PureDP
+    from dpaudit.report.plots import privacy_profile_figure, profile_scale
+
+    claim = PureDP(0.01)
+    grid = profile_grid(claim.epsilon)
+    allowed = claim.delta_profile(grid)
+    # two bounds per direction (one per test region), all below 0.06: P(S) - e^eps' Q(S)
+    curves = [(d, p - np.exp(grid) * q) for d, p, q in (("P||Q", 0.30, 0.25), ("Q||P", 0.20, 0.17),
+                                                         ("P||Q", 0.10, 0.08), ("Q||P", 0.05, 0.04))]
+    top = max(float(np.max(y)) for _, y in curves)
+    assert top < 0.06
+    fig = privacy_profile_figure(grid, curves, allowed, claimed_epsilon=claim.epsilon, witness_epsilon=claim.epsilon)
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    assert ax.get_yscale() == "linear" and lo < 0 and top < hi <= 2 * top  # not 0..1
+    assert ax.get_xlim()[1] < grid.max()  # the x axis ends a little after the last positive bound
+    labels = _legend_labels(fig)
+    assert len(labels) == len(set(labels))  # each direction once, though it has two curves
+    assert sum("P||Q" in t for t in labels) == 1 and sum("Q||P" in t for t in labels) == 1
+    assert any(t.startswith("claimed \u03b5 = 0.01") for t in labels) and any(t.startswith("violation") for t in labels)
+    assert "\u03b4(\u03b5\u2032)" in ax.get_ylabel() and "H_" not in ax.get_ylabel()  # words, not raw maths
+
+    # a claimed delta of 1e-5 against a bound of 0.1: the values span decades, so the y axis is logarithmic
+    approx = ApproxDP(1.0, 1e-5)
+    grid = profile_grid(approx.epsilon)
+    curves = [("P||Q", 0.4 - np.exp(grid) * 0.1)]
+    scale = profile_scale(grid, curves, approx.delta_profile(grid), claimed_epsilon=1.0)
+    assert scale.yscale == "log" and scale.ylim[0] <= 1e-5 and scale.ylim[1] <= 1.5
+    fig = privacy_profile_figure(grid, curves, approx.delta_profile(grid), claimed_epsilon=1.0)
+    assert fig.axes[0].get_yscale() == "log" and fig.axes[0].get_ylim() == pytest.approx(scale.ylim)
+
+    # nothing found against a pure claim: the whole probability range, linear
+    flat = profile_scale(grid, [("P||Q", -np.ones_like(grid))], PureDP(1.0).delta_profile(grid), claimed_epsilon=1.0)
+    assert flat.yscale == "linear" and flat.ylim[1] <= 1.02 and flat.xlim[1] == pytest.approx(3 * 1.0)  # 3 x the claim
+
+
+def test_one_run_report(tmp_path):
+    rng = np.random.default_rng(7)
+    mask = rng.random(4000) < 0.5
+    np.save(tmp_path / "scores.npy", rng.normal(0.0, 1.0, 4000) + 2.0 * mask)
+    np.savetxt(tmp_path / "mask.txt", mask.astype(int), fmt="%d")
+    out = tmp_path / "one.html"
+    res = _run("audit-scores", str(tmp_path / "scores.npy"), "--mask", str(tmp_path / "mask.txt"), "--epsilon", "0.5",
+               "--delta", "1e-5", "--seed", "1", "--quiet", "--report", str(out))
+    assert res.exit_code == 1, res.output
+    html = out.read_text()
+    data = json.loads(_run("audit-scores", str(tmp_path / "scores.npy"), "--mask", str(tmp_path / "mask.txt"),
+                           "--epsilon", "0.5", "--delta", "1e-5", "--seed", "1", "--json", "--quiet").output)
+    assert f"the attack guessed {data['guess']['guesses']} and {data['guess']['correct']} were right" in html
+    for term in ("canary", "guess", "p-value"):
+        assert f"<td>{term}</td>" in _section(html, "glossary")
+    assert f"dpaudit audit-scores {tmp_path / 'scores.npy'} --mask" in html  # no 'None' for the absent second file
+    assert "(0.5, 1e-05)-DP: contradicted by the scores" in html

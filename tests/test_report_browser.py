@@ -2,7 +2,7 @@
 
 Needs the ``test`` extra (selenium) and Debian's ``chromium`` and ``chromium-driver`` (``make test``
 installs them when it can). Without them the test skips, saying what is missing; it installs
-nothing itself. The screenshot is saved as ``report.png`` in the test's tmp dir.
+nothing itself. Screenshots at 1280 and 390 px are saved as ``report-<width>.png`` in the test's tmp dir.
 """
 
 from __future__ import annotations
@@ -85,14 +85,27 @@ def test_html_report_renders_in_a_browser(tmp_path):
         # self-contained: nothing was fetched but the page itself and data: URIs
         fetched = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name);")
         assert all(u.startswith(("data:", "file:")) for u in fetched), fetched
-        for text in ("Privacy profile", "Trials", "Settings", "Reproduce", "dpaudit test zoo:non-dp-laplace-1"):
+        for text in ("Privacy profile", "Trials", "Settings", "Reproduce", "dpaudit test zoo:non-dp-laplace-1",
+                     "What to do next", "Glossary", "The mechanism"):
             assert text in driver.page_source
+        # the settings beyond the key ones are folded away: closed <details>, its table not displayed
+        folded = driver.find_element(By.CSS_SELECTOR, "#settings details")
+        assert folded.get_attribute("open") is None
+        assert not folded.find_element(By.CSS_SELECTOR, "table").is_displayed()
+        assert driver.find_element(By.CSS_SELECTOR, "#settings table").is_displayed()
         errors = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
         assert errors == [], errors
-        height = driver.execute_script("return document.documentElement.scrollHeight;")
-        driver.set_window_size(1280, min(int(height) + 100, 6000))
-        shot = tmp_path / "report.png"
-        assert driver.save_screenshot(str(shot))
-        assert shot.stat().st_size > 10_000
+        for width in (1280, 390):  # a laptop and a phone
+            driver.set_window_size(width, 900)
+            inner = driver.execute_script("return window.innerWidth;")
+            # the page never scrolls sideways: wide tables and commands scroll inside their own container
+            scroll = driver.execute_script("return document.documentElement.scrollWidth;")
+            assert scroll <= inner, (width, scroll, inner)
+            assert driver.find_element(By.ID, "next").location["y"] < driver.find_element(By.ID, "pair").location["y"]
+            height = driver.execute_script("return document.documentElement.scrollHeight;")
+            driver.set_window_size(width, min(int(height) + 100, 8000))
+            shot = tmp_path / f"report-{width}.png"
+            assert driver.save_screenshot(str(shot))
+            assert shot.stat().st_size > 10_000
     finally:
         driver.quit()

@@ -120,7 +120,7 @@ def render_result(data: dict, path, *, command: str | None = None, samples=None,
 def reproduce_command(ctx, extra: dict | None = None) -> str:
     """The shell command that re-runs a Click/Typer command with the same parameters.
 
-    Arguments are given as typed; options only when given on the command line (or named in
+    Arguments are given as typed (an optional one left out is omitted); options only when given on the command line (or named in
     ``extra``, e.g. the seed that was drawn), with their first long name.
 
     Parameters
@@ -143,7 +143,7 @@ def reproduce_command(ctx, extra: dict | None = None) -> str:
         name = p.name
         if getattr(p, "param_type_name", "") == "argument":
             value = params.get(name)
-            words.extend(str(v) for v in (value if isinstance(value, (list, tuple)) else [value]))
+            words.extend(str(v) for v in (value if isinstance(value, (list, tuple)) else [value]) if v is not None)
             continue
         if name in extra:
             value = extra.pop(name)

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 
 import numpy as np
 
 from . import plots
 from .document import Code, Document, Plot, Section, Table, Text
 
-__all__ = ["account_document", "one_run_document", "scores_document", "audit_document"]
+__all__ = ["GLOSSARY", "MODEL_SETTINGS", "account_document", "one_run_document", "scores_document", "audit_document"]
 
 
 def _g(x, digits: int = 6) -> str:
@@ -81,6 +82,19 @@ def _provenance(data: dict, command: str | None, versions: dict | None, seed) ->
     return Section("Reproduce", tuple(blocks), anchor="reproduce")
 
 
+def _scores_claim_text(claim: dict) -> str:
+    """The ``claim`` entry of an audit-scores result in words: the claim (when named), whether the
+    scores contradict it, and by how much."""
+    head = claim.get("description") or (f"epsilon {_g(claim['epsilon'])}, delta {_g(claim.get('delta'))}"
+                                         if "epsilon" in claim else "the claim")
+    words = f"{head}: {'contradicted by the scores' if claim.get('violated') else 'not contradicted'}"
+    if claim.get("delta_lower_bound") is not None:
+        words += (f" (certified delta lower bound {_g(claim['delta_lower_bound'], 4)} where the claim allows "
+                  f"{_g(claim.get('claimed_delta'), 4)}; largest margin {_g(claim.get('margin'), 4)} at eps' = "
+                  f"{_g(claim.get('witness_epsilon'), 4)})")
+    return words
+
+
 def _claim_text(claim: dict) -> str:
     from ..privacy.claims import claim_from_dict
 
@@ -88,6 +102,142 @@ def _claim_text(claim: dict) -> str:
         return claim_from_dict(claim).describe()
     except Exception:  # noqa: BLE001 - a report still renders an unknown claim
         return json.dumps(claim)
+
+
+GLOSSARY = {
+    "claim": "The privacy guarantee the mechanism is said to have, e.g. 0.5-DP (pure) or (1, 1e-5)-DP. "
+             "Epsilon is in nats.",
+    "neighbouring datasets": "Two datasets that differ in one person's record (one added or removed, or one "
+                             "replaced). Differential privacy promises that the outputs on them are hard to tell apart.",
+    "witness pair": "The pair of neighbouring datasets D0, D1 where the evidence is strongest; for a violation, the "
+                    "pair on which it shows. P = M(D0) and Q = M(D1) are the mechanism's output distributions on them.",
+    "hockey-stick divergence": "H_{e^eps}(P||Q) = sup over sets S of outputs of P(S) - e^eps Q(S): how much more "
+                               "likely some set of outputs is under P than e^eps times its likelihood under Q. A "
+                               "mechanism is (eps, delta)-DP exactly when it is at most delta for every neighbouring "
+                               "pair, in both directions.",
+    "privacy profile": "delta(eps'), the hockey-stick divergence at order e^eps' as eps' varies: the smallest delta "
+                       "for which the pair satisfies (eps', delta)-DP. A claim allows a whole curve of them; "
+                       "evidence above that curve at any eps' contradicts the claim.",
+    "P||Q / Q||P": "The direction of a comparison. P||Q asks whether some outputs are much more likely on D0 than "
+                   "on D1; Q||P the reverse. Differential privacy must hold both ways.",
+    "certified lower bound": "A number the true value exceeds with probability at least 1 - beta over the audit's "
+                             "random draws. It is computed on held-out samples, not on those that chose the region, "
+                             "so it is not an optimistic estimate.",
+    "margin": "The certified lower bound minus what the claim allows, at the eps' where that difference is "
+              "largest. Above 0 is a violation. In a region's description, [margin] means the region was chosen "
+              "to make this difference large, and [max epsilon] to make the certified epsilon large.",
+    "ratio test": "A second certificate for a region S: a lower bound on P(S)/Q(S) from the counts of two "
+                  "Poisson-sized subsamples. It certifies a large epsilon when S is rare under both "
+                  "distributions, where the bounds on P(S) and Q(S) alone are loose.",
+    "beta": "The largest probability that the audit reports a violation for a mechanism that keeps its claim "
+            "(a false accusation), split over the trials.",
+    "empirical epsilon lower bound": "The largest epsilon for which the evidence rejects (epsilon, delta)-DP, at "
+                                     "the same confidence: the mechanism's true epsilon is at least this.",
+    "trial": "One neighbouring pair, chosen by the finder, sampled and tested.",
+    "IN / OUT scores": "An attack's score for a canary (e.g. its loss) in runs that trained with it (IN) and "
+                       "without it (OUT). The more the two differ, the more a run reveals about the canary.",
+    "trade-off curve": "For every attack on the scores: its type II error (missing an IN) against its type I error "
+                       "(flagging an OUT). Perfect privacy is the diagonal 1 - alpha; (epsilon, delta)-DP keeps the "
+                       "curve above a known line, so a curve certified below it contradicts the claim.",
+    "TV and mu (GDP)": "Two summaries of how distinguishable IN and OUT are: the total variation distance (0 = "
+                       "identical, 1 = disjoint), and the mu of the Gaussian-DP curve that fits (0 = private).",
+    "canary": "A record planted to test privacy. In a one-run audit each canary is included or left out at random "
+              "in one training run, and the attack guesses which.",
+    "guess": "The attack's call for one canary: included (its score is high) or left out (low); canaries it is "
+             "unsure about get no guess. Many correct guesses contradict a small epsilon.",
+    "p-value": "How likely at least this many correct guesses are if the claim held (Steinke et al. 2023); below beta "
+               "the claim is refuted.",
+}
+"""Plain-words definitions of the terms the reports use (term to sentence), for the Glossary section."""
+
+
+def _glossary(terms) -> Section:
+    """The Glossary section: ``terms`` (keys of :data:`GLOSSARY`) in the order given."""
+    return Section("Glossary", (Table(header=("term", "meaning"), rows=tuple((t, GLOSSARY[t]) for t in terms)),),
+                   anchor="glossary")
+
+
+def _zoo_entry(name: str):
+    """The zoo entry called ``name`` (:mod:`dpaudit.mechanisms.zoo`), or None when there is none."""
+    try:
+        from ..mechanisms.zoo import catalogue
+    except Exception:  # noqa: BLE001 - a report renders without the zoo
+        return None
+    try:
+        return catalogue.get(name)
+    except Exception:  # noqa: BLE001 - not a zoo mechanism
+        return None
+
+
+def _mechanism_section(entry) -> Section:
+    """What the zoo catalogue says about ``entry`` (a ZooEntry): what it computes, its bug, its true
+    guarantee, whether it is private, and the source."""
+    private = ("yes, in exact arithmetic (its float64 outputs leak through their bit patterns)"
+               if entry.private and entry.exact_arithmetic_only else "yes" if entry.private else "no")
+    rows = [("what it computes", entry.summary),
+            ("the bug", entry.bug or "none: a correct mechanism"),
+            ("private?", private),
+            ("true guarantee", entry.true_guarantee)]
+    if entry.source:
+        rows.append(("source", entry.source))
+    return Section("The mechanism", (Table(
+        header=(), rows=tuple(rows),
+        caption=f"From the dpaudit zoo catalogue (dpaudit zoo {entry.name}), looked up by the mechanism's name "
+                "when this report was rendered."),), anchor="mechanism")
+
+
+def _with_options(command: str, options: dict) -> str:
+    """``command`` (a shell command line) with each long option of ``options`` (``"--flag"`` to
+    value) set: its value replaced where the command gives it, appended otherwise."""
+    words = shlex.split(command)
+    for flag, value in options.items():
+        if flag in words:
+            i = words.index(flag)
+            if i + 1 < len(words):
+                words[i + 1] = str(value)
+        else:
+            words.extend([flag, str(value)])
+    return shlex.join(words)
+
+
+def _bound_types(value, out: set) -> set:
+    """Every ``type`` entry of the bounds found anywhere in ``value`` (a JSON result's part)."""
+    if isinstance(value, dict):
+        if isinstance(value.get("type"), str):
+            out.add(value["type"])
+        for v in value.values():
+            _bound_types(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _bound_types(v, out)
+    return out
+
+
+MODEL_SETTINGS = ("hidden_sizes", "epochs", "batch_size", "learning_rate", "max_steps", "train_fraction", "device",
+                  "num_threads", "function_class", "degree", "train_bound", "train_alpha", "concentration")
+"""Tester settings that only concern a trained model (the classifier's or the Rényi estimator's)."""
+
+_TRAINED_BY = {"hockey-stick": "HockeyStickBound", "renyi": "RenyiBound"}  # tester to the bound type a model gives
+
+
+def _untrained_settings_removed(tester: dict, bound_types: set) -> tuple[dict, list]:
+    """The tester's settings without those of a model it did not train (no bound of the type its
+    model gives), and the names removed."""
+    removed: list = []
+
+    def strip(cfg: dict) -> dict:
+        name = cfg.get("tester")
+        cfg = dict(cfg)
+        if "parts" in cfg:
+            cfg["parts"] = [strip(c) if isinstance(c, dict) else c for c in cfg["parts"]]
+        if name in _TRAINED_BY and _TRAINED_BY[name] not in bound_types:
+            for k in MODEL_SETTINGS:
+                if k in cfg:
+                    removed.append(f"{name}.{k}")
+                    del cfg[k]
+        return cfg
+
+    return strip(tester), removed
 
 
 # --------------------------------------------------------------------------------------- test --
@@ -121,29 +271,43 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
     claim_txt = claim.describe()
     s = result.strongest
     mech = result.mechanism
+    entry = _zoo_entry(mech)
     if result.violation:
         status = "violation"
-        eps_lb = s.outcome.epsilon_lower_bound
+        o = s.outcome
+        b = o.bounds[o.strongest]
+        eps_lb = o.epsilon_lower_bound
         kind = VIOLATION_KINDS[result.violation_kind]
-        verdict = (f"{kind.headline}: {mech} does not satisfy {claim_txt}; {kind.meaning} "
-                   f"(a false accusation has probability at most {result.beta:g})"
-                   + (f", and the mechanism's epsilon is at least {eps_lb:.4g}. " if eps_lb else ". ")
-                   + kind.advice)
+        if o.delta_lower_bound is not None and o.witness_epsilon is not None:
+            found = (f"a set of outputs whose probabilities on the two differ more than the claim permits: at "
+                     f"eps' = {o.witness_epsilon:.4g} the privacy loss bound delta is at least "
+                     f"{o.threshold + o.margin:.3g}, where the claim allows {o.threshold:.3g}")
+        else:
+            found = (f"a {b.divergence} divergence between their outputs of at least {_g(b.lower, 4)}, "
+                     f"more than the claim allows ({_g(o.threshold, 4)})")
+        verdict = (f"{kind.headline}: {mech} does not satisfy {claim_txt}. The audit ran it on two neighbouring "
+                   f"datasets, D0 = {_dataset(s.pair.d0.tolist(), 4)} and D1 = {_dataset(s.pair.d1.tolist(), 4)}, "
+                   f"and found {found}. A {result.violation_kind} violation: {kind.meaning}. A mechanism that "
+                   f"keeps its claim is accused like this with probability at most {result.beta:g}"
+                   + (f"; this one's epsilon is at least {eps_lb:.4g}." if eps_lb else ".")
+                   + " What to do is below.")
     elif result.inconclusive:
         status = "inconclusive"
-        verdict = f"INCONCLUSIVE: too few samples for the tester's bound to say anything about {claim_txt} for {mech}."
+        verdict = (f"INCONCLUSIVE: too few samples for the tester's bound to say anything about {claim_txt} for "
+                   f"{mech}. Neither a violation nor a pass: raise --samples (see What to do next).")
     else:
         status = "pass"
         verdict = (f"No violation found: {len(result.trials)} trial(s) found no evidence against {claim_txt} "
-                   f"for {mech} (this does not prove the claim).")
+                   f"for {mech}. This does not prove the claim: it rules out only violations large enough to show "
+                   f"in the samples drawn, on the pairs tried (see What to do next).")
 
     sections = []
     summary = [
         ("mechanism", mech),
         ("claim", claim_txt),
         ("verdict", result.verdict),
-        *((("violation kind", f"{result.violation_kind} ({VIOLATION_KINDS[result.violation_kind].headline})"),
-           ("what to do", result.advice)) if result.violation else ()),
+        *((("violation kind", f"{result.violation_kind} ({VIOLATION_KINDS[result.violation_kind].headline})"),)
+          if result.violation else ()),
         ("tester", str(result.tester.get("tester", "?"))),
         ("confidence", f"a violation is reported wrongly with probability <= {result.beta:g} "
                        f"(split over {result.trial_budget} trial(s): {result.beta_per_trial:g} each)"),
@@ -154,6 +318,9 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         ("wall time", f"{result.wall_seconds:.1f} s"),
     ]
     sections.append(Section("Summary", (Table(header=(), rows=tuple(summary)),), anchor="summary"))
+    if entry is not None:
+        sections.append(_mechanism_section(entry))
+    sections.append(_next_steps(result, data, command, entry))
 
     if s is not None:
         o = s.outcome
@@ -167,19 +334,21 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
             ("samples", f"{s.num_samples:,} per dataset"
              + (f" (of {s.full_samples:,}: the trial stopped at the violation)"
                 if s.stopped_early_at_violation else "")),
-            (f"{b.divergence} estimate", _g(b.estimate)),
-            (f"{b.divergence} lower bound", _g(b.lower)),
+            (f"{b.divergence} divergence, estimate", _g(b.estimate)),
+            (f"{b.divergence} divergence, certified lower bound", _g(b.lower)),
         ]
         if o.delta_lower_bound is not None:
             rows.append(("delta lower bound at the claimed epsilon", f"{_g(o.delta_lower_bound)} (claim allows {_g(o.claimed_delta)})"))
         if o.witness_epsilon is not None:
-            rows.append(("largest excess at eps'", f"{_g(o.witness_epsilon, 4)} (margin {_g(o.margin, 4)})"))
+            rows.append(("margin (largest excess over the claim)", f"{_g(o.margin, 4)} at eps' = {_g(o.witness_epsilon, 4)}"))
         else:
             rows.append(("margin", _g(o.margin, 4)))
         if o.epsilon_lower_bound is not None:
             rows.append(("empirical epsilon lower bound", _g(o.epsilon_lower_bound, 4) if o.epsilon_lower_bound > 0 else "none"))
         if getattr(b, "region", ""):
-            rows.append(("test region", b.region))
+            rows.append(("test region S (a set of outputs)", b.region))
+        if getattr(b, "ratio_lower", None):
+            rows.append(("ratio test", f"P(S)/Q(S) >= {_g(b.ratio_lower, 4)}"))
         if o.note:
             rows.append(("note", o.note))
         blocks = [Table(header=(), rows=tuple(rows))]
@@ -208,15 +377,27 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
             grid = profile_grid(claim.epsilon)
             allowed = claim.delta_profile(grid)
             curves = [(f"{bb.divergence} {bb.direction}" if len({x.divergence for x in hs}) > 1 else bb.direction, np.asarray(bb.delta_lower_bound(grid), dtype=float)) for bb in hs]
-            png = plots.privacy_profile_png(grid, curves, allowed, claimed_epsilon=claim.epsilon,
-                                            witness_epsilon=o.witness_epsilon if o.violation else None,
+            witness = o.witness_epsilon if o.violation else None
+            scale = plots.profile_scale(grid, curves, allowed, claimed_epsilon=claim.epsilon, witness_epsilon=witness)
+            png = plots.privacy_profile_png(grid, curves, allowed, claimed_epsilon=claim.epsilon, witness_epsilon=witness,
                                             title=f"privacy profile at the pair of trial {s.index + 1}")
+            n_dirs = len({label for label, _ in curves})
+            merged = (" Each direction's curve is the pointwise maximum of that direction's certified bounds (one per "
+                      "test region; they hold together)." if len(hs) > n_dirs else "")
             sections.append(Section("Privacy profile", (
-                Plot("privacy-profile", png, alt="certified hockey-stick lower bound against the claim's privacy profile",
-                     caption=("Certified lower bounds delta_lower_bound(eps') on the hockey-stick divergence H_{e^eps'} "
-                              "(each direction; valid for all eps' at once, at the trial's confidence) against what the "
-                              "claim allows, delta(eps'). Where a lower bound is above the claim's curve (red), the "
-                              "claim is contradicted.")),
+                Text("How far apart are the outputs on D0 and D1? For each privacy loss level eps', the curves give a "
+                     "certified lower bound on delta(eps'), the smallest delta with which the pair could satisfy "
+                     "(eps', delta)-DP; the black curve is the most the claim allows. Evidence above the black curve "
+                     "(shaded red) contradicts the claim."),
+                Plot("privacy-profile", png, alt="certified lower bounds on the privacy profile against what the claim allows",
+                     caption=("In symbols: the curves are lower bounds on the hockey-stick divergence "
+                              "delta(eps') = H_{e^eps'}(P||Q) = sup_S P(S) - e^eps' Q(S), with P = M(D0) and Q = M(D1) "
+                              "(and the reverse direction Q||P), valid for all eps' at once at the trial's confidence; "
+                              "the black curve is the claim's privacy profile. The dashed line marks the claimed "
+                              f"epsilon{' and the red dot the violation' if witness is not None else ''}. "
+                              f"The y axis is {scale.yscale}"
+                              + (" (the values span decades)." if scale.yscale == "log" else ", scaled to the data.")
+                              + merged)),
             ), anchor="profile"))
         else:
             sections.append(Section("Privacy profile", (Text(
@@ -243,18 +424,126 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
                                  alt="margin per trial", caption="Margin of each trial."))
     sections.append(Section("Trials", tuple(trial_blocks), anchor="trials"))
 
-    settings = {
-        "claim": data.get("claim"), "beta": result.beta, "beta_per_trial": result.beta_per_trial,
-        "trial_budget": result.trial_budget, "stopped_early": result.stopped_early, "seed": result.seed,
-        "finder": result.finder, "neighbouring": result.neighbouring, "tester": result.tester,
-        "execution": result.execution,
-    }
-    if result.study:
-        settings["study"] = result.study
-    sections.append(Section("Settings", (_settings_table(settings),), anchor="settings"))
+    sections.append(_audit_settings(result, data))
+    sections.append(_glossary(("claim", "neighbouring datasets", "witness pair", "hockey-stick divergence",
+                               "privacy profile", "P||Q / Q||P", "certified lower bound", "margin", "ratio test",
+                               "beta", "empirical epsilon lower bound", "trial")))
     sections.append(_provenance(data, command, result.versions, result.seed))
     return Document(title=f"dpaudit test: {mech}", verdict=verdict, status=status, sections=tuple(sections),
                     footer=f"dpaudit {result.versions.get('dpaudit', '')} report; schema {data.get('schema_version')}")
+
+
+def _planned_samples(result) -> int | None:
+    """Samples per dataset each trial planned (the largest over the trials), or None."""
+    planned = [r.full_samples for r in result.trials if getattr(r, "full_samples", None)]
+    return max(planned) if planned else None
+
+
+def _audit_settings(result, data: dict) -> Section:
+    """The Settings section of ``dpaudit test``: the settings that decide the verdict first, every
+    other one folded away; a model's settings are left out when no model was trained."""
+    tester = dict(result.tester)
+    tester, removed = _untrained_settings_removed(tester, _bound_types(data.get("trials", []), set()))
+    planned = _planned_samples(result)
+    s = result.strongest
+    samples = "-" if planned is None else f"{planned:,} per dataset per trial (at most)"
+    if s is not None and planned is not None and s.num_samples < planned:
+        samples += f"; the strongest trial used {s.num_samples:,}"
+    name = str(tester.get("tester", "?"))
+    extra = f", regions {tester['regions']}" if "regions" in tester else ""
+    if removed:
+        extra += "; no model was trained (exact regions)"
+    key = (
+        ("claim", result.claim.describe()),
+        ("samples", samples),
+        ("trials", result.trials_summary),
+        ("beta", f"{result.beta:g} for the whole audit ({result.beta_per_trial:g} per trial)"),
+        ("seed", str(result.seed)),
+        ("tester", name + extra),
+        ("finder", str(result.finder)),
+        ("neighbouring", str(result.neighbouring.get("relation", "?"))),
+    )
+    rest = {"neighbouring": result.neighbouring, "tester": tester, "execution": result.execution,
+            "stopped_early": result.stopped_early}
+    if result.study:
+        rest["study"] = result.study
+    folded = _settings_table(rest)
+    caption = ("Every other setting, as the JSON result records it."
+               + (f" Left out because no model was trained: {', '.join(removed)}." if removed else ""))
+    return Section("Settings", (
+        Table(header=(), rows=key, caption="The settings that decide the verdict."),
+        Table(header=(), rows=folded.rows, caption=caption, collapsed=True,
+              summary=f"All other settings ({len(folded.rows)})"),
+    ), anchor="settings")
+
+
+def _fallback_command(result, entry) -> str | None:
+    """A ``dpaudit test`` command for a zoo mechanism when the report was rendered without the
+    command that ran it (pure and approximate DP claims), or None."""
+    if entry is None:
+        return None
+    c = result.claim.to_dict()
+    if c.get("kind") not in ("pure-dp", "approx-dp"):
+        return None
+    words = ["dpaudit", "test", f"zoo:{entry.name}", "--epsilon", f"{c['epsilon']:g}"]
+    if c.get("kind") == "approx-dp":
+        words += ["--delta", f"{c['delta']:g}"]
+    words += ["--seed", str(result.seed)]
+    return shlex.join(words)
+
+
+def _next_steps(result, data: dict, command: str | None, entry) -> Section:
+    """The "What to do next" section of ``dpaudit test``: for a violation its advice, the command
+    that reproduces it and the witness pair as a regression test; for a pass or an inconclusive
+    audit, what the result does not show and the command with a larger budget."""
+    from ..testers import default_tester_name
+    from ..testers.base import VIOLATION_KINDS
+
+    cmd = command or _fallback_command(result, entry)
+    blocks = []
+    s = result.strongest
+    if result.violation:
+        kind = VIOLATION_KINDS[result.violation_kind]
+        blocks.append(Text(f"1. Fix the mechanism. {result.advice or kind.advice}"
+                           + (" The zoo's description of the bug is under The mechanism above." if entry is not None and entry.bug else "")))
+        if cmd:
+            blocks.append(Text("2. Reproduce the finding: the same seed gives the same trials, pairs and verdict."))
+            blocks.append(Code(cmd, language="sh"))
+        else:
+            blocks.append(Text(f"2. Reproduce the finding: re-run the audit with --seed {result.seed}."))
+        if s is not None:
+            d0 = json.dumps(s.pair.d0.tolist())
+            d1 = json.dumps(s.pair.d1.tolist())
+            blocks.append(Text("3. Keep the witness pair as a regression test, so the bug cannot come back unnoticed "
+                               "(after the fix this must pass):"))
+            claim = result.claim.to_dict()
+            args = f"epsilon={claim.get('epsilon')!r}" + (f", delta={claim['delta']!r}" if "delta" in claim else "")
+            words = shlex.split(cmd) if cmd else []
+            target = (repr(words[2]) if len(words) > 2 and words[1] == "test" and ":" in words[2]
+                      else "mechanism  # your Mechanism object or function")
+            tester = str(result.tester.get("tester", ""))
+            if tester and tester != default_tester_name(result.claim):
+                args += f", tester={tester!r}"
+            blocks.append(Code(f"from dpaudit.testing import assert_dp\n\nassert_dp({target}, {args}, "
+                               f"pairs=[({d0}, {d1})], seed={result.seed})", language="python"))
+    else:
+        planned = _planned_samples(result) or 0
+        if result.inconclusive:
+            blocks.append(Text("The tester needs more samples before its bound can say anything: raise --samples."))
+        else:
+            blocks.append(Text(f"No violation found is not a proof of privacy. This audit rules out only violations "
+                               f"large enough to show with {planned:,} samples per dataset, on the "
+                               f"{len(result.trials)} neighbouring pair(s) it tried, at confidence {1 - result.beta:g}. "
+                               "A proof needs an analysis of the mechanism (or an accountant, dpaudit account)."))
+        more = {"--samples": max(10 * planned, 1000), "--trials": max(5 * result.trial_budget, 20)}
+        blocks.append(Text("To search harder, raise the budget: more samples per dataset find smaller violations, more "
+                           "trials try more pairs (each trial gets a smaller share of beta)."))
+        if cmd:
+            blocks.append(Code(_with_options(cmd, more), language="sh"))
+        if str(result.tester.get("tester")) not in ("all",):
+            blocks.append(Text("--tester all also runs the other testers, including the float-bits test that finds "
+                               "floating-point leaks."))
+    return Section("What to do next", tuple(blocks), anchor="next")
 
 
 # ------------------------------------------------------------------------------- audit-scores --
@@ -302,10 +591,11 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
          else f"confidence {_g(data.get('confidence'))}"),
         ("seed", str(inp.get("seed"))),
     ]
-    if claim is not None:
-        summary.append(("claim", json.dumps({k: v for k, v in claim.items() if not isinstance(v, (list, dict))}, default=str)))
-    sections = [Section("Summary", (Table(header=(), rows=tuple(summary)),), anchor="summary")]
     curves = data.get("curves")
+    if claim is not None:
+        named = str(curves["claim"][0]).removeprefix("claim: ") if curves and curves.get("claim") else None
+        summary.append(("claim", _scores_claim_text({"description": named, **claim} if named else claim)))
+    sections = [Section("Summary", (Table(header=(), rows=tuple(summary)),), anchor="summary")]
     if curves:
         png = plots.tradeoff_png(curves["alpha"], curves["upper"], [tuple(c) for c in curves.get("others", [])],
                                  claim=tuple(curves["claim"]) if curves.get("claim") else None)
@@ -338,9 +628,17 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
             caption=("The threshold attack on the score: its AUC (Hoeffding interval for U-statistics) and its true "
                      "positive rate at fixed false positive rates (order statistics and Clopper-Pearson), each interval "
                      "certified at the report's confidence.")),), anchor="attack"))
-    settings = {"delta": delta, **{k: data[k] for k in ("beta",) if k in data}, "confidence": data.get("confidence"), "inputs": inp,
-                "histogram": {k: v for k, v in data.get("histogram", {}).items() if k in ("method", "confidence", "n_p", "n_q", "details")}}
-    sections.append(Section("Settings", (_settings_table(settings),), anchor="settings"))
+    key = {"delta": delta, **{k: data[k] for k in ("beta",) if k in data}, "confidence": data.get("confidence"),
+           "seed": inp.get("seed")}
+    rest = _settings_table({"inputs": inp, "histogram": {k: v for k, v in data.get("histogram", {}).items()
+                                                         if k in ("method", "confidence", "n_p", "n_q", "details")}})
+    sections.append(Section("Settings", (
+        Table(header=(), rows=_settings_table(key).rows, caption="The settings that decide the verdict."),
+        Table(header=(), rows=rest.rows, caption="Every other setting, as the JSON result records it.", collapsed=True,
+              summary=f"All other settings ({len(rest.rows)})"),
+    ), anchor="settings"))
+    sections.append(_glossary(("IN / OUT scores", "trade-off curve", "TV and mu (GDP)", "certified lower bound",
+                               "beta", "claim")))
     shown = {k: v for k, v in data.items() if k != "curves"}
     sections.append(_provenance(shown, command, versions, inp.get("seed")))
     return Document(title="dpaudit audit-scores", verdict=verdict, status=status, sections=tuple(sections),
@@ -377,6 +675,11 @@ def one_run_document(data: dict, *, command: str | None = None, versions: dict |
         status = "pass" if claim is not None else "info"
         verdict = (f"One run with {data.get('m')} canaries proves epsilon >= {_g(eps, 4)} at delta={_g(delta)} "
                    f"(confidence {_g(1 - beta)}).")
+    g0 = data.get("guess", {})
+    if g0.get("guesses"):
+        verdict += (f" Of {data.get('m')} canaries, each included in the run or not at random, the attack guessed "
+                    f"{g0.get('guesses')} and {g0.get('correct')} were right: a mechanism with a smaller epsilon "
+                    f"gives that many correct guesses with probability at most {_g(beta)}.")
     g, gs, gm = data.get("guess", {}), data.get("guess_steinke", {}), data.get("guess_mu", {})
 
     def guesses(x):
@@ -394,7 +697,7 @@ def one_run_document(data: dict, *, command: str | None = None, versions: dict |
                                f"(a Bonferroni split of beta = {_g(beta)})"),
                ("p-value (Steinke et al., at the claim's epsilon or 0)", _g(data.get("p_value"), 4))]
     if claim is not None:
-        summary.append(("claim", json.dumps({k: v for k, v in claim.items() if not isinstance(v, (list, dict))}, default=str)))
+        summary.append(("claim", _scores_claim_text(claim)))
     sections = [
         Section("Summary", (Table(header=(), rows=tuple(summary)),), anchor="summary"),
         Section("One-run audit", (Table(
@@ -403,6 +706,7 @@ def one_run_document(data: dict, *, command: str | None = None, versions: dict |
                      "Gaussian (an estimate otherwise). Each bound holds with probability at least 1 - beta.")),),
             anchor="one-run"),
     ]
+    sections.append(_glossary(("canary", "guess", "certified lower bound", "p-value", "beta", "claim")))
     sections.append(_provenance(data, command, versions, (data.get("inputs") or {}).get("seed")))
     return Document(title="dpaudit audit-scores (one run)", verdict=verdict, status=status, sections=tuple(sections),
                     footer=f"dpaudit {(versions or {}).get('dpaudit', '')} report")

@@ -62,13 +62,16 @@ class Code(_Block):
 @dataclass(frozen=True)
 class Table(_Block):
     """A table of strings: ``header`` (column names; empty for a two-column key/value table
-    without a header row), ``rows`` (tuples of str), a ``caption``, and the index of a row to
-    ``highlight`` (e.g. the violating trial) or None."""
+    without a header row), ``rows`` (tuples of str), a ``caption``, the index of a row to
+    ``highlight`` (e.g. the violating trial) or None, and whether it is shown ``collapsed``
+    inside a closed ``<details>`` element labelled ``summary`` (HTML and Markdown alike)."""
 
     header: tuple
     rows: tuple
     caption: str = ""
     highlight: int | None = None
+    collapsed: bool = False
+    summary: str = ""
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,8 @@ def _md_block(b, plot_paths: dict) -> str:
     if b.kind == "text":
         return _md(b.text)
     if b.kind == "table":
+        if b.collapsed:
+            return f"<details><summary>{_md(b.summary)}</summary>\n\n{_md_table(b)}\n\n</details>"
         return _md_table(b)
     if b.kind == "plot":
         return f"![{_md(b.alt)}]({plot_paths[b.name]})\n\n*{_md(b.caption)}*" if b.caption else f"![{_md(b.alt)}]({plot_paths[b.name]})"

@@ -8,6 +8,7 @@ same bytes on the same matplotlib.
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,7 +16,10 @@ __all__ = [
     "accounting_online_png",
     "accounting_profile_png",
     "output_distributions_png",
+    "ProfileScale",
+    "privacy_profile_figure",
     "privacy_profile_png",
+    "profile_scale",
     "tradeoff_png",
     "trials_png",
 ]
@@ -48,6 +52,15 @@ def _png(fig, format: str = "png") -> bytes:
     fig.tight_layout()
     fig.savefig(buf, format=format, dpi=_DPI, metadata=_NO_STAMP.get(format, {}))
     return buf.getvalue()
+
+
+def _legend(ax, **kw) -> None:
+    """Draw ``ax``'s legend with each label once (the first artist of a repeated label)."""
+    handles, labels = ax.get_legend_handles_labels()
+    seen: dict = {}
+    for h, lab in zip(handles, labels):
+        seen.setdefault(lab, h)
+    ax.legend(list(seen.values()), list(seen.keys()), **kw)
 
 
 def _finish(fig, ax, xlabel: str, ylabel: str, title: str, format: str) -> bytes:
@@ -153,6 +166,147 @@ def output_distributions_png(x0, x1, *, labels=("M(D0)", "M(D1)"), title: str = 
     return _png(fig)
 
 
+@dataclass(frozen=True)
+class ProfileScale:
+    """Axis limits of a privacy-profile plot, chosen from the data (:func:`profile_scale`).
+
+    Attributes
+    ----------
+    xlim : (float, float)
+        eps' range (nats; the x axis is logarithmic).
+    ylim : (float, float)
+        delta range.
+    yscale : {"linear", "log"}
+        ``"log"`` when the values that matter span more than ``LOG_SPAN`` (two decades).
+    """
+
+    xlim: tuple
+    ylim: tuple
+    yscale: str
+
+
+LOG_SPAN = 100.0  # the y axis of a privacy profile is logarithmic when its key values span more than this
+
+
+def _merge_curves(curves) -> list:
+    """``curves`` (list of (label, array)) with repeated labels merged into their pointwise
+    maximum, in order of first appearance (the maximum of lower bounds is a lower bound)."""
+    merged: dict = {}
+    for label, y in curves:
+        y = np.asarray(y, dtype=float)
+        merged[label] = np.fmax(merged[label], y) if label in merged else y
+    return list(merged.items())
+
+
+def profile_scale(eps_grid, curves, allowed, *, claimed_epsilon: float, witness_epsilon=None) -> ProfileScale:
+    """Axis limits for :func:`privacy_profile_figure` that follow the data.
+
+    The x axis runs from the smallest positive eps' of the grid to three times the largest of
+    the claimed epsilon, the witness and the last eps' where some lower bound is positive (at
+    most the grid's end). The y axis is scaled to the *key values*: each curve's peak, the
+    claim's delta at the claimed epsilon and the evidence at the witness, when positive. It is
+    logarithmic when they span more than ``LOG_SPAN`` (e.g. a claimed delta of 1e-5 against a
+    lower bound of 0.1), from a tenth of the smallest to three times the largest (at most 1.5);
+    linear otherwise, from slightly below 0 to 1.55 times the largest (room for the legend).
+    With no positive key value (nothing found, pure-DP claim) it is linear on [0, 1].
+
+    Parameters
+    ----------
+    eps_grid : array, shape (n,)
+        eps' values (nats).
+    curves : list of (label, array of shape (n,))
+        Lower bounds on delta(eps') (may be negative).
+    allowed : array, shape (n,)
+        The claim's delta(eps').
+    claimed_epsilon : float
+    witness_epsilon : float, optional
+
+    Returns
+    -------
+    ProfileScale
+    """
+    e = np.asarray(eps_grid, dtype=float)
+    keep = e > 0
+    e = e[keep]
+    allowed = np.asarray(allowed, dtype=float)[keep]
+    ys = [np.asarray(y, dtype=float)[keep] for _, y in curves]
+    right = [float(claimed_epsilon)]
+    if witness_epsilon is not None and witness_epsilon > 0:
+        right.append(float(witness_epsilon))
+    for y in ys:
+        pos = np.flatnonzero(np.isfinite(y) & (y > 0))
+        if pos.size:
+            right.append(float(e[pos[-1]]))
+    x_lo, x_hi = float(e.min()), float(min(e.max(), 3.0 * max(right)))
+    if not x_hi > x_lo:
+        x_hi = float(e.max())
+    key = [float(np.nanmax(y)) for y in ys if y.size and np.any(np.isfinite(y))]
+    key.append(float(np.interp(np.log(claimed_epsilon), np.log(e), allowed)) if claimed_epsilon > 0 else 0.0)
+    if witness_epsilon is not None and ys:
+        wx = witness_epsilon if witness_epsilon > 0 else e.min()
+        key.append(max(float(np.interp(np.log(wx), np.log(e), y)) for y in ys))
+    key = [v for v in key if np.isfinite(v) and v > 0]
+    if not key:
+        return ProfileScale((x_lo, x_hi), (-0.02, 1.02), "linear")
+    top, low = max(key), min(key)
+    if top / low > LOG_SPAN:
+        return ProfileScale((x_lo, x_hi), (low / 10.0, min(1.5, top * 3.0)), "log")
+    return ProfileScale((x_lo, x_hi), (-0.04 * top, 1.55 * top), "linear")
+
+
+def privacy_profile_figure(eps_grid, curves, allowed, *, claimed_epsilon: float, witness_epsilon=None, title: str = ""):
+    """The privacy-profile figure of :func:`privacy_profile_png` (a matplotlib ``Figure``, not
+    attached to pyplot), for tests and other formats.
+
+    Parameters and drawing as :func:`privacy_profile_png`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes, limits from :func:`profile_scale`, a legend without repeated labels.
+    """
+    scale = profile_scale(eps_grid, curves, allowed, claimed_epsilon=claimed_epsilon, witness_epsilon=witness_epsilon)
+    e = np.asarray(eps_grid, dtype=float)
+    keep = e > 0
+    e = e[keep]
+    allowed = np.asarray(allowed, dtype=float)[keep]
+    fig, (ax,) = _figure(6.8, 4.2)
+    log = scale.yscale == "log"
+    floor = scale.ylim[0] if log else 0.0
+    ax.plot(e, np.maximum(allowed, floor), color="k", lw=1.8, zorder=3, label="what the claim allows")
+    merged = _merge_curves(curves)
+    best = None
+    for i, (label, y) in enumerate(merged):
+        y = np.asarray(y, dtype=float)[keep]
+        shown = np.maximum(y, floor)
+        ax.plot(e, shown, color=f"C{i}", lw=1.5, zorder=4, label=f"evidence: certified lower bound, {label}")
+        over = y > allowed
+        if np.any(over):
+            ax.fill_between(e, np.maximum(allowed, floor), shown, where=over, color="red", alpha=0.2, lw=0, zorder=2)
+        best = y if best is None else np.fmax(best, y)
+    ax.axvline(claimed_epsilon, color="k", ls="--", lw=1.2, zorder=5, label=f"claimed \u03b5 = {claimed_epsilon:g}")
+    if witness_epsilon is not None and best is not None:
+        wx = witness_epsilon if witness_epsilon > 0 else e.min()  # eps' = 0 is drawn at the left edge
+        wy = float(np.interp(np.log(wx), np.log(e), best))
+        wa = float(np.interp(np.log(wx), np.log(e), allowed))
+        ax.plot([wx], [max(wy, floor)], "o", color="red", mec="k", ms=7, zorder=6,
+                label=f"violation: \u03b4 \u2265 {wy:.3g} at \u03b5\u2032 = {witness_epsilon:.3g} (claim allows {wa:.2g})")
+    ax.set_xscale("log")
+    ax.set_yscale(scale.yscale)
+    ax.set_xlim(*scale.xlim)
+    ax.set_ylim(*scale.ylim)
+    ax.set_xlabel("\u03b5\u2032, privacy loss level (nats, log scale)")
+    ax.set_ylabel("privacy loss bound \u03b4(\u03b5\u2032)" + (" (log scale)" if log else ""))
+    ax.grid(alpha=0.3)
+    if best is None or not np.any(best > 0):
+        ax.text(0.02, 0.5, "every certified lower bound is 0 or less:\nno evidence against the claim",
+                transform=ax.transAxes, fontsize=8, color="0.3")
+    _legend(ax, fontsize=7.5, loc="best")
+    if title:
+        ax.set_title(title, fontsize=9)
+    return fig
+
+
 def privacy_profile_png(eps_grid, curves, allowed, *, claimed_epsilon: float, witness_epsilon=None, title: str = "") -> bytes:
     """Certified hockey-stick lower bounds against the claim's privacy profile, over eps'.
 
@@ -161,46 +315,25 @@ def privacy_profile_png(eps_grid, curves, allowed, *, claimed_epsilon: float, wi
     eps_grid : array, shape (n,)
         eps' values (nats); values <= 0 are dropped (the x axis is logarithmic).
     curves : list of (label, array of shape (n,))
-        Lower bounds ``delta_lower_bound(eps')`` of the evidence (negative values are drawn at 0).
+        Lower bounds ``delta_lower_bound(eps')`` of the evidence (negative values are drawn at the
+        axis' floor). Curves sharing a label are drawn once, as their pointwise maximum.
     allowed : array, shape (n,)
         The claim's ``delta_profile(eps')``.
     claimed_epsilon : float
-        Marked with a vertical line.
+        Marked with a dashed vertical line, drawn over the curves.
     witness_epsilon : float, optional
-        Where the violation is shown (marked), if any.
+        Where the violation is shown (a red dot on the largest lower bound; eps' = 0 at the left
+        edge), if any.
     title : str
 
     Returns
     -------
     bytes
-        PNG image. Where a lower bound lies above the claim's curve the claim is contradicted
-        (shaded red).
+        PNG image, axes scaled to the data (:func:`profile_scale`). Where a lower bound lies
+        above the claim's curve the claim is contradicted (shaded red).
     """
-    e = np.asarray(eps_grid, dtype=float)
-    keep = e > 0
-    e = e[keep]
-    allowed = np.asarray(allowed, dtype=float)[keep]
-    fig, (ax,) = _figure(6.8, 4.2)
-    ax.plot(e, allowed, color="k", lw=1.6, label="claim allows: delta(eps')")
-    for i, (label, y) in enumerate(curves):
-        y = np.asarray(y, dtype=float)[keep]
-        shown = np.maximum(y, 0.0)
-        ax.plot(e, shown, color=f"C{i}", lw=1.4, label=f"certified lower bound, {label}")
-        over = y > allowed
-        if np.any(over):
-            ax.fill_between(e, allowed, shown, where=over, color="red", alpha=0.25, lw=0)
-    ax.axvline(claimed_epsilon, color="0.5", ls=":", lw=1, label=f"claimed eps = {claimed_epsilon:g}")
-    if witness_epsilon is not None and witness_epsilon > 0:
-        ax.axvline(witness_epsilon, color="red", ls="--", lw=1, label=f"violation shown at eps' = {witness_epsilon:.4g}")
-    ax.set_xscale("log")
-    ax.set_xlabel("eps' (nats, log scale)")
-    ax.set_ylabel("hockey-stick divergence H_{e^eps'}")
-    ax.set_ylim(-0.02, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7.5, loc="upper right")
-    if title:
-        ax.set_title(title, fontsize=9)
-    return _png(fig)
+    return _png(privacy_profile_figure(eps_grid, curves, allowed, claimed_epsilon=claimed_epsilon,
+                                       witness_epsilon=witness_epsilon, title=title))
 
 
 def trials_png(indices, margins, violations) -> bytes:
