@@ -27,7 +27,7 @@ LAYERS = [
     ("search", ["dpaudit.search"]),
     ("audit", ["dpaudit.audit"]),
     ("integrations", ["dpaudit.report", "dpaudit.testing", "dpaudit.pytest_plugin"]),
-    ("command line", ["dpaudit.cli"]),
+    ("command line", ["dpaudit.cli", "dpaudit.__main__"]),
 ]
 
 
