@@ -159,3 +159,21 @@ def test_train_many_vectorised_runs_and_their_audit():
         train_many(cfg, runs=10, variant="shuffled-batches")
     with pytest.raises(ValueError, match="runs"):
         train_many(cfg, runs=2)
+
+
+@pytest.mark.parametrize("kind", ["random", "input"])
+def test_random_direction_and_input_canaries(data, kind):
+    cfg = DPSGDConfig(noise_multiplier=2.0, sampling_rate=0.5, steps=6)
+    run = train_with_canaries(cfg, canaries=300, canary_kind=kind, data=data, seed=2)
+    assert run.observations.shape == (6, 300) and np.all(np.isfinite(run.observations))
+    assert run.details["canary_block"] == 0 and run.details["canary_kind"] == kind
+    if kind == "input":
+        assert run.final_scores.shape == (300,) and np.all(run.final_scores <= 0)
+        a = audit_run(run, scores=("lr", "final"))
+        assert set(a.one_run) == {"lr", "final"} and not a.violated
+    else:
+        assert run.final_scores is None
+        with pytest.raises(ValueError, match="input canaries"):
+            audit_run(run, scores=("final",))
+    with pytest.raises(ValueError, match="canary_kind"):
+        train_with_canaries(cfg, canaries=10, canary_kind="pixel", data=data)

@@ -11,7 +11,9 @@ gradient sum on each gradient canary, and which canaries were included) into:
   - ``"spread"``: the standard deviation of a canary's observations over the steps, which grows
     for included canaries; it sees noise shared across steps, which the ``"lr"`` score (built on
     independent steps) does not;
-  - ``"sum"``: the plain sum (a score that assumes nothing about ``q``).
+  - ``"sum"``: the plain sum (a score that assumes nothing about ``q``);
+  - ``"final"``: input canaries only, minus each canary's loss under the final model (the
+    black-box view: no step is observed).
 
   The verdict compares the largest certified epsilon lower bound with the accountant's epsilon
   (an upper bound, :func:`dpaudit.accounting.get_epsilon`) at the same ``(sigma, q, steps,
@@ -36,7 +38,7 @@ from .._validate import check_delta, check_probability
 
 __all__ = ["DPSGDAudit", "SCORE_FUNCTIONS", "audit_run", "canary_scores"]
 
-SCORE_FUNCTIONS = ("lr", "spread", "sum")
+SCORE_FUNCTIONS = ("lr", "spread", "sum", "final")
 
 
 def canary_scores(observations, noise_multiplier: float, sampling_rate: float, kind: str = "lr") -> np.ndarray:
@@ -49,7 +51,7 @@ def canary_scores(observations, noise_multiplier: float, sampling_rate: float, k
     noise_multiplier, sampling_rate : float
         The claimed ``sigma`` and ``q`` (the ``"lr"`` score's model).
     kind : {"lr", "spread", "sum"}
-        See the module docstring.
+        See the module docstring (``"final"`` is not a function of the observations).
 
     Returns
     -------
@@ -256,8 +258,11 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=("lr", "sp
     cfg = run.config
     acc = accountant if accountant is not None else get_epsilon(cfg.composition(), delta)
     audits = {}
+    if "final" in scores and getattr(run, "final_scores", None) is None:
+        raise ValueError("the 'final' score needs input canaries (train_with_canaries(..., canary_kind='input'))")
     for kind in scores:
-        sc = canary_scores(run.observations, cfg.noise_multiplier, cfg.sampling_rate, kind)
+        sc = run.final_scores if kind == "final" else canary_scores(run.observations, cfg.noise_multiplier,
+                                                                     cfg.sampling_rate, kind)
         audits[kind] = one_run_audit(sc, run.mask, delta=delta, beta=beta / len(scores), rng=seed)
     best = max(audits, key=lambda k: audits[k].epsilon_lower_bound)
     mu = max(a.mu_lower_bound for a in audits.values())

@@ -155,6 +155,8 @@ class TrainingRun:
         Wall time of the run (training and observation).
     train_accuracy : float
         The final model's accuracy on its real training examples (a sanity check that it trains).
+    final_scores : ndarray, shape (m,), or None
+        Input canaries only: minus each canary's loss under the final model (the black-box view).
     details : dict
     """
 
@@ -166,6 +168,7 @@ class TrainingRun:
     variant: str
     seconds: float
     train_accuracy: float
+    final_scores: Optional[np.ndarray] = None
     details: dict = field(default_factory=dict)
 
 
@@ -196,10 +199,26 @@ def _task_tensors(data, default, label_dtype, device):
     return x_np, y_np, torch.as_tensor(x_np, device=device), torch.as_tensor(y_np, device=device), time.perf_counter()
 
 
+CANARY_KINDS = ("dirac", "random", "input")
+
+
 def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: str = "correct", data=None,
-                        hidden: int = 32, seed: int = 0, device: str = "cpu") -> TrainingRun:
+                        hidden: int = 32, canary_kind: str = "dirac", seed: int = 0, device: str = "cpu") -> TrainingRun:
     """Train a small MLP with DP-SGD (or one of its buggy :data:`VARIANTS`) and ``canaries``
-    gradient canaries, each included with probability 1/2; return every step's observations.
+    canaries, each included with probability 1/2; return every step's observations.
+
+    Canary kinds (``canary_kind``):
+
+    * ``"dirac"`` (default): a gradient of norm ``canary_norm`` on a coordinate of its own in a
+      block the model never reads (no interference); observation: the noisy sum there, over ``C``.
+    * ``"random"``: a gradient of norm ``canary_norm`` along a random unit direction of the model's
+      own parameter space (Andrew et al. 2024): it trains the model like any example, and real
+      gradients and the other canaries interfere; observation: the noisy sum's component along
+      the direction, over ``C``.
+    * ``"input"``: a crafted example (uniform random pixels, a random label) whose gradient the
+      model computes like any other; observation: the inner product of its clipped gradient at
+      the step's parameters with the noisy sum, over ``C^2``. Its final-model score (minus its
+      loss) is kept too (``TrainingRun.final_scores``: the black-box view).
 
     Parameters
     ----------
@@ -214,6 +233,8 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
         :func:`load_digits_task`.
     hidden : int
         Width of the MLP's hidden layer.
+    canary_kind : {"dirac", "random", "input"}
+        See above.
     seed : int
         Seeds the mask, the sampling, the noise and the initial parameters.
     device : str
@@ -226,12 +247,13 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
     Raises
     ------
     ValueError
-        On an unknown variant, fewer than 2 canaries, or data of mismatched shapes.
+        On an unknown variant or canary kind, fewer than 2 canaries, or data of mismatched shapes.
 
     References
     ----------
     Abadi et al. (2016), Algorithm 1 (DP-SGD); Nasr et al. (2023), §4 (Dirac gradient canaries,
-    observation at every step); Steinke, Nasr, Jagielski (2023) (inclusion with probability 1/2).
+    observation at every step); Steinke, Nasr, Jagielski (2023) (inclusion with probability 1/2);
+    Andrew et al. (2024) (random-direction canaries); Jagielski et al. (2020) (input canaries).
     """
     import time
 
@@ -241,6 +263,8 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
     if variant not in VARIANTS:
         raise ValueError(f"unknown DP-SGD variant {variant!r}; choose one of {sorted(VARIANTS)}")
     m = check_int(canaries, "canaries", 2)
+    if canary_kind not in CANARY_KINDS:
+        raise ValueError(f"canary_kind must be one of {CANARY_KINDS}, got {canary_kind!r}")
     x_np, y_np, x, y, t0 = _task_tensors(data, load_digits_task, np.int64, device)
     rng = np.random.default_rng(seed)
     gen = torch.Generator(device=device).manual_seed(int(rng.integers(2**62)))
@@ -262,6 +286,13 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
     mask = rng.random(m) < 0.5
     included = np.flatnonzero(mask)
     d_model = sum(v.numel() for v in params.values())
+    if canary_kind == "random":
+        dirs = torch.randn(m, d_model, generator=gen, device=device)
+        dirs = dirs / dirs.norm(dim=1, keepdim=True)
+    elif canary_kind == "input":
+        cx = torch.rand(m, feats, generator=gen, device=device) * float(x.max())
+        cy = torch.randint(0, int(y_np.max()) + 1, (m,), generator=gen, device=device)
+    block_size = m if canary_kind == "dirac" else 0
     noise_sd = sigma if variant == "noise-not-scaled" else sigma * C
     expected_batch = q * (n + included.size)
     obs = np.empty((T, m))
@@ -294,16 +325,29 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
                 norms = flat.norm(dim=1, keepdim=True)
                 flat = flat * torch.clamp(C / (norms + 1e-12), max=1.0)
             g_sum = flat.sum(dim=0)
-        # Canaries: gradient cnorm * e_i on the block, clipped like any example.
-        block = np.zeros(m)
-        block[can_idx] = cnorm if variant == "no-clipping" else min(C, cnorm)
         if variant == "noise-reused":
             g_noise = torch.Generator(device=device).manual_seed(fixed_noise_seed)
         else:
             g_noise = gen
-        noise = torch.randn(d_model + m, generator=g_noise, device=device) * noise_sd
-        noisy_model = g_sum + noise[:d_model]
-        obs[t] = (block + noise[d_model:].cpu().numpy()) / C
+        noise = torch.randn(d_model + block_size, generator=g_noise, device=device) * noise_sd
+        if canary_kind == "dirac":
+            # Canaries: gradient cnorm * e_i on the block, clipped like any example.
+            block = np.zeros(m)
+            block[can_idx] = cnorm if variant == "no-clipping" else min(C, cnorm)
+            noisy_model = g_sum + noise[:d_model]
+            obs[t] = (block + noise[d_model:].cpu().numpy()) / C
+        else:
+            if canary_kind == "random":
+                cg = dirs * (cnorm if variant == "no-clipping" else min(C, cnorm))
+            else:
+                cgr = per_example(params, cx, cy)
+                cg = torch.cat([g.reshape(m, -1) for g in cgr.values()], dim=1)
+                if variant != "no-clipping":
+                    cg = cg * torch.clamp(C / (cg.norm(dim=1, keepdim=True) + 1e-12), max=1.0)
+            ci = torch.as_tensor(can_idx, device=device, dtype=torch.long)
+            noisy_model = g_sum + cg[ci].sum(dim=0) + noise
+            direction = dirs if canary_kind == "random" else cg
+            obs[t] = (direction @ noisy_model).cpu().numpy() / (C if canary_kind == "random" else C * C)
         # SGD step on the model's parameters (the canary block is observed, not trained).
         offset = 0
         with torch.no_grad():
@@ -315,7 +359,11 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
             params = new
     with torch.no_grad():
         acc = float((functional_call(model, params, (x,)).argmax(dim=1) == y).float().mean())
+        final = None
+        if canary_kind == "input":
+            out = functional_call(model, params, (cx,))
+            final = -torch.nn.functional.cross_entropy(out, cy, reduction="none").cpu().numpy().astype(float)
     return TrainingRun(observations=obs, mask=mask, sampled=part.sum(axis=0), participation=part, config=config, variant=variant,
-                       seconds=time.perf_counter() - t0, train_accuracy=acc,
-                       details={"num_train": int(n), "model_parameters": int(d_model), "canary_block": int(m),
-                                "seed": seed, "device": device})
+                       seconds=time.perf_counter() - t0, train_accuracy=acc, final_scores=final,
+                       details={"num_train": int(n), "model_parameters": int(d_model), "canary_block": int(block_size),
+                                "canary_kind": canary_kind, "seed": seed, "device": device})
