@@ -104,6 +104,14 @@ def test_every_diffprivlib_mechanism_class_has_an_entry():
     assert classes == named
 
 
+def test_every_diffprivlib_tool_has_an_entry_or_is_listed_as_left_out():
+    tools = pytest.importorskip("diffprivlib.tools")
+    public = {n for n in dir(tools) if not n.startswith("_") and callable(getattr(tools, n))}
+    named = {e.name.split(".", 1)[1] for e in REGISTRY if e.library == "diffprivlib" and e.name.startswith("tools.")}
+    left = {part.strip().split(".", 1)[1] for what in library_audit.LEFT_OUT["diffprivlib"] for part in what.split(",")}
+    assert public == named | left and not named & left
+
+
 def test_targets_carry_the_relation_of_their_guarantee():
     from dpaudit.audit.targets import load_target
 
