@@ -205,9 +205,9 @@ _DPL_TOOLS = (
     ("nanvar", "replace", "LaplaceBoundedDomain, sensitivity ((upper - lower) / n)^2 (n - 1)"),
     ("std", "replace", "square root of the private variance"),
     ("nanstd", "replace", "square root of the private variance"),
-    ("sum", "add-remove", "LaplaceTruncated, sensitivity upper - lower"),
-    ("nansum", "add-remove", "LaplaceTruncated, sensitivity upper - lower"),
-    ("count_nonzero", "add-remove", "sum of the non-zero indicators"),
+    ("sum", "replace", "LaplaceTruncated to [n lower, n upper], sensitivity upper - lower"),
+    ("nansum", "replace", "LaplaceTruncated to [n lower, n upper], sensitivity upper - lower"),
+    ("count_nonzero", "replace", "sum of the non-zero indicators, GeometricTruncated to [0, n]"),
     ("histogram", "add-remove", "bins=4, range=(0, 1); GeometricTruncated per bin, sensitivity 1"),
     ("median", "replace", "exponential mechanism over the gaps of the sorted records, then uniform in the gap"),
     ("quantile", "replace", "quant=0.25; exponential mechanism over the gaps, then uniform in the gap"),
@@ -216,12 +216,23 @@ _DPL_TOOLS = (
 """diffprivlib.tools entries: name, the relation its calibration assumes, how it is computed."""
 
 
-def _tool(name: str, relation: str, how: str) -> Entry:
+def _tool(name: str, relation: str, how: str, attr: str | None = None, **kw) -> Entry:
     sizes = "1 to 10 records (n public)" if relation == "replace" else "0 to 10 records"
     g = Guarantee(1.0, neighbouring=relation, domain=f"records in [0, 1], {sizes}",
                   source=f"diffprivlib.tools.{name}(epsilon=1, bounds=(0, 1))")
-    return Entry("diffprivlib", f"tools.{name}", f"dpaudit.examples.diffprivlib_tools:{name}",
-                 f"epsilon=1, bounds (0, 1) on records in [0, 1] ({how})", g)
+    return Entry("diffprivlib", f"tools.{name}", f"dpaudit.examples.diffprivlib_tools:{attr or name}",
+                 f"epsilon=1, bounds (0, 1) on records in [0, 1] ({how})", g, **kw)
+
+
+_SUM_ADD_REMOVE_CAUSE = (
+    "the configuration's relation, and an undocumented assumption of the library. diffprivlib's sum "
+    "(tools/utils.py, _sum) truncates the noisy sum to [n * lower, n * upper] and calibrates the noise to "
+    "upper - lower: both need n public, i.e. replace-one adjacency (the tools.sum row, audited under replace). "
+    "Under add/remove n is private: D1 = D0 + one record at the upper bound releases values in "
+    "(n * upper, (n + 1) * upper] (here the atom at exactly 2.0, probability about 0.18) that D0 never releases, "
+    "so the privacy loss is unbounded. diffprivlib's documentation of sum states no neighbouring relation; a sum "
+    "or count is often meant under add/remove, where this release is not DP. count_nonzero (sum of indicators, "
+    "GeometricTruncated to [0, n]) has the same assumption")
 
 
 REGISTRY: tuple[Entry, ...] = (
@@ -264,6 +275,8 @@ REGISTRY: tuple[Entry, ...] = (
          "releases the unit vector, sign fixed",
          Guarantee(1.0, domain="2-D records in [-0.707, 0.707]^2, 0 to 10 records")),
     *(_tool(name, relation, how) for name, relation, how in _DPL_TOOLS),
+    _tool("sum", "add-remove", "as tools.sum, audited under add/remove", attr="sum_add_remove",
+          cause=_SUM_ADD_REMOVE_CAUSE),
     Entry("diffprivlib", "mechanisms.Vector", None,
           "objective perturbation (Chaudhuri et al. 2011) of a convex loss", None,
           not_auditable="randomise() returns a perturbed objective function, not a number; its guarantee is for "
@@ -527,11 +540,11 @@ def render(entries, cache: dict) -> str:
                       f"{_fmt_eps(confirm.get('epsilon_lower_bound'))} (exit {confirm.get('exit_code')}, "
                       f"{confirm.get('seconds', 0):.0f} s)"]
             if first.get("note"):
-                lines.append(f"* evidence: {first['note'][:400]}")
+                lines.append(f"* note of the audit: {first['note'][:400]}")
             if rec["verdict"] == "floating-point leak":
                 lines.append("* cause: the set of doubles the outputs take depends on the input (Mironov 2012): "
                              "the release is the true value plus noise rounded to float64, so the outputs' lowest "
-                             "set bits (their granularity within a binade, the cells under evidence) carry the true "
+                             "set bits (their granularity within a binade, the cells in the note) carry the true "
                              "value. The claim may hold in exact arithmetic; a snapping mechanism or an exact "
                              "sampler removes the leak.")
             elif e.cause:

@@ -16,10 +16,16 @@ records are scalars in [0, 1]. The relation is the one each tool's calibration a
   gaps between the sorted records, utility ``-|i - q n|``, then a uniform draw in the gap); the
   sensitivity of each depends on ``n``, so under add/remove they are not calibrated (see
   ``dpaudit.examples.diffprivlib_mean``);
-* **add/remove** (0 to 10 records) for ``sum``/``nansum`` (LaplaceTruncated, sensitivity
-  ``upper - lower = 1``), ``count_nonzero`` (the sum of the non-zero indicators, bounds (0, 1)) and
-  ``histogram`` (GeometricTruncated, sensitivity 1 per bin, 4 bins over [0, 1]), whose one record
-  moves one bin by one.
+  ``sum``/``nansum`` (LaplaceTruncated with sensitivity ``upper - lower``, the replace-one
+  sensitivity, and truncation to ``[n * lower, n * upper]``, which needs ``n`` public) and
+  ``count_nonzero`` (``sum`` of the non-zero indicators with bounds (0, 1), as an integer:
+  GeometricTruncated on ``[0, n]``);
+* **add/remove** (0 to 10 records) for ``histogram`` (GeometricTruncated, sensitivity 1 per bin,
+  truncated to ``[0, sys.maxsize]``, 4 bins over [0, 1]), whose one record moves one bin by one.
+
+``sum_add_remove`` is ``sum`` audited under add/remove, the adjacency a sum is often meant under: its
+truncation to ``[n * lower, n * upper]`` reveals ``n`` (``[0]`` outputs at most 1, ``[0, 1]``
+outputs exactly 2 with probability about 0.18), so it is not DP there; see ``docs/library_audits.md``.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from ..datasets import AddRemove, Domain, Replace
 from ..mechanisms.adapters.diffprivlib import DiffprivlibMechanism
 
 __all__ = ["EPSILON", "BOUNDS", "TARGETS", "mean", "nanmean", "var", "nanvar", "std", "nanstd", "sum", "nansum",
-           "count_nonzero", "histogram", "median", "quantile", "percentile"]
+           "count_nonzero", "histogram", "median", "quantile", "percentile", "sum_add_remove"]
 
 EPSILON = 1.0
 """Epsilon every tool is called with and claims (nats)."""
@@ -85,12 +91,14 @@ std = _target(_bounded("std"), "std", _REPLACE, _REPLACE_PAIRS)
 """``diffprivlib.tools.std(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
 nanstd = _target(_bounded("nanstd"), "nanstd", _REPLACE, _REPLACE_PAIRS)
 """``diffprivlib.tools.nanstd(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
-sum = _target(_bounded("sum"), "sum", _ADD_REMOVE, _ADD_REMOVE_PAIRS)  # noqa: A001  (the tool's name)
-"""``diffprivlib.tools.sum(x, epsilon=1, bounds=(0, 1))`` under add/remove."""
-nansum = _target(_bounded("nansum"), "nansum", _ADD_REMOVE, _ADD_REMOVE_PAIRS)
-"""``diffprivlib.tools.nansum(x, epsilon=1, bounds=(0, 1))`` under add/remove."""
-count_nonzero = _target(_count_nonzero, "count_nonzero", _ADD_REMOVE, _ADD_REMOVE_PAIRS)
-"""``diffprivlib.tools.count_nonzero(x, epsilon=1)`` under add/remove."""
+sum = _target(_bounded("sum"), "sum", _REPLACE, _REPLACE_PAIRS)  # noqa: A001  (the tool's name)
+"""``diffprivlib.tools.sum(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
+nansum = _target(_bounded("nansum"), "nansum", _REPLACE, _REPLACE_PAIRS)
+"""``diffprivlib.tools.nansum(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
+count_nonzero = _target(_count_nonzero, "count_nonzero", _REPLACE, _REPLACE_PAIRS)
+"""``diffprivlib.tools.count_nonzero(x, epsilon=1)`` under replace-one."""
+sum_add_remove = _target(_bounded("sum"), "sum_add_remove", _ADD_REMOVE, _ADD_REMOVE_PAIRS)
+"""``diffprivlib.tools.sum(x, epsilon=1, bounds=(0, 1))`` under add/remove: not DP (reveals ``n``)."""
 histogram = _target(_histogram, "histogram", _ADD_REMOVE, _ADD_REMOVE_PAIRS)
 """``diffprivlib.tools.histogram(x, epsilon=1, bins=4, range=(0, 1))[0]`` under add/remove."""
 median = _target(_bounded("median"), "median", _REPLACE, _REPLACE_PAIRS)
