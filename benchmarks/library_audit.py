@@ -1,0 +1,606 @@
+"""Audit the public mechanisms of real DP libraries, one row each, into ``docs/library_audits.md``.
+
+Every entry of :data:`REGISTRY` names a library, a target ``dpaudit test`` can load (a configured
+mechanism in ``dpaudit.examples``), the guarantee the library's documentation states for that
+configuration (epsilon, delta, neighbouring relation, domain) and an audit budget; or it says why
+the entry is not auditable as a black box. Each auditable entry runs as ``dpaudit test TARGET
+--epsilon E [--delta D] --tester all --samples N --trials T --seed S --json`` in its own process
+(``--jobs`` of them at once), and its outcome is classified (:func:`classify`) as
+
+* ``pass``: no violation at that budget (not a proof of the claim);
+* ``violation``: a distributional violation (``violation_kind`` ``"distributional"``);
+* ``floating-point leak``: only bit-level features of the outputs reject the claim
+  (``violation_kind`` ``"floating-point"``; the claim may hold in exact arithmetic);
+* ``inconclusive``: exit code 3 (every trial had too few samples for the tester's bound);
+* ``not auditable``: with the reason;
+* ``error``: the audit could not run (exit code 2 or 4), with the message.
+
+Every violation is run a second time, with the next seed and twice the samples, before it counts:
+a row whose second run does not find the same kind of violation is reported as ``unconfirmed``.
+Results are cached in ``benchmarks/results/library_audits.json`` (one record per entry, keyed by
+the entry's configuration and the library's version), so a row can be regenerated alone::
+
+    PYTHONPATH=src python benchmarks/library_audit.py                      # every entry not cached
+    PYTHONPATH=src python benchmarks/library_audit.py --entries diffprivlib.laplace --force
+    PYTHONPATH=src python benchmarks/library_audit.py --list               # the registry
+    PYTHONPATH=src python benchmarks/library_audit.py --write-only         # the table from the cache
+
+diffprivlib, OpenDP and PipelineDP are called once per output, so an entry takes 10 s to a few
+minutes on a 2-core machine; ``--jobs`` runs entries side by side, ``--processes`` is passed to
+each ``dpaudit test``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "benchmarks" / "results" / "library_audits.json"
+DOC = ROOT / "docs" / "library_audits.md"
+
+OUTCOMES = ("pass", "violation", "floating-point leak", "inconclusive", "not auditable", "error")
+"""What an audited entry can come out as (:func:`classify`); ``unconfirmed`` is added when a
+violation's second run disagrees."""
+
+PACKAGES = {"diffprivlib": "diffprivlib", "OpenDP": "opendp", "PipelineDP": "pipeline-dp"}
+"""Library name in the table -> its distribution name (for the version)."""
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """The privacy guarantee a library's documentation states for one configured mechanism.
+
+    Attributes
+    ----------
+    epsilon : float
+        Claimed epsilon, in nats.
+    delta : float
+        Claimed delta (0 for pure DP).
+    neighbouring : str
+        The relation under which the documentation's sensitivity holds: ``"add-remove"``,
+        ``"replace"`` (the targets carry it as their ``neighbouring`` hint).
+    domain : str
+        The records and dataset sizes the guarantee is stated for, in words.
+    source : str
+        Where the documentation states it (class or function, parameter).
+    """
+
+    epsilon: float
+    delta: float = 0.0
+    neighbouring: str = "add-remove"
+    domain: str = "records in [0, 1], 0 to 10 records"
+    source: str = ""
+
+    def describe(self) -> str:
+        """The claim as the table prints it, e.g. ``"1-DP, add-remove"``."""
+        claim = f"({self.epsilon:g}, {self.delta:g})-DP" if self.delta else f"{self.epsilon:g}-DP"
+        return f"{claim}, {self.neighbouring}"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The audit budget of an entry: the options of ``dpaudit test`` that set its size.
+
+    Attributes
+    ----------
+    samples : int
+        ``--samples``: outputs per dataset per trial (the last stage).
+    trials : int
+        ``--trials``: neighbouring pairs tested at most (witness pairs first, then search).
+    tester : str
+        ``--tester``; ``"all"`` runs every tester that supports the claim, beta split among them.
+    seed : int
+        ``--seed`` of the first run; a violation's confirmation run uses ``seed + 1``.
+    """
+
+    samples: int = 20000
+    trials: int = 3
+    tester: str = "all"
+    seed: int = 1
+
+    def describe(self) -> str:
+        """E.g. ``"20,000 x 3, all"``."""
+        return f"{self.samples:,} x {self.trials}, {self.tester}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of the table: a library's mechanism in one configuration.
+
+    Attributes
+    ----------
+    library : str
+        ``"diffprivlib"``, ``"OpenDP"`` or ``"PipelineDP"``.
+    name : str
+        The library's name for it (class or function).
+    target : str or None
+        What ``dpaudit test`` loads, ``package.module:attribute``; None when not auditable.
+    configuration : str
+        How it is configured, in words (the query, sensitivity, bounds).
+    guarantee : Guarantee or None
+        The documented guarantee; None only when not auditable.
+    budget : Budget
+    not_auditable : str or None
+        Why the entry cannot be audited as a black box; None when it can.
+    documented : str
+        A caveat the library's documentation states about this entry (reported with any finding).
+    cause : str
+        The analysed cause of a distributional violation found earlier (library bug, documented
+        limitation or misuse), shown only while the entry is a violation.
+    """
+
+    library: str
+    name: str
+    target: str | None
+    configuration: str
+    guarantee: Guarantee | None
+    budget: Budget = field(default_factory=Budget)
+    not_auditable: str | None = None
+    documented: str = ""
+    cause: str = ""
+
+    @property
+    def key(self) -> str:
+        """``library.short_name``, the name ``--entries`` takes (e.g. ``diffprivlib.laplace``)."""
+        short = self.target.rsplit(":", 1)[1] if self.target else self.name.lower()
+        return f"{self.library.lower()}.{short}"
+
+    def command(self, seed: int | None = None, samples: int | None = None) -> list[str]:
+        """The ``dpaudit test`` arguments of this entry's audit (without ``--json``)."""
+        g, b = self.guarantee, self.budget
+        cmd = ["dpaudit", "test", self.target, "--epsilon", f"{g.epsilon:g}"]
+        if g.delta:
+            cmd += ["--delta", f"{g.delta:g}"]
+        cmd += ["--tester", b.tester, "--samples", str(samples or b.samples), "--trials", str(b.trials),
+                "--seed", str(b.seed if seed is None else seed)]
+        return cmd
+
+    def fingerprint(self) -> dict:
+        """What a cached row must match to be reused: the configuration and the library version."""
+        return {"target": self.target, "guarantee": asdict(self.guarantee) if self.guarantee else None,
+                "budget": asdict(self.budget), "not_auditable": self.not_auditable,
+                "version": library_version(self.library)}
+
+
+# ---------------------------------------------------------------------------------------------
+# The registry
+# ---------------------------------------------------------------------------------------------
+
+_DPL = "dpaudit.examples.diffprivlib_mechanisms"
+_SUM = "clipped sum of records in [0, 1] (sensitivity 1)"
+_COUNT = "count of records >= 1/2 (sensitivity 1)"
+_LOCAL = Guarantee(1.0, neighbouring="replace", domain="one record (any two inputs)")
+_DPL_FLOAT_DOC = ("Snapping's docstring: the classic Laplace mechanism and its variants are vulnerable through the "
+                  "floating-point representation of reals [Mironov 2012]; the Laplace docstring says its 4-uniform "
+                  "sampler [HB21] protects against reconstruction attacks")
+
+
+_DPL_GAUSS_DOC = ("Gaussian's docstring: its sampler (two normalvariate samples [HB21b]) protects against "
+                  "reconstruction attacks due to limited floating-point precision; no caveat about the final addition")
+_DPL_UNIFORM_DOC = ("Uniform's docstring: a special case of LaplaceBoundedNoise at epsilon = 0; it states no "
+                    "floating-point caveat")
+
+
+def _dpl(cls: str, attr: str, configuration: str, guarantee: Guarantee | None = None, **kw) -> Entry:
+    g = guarantee or Guarantee(1.0, source=f"diffprivlib.mechanisms.{cls}(epsilon=1)")
+    if not g.source:
+        g = Guarantee(g.epsilon, g.delta, g.neighbouring, g.domain, f"diffprivlib.mechanisms.{cls}")
+    return Entry("diffprivlib", f"mechanisms.{cls}", f"{_DPL}:{attr}", configuration, g, **kw)
+
+
+_DPL_TOOLS = (
+    ("mean", "replace", "LaplaceTruncated, sensitivity (upper - lower) / n"),
+    ("nanmean", "replace", "LaplaceTruncated, sensitivity (upper - lower) / n"),
+    ("var", "replace", "LaplaceBoundedDomain, sensitivity ((upper - lower) / n)^2 (n - 1)"),
+    ("nanvar", "replace", "LaplaceBoundedDomain, sensitivity ((upper - lower) / n)^2 (n - 1)"),
+    ("std", "replace", "square root of the private variance"),
+    ("nanstd", "replace", "square root of the private variance"),
+    ("sum", "replace", "LaplaceTruncated to [n lower, n upper], sensitivity upper - lower"),
+    ("nansum", "replace", "LaplaceTruncated to [n lower, n upper], sensitivity upper - lower"),
+    ("count_nonzero", "replace", "sum of the non-zero indicators, GeometricTruncated to [0, n]"),
+    ("histogram", "add-remove", "bins=4, range=(0, 1); GeometricTruncated per bin, sensitivity 1"),
+    ("median", "replace", "exponential mechanism over the gaps of the sorted records, then uniform in the gap"),
+    ("quantile", "replace", "quant=0.25; exponential mechanism over the gaps, then uniform in the gap"),
+    ("percentile", "replace", "percent=75; exponential mechanism over the gaps, then uniform in the gap"),
+)
+"""diffprivlib.tools entries: name, the relation its calibration assumes, how it is computed."""
+
+
+def _tool(name: str, relation: str, how: str, attr: str | None = None, **kw) -> Entry:
+    sizes = "1 to 10 records (n public)" if relation == "replace" else "0 to 10 records"
+    g = Guarantee(1.0, neighbouring=relation, domain=f"records in [0, 1], {sizes}",
+                  source=f"diffprivlib.tools.{name}(epsilon=1, bounds=(0, 1))")
+    return Entry("diffprivlib", f"tools.{name}", f"dpaudit.examples.diffprivlib_tools:{attr or name}",
+                 f"epsilon=1, bounds (0, 1) on records in [0, 1] ({how})", g, **kw)
+
+
+_SUM_ADD_REMOVE_CAUSE = (
+    "the configuration's relation, and an undocumented assumption of the library. diffprivlib's sum "
+    "(tools/utils.py, _sum) truncates the noisy sum to [n * lower, n * upper] and calibrates the noise to "
+    "upper - lower: both need n public, i.e. replace-one adjacency (the tools.sum row, audited under replace). "
+    "Under add/remove n is private: D1 = D0 + one record at the upper bound releases values in "
+    "(n * upper, (n + 1) * upper] (here the atom at exactly 2.0, probability about 0.18) that D0 never releases, "
+    "so the privacy loss is unbounded. diffprivlib's documentation of sum states no neighbouring relation; a sum "
+    "or count is often meant under add/remove, where this release is not DP. count_nonzero (sum of indicators, "
+    "GeometricTruncated to [0, n]) has the same assumption")
+
+
+REGISTRY: tuple[Entry, ...] = (
+    _dpl("Laplace", "laplace", f"sensitivity 1 on the {_SUM}", documented=_DPL_FLOAT_DOC),
+    _dpl("LaplaceTruncated", "laplace_truncated", f"sensitivity 1, bounds [0, 10], on the {_SUM}",
+         documented=_DPL_FLOAT_DOC),
+    _dpl("LaplaceFolded", "laplace_folded", f"sensitivity 1, bounds [0, 10], on the {_SUM}",
+         documented=_DPL_FLOAT_DOC),
+    _dpl("LaplaceBoundedDomain", "laplace_bounded_domain", f"sensitivity 1, bounds [0, 10], on the {_SUM}",
+         documented=_DPL_FLOAT_DOC),
+    _dpl("LaplaceBoundedNoise", "laplace_bounded_noise", f"delta 1e-5, sensitivity 1, on the {_SUM}",
+         Guarantee(1.0, 1e-5), documented=_DPL_FLOAT_DOC),
+    _dpl("Gaussian", "gaussian", f"delta 1e-5, sensitivity 1, on the {_SUM}", Guarantee(1.0, 1e-5),
+         documented=_DPL_GAUSS_DOC),
+    _dpl("GaussianAnalytic", "gaussian_analytic", f"delta 1e-5, sensitivity 1, on the {_SUM}",
+         Guarantee(1.0, 1e-5), documented=_DPL_GAUSS_DOC + " (GaussianAnalytic is a subclass of Gaussian)"),
+    _dpl("GaussianDiscrete", "gaussian_discrete", f"delta 1e-5, sensitivity 1, on the {_COUNT}",
+         Guarantee(1.0, 1e-5)),
+    _dpl("Geometric", "geometric", f"sensitivity 1 on the {_COUNT}"),
+    _dpl("GeometricTruncated", "geometric_truncated", f"sensitivity 1, bounds [0, 10], on the {_COUNT}"),
+    _dpl("GeometricFolded", "geometric_folded", f"sensitivity 1, bounds [0, 10], on the {_COUNT}"),
+    _dpl("Exponential", "exponential",
+         "3 candidates, utilities = counts of records in each third of [0, 1] (sensitivity 1, monotonic); "
+         "releases the candidate's index"),
+    _dpl("PermuteAndFlip", "permute_and_flip",
+         "3 candidates, utilities = counts of records in each third of [0, 1] (sensitivity 1, monotonic); "
+         "releases the candidate's index"),
+    _dpl("ExponentialCategorical", "exponential_categorical",
+         "categories A, B, C with utilities A-B 1, A-C 2, B-C 1, on one record's category", _LOCAL),
+    _dpl("ExponentialHierarchical", "exponential_hierarchical",
+         "hierarchy [[A, B], [C]], on one record's category", _LOCAL),
+    _dpl("Binary", "binary", "values 'no'/'yes' (record >= 1/2), randomised response on one record", _LOCAL),
+    _dpl("Snapping", "snapping", f"sensitivity 1, bounds [0, 10], on the {_SUM}"),
+    _dpl("Staircase", "staircase", f"sensitivity 1 (default gamma), on the {_SUM}",
+         documented=_DPL_FLOAT_DOC + " (Staircase is a subclass of Laplace)"),
+    _dpl("Uniform", "uniform", f"delta 0.1, sensitivity 1, on the {_SUM}: noise uniform on a window of width 10",
+         Guarantee(0.0, 0.1), documented=_DPL_UNIFORM_DOC),
+    _dpl("Bingham", "bingham",
+         "sensitivity 1 on X^T X of 2-D records of norm <= 1 (diffprivlib's PCA: data_norm**2); "
+         "releases the unit vector, sign fixed",
+         Guarantee(1.0, domain="2-D records in [-0.707, 0.707]^2, 0 to 10 records")),
+    *(_tool(name, relation, how) for name, relation, how in _DPL_TOOLS),
+    _tool("sum", "add-remove", "as tools.sum, audited under add/remove", attr="sum_add_remove",
+          cause=_SUM_ADD_REMOVE_CAUSE),
+    Entry("diffprivlib", "mechanisms.Vector", None,
+          "objective perturbation (Chaudhuri et al. 2011) of a convex loss", None,
+          not_auditable="randomise() returns a perturbed objective function, not a number; its guarantee is for "
+                        "the minimiser of that function under the convexity and smoothness conditions of Chaudhuri "
+                        "et al. (2011), so it is audited through a model that minimises it "
+                        "(diffprivlib.models.LogisticRegression), not alone"),
+)
+"""Every entry of the table, in the order it is printed."""
+
+LEFT_OUT = {
+    "diffprivlib": {
+        "tools.histogram2d, tools.histogramdd": "not in the registry yet: multi-dimensional records, "
+        "the same GeometricTruncated per bin as tools.histogram",
+    },
+    "OpenDP": {"all measurements": "not in the registry yet"},
+    "PipelineDP": {"all metrics": "not in the registry yet"},
+}
+"""Parts of the scope with no entry yet, and why; printed under the tables."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Running and classifying
+# ---------------------------------------------------------------------------------------------
+
+
+def library_version(library: str) -> str:
+    """The installed version of ``library`` (a key of :data:`PACKAGES`), or ``"not installed"``."""
+    try:
+        return importlib.metadata.version(PACKAGES.get(library, library))
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def classify(exit_code: int | None, result: dict | None, not_auditable: str | None = None) -> str:
+    """The outcome of one audit, one of :data:`OUTCOMES`.
+
+    Parameters
+    ----------
+    exit_code : int or None
+        Exit code of ``dpaudit test`` (0 pass, 1 violation, 2 bad input or failing mechanism,
+        3 inconclusive, 4 internal error); None when the entry was not run.
+    result : dict or None
+        Its ``--json`` result; the ``violation_kind`` field (``"floating-point"`` or
+        ``"distributional"``) tells the two kinds of violation apart.
+    not_auditable : str or None
+        The entry's reason for not being auditable; when given the outcome is ``"not auditable"``.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If the exit code and the result disagree (exit 1 without a violation, or a violation with
+        another exit code) or the exit code is unknown.
+    """
+    if not_auditable:
+        return "not auditable"
+    if exit_code in (2, 4) or exit_code is None:
+        return "error"
+    violation = bool(result and result.get("violation"))
+    if exit_code == 1 or violation:
+        if not (exit_code == 1 and violation):
+            raise ValueError(f"exit code {exit_code!r} and result violation={violation!r} disagree")
+        kind = result.get("violation_kind")
+        if kind == "floating-point":
+            return "floating-point leak"
+        if kind == "distributional":
+            return "violation"
+        raise ValueError(f"unknown violation_kind {kind!r}")
+    if exit_code == 3:
+        return "inconclusive"
+    if exit_code == 0:
+        return "pass"
+    raise ValueError(f"unknown exit code {exit_code!r}")
+
+
+def run_audit(entry: Entry, *, seed: int | None = None, samples: int | None = None, processes: str = "1",
+              timeout: float | None = None) -> dict:
+    """Run one ``dpaudit test`` of ``entry`` in a fresh process and summarise it.
+
+    Parameters
+    ----------
+    entry : Entry
+        An auditable entry.
+    seed, samples : int, optional
+        Override the budget's seed and samples (the confirmation run).
+    processes : str
+        ``--processes`` of the run.
+    timeout : float, optional
+        Seconds before the run is killed (then the outcome is ``"error"``).
+
+    Returns
+    -------
+    dict
+        ``outcome`` (:func:`classify`), ``exit_code``, ``command`` (the reproduce command),
+        ``seed``, ``samples``, ``seconds`` (wall time of the process), and from the JSON result
+        ``epsilon_lower_bound``, ``witness`` (the strongest trial's pair and direction), ``tester``,
+        ``note``, ``trials_run``, ``audit_seconds``; ``message`` on an error.
+    """
+    cmd = entry.command(seed, samples)
+    src = str(ROOT / "src")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
+    argv = [sys.executable, "-m", "dpaudit", *cmd[1:], "--json", "--quiet", "--processes", processes]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout, check=False)
+        code, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired:
+        code, out, err = None, "", f"killed after {timeout} s"
+    seconds = time.perf_counter() - t0
+    try:
+        result = json.loads(out) if out.strip() else None
+    except json.JSONDecodeError:
+        result = None
+    row = {"outcome": classify(code, result), "exit_code": code, "command": " ".join(cmd),
+           "seed": int(cmd[cmd.index("--seed") + 1]), "samples": int(cmd[cmd.index("--samples") + 1]),
+           "seconds": round(seconds, 1)}
+    if row["outcome"] == "error":
+        row["message"] = (err.strip().splitlines() or ["no output"])[-1][:300]
+        return row
+    ev = result.get("evidence") or {}
+    pair = ev.get("pair") or {}
+    row.update({
+        "epsilon_lower_bound": ev.get("epsilon_lower_bound"),
+        "witness": {"d0": pair.get("d0"), "d1": pair.get("d1"), "direction": ev.get("direction")} if pair else None,
+        "tester": ev.get("tester"), "note": ev.get("note"), "trials_run": result.get("trials_run"),
+        "audit_seconds": round(float(result.get("wall_seconds") or 0.0), 1),
+    })
+    return row
+
+
+def audit_entry(entry: Entry, *, processes: str = "1", timeout: float | None = None) -> dict:
+    """Audit ``entry`` at its budget; a violation is run again (seed + 1, twice the samples).
+
+    Returns
+    -------
+    dict
+        The cache record: ``key``, ``fingerprint``, ``verdict`` (the outcome, or ``"unconfirmed"``
+        when the second run of a violation did not find the same kind), ``first`` and, for a
+        violation, ``confirm`` (each a :func:`run_audit` summary), ``ran_at``.
+    """
+    record = {"key": entry.key, "fingerprint": entry.fingerprint(), "ran_at": time.strftime("%Y-%m-%d %H:%M")}
+    if entry.not_auditable:
+        record["verdict"] = "not auditable"
+        return record
+    first = run_audit(entry, processes=processes, timeout=timeout)
+    record["first"], record["verdict"] = first, first["outcome"]
+    if first["outcome"] in ("violation", "floating-point leak"):
+        confirm = run_audit(entry, seed=entry.budget.seed + 1, samples=2 * entry.budget.samples,
+                            processes=processes, timeout=timeout)
+        record["confirm"] = confirm
+        if confirm["outcome"] != first["outcome"]:
+            record["verdict"] = "unconfirmed"
+    return record
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+# ---------------------------------------------------------------------------------------------
+
+
+def _fmt_eps(value) -> str:
+    if value is None:
+        return "-"
+    value = float(value)
+    return "inf" if value == float("inf") else f"{value:.3g}"
+
+
+def _fmt_data(data) -> str:
+    if data is None:
+        return "?"
+    return "[" + ", ".join(
+        "(" + ", ".join(f"{v:.4g}" for v in r) + ")" if isinstance(r, list) and len(r) > 1
+        else f"{(r[0] if isinstance(r, list) else r):.4g}" for r in data) + "]"
+
+
+def render(entries, cache: dict) -> str:
+    """``docs/library_audits.md`` from the cached records of ``entries``.
+
+    Parameters
+    ----------
+    entries : sequence of Entry
+    cache : dict
+        ``key -> record`` (:func:`audit_entry`); a missing or stale record (its fingerprint does
+        not match the entry's) is shown as ``not run``.
+
+    Returns
+    -------
+    str
+        Markdown: versions, the counts per library and verdict, one table per library, and for
+        every violation its witness pair, both runs' commands and its cause.
+    """
+    libraries = list(dict.fromkeys(e.library for e in entries))
+    fresh = {e.key: cache.get(e.key) for e in entries
+             if cache.get(e.key) and cache[e.key].get("fingerprint") == e.fingerprint()}
+    lines = [
+        "# Audits of real DP libraries",
+        "",
+        "Generated by `PYTHONPATH=src python benchmarks/library_audit.py` (regenerate one row with "
+        "`--entries KEY --force`); do not edit by hand. Each row is `dpaudit test TARGET --epsilon E "
+        "[--delta D] --tester all --samples N --trials T --seed S` on the configuration stated, against "
+        "the guarantee the library documents for it. Verdicts: **pass** (no violation at that budget: not a "
+        "proof), **violation** (distributional), **floating-point leak** (only the set of doubles the outputs "
+        "take rejects the claim, which may hold in exact arithmetic; `docs/floating_point.md`), "
+        "**inconclusive** (exit code 3), **not auditable** (with the reason). A violation counts only when a "
+        "second run (the next seed, twice the samples) finds the same kind; otherwise it is **unconfirmed**. "
+        "beta = 0.01 per audit (the CLI default).",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
+        "Times are the wall time of the first run's process (the confirmation run's in the violations list).",
+        "",
+        "| library | version | entries | " + " | ".join(OUTCOMES[:5]) + " | unconfirmed | not run |",
+        "|---|---|---:|" + "---:|" * 7,
+    ]
+    for lib in libraries:
+        mine = [e for e in entries if e.library == lib]
+        verdicts = [(fresh.get(e.key) or {}).get("verdict", "not run") for e in mine]
+        counts = [verdicts.count(v) for v in (*OUTCOMES[:5], "unconfirmed", "not run")]
+        lines.append(f"| {lib} | {library_version(lib)} | {len(mine)} | " + " | ".join(map(str, counts)) + " |")
+    for lib, parts in LEFT_OUT.items():
+        if lib not in libraries:
+            lines.append(f"| {lib} | {library_version(lib)} | 0 | " + " | ".join("0" * 7) + " |")
+    violations = []
+    for lib in libraries:
+        lines += ["", f"## {lib} {library_version(lib)}", "",
+                  "| entry | configuration | documented guarantee | budget | verdict | epsilon lower bound | time |",
+                  "|---|---|---|---|---|---:|---:|"]
+        for e in (e for e in entries if e.library == lib):
+            rec = fresh.get(e.key)
+            if e.not_auditable:
+                lines.append(f"| `{e.name}` | {e.configuration} | - | - | not auditable: {e.not_auditable} | - | - |")
+                continue
+            if rec is None:
+                lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {e.budget.describe()} "
+                             "| not run | - | - |")
+                continue
+            first = rec["first"]
+            verdict = rec["verdict"]
+            if verdict in ("violation", "floating-point leak", "unconfirmed"):
+                violations.append((e, rec))
+                verdict = f"**{verdict}** (see below)"
+            elif verdict == "error":
+                verdict = f"error: {first.get('message', '')}"
+            lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {e.budget.describe()} "
+                         f"| {verdict} | {_fmt_eps(first.get('epsilon_lower_bound'))} | {first['seconds']:.0f} s |")
+    lines += ["", "## Left out of the registry so far", ""]
+    lines += [f"* {lib}: {what}: {why}." for lib, parts in LEFT_OUT.items() for what, why in parts.items()]
+    if violations:
+        lines += ["", "## Violations", ""]
+        for e, rec in violations:
+            first, confirm = rec["first"], rec.get("confirm") or {}
+            w = first.get("witness") or {}
+            lines += [f"### {e.library} `{e.name}`: {rec['verdict']}", "",
+                      f"* witness: D0 = {_fmt_data(w.get('d0'))}, D1 = {_fmt_data(w.get('d1'))}, direction "
+                      f"{w.get('direction')}; found by the {first.get('tester')} tester"
+                      f" (epsilon lower bound {_fmt_eps(first.get('epsilon_lower_bound'))}).",
+                      f"* reproduce: `{first['command']}` (exit {first['exit_code']}, {first['seconds']:.0f} s)",
+                      f"* second run: `{confirm.get('command')}`: {confirm.get('outcome')}, epsilon lower bound "
+                      f"{_fmt_eps(confirm.get('epsilon_lower_bound'))} (exit {confirm.get('exit_code')}, "
+                      f"{confirm.get('seconds', 0):.0f} s)"]
+            if first.get("note"):
+                lines.append(f"* note of the audit: {first['note'][:400]}")
+            if rec["verdict"] == "floating-point leak":
+                lines.append("* cause: the set of doubles the outputs take depends on the input (Mironov 2012): "
+                             "the release is the true value plus noise rounded to float64, so the outputs' lowest "
+                             "set bits (their granularity within a binade, the cells in the note) carry the true "
+                             "value. The claim may hold in exact arithmetic; a snapping mechanism or an exact "
+                             "sampler removes the leak.")
+            elif e.cause:
+                lines.append(f"* cause: {e.cause}")
+            else:
+                lines.append("* cause: not analysed yet.")
+            if e.documented:
+                lines.append(f"* documented: {e.documented}.")
+            lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def load_cache(path: Path = CACHE) -> dict:
+    """The cached records, ``key -> record`` (empty when there is no cache)."""
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--entries", nargs="*", help="keys to (re)run, e.g. diffprivlib.laplace (default: all)")
+    ap.add_argument("--force", action="store_true", help="rerun entries even when their cached row is current")
+    ap.add_argument("--jobs", type=int, default=1, help="entries audited side by side (one process each)")
+    ap.add_argument("--processes", default="1", help="--processes of each dpaudit test")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds before one dpaudit test is killed")
+    ap.add_argument("--list", action="store_true", help="print the registry and exit")
+    ap.add_argument("--write-only", action="store_true", help="only write docs/library_audits.md from the cache")
+    args = ap.parse_args(argv)
+
+    if args.list:
+        for e in REGISTRY:
+            print(f"{e.key:40s} {e.guarantee.describe() if e.guarantee else 'not auditable'}")
+        return
+    keys = {e.key for e in REGISTRY}
+    unknown = set(args.entries or ()) - keys
+    if unknown:
+        raise SystemExit(f"unknown entries {sorted(unknown)}; see --list")
+    cache = load_cache()
+    if not args.write_only:
+        todo = [e for e in REGISTRY if (not args.entries or e.key in args.entries)
+                and (args.force or (cache.get(e.key) or {}).get("fingerprint") != e.fingerprint())]
+
+        def work(e):
+            rec = audit_entry(e, processes=args.processes, timeout=args.timeout)
+            first = rec.get("first") or {}
+            print(f"{e.key:40s} {rec['verdict']:20s} eps_lb {_fmt_eps(first.get('epsilon_lower_bound')):>6s} "
+                  f"{first.get('seconds', 0):6.0f} s", flush=True)
+            return rec
+
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for rec in pool.map(work, todo):
+                cache[rec["key"]] = rec
+                CACHE.parent.mkdir(parents=True, exist_ok=True)
+                CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+    DOC.write_text(render(REGISTRY, cache))
+    print(f"wrote {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

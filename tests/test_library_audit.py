@@ -1,0 +1,174 @@
+"""Tests of ``benchmarks/library_audit.py`` (the table of audits of real DP libraries) and of the
+diffprivlib targets it audits (``dpaudit.examples.diffprivlib_mechanisms``).
+
+The outcome classification and the confirmation logic run on canned results; two rows run for
+real at a small seeded budget (diffprivlib is seeded, so they are deterministic): Snapping passes
+and Laplace is named a floating-point leak, as Mironov (2012) predicts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("library_audit", ROOT / "benchmarks" / "library_audit.py")
+library_audit = importlib.util.module_from_spec(_spec)
+sys.modules["library_audit"] = library_audit  # dataclasses look their module up
+_spec.loader.exec_module(library_audit)
+
+classify = library_audit.classify
+REGISTRY = library_audit.REGISTRY
+
+
+def _result(violation: bool, kind: str | None = None) -> dict:
+    return {"violation": violation, "violation_kind": kind}
+
+
+# ------------------------------------------------------------------ classification (canned)
+
+@pytest.mark.parametrize(
+    ("code", "result", "expected"),
+    [
+        (0, _result(False), "pass"),
+        (1, _result(True, "distributional"), "violation"),
+        (1, _result(True, "floating-point"), "floating-point leak"),
+        (3, _result(False), "inconclusive"),
+        (2, None, "error"),
+        (4, None, "error"),
+        (None, None, "error"),
+    ],
+)
+def test_classify_canned_results(code, result, expected):
+    assert classify(code, result) == expected
+
+
+def test_classify_not_auditable_wins():
+    assert classify(None, None, not_auditable="releases a function") == "not auditable"
+
+
+@pytest.mark.parametrize(("code", "result"), [(1, _result(False)), (0, _result(True, "distributional")),
+                                              (1, _result(True, "other"))])
+def test_classify_rejects_inconsistent_results(code, result):
+    with pytest.raises(ValueError):
+        classify(code, result)
+
+
+def test_a_violation_counts_only_when_the_second_run_agrees(monkeypatch):
+    entry = next(e for e in REGISTRY if e.target)
+    runs = []
+
+    def fake(outcomes):
+        def run_audit(e, *, seed=None, samples=None, processes="1", timeout=None):
+            runs.append((seed, samples))
+            return {"outcome": outcomes[len(runs) - 1], "seconds": 0.0}
+        return run_audit
+
+    monkeypatch.setattr(library_audit, "run_audit", fake(["floating-point leak", "floating-point leak"]))
+    assert library_audit.audit_entry(entry)["verdict"] == "floating-point leak"
+    assert runs == [(None, None), (entry.budget.seed + 1, 2 * entry.budget.samples)]
+    runs.clear()
+    monkeypatch.setattr(library_audit, "run_audit", fake(["violation", "pass"]))
+    assert library_audit.audit_entry(entry)["verdict"] == "unconfirmed"
+    runs.clear()
+    monkeypatch.setattr(library_audit, "run_audit", fake(["pass"]))
+    rec = library_audit.audit_entry(entry)
+    assert rec["verdict"] == "pass" and "confirm" not in rec and len(runs) == 1
+
+
+# ------------------------------------------------------------------ the registry
+
+def test_every_entry_states_a_guarantee_or_why_it_is_not_auditable():
+    keys = [e.key for e in REGISTRY]
+    assert len(keys) == len(set(keys))
+    for e in REGISTRY:
+        if e.not_auditable:
+            assert e.target is None and len(e.not_auditable) > 20, e.key
+            continue
+        g = e.guarantee
+        assert g is not None and g.neighbouring in ("add-remove", "replace") and g.source and g.domain, e.key
+        assert g.epsilon >= 0 and 0 <= g.delta < 1 and (g.epsilon > 0 or g.delta > 0), e.key
+        assert e.budget.tester == "all" and e.configuration, e.key
+
+
+def test_every_diffprivlib_mechanism_class_has_an_entry():
+    mechanisms = pytest.importorskip("diffprivlib.mechanisms")
+    abstract = {"DPMachine", "DPMechanism", "TruncationAndFoldingMixin"}
+    classes = {n for n in dir(mechanisms) if isinstance(getattr(mechanisms, n), type) and n not in abstract}
+    named = {e.name.split(".", 1)[1] for e in REGISTRY if e.library == "diffprivlib" and e.name.startswith("mech")}
+    assert classes == named
+
+
+def test_every_diffprivlib_tool_has_an_entry_or_is_listed_as_left_out():
+    tools = pytest.importorskip("diffprivlib.tools")
+    public = {n for n in dir(tools) if not n.startswith("_") and callable(getattr(tools, n))}
+    named = {e.name.split(".", 1)[1] for e in REGISTRY if e.library == "diffprivlib" and e.name.startswith("tools.")}
+    left = {part.strip().split(".", 1)[1] for what in library_audit.LEFT_OUT["diffprivlib"] for part in what.split(",")}
+    assert public == named | left and not named & left
+
+
+def test_targets_carry_the_relation_of_their_guarantee():
+    from dpaudit.audit.targets import load_target
+
+    for e in REGISTRY:
+        if not e.target:
+            continue
+        mech, kind = load_target(e.target)
+        assert kind == "mechanism"
+        assert mech.neighbouring.name == e.guarantee.neighbouring, e.key
+        assert mech.witness_pairs, e.key
+
+
+def test_render_shows_every_entry_and_the_violation_details():
+    entry = next(e for e in REGISTRY if e.key == "diffprivlib.laplace")
+    run = {"outcome": "floating-point leak", "exit_code": 1, "command": " ".join(entry.command()), "seconds": 5.0,
+           "epsilon_lower_bound": 1.5, "tester": "float-bits", "note": "float-bits: granularity",
+           "witness": {"d0": [[0.0]], "d1": [[0.0], [1.0]], "direction": "P||Q"}}
+    cache = {entry.key: {"key": entry.key, "fingerprint": entry.fingerprint(), "verdict": "floating-point leak",
+                         "first": run, "confirm": dict(run, command=" ".join(entry.command(2, 40000)))}}
+    text = library_audit.render(REGISTRY, cache)
+    for e in REGISTRY:
+        assert f"`{e.name}`" in text
+    assert "D0 = [0], D1 = [0, 1]" in text and "--seed 2" in text and "Mironov" in text
+    assert "not auditable: randomise() returns a perturbed objective" in text
+    stale = {entry.key: dict(cache[entry.key], fingerprint={})}
+    assert "floating-point leak** (see below)" not in library_audit.render(REGISTRY, stale)
+
+
+# ------------------------------------------------------------------ fast real rows (seeded)
+
+def _small(key: str, samples: int):
+    entry = next(e for e in REGISTRY if e.key == key)
+    return dataclasses.replace(entry, budget=dataclasses.replace(entry.budget, samples=samples, trials=1))
+
+
+def test_diffprivlib_laplace_is_a_floating_point_leak():
+    pytest.importorskip("diffprivlib")
+    row = library_audit.run_audit(_small("diffprivlib.laplace", 2000))
+    assert row["outcome"] == "floating-point leak", row
+    assert row["tester"] == "float-bits" and row["epsilon_lower_bound"] > 1.0
+    assert row["witness"]["d0"] == [[0.0]] and row["witness"]["d1"] == [[0.0], [1.0]]
+
+
+def test_diffprivlib_snapping_passes():
+    pytest.importorskip("diffprivlib")
+    row = library_audit.run_audit(_small("diffprivlib.snapping", 2000))
+    assert row["outcome"] == "pass", row
+
+
+def test_targets_sample_valid_outputs():
+    pytest.importorskip("diffprivlib")
+    from dpaudit.examples import diffprivlib_mechanisms as m
+
+    rng = np.random.default_rng(0)
+    for name, mech in m.TARGETS.items():
+        d0, d1 = (np.array(d, dtype=float) for d in mech.witness_pairs[0])
+        out = mech.sample(d1, 20, rng)
+        assert out.shape[0] == 20 and np.all(np.isfinite(out)), name
+        assert np.array_equal(mech.sample(d0, 5, np.random.default_rng(3)),
+                              mech.sample(d0, 5, np.random.default_rng(3))), name  # seeded
