@@ -285,7 +285,7 @@ def make_finder(search: str, known: list, relation, seed: int | None):
     relation
         The neighbouring relation searched.
     seed : int, optional
-        The audit's seed; the finder uses ``seed + 1``.
+        The audit's seed; the finder uses ``(seed + 1) mod 2**32`` (its samplers take 32-bit seeds).
 
     Returns
     -------
@@ -302,7 +302,8 @@ def make_finder(search: str, known: list, relation, seed: int | None):
     search = getattr(search, "value", search)
     if search not in SEARCH_NAMES:
         raise DPAuditError(f"search must be one of {', '.join(SEARCH_NAMES)}, got {search!r}")
-    finder_seed = None if seed is None else seed + 1
+    # Optuna's and numpy's legacy samplers take 32-bit seeds; recorded seeds are up to 63 bits.
+    finder_seed = None if seed is None else (int(seed) + 1) % 2**32
     if search not in ("grid", "random") and optuna_available():
         import optuna
 

@@ -523,6 +523,10 @@ def test_cmd(
         plan = resolve_study(storage, study_name, resume, getattr(mechanism, "name", type(mechanism).__name__),
                              seed=seed, default_storage=DEFAULT_STORAGE, peek=True)
         storage, seed = plan.storage, plan.seed  # a resumed audit's finder needs the stored seed
+        if seed is None:  # draw it here, so the finder is seeded too and the recorded seed replays the search
+            import numpy as np
+
+            seed = int(np.random.SeedSequence().entropy % (2**63))
         finder = _make_finder(search, known, relation, seed)
         if estimate:
             tester = _estimate_tester(claim, tester_name, device, stages, _explicit(ctx, "stages"))
