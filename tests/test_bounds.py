@@ -198,3 +198,22 @@ def test_ratio_bound_rejects_invalid_input():
         poisson_ratio_lower(1, 1.0, 3, 10.0, 1.5)
     with pytest.raises(ValueError, match="n must"):
         poisson_rate(-3)
+
+
+def test_clopper_pearson_takes_one_level_per_bound():
+    """An array of levels broadcasts with the counts and equals the scalar calls entry by entry
+    (the whole-sample audit gives every row its own level); a bad entry is named."""
+    import numpy as np
+    import pytest
+
+    from dpaudit.bounds import clopper_pearson_lower, clopper_pearson_upper
+
+    k, n, b = np.array([0, 3, 10, 50]), 50, np.array([0.01, 0.2, 0.05, 0.3])
+    lo, hi = clopper_pearson_lower(k, n, b), clopper_pearson_upper(k, n, b)
+    for i in range(k.size):
+        assert lo[i] == clopper_pearson_lower(int(k[i]), n, float(b[i]))
+        assert hi[i] == clopper_pearson_upper(int(k[i]), n, float(b[i]))
+    with pytest.raises(ValueError, match="beta must hold"):
+        clopper_pearson_lower(k, n, np.array([0.1, 0.0, 0.1, 0.1]))
+    with pytest.raises(ValueError, match="beta"):
+        clopper_pearson_upper(k, n, 1.5)

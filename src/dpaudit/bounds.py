@@ -44,6 +44,16 @@ def _check_counts(successes, trials):
     return k.astype(float), n.astype(float)
 
 
+def _check_levels(beta):
+    """``beta`` as a float, or as an array when it is one (each entry a probability in (0, 1))."""
+    if np.ndim(beta) == 0:
+        return check_probability(beta, "beta")
+    b = np.asarray(beta, dtype=float)
+    if not np.all((b > 0) & (b < 1)):
+        raise ValueError(f"beta must hold numbers in (0, 1), got {beta!r}")
+    return b
+
+
 def clopper_pearson_lower(successes, trials, beta: float):
     """Exact one-sided lower confidence bound on a binomial proportion.
 
@@ -56,8 +66,8 @@ def clopper_pearson_lower(successes, trials, beta: float):
         Number of successes ``k`` (broadcasts with ``trials``).
     trials : int or array of int
         Number of trials ``n > 0``.
-    beta : float
-        Failure probability in (0, 1).
+    beta : float or array of float
+        Failure probability in (0, 1) (an array broadcasts with the counts: one level per bound).
 
     Returns
     -------
@@ -73,7 +83,7 @@ def clopper_pearson_lower(successes, trials, beta: float):
     ----------
     Clopper & Pearson (1934). Replaces the Hoeffding term of paper 000, Prop. 4.11.
     """
-    beta = check_probability(beta, "beta")
+    beta = _check_levels(beta)
     k, n = _check_counts(successes, trials)
     with np.errstate(invalid="ignore", divide="ignore"):
         # The Beta(k, n - k + 1) quantile; special.betaincinv is what scipy.stats.beta.ppf
@@ -87,14 +97,14 @@ def clopper_pearson_upper(successes, trials, beta: float):
     """Exact one-sided upper confidence bound on a binomial proportion.
 
     Returns ``p_hi`` with ``Pr[p <= p_hi] >= 1 - beta``: the ``1 - beta`` quantile of
-    ``Beta(k + 1, n - k)``, and 1 when ``k = n``. Same parameters and errors as
-    :func:`clopper_pearson_lower`.
+    ``Beta(k + 1, n - k)``, and 1 when ``k = n``. Same parameters (``beta`` a float or an array
+    of levels) and errors as :func:`clopper_pearson_lower`.
 
     References
     ----------
     Clopper & Pearson (1934).
     """
-    beta = check_probability(beta, "beta")
+    beta = _check_levels(beta)
     k, n = _check_counts(successes, trials)
     with np.errstate(invalid="ignore", divide="ignore"):
         hi = special.betainccinv(k + 1.0, np.where(k < n, n - k, 1.0), beta)  # = stats.beta.isf(beta, k + 1, n - k)

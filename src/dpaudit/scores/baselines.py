@@ -291,19 +291,7 @@ def _order_statistic_rows(x, y, ks, level, weight=0.5):
     by the order statistic's exact law, ``P(S)`` by Clopper–Pearson given ``t``), family B at the
     ``(k+1)``-th smallest of ``x`` (``S = {s >= t}``, ``P(S^c)`` by the order statistic, ``Q(S)``
     given ``t``)."""
-    from scipy import special
-
-    def clopper_pearson_lower(k, n_, b):  # vectorised in the level (bounds.clopper_pearson_lower)
-        k = np.asarray(k, dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            lo = special.betaincinv(np.where(k > 0, k, 1.0), n_ - k + 1.0, b)
-        return np.where(k <= 0, 0.0, lo)
-
-    def clopper_pearson_upper(k, n_, b):  # vectorised in the level (bounds.clopper_pearson_upper)
-        k = np.asarray(k, dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            hi = special.betainccinv(k + 1.0, np.where(k < n_, n_ - k, 1.0), b)
-        return np.where(k >= n_, 1.0, hi)
+    from ..bounds import clopper_pearson_lower, clopper_pearson_upper  # one level per row
 
     n, m = x.size, y.size
     xs, ys = np.sort(x), np.sort(y)
