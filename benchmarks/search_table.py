@@ -18,6 +18,9 @@ No finder is given the zoo's witness pairs: every finder searches the mechanism'
 ``bayes-tpe``  the same with Optuna's TPE sampler
 ``evolution``  :class:`~dpaudit.search.EvolutionFinder`, NSGA-II, population 8 (paper 002's
                Vizier NSGA-II)
+``auto``       ``dpaudit test``'s default ``--search auto`` on a mechanism without witness pairs
+               (:func:`dpaudit.audit.targets.make_finder`): TPE after the grid's first two
+               points, every other proposal after them uniformly random
 
 Statistics as in paper 000 §6 with dpaudit's accounting: failure probability ``beta = 1/3`` for
 the whole audit, spent over the 50-trial budget (each trial at 1/150; DP-Auditorium tests every
@@ -45,7 +48,8 @@ witness pairs are large there, so what is measured is the search), with the defa
 ``dpaudit test`` (:func:`dpaudit.testers.default_tester_name`) unless a row says otherwise, and
 the finders ``random``, ``bayes`` (GP), ``evolution`` and ``auto``: the default ``--search`` of
 ``dpaudit test`` as it runs on a mechanism without witness pairs (:func:`dpaudit.audit.targets.
-make_finder` with no known pairs: Optuna's TPE after the grid's first two points). On a zoo entry
+make_finder` with no known pairs: Optuna's TPE after the grid's first two points, every other
+proposal after them uniformly random). On a zoo entry
 ``dpaudit test`` tries the witness pairs first and finds each bug at trial 1; that is not measured.
 Each cell records trials to the first violation (cap 50) and wall time to it (the audit stops at
 the first violation). Cells are cached in ``search.json`` under a key holding ``--tag`` (default:
@@ -80,7 +84,7 @@ CACHE = RESULTS / "search.json"
 REPORT = RESULTS / "search.md"
 
 MECHANISMS = ("non-dp-laplace-1", "non-dp-laplace-2", "non-dp-gaussian-1", "non-dp-gaussian-2")
-FINDERS = ("grid", "random", "bayes", "bayes-tpe", "evolution")
+FINDERS = ("grid", "random", "bayes", "bayes-tpe", "evolution", "auto")
 TESTERS = ("hockey-stick", "renyi")
 CAP = 50
 EPSILON = 0.01
@@ -188,6 +192,16 @@ def trials_to_detection(mechanism, claim, tester, n: int, runs: int, label: str,
     return found_at, seconds, firsts
 
 
+def _finder(name: str, relation, seed: int):
+    """The finder of a column: ``auto`` is ``dpaudit test``'s default search with no known pairs
+    (it uses ``seed + 1`` itself); ``grid`` the deterministic space grid; the others by name."""
+    from dpaudit.audit.targets import make_finder as cli_finder
+
+    if name == "auto":
+        return cli_finder("auto", [], relation, seed)
+    return make_finder("grid-space" if name == "grid" else name, relation, seed=seed + 1)
+
+
 def run_cell(entry, tester_name: str, finder_name: str, n: int, runs: int) -> dict:
     d = DELTA if entry.claim_kind == "approx" else None
     claim = PureDP(EPSILON) if d is None else ApproxDP(EPSILON, d)
@@ -199,8 +213,7 @@ def run_cell(entry, tester_name: str, finder_name: str, n: int, runs: int) -> di
     found_at, seconds, firsts = trials_to_detection(
         mechanism, claim, tester, n, runs, key,
         seed_of=lambda r: zlib.crc32(f"{key}|{r}".encode()),
-        finder_of=lambda seed: make_finder("grid-space" if finder_name == "grid" else finder_name,
-                                           entry.neighbouring(), seed=seed + 1),
+        finder_of=lambda seed: _finder(finder_name, entry.neighbouring(), seed),
     )
     return {
         "status": "ok",
@@ -253,8 +266,6 @@ def run_harder_cell(entry, tester_name: str, finder_name: str, n: int, runs: int
     dict
         ``trials`` and ``seconds`` per run, their means, ``found_runs`` and one first witness.
     """
-    from dpaudit.audit.targets import make_finder as cli_finder
-
     claim = entry.claim(HARDER_EPSILON)
     mechanism = entry.mechanism(HARDER_EPSILON)
     tester = make_tester(tester_name)
@@ -262,9 +273,7 @@ def run_harder_cell(entry, tester_name: str, finder_name: str, n: int, runs: int
     found_at, seconds, firsts = trials_to_detection(
         mechanism, claim, tester, n, runs, f"{entry.name}|{finder_name}",
         seed_of=lambda r: zlib.crc32(f"harder|{entry.name}|{finder_name}|{n}|{r}".encode()),
-        # "auto" builds the CLI's finder, which uses seed + 1 itself
-        finder_of=lambda seed: (cli_finder("auto", [], relation, seed) if finder_name == "auto"
-                                else make_finder(finder_name, relation, seed=seed + 1)),
+        finder_of=lambda seed: _finder(finder_name, relation, seed),
         decimals=3,
     )
     return {
@@ -295,7 +304,7 @@ def render_harder(cache: dict, meta: dict) -> list[str]:
         f"{meta['harder_runs']} seeds, dpaudit `{tag}`. Tester: `dpaudit test`'s default "
         f"(`{default_tester_name(PureDP(HARDER_EPSILON))}`) unless the row says otherwise. Finder `auto` is "
         "`dpaudit test`'s default `--search auto` on a mechanism without witness pairs (TPE after the grid's first two "
-        "points); on `zoo:NAME` it tries the witness pairs first and finds every bug below at trial 1. "
+        "points, every other proposal after them uniformly random); on `zoo:NAME` it tries the witness pairs first and finds every bug below at trial 1. "
         "Cell: mean trials to the first violation (median; runs that found one) and mean wall seconds per run "
         "(to the first violation, or for all 50 trials when none).",
         "",

@@ -15,12 +15,18 @@ from dataclasses import dataclass
 
 from ..errors import DPAuditError
 
-__all__ = ["AUTO_BAYES_METHOD", "SEARCH_NAMES", "AuditSetup", "as_domain", "assemble", "load_target", "make_finder", "user_pairs"]
+__all__ = ["AUTO_BAYES_METHOD", "AUTO_RANDOM_FRACTION", "SEARCH_NAMES", "AuditSetup", "as_domain", "assemble", "load_target", "make_finder", "user_pairs"]
 
 # The Optuna sampler of --search auto after the known pairs: TPE proposes in milliseconds and
 # handles pending trials (parallel asks); the GP sampler of --search bayes (paper 000's GP bandit)
 # costs about a second per proposal and several seconds for its first.
 AUTO_BAYES_METHOD = "tpe"
+
+AUTO_RANDOM_FRACTION = 0.5
+"""Fraction of ``--search auto``'s proposals after its grid points that are uniformly random
+(:func:`dpaudit.search.optuna_finders.is_random_proposal`: they alternate with TPE's, random
+first): TPE fitted on clean early trials alone kept proposing near them and missed bugs that random
+search found (``benchmarks/results/search.md``, harder bugs)."""
 
 SEARCH_NAMES = ("auto", "grid", "random", "bayes", "evolution")
 """Names of the pair searches (``--search``)."""
@@ -318,7 +324,8 @@ def make_finder(search: str, known: list, relation, seed: int | None):
         return make_search_finder(search, relation, seed=finder_seed)
     # auto: the known pairs first, then Bayesian search (random search without Optuna)
     try:
-        model = BayesFinder(relation, method=AUTO_BAYES_METHOD, seed=finder_seed) if optuna_available() else None
+        model = (BayesFinder(relation, method=AUTO_BAYES_METHOD, random_fraction=AUTO_RANDOM_FRACTION,
+                             seed=finder_seed) if optuna_available() else None)
     except DPAuditError:  # a relation the search space does not cover
         model = None
     follow = model if model is not None else RandomFinder(relation, rng=finder_seed)

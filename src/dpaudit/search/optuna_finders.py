@@ -38,7 +38,7 @@ from ..datasets import NeighbouringPair
 from .finders import FinderBase
 from .space import PairSpace
 
-__all__ = ["BayesFinder", "EvolutionFinder", "OptunaFinder", "optuna_available", "proposal_seed"]
+__all__ = ["BayesFinder", "EvolutionFinder", "OptunaFinder", "is_random_proposal", "optuna_available", "proposal_seed"]
 
 
 def optuna_available() -> bool:
@@ -117,6 +117,7 @@ def _per_proposal_sampler(inner, seed: int):
                 self._seed = int(seed)
                 self._positions: dict[int, int] = {}
                 self._states = []
+                self._samplers = [inner]  # inner and the samplers it holds (a mixed sampler's two)
                 self._collect(inner, set())
                 if not self._states:  # pragma: no cover - an Optuna whose samplers hold no random state
                     raise RuntimeError(f"found no random state in {type(inner).__name__}")
@@ -128,6 +129,7 @@ def _per_proposal_sampler(inner, seed: int):
                         seen.add(id(value))
                         self._states.append(value)
                     elif isinstance(value, optuna.samplers.BaseSampler):
+                        self._samplers.append(value)
                         self._collect(value, seen)
 
             def _reseed(self, study, trial, name):
@@ -137,9 +139,10 @@ def _per_proposal_sampler(inner, seed: int):
                 position = self._positions[trial.number]
                 for j, state in enumerate(self._states):
                     state.rng.seed(proposal_seed(self._seed, position, name, j))
-                for cache in ("_gprs_cache_list", "_constraints_gprs_cache_list"):
-                    if getattr(self._inner, cache, None) is not None:
-                        setattr(self._inner, cache, None)
+                for sampler in self._samplers:
+                    for cache in ("_gprs_cache_list", "_constraints_gprs_cache_list"):
+                        if getattr(sampler, cache, None) is not None:
+                            setattr(sampler, cache, None)
 
             def infer_relative_search_space(self, study, trial):
                 return self._inner.infer_relative_search_space(study, trial)
@@ -163,6 +166,88 @@ def _per_proposal_sampler(inner, seed: int):
 
         _PER_PROPOSAL_SAMPLER = PerProposalSeeded
     return _PER_PROPOSAL_SAMPLER(inner, seed)
+
+
+def is_random_proposal(position: int, initial_grid: int, random_fraction: float) -> bool:
+    """Whether proposal ``position`` of a finder that mixes random proposals into its model's is
+    drawn uniformly at random (:class:`BayesFinder` with ``random_fraction > 0``).
+
+    The schedule is fixed in advance, so it is the same in every process and after a resume: after
+    the ``initial_grid`` grid points, proposal ``initial_grid + j`` is random when
+    ``ceil((j + 1) f) > ceil(j f)`` (``f = random_fraction``), i.e. exactly ``ceil(k f)`` of the
+    first ``k`` proposals after the grid are random, the first of them among them. With ``f = 1/2``
+    the proposals after the grid alternate random, model, random, model, ...
+
+    Parameters
+    ----------
+    position : int
+        Number of the proposal (0 for the first), as :func:`proposal_seed` counts it.
+    initial_grid : int
+        Grid points proposed first (never random).
+    random_fraction : float
+        In ``[0, 1]``.
+
+    Returns
+    -------
+    bool
+    """
+    j = int(position) - int(initial_grid)
+    if j < 0 or random_fraction <= 0:
+        return False
+    return math.ceil((j + 1) * random_fraction - 1e-12) > math.ceil(j * random_fraction - 1e-12)
+
+
+_MIXED_SAMPLER = None
+
+
+def _mixed_sampler(model, random, initial_grid: int, random_fraction: float):
+    """An Optuna sampler that draws the proposals :func:`is_random_proposal` marks from ``random``
+    (a ``RandomSampler``: uniform over the box) and the others from ``model``. Every finished trial,
+    random or not, is in the study, so the model is fitted on all of them."""
+    global _MIXED_SAMPLER
+    if _MIXED_SAMPLER is None:
+        optuna = _import_optuna()
+
+        class MixedSampler(optuna.samplers.BaseSampler):
+            def __init__(self, model, random, initial_grid, random_fraction):
+                self._model = model
+                self._random = random
+                self._initial_grid = int(initial_grid)
+                self._fraction = float(random_fraction)
+                self._random_trials: dict[int, bool] = {}
+
+            def _is_random(self, study, trial) -> bool:
+                if trial.number not in self._random_trials:
+                    self._random_trials[trial.number] = is_random_proposal(
+                        _position(study, trial.number), self._initial_grid, self._fraction)
+                return self._random_trials[trial.number]
+
+            def infer_relative_search_space(self, study, trial):
+                if self._is_random(study, trial):
+                    return {}
+                return self._model.infer_relative_search_space(study, trial)
+
+            def sample_relative(self, study, trial, search_space):
+                if self._is_random(study, trial) or not search_space:
+                    return {}
+                return self._model.sample_relative(study, trial, search_space)
+
+            def sample_independent(self, study, trial, param_name, param_distribution):
+                inner = self._random if self._is_random(study, trial) else self._model
+                return inner.sample_independent(study, trial, param_name, param_distribution)
+
+            def before_trial(self, study, trial):
+                self._model.before_trial(study, trial)
+
+            def after_trial(self, study, trial, state, values):
+                self._model.after_trial(study, trial, state, values)
+
+            def reseed_rng(self):
+                self._model.reseed_rng()
+                self._random.reseed_rng()
+
+        _MIXED_SAMPLER = MixedSampler
+    return _MIXED_SAMPLER(model, random, initial_grid, random_fraction)
 
 
 class OptunaFinder(FinderBase):
@@ -407,35 +492,61 @@ class BayesFinder(OptunaFinder):
         Finished trials before the model is used: the ``initial_grid`` grid points, then random
         proposals (uniform over the encoded box, so about half the coordinates on a face).
         Optuna's default of 10 would spend a fifth of a 50-trial budget on random points.
+    random_fraction : float, default 0
+        Fraction of the proposals after the grid points that are drawn uniformly at random instead
+        of from the model, on a schedule fixed in advance (:func:`is_random_proposal`; with 1/2
+        they alternate, random first). The model is fitted on every finished trial, random ones
+        included. A model fitted on clean early trials can keep proposing near them and miss a bug
+        that only some region of the space shows (the harder-bugs table of
+        ``benchmarks/results/search.md``); with a fraction ``f`` the search makes at least
+        ``ceil(k f)`` random proposals in its first ``initial_grid + k``, so it finds what random
+        search finds in ``r`` proposals within ``initial_grid + r / f`` trials at most. In ``[0, 1]``.
     seed, boundary, initial_grid
         As :class:`OptunaFinder`.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``method``, a ``n_startup_trials`` below 1 or a ``random_fraction`` outside
+        ``[0, 1]``.
     """
 
     name = "bayes"
 
-    def __init__(self, relation, *, method: str = "gp", n_startup_trials: int = 6, seed: int | None = None,
-                 boundary: float = 0.25, initial_grid: int = 2):
+    def __init__(self, relation, *, method: str = "gp", n_startup_trials: int = 6, random_fraction: float = 0.0,
+                 seed: int | None = None, boundary: float = 0.25, initial_grid: int = 2):
         if method not in ("gp", "tpe"):
             raise ValueError(f"method must be 'gp' or 'tpe', got {method!r}")
         if int(n_startup_trials) != n_startup_trials or n_startup_trials < 1:
             raise ValueError(f"n_startup_trials must be a positive integer, got {n_startup_trials!r}")
+        if not (0.0 <= float(random_fraction) <= 1.0):
+            raise ValueError(f"random_fraction must be in [0, 1], got {random_fraction!r}")
         super().__init__(relation, seed=seed, boundary=boundary, initial_grid=initial_grid)
         self.method = method
         self.n_startup_trials = int(n_startup_trials)
+        self.random_fraction = float(random_fraction)
 
     def _sampler(self, seed):
         optuna = _import_optuna()
         if self.method == "gp":
-            return optuna.samplers.GPSampler(
+            model = optuna.samplers.GPSampler(
                 seed=seed, n_startup_trials=self.n_startup_trials, deterministic_objective=False,
                 warn_independent_sampling=False,
             )
-        return optuna.samplers.TPESampler(
-            seed=seed, n_startup_trials=self.n_startup_trials, multivariate=True, constant_liar=True,
-        )
+        else:
+            model = optuna.samplers.TPESampler(
+                seed=seed, n_startup_trials=self.n_startup_trials, multivariate=True, constant_liar=True,
+            )
+        if self.random_fraction <= 0:
+            return model
+        return _mixed_sampler(model, optuna.samplers.RandomSampler(seed=seed), self.initial_grid,
+                              self.random_fraction)
 
     def config(self) -> dict:
-        return {**super().config(), "method": self.method, "n_startup_trials": self.n_startup_trials}
+        cfg = {**super().config(), "method": self.method, "n_startup_trials": self.n_startup_trials}
+        if self.random_fraction > 0:  # absent when 0, so audits stored before the option resume
+            cfg["random_fraction"] = self.random_fraction
+        return cfg
 
 
 class EvolutionFinder(OptunaFinder):
