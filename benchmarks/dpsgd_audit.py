@@ -70,6 +70,57 @@ def opacus_run(sigma: float, q: float, steps: int, m: int, seed: int):
     return hook, time.perf_counter() - t
 
 
+PROFILE_GRID = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+
+
+def many_run_zoo(delta: float, beta: float, rows: list, seeds: int = 20) -> list:
+    """The bugs one run cannot show, audited from many runs (``train_many``) at accountant
+    epsilon 2, each next to the correct reference at the same settings over ``seeds`` seeds
+    (accusations counted at ``beta``). Returns the markdown lines; appends to ``rows``."""
+    from dpaudit.dpsgd import DPSGDConfig, load_digits_task, noise_for_epsilon
+    from dpaudit.dpsgd.many import audit_many, train_many
+
+    x, y = load_digits_task(num_train=50)
+    fifty, one = (x, (y % 2).astype(np.float32)), (x[:1], (y[:1] % 2).astype(np.float32))
+    s1, s5 = noise_for_epsilon(2.0, delta, 1.0, 10), noise_for_epsilon(2.0, delta, 0.05, 100)
+    cells = [
+        ("batch-clipping", "q = 1, 10 steps, 50 examples, 1 opposing example, canary norm 1e4",
+         DPSGDConfig(noise_multiplier=s1, sampling_rate=1.0, steps=10, learning_rate=5.0, canary_norm=1e4),
+         dict(runs=1000, data=fifty, opposing=1, null_block=1), "white_box"),
+        ("realised-batch-size", "q = 1, 10 steps, a dataset of 1 example",
+         DPSGDConfig(noise_multiplier=s1, sampling_rate=1.0, steps=10, learning_rate=5.0), dict(runs=100, data=one), "scale"),
+        ("realised-batch-size", "q = 0.05, 100 steps, a dataset of 1 example",
+         DPSGDConfig(noise_multiplier=s5, sampling_rate=0.05, steps=100, learning_rate=5.0), dict(runs=400, data=one), "scale"),
+    ]
+    lines = ["", "## Many-run audits of the bugs one run cannot show (accountant epsilon 2)", "",
+             "Certified at beta (one view each, fixed in advance); `profile`: the certified delta exceeds the accountant's "
+             f"certified delta at some eps' of {list(PROFILE_GRID)}. Controls: the correct reference at the same settings, "
+             f"{seeds} seeds.", "",
+             "| variant | setting | view | runs | eps lb (1e-5) | mu lb | accountant eps (mu at q=1) | violated at 1e-5 | "
+             "profile violated (eps', delta lb vs accountant) | control accused (1e-5 / profile) | control largest eps lb |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for variant, what, cfg, kw, view in cells:
+        a = audit_many(train_many(cfg, variant=variant, seed=0, chunk=500, **kw), delta=delta, beta=beta,
+                       views=(view,), profile=PROFILE_GRID)
+        ctrl = [audit_many(train_many(cfg, seed=1000 + s, chunk=500, **kw), delta=delta, beta=beta, views=(view,),
+                           profile=PROFILE_GRID) for s in range(seeds)]
+        v, p = a[view], a[view]["profile"]
+        acc_c, prof_c = sum(c["violated"] for c in ctrl), sum(c["profile_violated"] for c in ctrl)
+        worst = max(c[view]["epsilon_lower_bound"] for c in ctrl)
+        mu_acc = f" ({np.sqrt(cfg.steps) / cfg.noise_multiplier:.3f})" if cfg.sampling_rate == 1 else ""
+        rows.append({"variant": variant, "many_runs": kw["runs"], "view": view, "lb": v["epsilon_lower_bound"],
+                     "mu_lb": v["mu_lower_bound"], "accountant": a["accountant_epsilon"], "violated": v["violated"],
+                     "profile": p, "control_accused": acc_c, "control_profile_accused": prof_c, "control_max_lb": worst})
+        print(f"many-run {variant} ({what}): lb={v['epsilon_lower_bound']:.3f} mu={v['mu_lower_bound']:.3f} "
+              f"profile={p['violated']} controls {acc_c}/{prof_c} of {seeds}", file=sys.stderr, flush=True)
+        lines.append(f"| {variant} | {what} | {view} | {kw['runs']:,} | {v['epsilon_lower_bound']:.3f} | "
+                     f"{v['mu_lower_bound']:.3f} | {a['accountant_epsilon']:.3f}{mu_acc} | "
+                     f"{'**yes**' if v['violated'] else 'no'} | {'**yes**' if p['violated'] else 'no'} "
+                     f"({p['witness_epsilon']:g}, {p['delta_lower_bound']:.3g} vs {p['accountant_delta']:.3g}) | "
+                     f"{acc_c}/{seeds} / {prof_c}/{seeds} | {worst:.3f} |")
+    return lines
+
+
 def main(argv=None) -> int:
     logging.getLogger("absl").setLevel(logging.ERROR)
     from dpaudit.dpsgd import VARIANTS, DPSGDConfig, audit_run, noise_for_epsilon, train_with_canaries
@@ -82,6 +133,9 @@ def main(argv=None) -> int:
     ap.add_argument("--beta", type=float, default=0.05)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "dpsgd_audit.md"))
     ap.add_argument("--opacus", action="store_true", help="also audit Opacus itself (OpacusCanaries) in every cell")
+    ap.add_argument("--zoo-only", action="store_true",
+                    help="only the bug zoo (one run per variant and the many-run audits of the bugs one run cannot show); "
+                         "writes <out>-zoo.md")
     args = ap.parse_args(argv)
     ms = [int(v) for v in args.canaries.split(",")]
     targets = [float(v) for v in args.epsilons.split(",")]
@@ -96,7 +150,11 @@ def main(argv=None) -> int:
              "estimate (PLD) | violated | train s (no canaries) | train s (canaries) | audit s |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     rows = []
-    for q, T in settings:
+    if args.zoo_only:
+        lines = ["# The DP-SGD bug zoo (digits, MLP 64-32-10, 500 training examples)", "",
+                 f"`python benchmarks/dpsgd_audit.py --zoo-only --canaries {args.canaries}`; delta = {args.delta:g}, "
+                 f"beta = {args.beta:g}."]
+    for q, T in ([] if args.zoo_only else settings):
         for target in targets:
             sigma = noise_for_epsilon(target, args.delta, q, T)
             cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=q, steps=T)
@@ -122,7 +180,7 @@ def main(argv=None) -> int:
                     f"{lb / ideal if ideal > 0 else float('nan'):.2f} | {med(lambda r: r[0].epsilon_estimate_fit):.3f} | "
                     f"{med(lambda r: r[0].epsilon_estimate_pld):.3f} | {sum(r[0].violated for r in res)}/{len(res)} | "
                     f"{med(lambda r: r[1]):.1f} | {med(lambda r: r[0].train_seconds):.1f} | {med(lambda r: r[0].audit_seconds):.1f} |")
-    if args.opacus:
+    if args.opacus and not args.zoo_only:
         lines += ["", "## Opacus 1.6 itself (OpacusCanaries in an Opacus loop, same task and settings)", "",
                   "| q, steps | sigma | accountant eps | canaries | lb | lb/acc | ideal lb/acc | estimate (fit) | "
                   "estimate (PLD) | violated | train s | audit s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -165,6 +223,13 @@ def main(argv=None) -> int:
                   file=sys.stderr, flush=True)
             lines.append(f"| {v} | {q:g}, {T} | {cfg.max_grad_norm:g} | {a.accountant_epsilon:.3f} | {m:,} | "
                          f"{a.epsilon_lower_bound:.3f} | {a.best_score} | {'**yes**' if a.violated else 'no'} | {what} |")
+    lines += many_run_zoo(args.delta, args.beta, rows)
+    if args.zoo_only:
+        out = Path(args.out).with_name(Path(args.out).stem + "-zoo.md")
+        out.write_text("\n".join(lines) + "\n")
+        out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
+        print("\n".join(lines))
+        return 0
     from dpaudit.dpsgd import epsilon_plot
 
     png = Path(args.out).with_suffix(".png")

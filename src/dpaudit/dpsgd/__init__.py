@@ -10,6 +10,8 @@ its common bugs as variants, and the one-run audit of a run next to its accounta
 * :func:`epsilon_plot` — empirical vs accounted epsilon for a set of audits;
 * :mod:`dpaudit.dpsgd.many` — many small models trained at once (``train_many``, ``torch.func``),
   half with an input and a gradient canary, audited from two samples (``audit_many``);
+* :func:`shuffled_epsilon_lower_bound` — a certified lower bound on the epsilon of shuffled
+  fixed-size batches (Chua et al. 2024's pair), to set against the Poisson accountant;
 * :mod:`dpaudit.dpsgd.opacus` — ``OpacusCanaries``, the canaries in a user's own Opacus loop.
 
 Derivations and measurements: ``docs/dpsgd.md``.
@@ -17,6 +19,7 @@ Derivations and measurements: ``docs/dpsgd.md``.
 
 from .audit import SCORE_FUNCTIONS, DPSGDAudit, audit_run, canary_scores
 from .plot import epsilon_plot
+from .shuffle import shuffled_epsilon_lower_bound
 from .reference import VARIANTS, DPSGDConfig, TrainingRun, load_digits_task, noise_for_epsilon, train_with_canaries
 
 __all__ = [
@@ -30,5 +33,6 @@ __all__ = [
     "epsilon_plot",
     "load_digits_task",
     "noise_for_epsilon",
+    "shuffled_epsilon_lower_bound",
     "train_with_canaries",
 ]

@@ -29,7 +29,7 @@ import numpy as np
 from .._validate import check_int
 from .reference import VARIANTS, DPSGDConfig, _task_tensors, load_digits_task
 
-__all__ = ["ManyRuns", "audit_many", "train_many"]
+__all__ = ["ManyRuns", "VIEWS", "audit_many", "profile_check", "train_many"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,11 @@ class ManyRuns:
     seconds : float
         Wall time of the training (all runs).
     details : dict
+    scale_in, scale_out : ndarray
+        The update's scale statistic (white box, every step): minus the sum over the steps of
+        the log root mean square of a block of coordinates nothing touches, in units of the
+        claimed noise ``sigma C`` after the public normaliser. Identical in law in both halves
+        whenever the update is scaled by a public constant; it sees data-dependent scaling.
     """
 
     black_box_in: np.ndarray
@@ -57,6 +62,8 @@ class ManyRuns:
     variant: str
     seconds: float
     details: dict = field(default_factory=dict)
+    scale_in: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    scale_out: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def _odd_digits():
@@ -76,7 +83,8 @@ def _canary_input(x: np.ndarray) -> np.ndarray:
 
 
 def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct", data=None, hidden: int = 0,
-               chunk: int = 250, seed: int = 0, device: str = "cpu") -> ManyRuns:
+               chunk: int = 250, opposing: int = 0, null_block: int = 1024, seed: int = 0,
+               device: str = "cpu") -> ManyRuns:
     """Train ``runs`` DP-SGD models at once (half with the canaries) and score the canaries.
 
     Parameters
@@ -94,12 +102,29 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
         0: logistic regression; else an MLP with one hidden layer of this width.
     chunk : int
         Runs vectorised together (memory: ``chunk x examples x parameters`` floats).
+    opposing : int
+        Number ``k >= 0`` of auditor-crafted examples added to every run (both halves: they are
+        part of the public dataset), each Poisson-sampled like the others, each with gradient
+        ``-canary_norm / (2k)`` on the gradient canary's coordinate: the worst-case neighbours
+        of a batch-level clipping bug. Without the canary the batch sum on that coordinate is
+        negative whenever one of them is sampled, with it at least ``+canary_norm / 2``:
+        clipped as a whole (and ``canary_norm`` far above the real gradients' sum), ``-C``
+        against ``+C``. ``k`` of a few ``1/q`` makes "one of them sampled" almost sure under
+        Poisson sampling; ``k = 1`` suffices at ``q = 1``. Under per-example clipping each only
+        shifts the observation by ``-min(1, canary_norm / (2kC))`` when sampled.
+    null_block : int
+        Extra coordinates that nothing touches (``>= 1``): only noise, observed every step, in
+        units of the claimed ``sigma C`` and the public normaliser; their root mean square is the
+        update's scale (the ``scale`` score).
     seed : int
     device : str
 
     Returns
     -------
     ManyRuns
+        ``scale_in`` / ``scale_out``: minus the sum over the steps of the log of the null block's
+        root mean square (1 in every step for an implementation that scales its update by a
+        public constant; larger when the update shrinks with a larger batch).
 
     Raises
     ------
@@ -115,6 +140,7 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
     from torch.func import functional_call, grad, vmap
 
     runs = check_int(runs, "runs", 4)
+    null_block = check_int(null_block, "null_block", 1)
     if variant not in VARIANTS or variant == "shuffled-batches":
         raise ValueError(f"variant must be one of {sorted(set(VARIANTS) - {'shuffled-batches'})}, got {variant!r}")
     x_np, y_np, x, y, t0 = _task_tensors(data, _odd_digits, np.float32, device)
@@ -141,16 +167,22 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
     C, sigma, q, T = config.max_grad_norm, config.noise_multiplier, config.sampling_rate, config.steps
     cnorm = config.canary_gradient_norm
     noise_sd = sigma if variant == "noise-not-scaled" else sigma * C
+    per_example_clip = variant not in ("no-clipping", "batch-clipping")
     runs_in = runs // 2
     xs = torch.cat([x, cx.unsqueeze(0)])  # the input canary is example n
     ys = torch.cat([y, cy.unsqueeze(0)])
-    bb, wb = [], []
+    # Public normaliser: the expected batch size of the dataset with both canaries (and the
+    # crafted opposing example), the same in both halves (a normaliser that depended on whether
+    # the canary is in would leak it: the "realised-batch-size" class).
+    opposing = check_int(opposing, "opposing", 0)
+    expected = q * (n + 2 + opposing)
+    bb, wb, sc = [], [], []
     for start in range(0, runs, chunk):
         r = min(chunk, runs - start)
         with_canary = torch.as_tensor(np.arange(start, start + r) < runs_in, device=device)
         params = {k: v.unsqueeze(0).repeat(r, *([1] * v.dim())) for k, v in init.items()}
-        expected = q * (n + with_canary.float())  # per run: real examples and the input canary
         obs = torch.zeros(T, r, device=device)
+        log_scale = torch.zeros(r, device=device)
         fixed_seed = int(rng.integers(2**62))
         for t in range(T):
             g = per_run(params, xs, ys)
@@ -158,20 +190,37 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
             take = (torch.rand(r, n + 1, generator=gen, device=device) < q) if q < 1 else torch.ones(r, n + 1, device=device, dtype=torch.bool)
             take[:, n] &= with_canary
             gc_take = ((torch.rand(r, generator=gen, device=device) < q) if q < 1 else torch.ones(r, dtype=torch.bool, device=device)) & with_canary
-            if variant != "no-clipping":
+            if per_example_clip:
                 norms = flat.norm(dim=2, keepdim=True)
                 flat = flat * torch.clamp(C / (norms + 1e-12), max=1.0)
             summed = (flat * take.unsqueeze(2).float()).sum(dim=1)  # (r, d_model)
-            gsum = gc_take.float() * (cnorm if variant == "no-clipping" else min(C, cnorm))
+            gsum = gc_take.float() * (min(C, cnorm) if per_example_clip else cnorm)
+            batch_size = take.float().sum(dim=1) + gc_take.float()
+            if opposing:
+                a_opp = cnorm / (2.0 * opposing)
+                opp_take = ((torch.rand(r, opposing, generator=gen, device=device) < q) if q < 1 else
+                            torch.ones(r, opposing, dtype=torch.bool, device=device)).float().sum(dim=1)
+                gsum = gsum - opp_take * (min(C, a_opp) if per_example_clip else a_opp)
+                batch_size = batch_size + opp_take
+            if variant == "batch-clipping":  # the batch's whole gradient (model and canary coordinate) clipped to C
+                total = torch.sqrt(summed.square().sum(dim=1) + gsum.square())
+                factor = torch.clamp(C / (total + 1e-12), max=1.0)
+                summed, gsum = summed * factor.unsqueeze(1), gsum * factor
             ng = torch.Generator(device=device).manual_seed(fixed_seed) if variant == "noise-reused" else gen
-            noise = torch.randn(r, d_model + 1, generator=ng, device=device) * noise_sd
+            noise = torch.randn(r, d_model + 1 + null_block, generator=ng, device=device) * noise_sd
             noisy = summed + noise[:, :d_model]
-            obs[t] = (gsum + noise[:, d_model]) / C
+            o_t = (gsum + noise[:, d_model]) / C
+            null = noise[:, d_model + 1:] / (sigma * C)
+            if variant == "realised-batch-size":  # divided by the realised |B| (at least 1), not the public size
+                release = expected / torch.clamp(batch_size, min=1.0)
+                noisy, o_t, null = noisy * release.unsqueeze(1), o_t * release, null * release.unsqueeze(1)
+            obs[t] = o_t
+            log_scale += 0.5 * torch.log(null.square().mean(dim=1))
             off = 0
             new = {}
             for k in names:
                 sz = init[k].numel()
-                new[k] = params[k] - config.learning_rate * (noisy[:, off:off + sz] / expected.unsqueeze(1)).reshape(params[k].shape)
+                new[k] = params[k] - config.learning_rate * (noisy[:, off:off + sz] / expected).reshape(params[k].shape)
                 off += sz
             params = new
         with torch.no_grad():
@@ -181,32 +230,134 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
         from .audit import canary_scores
 
         wb.append(canary_scores(obs.cpu().numpy(), sigma, q, "lr"))
-    bb_all, wb_all = np.concatenate(bb), np.concatenate(wb)
+        sc.append(-log_scale.cpu().numpy().astype(float))
+    bb_all, wb_all, sc_all = np.concatenate(bb), np.concatenate(wb), np.concatenate(sc)
     return ManyRuns(black_box_in=bb_all[:runs_in], black_box_out=bb_all[runs_in:], white_box_in=wb_all[:runs_in],
                     white_box_out=wb_all[runs_in:], config=config, variant=variant, seconds=time.perf_counter() - t0,
+                    scale_in=sc_all[:runs_in], scale_out=sc_all[runs_in:],
                     details={"runs": runs, "runs_in": runs_in, "model_parameters": int(d_model), "num_train": int(n),
-                             "hidden": hidden, "seed": seed, "device": device})
+                             "hidden": hidden, "seed": seed, "device": device, "opposing": int(opposing),
+                             "null_block": int(null_block), "expected_batch": float(expected)})
 
 
-def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05) -> dict:
+VIEWS = ("black_box", "white_box", "scale")
+
+
+def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
+               views=("black_box", "white_box"), profile=None) -> dict:
     """Certified two-sample bounds (:func:`dpaudit.scores.clopper_pearson_audit`, scores of
-    included-canary runs leaning high) from the black-box and the white-box scores, each at
-    ``beta``, next to the accountant's epsilon.
+    included-canary runs leaning high) from each view's scores, each at ``beta``, next to the
+    accountant's epsilon.
+
+    Views: ``"black_box"`` (minus the final model's loss on the input canary), ``"white_box"``
+    (the gradient canary's likelihood-ratio score over the steps) and ``"scale"`` (the update's
+    scale statistic, :attr:`ManyRuns.scale_in`). Each is a function of the released outputs and
+    public information only, so each bound is certified whatever the implementation does; the
+    runs are independent, so the two halves are i.i.d. samples of the two output laws.
+
+    Parameters
+    ----------
+    result : ManyRuns
+        From :func:`train_many`.
+    delta : float
+        Delta of the epsilon bounds, in (0, 1).
+    beta : float
+        Failure probability of *each* view's bounds. A verdict over several views together
+        (``"violated"``) holds at ``beta * len(views)``: pass ``beta / len(views)`` for an overall
+        ``beta``.
+    views : sequence of str
+        A non-empty subset of :data:`VIEWS`, fixed before looking.
+    profile : sequence of float, optional
+        A grid of epsilons (fixed before looking): also compare each view's evidence with the
+        accountant's whole privacy profile (:func:`profile_check`; same confidence, no extra
+        cost). ``profile_violated``: the certified delta exceeds the accountant's at a grid point.
 
     Returns
     -------
     dict
-        ``accountant_epsilon``; per view (``"black_box"``, ``"white_box"``): ``epsilon_lower_bound``
-        and ``mu_lower_bound`` (certified), ``violated``.
+        ``accountant_epsilon``, ``runs``, ``seconds``; per view: ``epsilon_lower_bound`` and
+        ``mu_lower_bound`` (certified), ``violated``; ``"violated"``: any view violated.
+
+    Raises
+    ------
+    ValueError
+        On an unknown view, or ``"scale"`` on a result without scale scores.
+
+    References
+    ----------
+    Nasr et al. (2023) §5 (many-run white-box audits); Jagielski et al. (2020); Clopper & Pearson
+    (1934); ``docs/dpsgd.md`` §3 (the scale statistic).
     """
     from ..accounting import get_epsilon
     from ..scores import clopper_pearson_audit
 
+    views = tuple(views)
+    if not views or any(v not in VIEWS for v in views):
+        raise ValueError(f"views must be a non-empty subset of {VIEWS}, got {views!r}")
+    if "scale" in views and result.scale_in.size < 2:
+        raise ValueError("the 'scale' view needs the scale scores of train_many")
     acc = float(get_epsilon(result.config.composition(), delta).epsilon)
     out = {"accountant_epsilon": acc, "runs": int(result.details["runs"]), "seconds": result.seconds}
-    for view, (a, b) in {"black_box": (result.black_box_in, result.black_box_out),
-                         "white_box": (result.white_box_in, result.white_box_out)}.items():
+    pairs = {"black_box": (result.black_box_in, result.black_box_out),
+             "white_box": (result.white_box_in, result.white_box_out),
+             "scale": (result.scale_in, result.scale_out)}
+    for view in views:
+        a, b = pairs[view]
         au = clopper_pearson_audit(a, b, confidence=1 - beta, alternative="greater")
         e = au.epsilon_lower_bound(delta)
         out[view] = {"epsilon_lower_bound": e, "mu_lower_bound": au.mu_lower_bound, "violated": bool(e > acc)}
+        if profile is not None:
+            out[view]["profile"] = profile_check(au, result.config.composition(), profile)
+            out[view]["profile_violated"] = out[view]["profile"]["violated"]
+    out["violated"] = any(out[v]["violated"] for v in views)
+    if profile is not None:
+        out["profile_violated"] = any(out[v]["profile_violated"] for v in views)
     return out
+
+
+def profile_check(evidence, composition, epsilons) -> dict:
+    """Compare certified evidence with the accountant's whole privacy profile.
+
+    The accountant states ``(eps', delta_acc(eps'))`` for every ``eps'``; the evidence (a
+    :class:`~dpaudit.estimators.region.ScoreAudit`) lower-bounds the mechanism's hockey-stick
+    divergence at every ``eps'`` at once, on one event of its confidence. The implementation
+    leaks more than accounted when, at some ``eps'`` of a grid fixed in advance, the certified
+    ``delta`` lower bound exceeds the accountant's certified *upper* bound
+    (:func:`dpaudit.accounting.get_delta`): no further confidence is spent on the grid.
+
+    Parameters
+    ----------
+    evidence : ScoreAudit
+        Anything with ``delta_lower_bound(eps_array)``.
+    composition : Composition
+        The claimed mechanism (``DPSGDConfig.composition()``).
+    epsilons : sequence of float
+        The grid of ``eps'`` (nats), fixed before looking.
+
+    Returns
+    -------
+    dict
+        ``violated``; ``witness_epsilon``, ``delta_lower_bound`` and ``accountant_delta`` at the
+        grid point of largest margin; ``margin`` (certified minus accounted delta there).
+
+    Raises
+    ------
+    ValueError
+        On an empty grid or negative epsilons.
+
+    References
+    ----------
+    Kairouz, Oh, Viswanath (2015) (a privacy profile as a family of (eps, delta) statements);
+    Balle et al. (2018) (the hockey-stick divergence); paper 000 Alg. 6 (profile comparison).
+    """
+    from ..accounting import get_delta
+
+    grid = np.asarray(list(epsilons), dtype=float)
+    if grid.size == 0 or np.any(~np.isfinite(grid)) or np.any(grid < 0):
+        raise ValueError(f"epsilons must be a non-empty grid of finite values >= 0, got {epsilons!r}")
+    lb = np.atleast_1d(np.asarray(evidence.delta_lower_bound(grid), dtype=float))
+    acc = np.array([float(get_delta(composition, float(e)).delta) for e in grid])
+    diff = lb - acc
+    j = int(np.argmax(diff))
+    return {"violated": bool(diff[j] > 0), "witness_epsilon": float(grid[j]), "delta_lower_bound": float(lb[j]),
+            "accountant_delta": float(acc[j]), "margin": float(diff[j]), "grid": grid.tolist()}

@@ -75,9 +75,20 @@ VARIANTS = {
     "noise-not-scaled": "noise standard deviation sigma instead of sigma*C (the clipping norm left out; "
                         "matters when C != 1): true noise multiplier sigma / C",
     "noise-reused": "the same noise vector at every step (a generator re-seeded each step: state shared "
-                    "across steps): differences of steps cancel the noise, infinite privacy loss when q < 1",
+                    "across steps): differences of steps cancel the noise, infinite privacy loss when q < 1; "
+                    "at q = 1 a canary's contribution is the same at every step and cancels with the noise, "
+                    "so its gradient canary sees less than accounted (other examples' gradients, which change "
+                    "between steps, are revealed exactly by the differences)",
     "shuffled-batches": "fixed-size batches from a shuffle each epoch (every example in exactly one step per "
                         "epoch), accounted as Poisson sampling at q = batch/N (Chua et al. 2024)",
+    "batch-clipping": "the batch's summed gradient clipped to C as a whole instead of each example's: one "
+                      "example moves the clipped sum by up to 2C (worst case: the others' sum opposes it), "
+                      "true loss at most the accountant's at sigma/2, exactly mu = 2 sqrt(T)/sigma at q = 1 "
+                      "on the worst-case dataset; many canaries in one batch share the one clipping norm",
+    "realised-batch-size": "under Poisson sampling the noisy sum divided by the realised batch size |B| instead "
+                           "of the expected q*N: the update's scale reveals |B|, i.e. membership; infinite "
+                           "epsilon at q = 1 (|B| = N) and, over all datasets, at delta < 1 - (1 - q^2)^T "
+                           "(a dataset of one other example: |B| = 2 only with the canary)",
 }
 
 
@@ -294,7 +305,11 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
         cy = torch.randint(0, int(y_np.max()) + 1, (m,), generator=gen, device=device)
     block_size = m if canary_kind == "dirac" else 0
     noise_sd = sigma if variant == "noise-not-scaled" else sigma * C
-    expected_batch = q * (n + included.size)
+    # The normaliser is public: the expected batch size of the canary design (each canary included
+    # with probability 1/2), not of the realised mask (that would scale the update by a function of
+    # the mask: the data-dependent normalisation the "realised-batch-size" variant is about).
+    expected_batch = q * (n + m / 2.0)
+    per_example_clip = variant not in ("no-clipping", "batch-clipping")
     obs = np.empty((T, m))
     part = np.zeros((T, m), dtype=bool)
     fixed_noise_seed = int(rng.integers(2**62))
@@ -321,7 +336,7 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
             ri = torch.as_tensor(real_idx, device=device)
             grads = per_example(params, x[ri], y[ri])
             flat = torch.cat([g.reshape(ri.numel(), -1) for g in grads.values()], dim=1)
-            if variant != "no-clipping":
+            if per_example_clip:
                 norms = flat.norm(dim=1, keepdim=True)
                 flat = flat * torch.clamp(C / (norms + 1e-12), max=1.0)
             g_sum = flat.sum(dim=0)
@@ -333,21 +348,33 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
         if canary_kind == "dirac":
             # Canaries: gradient cnorm * e_i on the block, clipped like any example.
             block = np.zeros(m)
-            block[can_idx] = cnorm if variant == "no-clipping" else min(C, cnorm)
+            block[can_idx] = min(C, cnorm) if per_example_clip else cnorm
+            if variant == "batch-clipping":  # the whole batch's gradient (model and block) clipped to C
+                scale = min(1.0, C / (math.sqrt(float(g_sum.square().sum()) + float(np.square(block).sum())) + 1e-12))
+                g_sum, block = g_sum * scale, block * scale
             noisy_model = g_sum + noise[:d_model]
             obs[t] = (block + noise[d_model:].cpu().numpy()) / C
         else:
             if canary_kind == "random":
-                cg = dirs * (cnorm if variant == "no-clipping" else min(C, cnorm))
+                cg = dirs * (min(C, cnorm) if per_example_clip else cnorm)
             else:
                 cgr = per_example(params, cx, cy)
                 cg = torch.cat([g.reshape(m, -1) for g in cgr.values()], dim=1)
-                if variant != "no-clipping":
+                if per_example_clip:
                     cg = cg * torch.clamp(C / (cg.norm(dim=1, keepdim=True) + 1e-12), max=1.0)
             ci = torch.as_tensor(can_idx, device=device, dtype=torch.long)
-            noisy_model = g_sum + cg[ci].sum(dim=0) + noise
+            total = g_sum + cg[ci].sum(dim=0)
+            if variant == "batch-clipping":
+                total = total * torch.clamp(C / (total.norm() + 1e-12), max=1.0)
+            noisy_model = total + noise
             direction = dirs if canary_kind == "random" else cg
             obs[t] = (direction @ noisy_model).cpu().numpy() / (C if canary_kind == "random" else C * C)
+        if variant == "realised-batch-size":
+            # The update divides by the realised |B| (at least 1) instead of the public expected size;
+            # the observation is the update times the public normaliser, so it carries the same factor.
+            factor = expected_batch / max(1, int(real_idx.size + can_idx.size))
+            noisy_model = noisy_model * factor
+            obs[t] *= factor
         # SGD step on the model's parameters (the canary block is observed, not trained).
         offset = 0
         with torch.no_grad():

@@ -1,0 +1,131 @@
+"""The DP-SGD bug classes one run cannot show: batch-level clipping (wrong sensitivity) and
+division by the realised batch size (data-dependent scaling), each flagged by a many-run audit at
+a small seeded configuration while the correct reference at the same settings is not; the
+certified lower bound on shuffled batches' epsilon against the Poisson accountant."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sklearn")
+
+from dpaudit.accounting import Composition, get_epsilon  # noqa: E402
+from dpaudit.dpsgd import (  # noqa: E402
+    VARIANTS,
+    DPSGDConfig,
+    load_digits_task,
+    noise_for_epsilon,
+    shuffled_epsilon_lower_bound,
+    train_with_canaries,
+)
+from dpaudit.dpsgd.many import audit_many, profile_check, train_many  # noqa: E402
+
+logging.getLogger("absl").setLevel(logging.ERROR)
+
+DELTA = 1e-5
+GRID = [0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def test_new_variants_run_and_one_run_cannot_see_them():
+    """Both new bugs train and observe like the reference; one run with many canaries shows
+    neither (the canaries share one clipping norm / one batch size), which is why their audits
+    are many-run ones."""
+    assert {"batch-clipping", "realised-batch-size"} <= set(VARIANTS)
+    data = load_digits_task(num_train=100, seed=0)
+    cfg = DPSGDConfig(noise_multiplier=2.0, sampling_rate=0.2, steps=8)
+    for v in ("batch-clipping", "realised-batch-size"):
+        run = train_with_canaries(cfg, canaries=200, variant=v, data=data, seed=0)
+        assert run.observations.shape == (8, 200) and np.all(np.isfinite(run.observations))
+    # batch clipping: ~100 canaries of norm 4C and the real gradients clipped together to C leave
+    # each canary at most about C / 10 (noise 1e-3 here), the whole block at most C
+    run = train_with_canaries(DPSGDConfig(noise_multiplier=1e-3, sampling_rate=1.0, steps=2), canaries=200,
+                              variant="batch-clipping", data=data, seed=0)
+    assert np.abs(run.observations).max() < 0.15
+    assert 0.3 < float(np.sqrt(np.square(run.observations[0]).sum())) < 1.01
+
+
+def test_batch_clipping_is_shown_from_1000_runs_and_the_reference_is_not():
+    """q = 1, 10 steps, accountant epsilon 2 (GDP mu 0.50): with one crafted example opposing the
+    canary's coordinate, clipping the batch's sum moves the coordinate from -C to +C, true mu 1.0.
+    1,000 runs certify a delta above the accountant's own at eps' = 0.25 (profile violation);
+    the reference, same seed and settings, does not."""
+    sigma = noise_for_epsilon(2.0, DELTA, 1.0, 10)
+    cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=1.0, steps=10, learning_rate=5.0, canary_norm=1e4)
+    x, y = load_digits_task(num_train=50, seed=0)
+    res = {}
+    for v in ("batch-clipping", "correct"):
+        r = train_many(cfg, runs=1000, variant=v, data=(x, (y % 2).astype(np.float32)), opposing=1, null_block=1,
+                       seed=0, chunk=500)
+        res[v] = audit_many(r, delta=DELTA, beta=0.05, views=("white_box",), profile=GRID)
+    bug, ok = res["batch-clipping"]["white_box"], res["correct"]["white_box"]
+    assert bug["profile_violated"] and bug["profile"]["margin"] > 0.04, bug
+    assert bug["mu_lower_bound"] > math.sqrt(10) / sigma + 0.1
+    assert not ok["profile_violated"] and not ok["violated"] and ok["mu_lower_bound"] < math.sqrt(10) / sigma
+
+
+def test_realised_batch_size_is_shown_from_100_runs_and_the_reference_is_not():
+    """q = 1, 10 steps, accountant epsilon 2, a dataset of one example: the update's scale is
+    1/3 with the two canaries and 1 without; the scale statistic separates every run, and 100
+    runs certify epsilon > 2 at delta 1e-5. The reference's scale is the same in both halves."""
+    x, y = load_digits_task(num_train=10, seed=0)
+    one = (x[:1], (y[:1] % 2).astype(np.float32))
+    sigma = noise_for_epsilon(2.0, DELTA, 1.0, 10)
+    cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=1.0, steps=10, learning_rate=5.0)
+    bug = audit_many(train_many(cfg, runs=100, variant="realised-batch-size", data=one, seed=0), beta=0.05,
+                     views=("scale",))
+    ok = audit_many(train_many(cfg, runs=100, data=one, seed=0), beta=0.05, views=("scale",))
+    assert bug["violated"] and bug["scale"]["epsilon_lower_bound"] > 2.1, bug
+    assert not ok["violated"] and ok["scale"]["epsilon_lower_bound"] < 1.0, ok
+
+
+def test_many_run_views_and_profile_reject_bad_input():
+    cfg = DPSGDConfig(noise_multiplier=2.0, sampling_rate=1.0, steps=2)
+    r = train_many(cfg, runs=8, null_block=4, seed=0)
+    assert r.scale_in.shape == (4,) and np.all(np.isfinite(r.scale_out))
+    with pytest.raises(ValueError, match="views"):
+        audit_many(r, views=("grey_box",))
+    with pytest.raises(ValueError, match="opposing"):
+        train_many(cfg, runs=8, opposing=-1)
+    with pytest.raises(ValueError, match="null_block"):
+        train_many(cfg, runs=8, null_block=0)
+    from dpaudit.scores import clopper_pearson_audit
+
+    au = clopper_pearson_audit(np.arange(10.0), np.arange(10.0), alternative="greater")
+    with pytest.raises(ValueError, match="epsilons"):
+        profile_check(au, cfg.composition(), [])
+    assert not profile_check(au, cfg.composition(), [0.5])["violated"]
+
+
+def test_shuffled_batches_lower_bound_against_the_poisson_accountant():
+    """The canary's own coordinate (sensitivity 1) stays below the Poisson accountant here; the
+    displacement construction (sensitivity 2, all other examples opposing, last batch dropped)
+    is certified far above it at sigma = 1, 100 batches per epoch, one epoch. With one batch per
+    epoch the pair is the Gaussian mechanism: the bound is below its exact epsilon and close."""
+    poisson = float(get_epsilon(Composition.dpsgd(1.0, 0.01, 100), DELTA).epsilon)
+    assert shuffled_epsilon_lower_bound(1.0, 100, 1, DELTA) < poisson
+    lb2 = shuffled_epsilon_lower_bound(1.0, 100, 1, DELTA, sensitivity=2.0, with_probability=500 / 501)
+    assert lb2 > 5 * poisson, (lb2, poisson)
+    from dpaudit.privacy.profiles import gaussian_epsilon
+
+    exact = gaussian_epsilon(DELTA, math.sqrt(3) / 1.5)
+    lb = shuffled_epsilon_lower_bound(1.5, 1, 3, DELTA)
+    assert 0.9 * exact < lb <= exact
+    with pytest.raises(ValueError):
+        shuffled_epsilon_lower_bound(0.0, 10, 1)
+    with pytest.raises(ValueError):
+        shuffled_epsilon_lower_bound(1.0, 0, 1)
