@@ -949,7 +949,7 @@ class HistogramHockeyStick:
                 big_p, _, big_q, _ = poisson
                 parts["p_po"], parts["q_po"] = (None, None) if big_p is None else (p_ev[:big_p], q_ev[:big_q])
             if candidates[0].mode == "binned":
-                parts = {k: np.sort(v[:, 0]) for k, v in parts.items()}
+                parts = {k: None if v is None else np.sort(v[:, 0]) for k, v in parts.items()}
             counts = [_split_counts(c, parts, folds=True) for c in candidates]
             regions = self._choose(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta, delta)
             bounds = []
