@@ -300,34 +300,39 @@ def test_builtin_finders_satisfy_the_finder_protocol_and_others_are_completed():
 
 # ------------------------------------------------------------------ random proposals mixed into the model's
 
-def test_random_proposal_schedule_is_fixed_and_has_the_stated_rate():
-    from dpaudit.search.optuna_finders import is_random_proposal
+def test_proposal_schedule_is_fixed_and_has_the_stated_rate():
+    from dpaudit.search.optuna_finders import proposal_source
 
-    half = [is_random_proposal(k, 2, 0.5) for k in range(12)]
-    assert half == [False, False] + [True, False] * 5  # grid, grid, then random first, alternating
+    half = [proposal_source(k, 2, 0.5) for k in range(10)]
+    assert half == ["random", "grid", "random", "grid"] + ["random", "model"] * 3
+    assert [proposal_source(k, 2, 0.0) for k in range(4)] == ["grid", "grid", "model", "model"]
     for f in (0.25, 1 / 3, 0.5, 0.7, 1.0):
-        marks = [is_random_proposal(k, 3, f) for k in range(3 + 60)]
-        assert not any(marks[:3])
+        kinds = [proposal_source(k, 3, f) for k in range(6 + 60)]
+        assert kinds[:6] == ["random", "grid"] * 3
         for k in range(1, 61):  # exactly ceil(k f) random proposals among the first k after the grid
-            assert sum(marks[3:3 + k]) == int(np.ceil(k * f - 1e-9))
-    assert not any(is_random_proposal(k, 2, 0.0) for k in range(20))
+            assert kinds[6:6 + k].count("random") == int(np.ceil(k * f - 1e-9))
 
 
 def test_mixed_model_finder_sends_the_scheduled_proposals_to_the_random_sampler():
     # The objective rewards the smallest datasets only: TPE's own proposals concentrate there, the
-    # scheduled random ones stay uniform over sizes 0..9 (mean 4.5).
-    from dpaudit.search.optuna_finders import is_random_proposal
+    # scheduled random ones stay uniform over sizes 0..9 (mean 4.5); the grid points are the grid's.
+    from dpaudit.search.optuna_finders import proposal_source
 
     finder = BayesFinder(AddRemove(), method="tpe", random_fraction=0.5, seed=3)
-    sizes = {True: [], False: []}
+    grid = list(itertools.islice(finder.space.grid_params(), 2))
+    sizes = {"random": [], "model": []}
     for k in range(60):
         pair = finder.ask()
         size = len(pair.d0)
         finder.tell(pair, -float(size))
-        if k >= 12:  # after TPE's start-up
-            sizes[is_random_proposal(k, 2, 0.5)].append(size)
-    assert np.mean(sizes[True]) > 3.0
-    assert np.mean(sizes[False]) < 1.5
+        source = proposal_source(k, 2, 0.5)
+        if source == "grid":
+            want = finder.space.decode(grid[k // 2])
+            assert np.array_equal(pair.d0, want.d0) and np.array_equal(pair.d1, want.d1)
+        elif k >= 12:  # after TPE's start-up
+            sizes[source].append(size)
+    assert np.mean(sizes["random"]) > 3.0
+    assert np.mean(sizes["model"]) < 1.5
     assert finder.config()["random_fraction"] == 0.5
     assert "random_fraction" not in BayesFinder(AddRemove(), method="tpe").config()
 

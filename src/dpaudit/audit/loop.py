@@ -228,7 +228,9 @@ def audit(
             if finder.uses_storage:
                 finder.attach(ledger.storage, ledger.search_study_name(), run=run)
             history = [(pair, obj) for _, pair, obj in ledger.assigned]
-            restored = finder.restore(history) if history else []
+            # also with no trial recorded: a proposal killed before its trial was recorded is
+            # still running in the search's storage and must be reconciled (marked failed)
+            restored = finder.restore(history)
         except BaseException:
             ledger.close(0.0, 0)
             raise

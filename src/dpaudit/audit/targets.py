@@ -23,10 +23,11 @@ __all__ = ["AUTO_BAYES_METHOD", "AUTO_RANDOM_FRACTION", "SEARCH_NAMES", "AuditSe
 AUTO_BAYES_METHOD = "tpe"
 
 AUTO_RANDOM_FRACTION = 0.5
-"""Fraction of ``--search auto``'s proposals after its grid points that are uniformly random
-(:func:`dpaudit.search.optuna_finders.is_random_proposal`: they alternate with TPE's, random
-first): TPE fitted on clean early trials alone kept proposing near them and missed bugs that random
-search found (``benchmarks/results/search.md``, harder bugs)."""
+"""Fraction of ``--search auto``'s proposals that are uniformly random
+(:func:`dpaudit.search.optuna_finders.proposal_source`: random, grid, random, grid, then random
+and TPE in turn; every other proposal, the first included, is random): TPE fitted on clean early
+trials alone kept proposing near them and missed bugs that random search found
+(``benchmarks/results/search.md``, harder bugs)."""
 
 SEARCH_NAMES = ("auto", "grid", "random", "bayes", "evolution")
 """Names of the pair searches (``--search``)."""

@@ -356,7 +356,9 @@ class ChainFinder(FinderBase):
 
     def restore(self, history) -> list[NeighbouringPair]:
         """Give each member the part of ``history`` it proposed: the chain exhausts its members in
-        order, so the first ``capacity`` entries belong to the first member, and so on."""
+        order, so the first ``capacity`` entries belong to the first member, and so on. A member
+        that keeps its state in storage is restored even with no part (a proposal it made but
+        the audit never recorded is reconciled); the others only with a part."""
         history = list(history)
         out: list[NeighbouringPair] = []
         start = 0
@@ -364,14 +366,14 @@ class ChainFinder(FinderBase):
             last = i == len(self.finders) - 1
             take = len(history) - start if (f.capacity is None or last) else min(f.capacity, len(history) - start)
             part = history[start:start + take]
-            pairs = f.restore(part) if part else []
+            if not part and not f.uses_storage:
+                continue
+            pairs = f.restore(part)
             for (_, objective), p in zip(part, pairs):
                 if objective is None:  # to be told later
                     self._owner[id(p)] = f
             out.extend(pairs)
             start += take
-            if start >= len(history):
-                break
         return out
 
     def config(self) -> dict:

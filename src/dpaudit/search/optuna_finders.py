@@ -38,7 +38,7 @@ from ..datasets import NeighbouringPair
 from .finders import FinderBase
 from .space import PairSpace
 
-__all__ = ["BayesFinder", "EvolutionFinder", "OptunaFinder", "is_random_proposal", "optuna_available", "proposal_seed"]
+__all__ = ["BayesFinder", "EvolutionFinder", "OptunaFinder", "proposal_source", "optuna_available", "proposal_seed"]
 
 
 def optuna_available() -> bool:
@@ -168,40 +168,55 @@ def _per_proposal_sampler(inner, seed: int):
     return _PER_PROPOSAL_SAMPLER(inner, seed)
 
 
-def is_random_proposal(position: int, initial_grid: int, random_fraction: float) -> bool:
-    """Whether proposal ``position`` of a finder that mixes random proposals into its model's is
-    drawn uniformly at random (:class:`BayesFinder` with ``random_fraction > 0``).
+def proposal_source(position: int, initial_grid: int, random_fraction: float) -> str:
+    """Where proposal ``position`` of an Optuna finder comes from: ``"grid"`` (a point of the
+    deterministic grid, :meth:`PairSpace.grid_params`), ``"random"`` (uniform over the box) or
+    ``"model"`` (the sampler).
 
-    The schedule is fixed in advance, so it is the same in every process and after a resume: after
-    the ``initial_grid`` grid points, proposal ``initial_grid + j`` is random when
-    ``ceil((j + 1) f) > ceil(j f)`` (``f = random_fraction``), i.e. exactly ``ceil(k f)`` of the
-    first ``k`` proposals after the grid are random, the first of them among them. With ``f = 1/2``
-    the proposals after the grid alternate random, model, random, model, ...
+    The schedule is fixed in advance, so it is the same in every process and after a resume.
+    Without random proposals (``random_fraction == 0``) the ``initial_grid`` grid points come first,
+    then the model. With ``random_fraction = f > 0`` (:class:`BayesFinder`) the grid points
+    alternate with random proposals, random first (random, grid, random, grid, ...), and after
+    them proposal ``2 initial_grid + j`` is random when ``ceil((j + 1) f) > ceil(j f)``, i.e.
+    exactly ``ceil(k f)`` of the next ``k`` proposals are random, the first of them among them
+    (with ``f = 1/2``: random, model, random, model, ...). So the first proposal is drawn as random
+    search draws it, and every other one after it at ``f = 1/2``.
 
     Parameters
     ----------
     position : int
         Number of the proposal (0 for the first), as :func:`proposal_seed` counts it.
     initial_grid : int
-        Grid points proposed first (never random).
+        Grid points proposed.
     random_fraction : float
         In ``[0, 1]``.
 
     Returns
     -------
-    bool
+    {"grid", "random", "model"}
     """
-    j = int(position) - int(initial_grid)
-    if j < 0 or random_fraction <= 0:
-        return False
-    return math.ceil((j + 1) * random_fraction - 1e-12) > math.ceil(j * random_fraction - 1e-12)
+    position, g = int(position), int(initial_grid)
+    if random_fraction <= 0:
+        return "grid" if position < g else "model"
+    if position < 2 * g:
+        return "grid" if position % 2 else "random"
+    j = position - 2 * g
+    random = math.ceil((j + 1) * random_fraction - 1e-12) > math.ceil(j * random_fraction - 1e-12)
+    return "random" if random else "model"
+
+
+def _grid_index(position: int, initial_grid: int, random_fraction: float) -> int | None:
+    """Index in the grid of proposal ``position`` when :func:`proposal_source` says ``"grid"``."""
+    if proposal_source(position, initial_grid, random_fraction) != "grid":
+        return None
+    return int(position) // 2 if random_fraction > 0 else int(position)
 
 
 _MIXED_SAMPLER = None
 
 
 def _mixed_sampler(model, random, initial_grid: int, random_fraction: float):
-    """An Optuna sampler that draws the proposals :func:`is_random_proposal` marks from ``random``
+    """An Optuna sampler that draws the proposals :func:`proposal_source` marks random from ``random``
     (a ``RandomSampler``: uniform over the box) and the others from ``model``. Every finished trial,
     random or not, is in the study, so the model is fitted on all of them."""
     global _MIXED_SAMPLER
@@ -218,8 +233,8 @@ def _mixed_sampler(model, random, initial_grid: int, random_fraction: float):
 
             def _is_random(self, study, trial) -> bool:
                 if trial.number not in self._random_trials:
-                    self._random_trials[trial.number] = is_random_proposal(
-                        _position(study, trial.number), self._initial_grid, self._fraction)
+                    self._random_trials[trial.number] = proposal_source(
+                        _position(study, trial.number), self._initial_grid, self._fraction) == "random"
                 return self._random_trials[trial.number]
 
             def infer_relative_search_space(self, study, trial):
@@ -301,6 +316,10 @@ class OptunaFinder(FinderBase):
     def _sampler(self, seed: int | None):
         raise NotImplementedError
 
+    def _random_fraction(self) -> float:
+        """Fraction of uniformly random proposals mixed in (:func:`proposal_source`); 0 here."""
+        return 0.0
+
     def config(self) -> dict:
         """Hyper-parameters (recorded in reports and compared on resume)."""
         return {
@@ -355,11 +374,12 @@ class OptunaFinder(FinderBase):
         from optuna.trial import TrialState
 
         study = self.study
-        position = _position(study)
-        if position < self.initial_grid and not study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
-            # the first proposals are grid points, enqueued one at a time just before they are
-            # asked (a grid point enqueued by a killed process is still waiting, and asked now)
-            params = next(itertools.islice(self.space.grid_params(), position, None), None)
+        index = _grid_index(_position(study), self.initial_grid, self._random_fraction())
+        if index is not None and not study.get_trials(deepcopy=False, states=(TrialState.WAITING,)):
+            # grid points (the first proposals, or every other one of them with random proposals
+            # mixed in) are enqueued one at a time just before they are asked (a grid point
+            # enqueued by a killed process is still waiting, and asked now)
+            params = next(itertools.islice(self.space.grid_params(), index, None), None)
             if params is not None:
                 study.enqueue_trial(params, skip_if_exists=False)
         trial = study.ask(fixed_distributions=self._dists)
@@ -494,13 +514,14 @@ class BayesFinder(OptunaFinder):
         Optuna's default of 10 would spend a fifth of a 50-trial budget on random points.
     random_fraction : float, default 0
         Fraction of the proposals after the grid points that are drawn uniformly at random instead
-        of from the model, on a schedule fixed in advance (:func:`is_random_proposal`; with 1/2
-        they alternate, random first). The model is fitted on every finished trial, random ones
-        included. A model fitted on clean early trials can keep proposing near them and miss a bug
-        that only some region of the space shows (the harder-bugs table of
-        ``benchmarks/results/search.md``); with a fraction ``f`` the search makes at least
-        ``ceil(k f)`` random proposals in its first ``initial_grid + k``, so it finds what random
-        search finds in ``r`` proposals within ``initial_grid + r / f`` trials at most. In ``[0, 1]``.
+        of from the model, on a schedule fixed in advance (:func:`proposal_source`): when it is
+        positive the grid points alternate with random proposals, random first, and after them
+        ``ceil(k f)`` of every first ``k`` proposals are random (with 1/2: random, model, random,
+        ...). The model is fitted on every finished trial, random ones included. A model fitted
+        on clean early trials can keep proposing near them and miss a bug that only some region
+        of the space shows (the harder-bugs table of ``benchmarks/results/search.md``); with
+        ``f = 1/2`` every other proposal, the first included, is random, so the search finds what
+        random search finds in ``r`` proposals within ``2r - 1`` trials. In ``[0, 1]``.
     seed, boundary, initial_grid
         As :class:`OptunaFinder`.
 
@@ -541,6 +562,9 @@ class BayesFinder(OptunaFinder):
             return model
         return _mixed_sampler(model, optuna.samplers.RandomSampler(seed=seed), self.initial_grid,
                               self.random_fraction)
+
+    def _random_fraction(self) -> float:
+        return self.random_fraction
 
     def config(self) -> dict:
         cfg = {**super().config(), "method": self.method, "n_startup_trials": self.n_startup_trials}
