@@ -256,7 +256,7 @@ def _odp(constructor: str, attr: str, configuration: str, epsilon: float = 1.0, 
     ``claim()`` (OpenDP's privacy map), calibrated to at most ``epsilon`` (and ``delta``)."""
     g = Guarantee(epsilon, delta, neighbouring, domain,
                   source=f"opendp.measurements.{constructor}: map(d_in) of the chain (target.claim())")
-    return Entry("OpenDP", f"measurements.{constructor}", f"{_ODP}:{attr}", configuration, g, **kw)
+    return Entry("OpenDP", f"measurements.{constructor} ({attr})", f"{_ODP}:{attr}", configuration, g, **kw)
 
 
 _OPENDP: tuple[Entry, ...] = (
