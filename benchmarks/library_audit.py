@@ -381,6 +381,20 @@ LEFT_OUT = {
 }
 """Parts of the scope with no entry yet, and why; printed under the tables."""
 
+NOTES = {
+    "OpenDP": "`opendp.measurements` 0.16.0 has 20 `make_` constructors: the 16 that take a dataset have rows "
+              "(21 rows: several transformations in front of make_laplace, make_geometric, make_gaussian, "
+              "make_noisy_max), the other 4 are listed under Left out. Claims are OpenDP's own: each row's guarantee is the privacy map of the chain as built "
+              "(`target.claim()` in `dpaudit.examples.opendp_measurements`), with scales calibrated by OpenDP's "
+              "binary search to epsilon <= 1; zCDP measurements (Gaussian, noisy max with Gumbel noise, Gaussian "
+              "threshold) are converted by OpenDP's `make_zCDP_to_approxDP` and `make_fix_delta(1e-5)`. OpenDP "
+              "draws its noise from the operating system and cannot be seeded: `--seed` replays the pairs "
+              "tested, not the outputs, so a rerun gives another epsilon lower bound (e.g. `make_laplace_threshold` "
+              "and `make_noise_threshold`, the same measurement, gave 0.91 and 0 in one run each) and a verdict "
+              "near the threshold could flip; the reruns below count how often exact rows are accused.",
+}
+"""A note printed under a library's heading (how its rows are built and read)."""
+
 
 # ---------------------------------------------------------------------------------------------
 # Running and classifying
@@ -685,7 +699,7 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
             lines.append(f"| {lib} | {library_version(lib)} | 0 | " + " | ".join("0" * 7) + " |")
     violations = []
     for lib in libraries:
-        lines += ["", f"## {lib} {library_version(lib)}", "",
+        lines += ["", f"## {lib} {library_version(lib)}", ""] + ([NOTES[lib], ""] if lib in NOTES else []) + [
                   "| entry | configuration | documented guarantee | budget | verdict | epsilon lower bound | time |",
                   "|---|---|---|---|---|---:|---:|"]
         for e in (e for e in entries if e.library == lib):
