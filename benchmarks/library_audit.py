@@ -734,7 +734,7 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
                   "|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|"]
         for e, r in shown:
             lbs = [v for v in r["epsilon_lower_bounds"] if v is not None]
-            lines.append(f"| {e.library} `{e.name}` ({e.key}) | {r['samples']:,} x {r['trials']}, {e.budget.tester} "
+            lines.append(f"| {e.library} `{e.name}` | {r['samples']:,} x {r['trials']}, {e.budget.tester} "
                          f"| {r['k']} | {r['seeds'][0]}..{r['seeds'][-1]} | {r['accusations']} | {r['errors']} "
                          f"| {r['beta']:g} | {r['p_value']:.3g} | {r['verdict']} | {_fmt_eps(max(lbs) if lbs else None)} "
                          f"| {r['seconds']:.0f} s |")
