@@ -24,6 +24,7 @@ the entry's configuration and the library's version), so a row can be regenerate
     PYTHONPATH=src python benchmarks/library_audit.py --entries diffprivlib.laplace --force
     PYTHONPATH=src python benchmarks/library_audit.py --list               # the registry
     PYTHONPATH=src python benchmarks/library_audit.py --write-only         # the table from the cache
+    PYTHONPATH=src python benchmarks/library_audit.py --entries opendp.geometric --reruns 10   # K seeded reruns
 
 diffprivlib, OpenDP and PipelineDP are called once per output, so an entry takes 10 s to a few
 minutes on a 2-core machine; ``--jobs`` runs entries side by side, ``--processes`` is passed to
@@ -35,17 +36,19 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import json
+import math
 import os
 import platform
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "benchmarks" / "results" / "library_audits.json"
+RERUNS = ROOT / "benchmarks" / "results" / "library_reruns.json"
 DOC = ROOT / "docs" / "library_audits.md"
 
 OUTCOMES = ("pass", "violation", "floating-point leak", "inconclusive", "not auditable", "error")
@@ -235,6 +238,81 @@ _SUM_ADD_REMOVE_CAUSE = (
     "GeometricTruncated to [0, n]) has the same assumption")
 
 
+_ODP = "dpaudit.examples.opendp_measurements"
+_ODP_SUM = "clamp((0, 1)) >> sum on floats"
+_ODP_COUNT = "count of records (integer)"
+_ODP_SCORES = "quantile_score_candidates(candidates 0, 1/4, ..., 1, alpha 1/2) >>"
+_ODP_LOCAL = "one record's category (third of [0, 1]); any two inputs (DiscreteDistance, d_in 1)"
+_ODP_ZCDP = ("rho-zCDP converted by OpenDP's make_zCDP_to_approxDP + make_fix_delta(1e-5); "
+             "scale by binary_search_chain to map(1) <= (1, 1e-5)")
+_ODP_FLOAT_DOC = ("make_laplace's docstring: internally, all sampling is done using the discrete Laplace "
+                  "distribution (on a grid of 2^k, then rounded: OpenDP's answer to Mironov 2012)")
+
+
+def _odp(constructor: str, attr: str, configuration: str, epsilon: float = 1.0, delta: float = 0.0,
+         neighbouring: str = "add-remove", domain: str = "records in [0, 1], 0 to 10 records", **kw) -> Entry:
+    """An OpenDP row: ``constructor`` of ``opendp.measurements`` as the target ``attr`` of
+    :mod:`dpaudit.examples.opendp_measurements` builds it; the guarantee is the target's
+    ``claim()`` (OpenDP's privacy map), calibrated to at most ``epsilon`` (and ``delta``)."""
+    g = Guarantee(epsilon, delta, neighbouring, domain,
+                  source=f"opendp.measurements.{constructor}: map(d_in) of the chain (target.claim())")
+    return Entry("OpenDP", f"measurements.{constructor} ({attr})", f"{_ODP}:{attr}", configuration, g, **kw)
+
+
+_OPENDP: tuple[Entry, ...] = (
+    _odp("make_laplace", "laplace_sum", f"{_ODP_SUM} >> laplace; scale by binary_search_chain to map(1) <= 1",
+         documented=_ODP_FLOAT_DOC),
+    _odp("make_laplace", "laplace_mean",
+         "clamp((0, 1)) >> mean on 5 floats >> laplace; map(2) <= 1 (replacing a record is distance 2)",
+         neighbouring="replace", domain="records in [0, 1], exactly 5 records", documented=_ODP_FLOAT_DOC),
+    _odp("make_laplace", "laplace_count", f"{_ODP_COUNT} >> laplace (discrete Laplace); map(1) <= 1"),
+    _odp("make_geometric", "geometric", f"{_ODP_COUNT} >> geometric; map(1) <= 1"),
+    _odp("make_geometric", "geometric_bounded", f"{_ODP_COUNT} >> geometric(bounds=(0, 10)) (constant time); "
+         "map(1) <= 1"),
+    _odp("make_gaussian", "gaussian_sum", f"{_ODP_SUM} >> gaussian; {_ODP_ZCDP}", delta=1e-5),
+    _odp("make_gaussian", "gaussian_count", f"{_ODP_COUNT} >> gaussian (discrete Gaussian); {_ODP_ZCDP}", delta=1e-5),
+    _odp("make_noise", "noise_sum", f"{_ODP_SUM} >> noise(max_divergence()); map(1) <= 1",
+         documented=_ODP_FLOAT_DOC),
+    _odp("make_laplace_threshold", "laplace_threshold",
+         "count_by on the categories (thirds of [0, 1]) >> laplace_threshold(scale 1, threshold 12, the smallest "
+         "with delta <= 1e-5); releases the counts of keys 0, 1, 2 (0: not released)",
+         delta=4.5e-6, domain="records in [0, 1], 0 to 24 records"),
+    _odp("make_noise_threshold", "noise_threshold",
+         "as laplace_threshold, through noise_threshold(approximate(max_divergence()))",
+         delta=4.5e-6, domain="records in [0, 1], 0 to 24 records"),
+    _odp("make_gaussian_threshold", "gaussian_threshold",
+         "counts per category as a hashmap (L02InfDistance, d_in (1, 1, 1): no transformation outside Polars "
+         f"gives it) >> gaussian_threshold(threshold 20); {_ODP_ZCDP}; releases the counts of keys 0, 1, 2",
+         delta=1e-5, domain="records in [0, 1], 0 to 24 records"),
+    _odp("make_alp_queryable", "alp_queryable",
+         "count_by on the categories >> alp_queryable(total_limit 10, value_limit 10); map(1) <= 1; releases the "
+         "queryable's answers for keys 0, 1, 2"),
+    _odp("make_canonical_noise", "canonical_noise",
+         f"{_ODP_SUM} >> canonical_noise(d_in = the sum's map(1), d_out = (1, 1e-5)) (Tulap noise)", delta=1e-5),
+    _odp("make_randomized_response", "randomized_response",
+         f"categories 0, 1, 2, prob by binary search to map(1) <= 1, on {_ODP_LOCAL}",
+         neighbouring="replace", domain="one record (any two inputs)"),
+    _odp("make_randomized_response_bool", "randomized_response_bool",
+         "prob by binary search to map(1) <= 1, on record >= 1/2; any two inputs",
+         neighbouring="replace", domain="one record (any two inputs)"),
+    _odp("make_randomized_response_bitvec", "randomized_response_bitvec",
+         f"max_weight 1, f by binary search to map(1) <= 1, on the one-hot 8 bits of {_ODP_LOCAL}; releases 8 bits",
+         neighbouring="replace", domain="one record (any two inputs)"),
+    _odp("make_noisy_max", "noisy_max", f"{_ODP_SCORES} noisy_max(max_divergence()) (exponential noise); "
+         "map(1) <= 1; releases the index"),
+    _odp("make_noisy_max", "noisy_max_zcdp", f"{_ODP_SCORES} noisy_max(zero_concentrated_divergence()) (Gumbel "
+         f"noise); {_ODP_ZCDP}", delta=1e-5),
+    _odp("make_noisy_top_k", "noisy_top_k", f"{_ODP_SCORES} noisy_top_k(max_divergence(), k=2); map(1) <= 1; "
+         "releases the two indices in order"),
+    _odp("make_report_noisy_max_gumbel", "report_noisy_max_gumbel",
+         f"{_ODP_SCORES} report_noisy_max_gumbel (deprecated since 0.14); map(1) <= 1"),
+    _odp("make_private_quantile", "private_quantile",
+         "median over candidates 0, 1/4, ..., 1, max_divergence(); map(1) <= 1; releases the candidate"),
+)
+"""The OpenDP rows: every measurement constructor of ``opendp.measurements`` that takes a dataset,
+behind the transformations a user puts in front (``dpaudit.examples.opendp_measurements``)."""
+
+
 REGISTRY: tuple[Entry, ...] = (
     _dpl("Laplace", "laplace", f"sensitivity 1 on the {_SUM}", documented=_DPL_FLOAT_DOC),
     _dpl("LaplaceTruncated", "laplace_truncated", f"sensitivity 1, bounds [0, 10], on the {_SUM}",
@@ -283,6 +361,7 @@ REGISTRY: tuple[Entry, ...] = (
                         "the minimiser of that function under the convexity and smoothness conditions of Chaudhuri "
                         "et al. (2011), so it is audited through a model that minimises it "
                         "(diffprivlib.models.LogisticRegression), not alone"),
+    *_OPENDP,
 )
 """Every entry of the table, in the order it is printed."""
 
@@ -291,10 +370,30 @@ LEFT_OUT = {
         "tools.histogram2d, tools.histogramdd": "not in the registry yet: multi-dimensional records, "
         "the same GeometricTruncated per bin as tools.histogram",
     },
-    "OpenDP": {"all measurements": "not in the registry yet"},
+    "OpenDP": {
+        "measurements.make_private_expr, make_private_lazyframe": "Polars query plans (Polars is not installed "
+        "with dpaudit's OpenDP extra); their noise is added by make_noise and make_noise_threshold, audited here",
+        "measurements.make_user_measurement": "a measurement from the user's own function and privacy map "
+        "(feature honest-but-curious): its guarantee is the user's claim, not OpenDP's",
+        "measurements.make_proof_link": "not a measurement: it returns the link to a proof document (a string)",
+    },
     "PipelineDP": {"all metrics": "not in the registry yet"},
 }
 """Parts of the scope with no entry yet, and why; printed under the tables."""
+
+NOTES = {
+    "OpenDP": "`opendp.measurements` 0.16.0 has 20 `make_` constructors: the 16 that take a dataset have rows "
+              "(21 rows: several transformations in front of make_laplace, make_geometric, make_gaussian, "
+              "make_noisy_max), the other 4 are listed under Left out. Claims are OpenDP's own: each row's guarantee is the privacy map of the chain as built "
+              "(`target.claim()` in `dpaudit.examples.opendp_measurements`), with scales calibrated by OpenDP's "
+              "binary search to epsilon <= 1; zCDP measurements (Gaussian, noisy max with Gumbel noise, Gaussian "
+              "threshold) are converted by OpenDP's `make_zCDP_to_approxDP` and `make_fix_delta(1e-5)`. OpenDP "
+              "draws its noise from the operating system and cannot be seeded: `--seed` replays the pairs "
+              "tested, not the outputs, so a rerun gives another epsilon lower bound (e.g. `make_laplace_threshold` "
+              "and `make_noise_threshold`, the same measurement, gave 0.91 and 0 in one run each) and a verdict "
+              "near the threshold could flip; the reruns below count how often exact rows are accused.",
+}
+"""A note printed under a library's heading (how its rows are built and read)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -435,6 +534,100 @@ def audit_entry(entry: Entry, *, processes: str = "1", timeout: float | None = N
     return record
 
 
+BETA = 0.01
+"""False-positive rate of one audit (``dpaudit test``'s default ``--beta``): a correct mechanism is
+accused by one run with probability at most BETA."""
+
+
+def summarise_reruns(outcomes, beta: float = BETA) -> dict:
+    """Whether K audits of one entry accuse it more often than their false-positive rate allows.
+
+    Each run of a correct mechanism reports a violation (or floating-point leak) with probability
+    at most ``beta``, independently (fresh seeds; OpenDP's noise is fresh anyway), so the number
+    of accusations is at most Binomial(K, beta) in distribution. The p-value is
+    ``P(Binomial(K, beta) >= accusations)``; the entry is accused *beyond beta* when it is below
+    0.01 (e.g. 2 accusations in 10 runs at beta 0.01).
+
+    Parameters
+    ----------
+    outcomes : sequence of str
+        The outcomes of the K runs (:func:`classify`).
+    beta : float
+        The false-positive rate of one run.
+
+    Returns
+    -------
+    dict
+        ``k``, ``accusations`` (violations and floating-point leaks), ``errors`` (errors and
+        inconclusive runs), ``beta``, ``p_value`` and ``verdict``: ``"within beta"``,
+        ``"beyond beta"``, or ``"errors"`` when a run could not be classified as pass or accusation.
+
+    Raises
+    ------
+    ValueError
+        If there are no outcomes, an outcome is unknown or beta is not in (0, 1).
+    """
+    outcomes = list(outcomes)
+    if not outcomes:
+        raise ValueError("no reruns to summarise")
+    if not 0.0 < beta < 1.0:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    unknown = set(outcomes) - set(OUTCOMES)
+    if unknown:
+        raise ValueError(f"unknown outcomes {sorted(unknown)}")
+    k = len(outcomes)
+    accused = sum(o in ("violation", "floating-point leak") for o in outcomes)
+    errors = sum(o in ("error", "inconclusive", "not auditable") for o in outcomes)
+    p_value = sum(math.comb(k, i) * beta ** i * (1 - beta) ** (k - i) for i in range(accused, k + 1))
+    verdict = "errors" if errors else ("beyond beta" if p_value < 0.01 else "within beta")
+    return {"k": k, "accusations": accused, "errors": errors, "beta": beta, "p_value": min(1.0, p_value),
+            "verdict": verdict}
+
+
+def rerun_entry(entry: Entry, k: int, *, samples: int | None = None, trials: int | None = None,
+                processes: str = "1", timeout: float | None = None) -> dict:
+    """Audit ``entry`` ``k`` times with seeds ``seed, ..., seed + k - 1`` and count the accusations.
+
+    Parameters
+    ----------
+    entry : Entry
+        An auditable entry (meant for one whose guarantee holds exactly).
+    k : int
+        Number of runs, >= 1.
+    samples, trials : int, optional
+        The budget of every run (default: the entry's).
+    processes : str
+        ``--processes`` of each run.
+    timeout : float, optional
+        Seconds before one run is killed.
+
+    Returns
+    -------
+    dict
+        The :func:`summarise_reruns` fields, plus ``key``, ``fingerprint`` (the entry's, with the
+        rerun budget), ``samples``, ``trials``, ``seeds``, ``outcomes``, ``epsilon_lower_bounds``,
+        ``seconds`` (total wall time), ``ran_at``.
+
+    Raises
+    ------
+    ValueError
+        If ``k < 1`` or the entry is not auditable.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k!r}")
+    if entry.not_auditable:
+        raise ValueError(f"{entry.key} is not auditable")
+    budget = replace(entry.budget, samples=samples or entry.budget.samples, trials=trials or entry.budget.trials)
+    small = replace(entry, budget=budget)
+    runs = [run_audit(small, seed=budget.seed + i, processes=processes, timeout=timeout) for i in range(k)]
+    record = {"key": entry.key, "fingerprint": small.fingerprint(), "samples": budget.samples,
+              "trials": budget.trials, "seeds": [r["seed"] for r in runs], "outcomes": [r["outcome"] for r in runs],
+              "epsilon_lower_bounds": [r.get("epsilon_lower_bound") for r in runs],
+              "seconds": round(sum(r["seconds"] for r in runs), 1), "ran_at": time.strftime("%Y-%m-%d %H:%M")}
+    record.update(summarise_reruns(record["outcomes"]))
+    return record
+
+
 # ---------------------------------------------------------------------------------------------
 # The table
 # ---------------------------------------------------------------------------------------------
@@ -455,7 +648,7 @@ def _fmt_data(data) -> str:
         else f"{(r[0] if isinstance(r, list) else r):.4g}" for r in data) + "]"
 
 
-def render(entries, cache: dict) -> str:
+def render(entries, cache: dict, reruns: dict | None = None) -> str:
     """``docs/library_audits.md`` from the cached records of ``entries``.
 
     Parameters
@@ -464,6 +657,9 @@ def render(entries, cache: dict) -> str:
     cache : dict
         ``key -> record`` (:func:`audit_entry`); a missing or stale record (its fingerprint does
         not match the entry's) is shown as ``not run``.
+    reruns : dict, optional
+        ``key -> record`` (:func:`rerun_entry`): shown in a section "Reruns of exact mechanisms"
+        (records of entries not in ``entries`` are left out).
 
     Returns
     -------
@@ -503,7 +699,7 @@ def render(entries, cache: dict) -> str:
             lines.append(f"| {lib} | {library_version(lib)} | 0 | " + " | ".join("0" * 7) + " |")
     violations = []
     for lib in libraries:
-        lines += ["", f"## {lib} {library_version(lib)}", "",
+        lines += ["", f"## {lib} {library_version(lib)}", ""] + ([NOTES[lib], ""] if lib in NOTES else []) + [
                   "| entry | configuration | documented guarantee | budget | verdict | epsilon lower bound | time |",
                   "|---|---|---|---|---|---:|---:|"]
         for e in (e for e in entries if e.library == lib):
@@ -524,6 +720,24 @@ def render(entries, cache: dict) -> str:
                 verdict = f"error: {first.get('message', '')}"
             lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {e.budget.describe()} "
                          f"| {verdict} | {_fmt_eps(first.get('epsilon_lower_bound'))} | {first['seconds']:.0f} s |")
+    shown = [(e, r) for e in entries if (r := (reruns or {}).get(e.key)) and r.get("fingerprint") == replace(
+        e, budget=replace(e.budget, samples=r["samples"], trials=r["trials"])).fingerprint()]
+    if shown:
+        lines += ["", "## Reruns of exact mechanisms", "",
+                  "Entries whose guarantee holds exactly, audited K times with seeds seed, ..., seed + K - 1 "
+                  "(`--reruns K`): each run accuses a correct mechanism with probability at most beta, so the "
+                  "accusations are at most Binomial(K, beta); an entry is accused *beyond beta* when "
+                  "P(Binomial(K, beta) >= accusations) < 0.01. OpenDP is not seeded: its reruns are independent "
+                  "runs, not replayable ones.", "",
+                  "| entry | budget | K | seeds | accusations | errors | beta | P(Bin(K, beta) >= accusations) "
+                  "| verdict | max epsilon lower bound | time |",
+                  "|---|---|---:|---|---:|---:|---:|---:|---|---:|---:|"]
+        for e, r in shown:
+            lbs = [v for v in r["epsilon_lower_bounds"] if v is not None]
+            lines.append(f"| {e.library} `{e.name}` | {r['samples']:,} x {r['trials']}, {e.budget.tester} "
+                         f"| {r['k']} | {r['seeds'][0]}..{r['seeds'][-1]} | {r['accusations']} | {r['errors']} "
+                         f"| {r['beta']:g} | {r['p_value']:.3g} | {r['verdict']} | {_fmt_eps(max(lbs) if lbs else None)} "
+                         f"| {r['seconds']:.0f} s |")
     lines += ["", "## Left out of the registry so far", ""]
     lines += [f"* {lib}: {what}: {why}." for lib, parts in LEFT_OUT.items() for what, why in parts.items()]
     if violations:
@@ -571,6 +785,11 @@ def main(argv=None) -> None:
     ap.add_argument("--timeout", type=float, default=1800, help="seconds before one dpaudit test is killed")
     ap.add_argument("--list", action="store_true", help="print the registry and exit")
     ap.add_argument("--write-only", action="store_true", help="only write docs/library_audits.md from the cache")
+    ap.add_argument("--reruns", type=int, metavar="K",
+                    help="audit each of --entries K times (seeds seed..seed+K-1) and count the accusations "
+                         "(written to benchmarks/results/library_reruns.json and the doc's reruns section)")
+    ap.add_argument("--rerun-samples", type=int, default=5000, help="--samples of each rerun")
+    ap.add_argument("--rerun-trials", type=int, default=2, help="--trials of each rerun")
     args = ap.parse_args(argv)
 
     if args.list:
@@ -582,7 +801,25 @@ def main(argv=None) -> None:
     if unknown:
         raise SystemExit(f"unknown entries {sorted(unknown)}; see --list")
     cache = load_cache()
-    if not args.write_only:
+    reruns = load_cache(RERUNS)
+    if args.reruns is not None and not args.write_only:
+        if not args.entries or args.reruns < 1:
+            raise SystemExit("--reruns K needs K >= 1 and --entries")
+        chosen = [e for e in REGISTRY if e.key in args.entries]
+
+        def rerun(e):
+            rec = rerun_entry(e, args.reruns, samples=args.rerun_samples, trials=args.rerun_trials,
+                              processes=args.processes, timeout=args.timeout)
+            print(f"{e.key:40s} {rec['accusations']}/{rec['k']} accused, {rec['errors']} errors: {rec['verdict']} "
+                  f"({rec['seconds']:.0f} s)", flush=True)
+            return rec
+
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for rec in pool.map(rerun, chosen):
+                reruns[rec["key"]] = rec
+                RERUNS.parent.mkdir(parents=True, exist_ok=True)
+                RERUNS.write_text(json.dumps(reruns, indent=1, sort_keys=True) + "\n")
+    elif not args.write_only:
         todo = [e for e in REGISTRY if (not args.entries or e.key in args.entries)
                 and (args.force or (cache.get(e.key) or {}).get("fingerprint") != e.fingerprint())]
 
@@ -598,7 +835,7 @@ def main(argv=None) -> None:
                 cache[rec["key"]] = rec
                 CACHE.parent.mkdir(parents=True, exist_ok=True)
                 CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
-    DOC.write_text(render(REGISTRY, cache))
+    DOC.write_text(render(REGISTRY, cache, reruns))
     print(f"wrote {DOC.relative_to(ROOT)}")
 
 

@@ -20,7 +20,9 @@ The dataset, an array of shape ``(n_records, record_dim)``, is turned into the m
 by ``preprocess``: by default a list of Python floats, ints or bools (one per record, for
 ``record_dim == 1``) matching a ``VectorDomain`` input; anything else needs a ``preprocess``
 function, which is also where the part of a user's pipeline that runs *outside* OpenDP belongs
-(e.g. a statistic computed in NumPy and then passed to a scalar OpenDP measurement).
+(e.g. a statistic computed in NumPy and then passed to a scalar OpenDP measurement). A release that
+is not a number or a list of numbers (a hashmap of counts, a packed bit vector) needs a
+``postprocess`` function that turns it into one; post-processing cannot weaken the guarantee.
 """
 
 from __future__ import annotations
@@ -128,10 +130,15 @@ class OpenDPMechanism(LibraryMechanism):
         ``preprocess(dataset) -> input``: computes the measurement's input from the dataset, an
         array of shape (n_records, record_dim) (read-only). Called once per output, so it may
         itself be random. Default: :func:`vector_input`, one Python scalar per record.
-    d_in : float, default 1
+    d_in : float or tuple of float, default 1
         Input distance between neighbouring datasets under the measurement's input metric, used
         by :meth:`claim` (1 for add/remove under ``symmetric_distance``; when ``preprocess``
-        computes a statistic, its sensitivity).
+        computes a statistic, its sensitivity; a tuple for OpenDP's composite metrics, e.g.
+        ``(l0, l2, linf)`` for ``L02InfDistance`` on a hashmap of counts).
+    postprocess : callable, optional
+        ``postprocess(release) -> output``: turns one release of the measurement into a number or
+        a fixed-length list of numbers (e.g. a hashmap of counts into the counts of fixed keys).
+        Default: the release itself.
 
     Attributes
     ----------
@@ -141,10 +148,10 @@ class OpenDPMechanism(LibraryMechanism):
     Raises
     ------
     TypeError
-        If ``measurement`` is neither an OpenDP Measurement nor callable, or ``preprocess`` is
-        not callable.
+        If ``measurement`` is neither an OpenDP Measurement nor callable, or ``preprocess`` or
+        ``postprocess`` is not callable.
     ValueError
-        If ``d_in`` is not a positive finite number.
+        If ``d_in`` is not a positive finite number or a tuple of them.
 
     Notes
     -----
@@ -174,7 +181,8 @@ class OpenDPMechanism(LibraryMechanism):
         name: str | None = None,
         *,
         preprocess: Callable[[np.ndarray], Any] | None = None,
-        d_in: float = 1,
+        d_in: float | tuple = 1,
+        postprocess: Callable[[Any], Any] | None = None,
     ):
         if _is_measurement(measurement):
             self._measurement, self._builder = measurement, None
@@ -186,9 +194,13 @@ class OpenDPMechanism(LibraryMechanism):
             )
         if preprocess is not None and not callable(preprocess):
             raise TypeError(f"preprocess must be callable, got {preprocess!r}")
-        if isinstance(d_in, bool) or not isinstance(d_in, (int, float)) or not (0 < d_in < float("inf")):
-            raise ValueError(f"d_in must be a positive finite number, got {d_in!r}")
+        if postprocess is not None and not callable(postprocess):
+            raise TypeError(f"postprocess must be callable, got {postprocess!r}")
+        parts = d_in if isinstance(d_in, tuple) and d_in else (d_in,)
+        if any(isinstance(d, bool) or not isinstance(d, (int, float)) or not (0 < d < float("inf")) for d in parts):
+            raise ValueError(f"d_in must be a positive finite number or a tuple of them, got {d_in!r}")
         self.preprocess = preprocess
+        self.postprocess = postprocess
         self.d_in = d_in
         if name is None:
             qual = getattr(self._builder, "__qualname__", None)
@@ -217,12 +229,12 @@ class OpenDPMechanism(LibraryMechanism):
             self._measurement = built
         return self._measurement
 
-    def claim(self, d_in: float | None = None, *, delta: float | None = None):
+    def claim(self, d_in: float | tuple | None = None, *, delta: float | None = None):
         """The guarantee OpenDP's privacy map states for inputs at distance ``d_in``.
 
         Parameters
         ----------
-        d_in : float, optional
+        d_in : float or tuple of float, optional
             Input distance; default the ``d_in`` given at construction.
         delta : float, optional
             For measurements whose output measure is ``SmoothedMaxDivergence`` (a privacy
@@ -315,14 +327,22 @@ class OpenDPMechanism(LibraryMechanism):
         if self.preprocess is None:
             carrier = str(meas.input_domain.carrier_type)
 
-            def one_call(_dataset):
+            def release(_dataset):
                 return meas(vector_input(arr, carrier))
 
         else:
             preprocess = self.preprocess
 
-            def one_call(_dataset):
+            def release(_dataset):
                 return meas(preprocess(arr))
+
+        if self.postprocess is None:
+            yield release
+            return
+        postprocess = self.postprocess
+
+        def one_call(dataset):
+            return postprocess(release(dataset))
 
         yield one_call
 
