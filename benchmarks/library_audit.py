@@ -258,7 +258,8 @@ def _pdp_entry(attr: str, name: str, how: str, *, noise: str = "laplace", public
     partitions = "public partitions 0, 1, 2" if public else "private partition selection over 0, 1, 2 (presence flag per partition)"
     g = Guarantee(1.0, delta, "add-remove", _PDP_UNITS.format(n=n, k=k),
                   f"pipeline_dp.{call} under {_PDP_ACCOUNTANT.format(delta=f'{delta:g}')}")
-    configuration = f"{how}; {noise.capitalize()} noise; {partitions}; {bounds}"
+    noise_text = f"{noise.capitalize()} noise; " if call == "DPEngine.aggregate" else ""
+    configuration = f"{how}; {noise_text}{partitions}; {bounds}"
     return Entry("PipelineDP", name, f"{_PDP}:{attr}", configuration, g, documented=kw.pop("documented", _PDP_NOISE_DOC),
                  **kw)
 
@@ -312,17 +313,18 @@ _PIPELINEDP: tuple[Entry, ...] = (
                "(truncated geometric); count and selection epsilon/2 each, all of delta to the selection",
                public=False, n=16, delta=1e-3),
     _pdp_entry("select_partitions_geometric", "DPEngine.select_partitions", "released partitions only "
-               "(PartitionSelectionStrategy.TRUNCATED_GEOMETRIC); max_partitions_contributed=1", public=False, n=16,
-               delta=1e-3, call="DPEngine.select_partitions"),
+               "(PartitionSelectionStrategy.TRUNCATED_GEOMETRIC)", public=False, n=16, delta=1e-3,
+               call="DPEngine.select_partitions", bounds="max_partitions_contributed=1"),
     _pdp_entry("select_partitions_laplace", "DPEngine.select_partitions", "released partitions only "
-               "(PartitionSelectionStrategy.LAPLACE_THRESHOLDING); max_partitions_contributed=1", public=False, n=16,
-               delta=1e-3, call="DPEngine.select_partitions"),
+               "(PartitionSelectionStrategy.LAPLACE_THRESHOLDING)", public=False, n=16, delta=1e-3,
+               call="DPEngine.select_partitions", bounds="max_partitions_contributed=1"),
     _pdp_entry("select_partitions_gaussian", "DPEngine.select_partitions", "released partitions only "
-               "(PartitionSelectionStrategy.GAUSSIAN_THRESHOLDING); max_partitions_contributed=1", public=False, n=16,
-               delta=1e-3, call="DPEngine.select_partitions"),
-    _pdp_entry("count_bounds_enforced", "Metrics.COUNT", "MISUSE: COUNT with contribution_bounds_already_enforced=True "
-               "and max_partitions_contributed=1, max_contributions_per_partition=1, on units with up to 4 rows in a "
-               "partition; public partitions 0, 1, 2", documented=_PDP_ENFORCED_DOC, cause=_PDP_ENFORCED_CAUSE),
+               "(PartitionSelectionStrategy.GAUSSIAN_THRESHOLDING)", public=False, n=16, delta=1e-3,
+               call="DPEngine.select_partitions", bounds="max_partitions_contributed=1"),
+    _pdp_entry("count_bounds_enforced", "Metrics.COUNT", "MISUSE: COUNT per partition with "
+               "contribution_bounds_already_enforced=True on units with up to 4 rows in a partition",
+               bounds="max_partitions_contributed=1, max_contributions_per_partition=1 (not enforced)",
+               documented=_PDP_ENFORCED_DOC, cause=_PDP_ENFORCED_CAUSE),
 )
 """The PipelineDP rows (``dpaudit.examples.pipelinedp_metrics``): one metric per entry, claim = the
 ``NaiveBudgetAccountant``'s total budget, at the privacy-unit level."""
