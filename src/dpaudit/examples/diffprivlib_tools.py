@@ -21,7 +21,10 @@ records are scalars in [0, 1]. The relation is the one each tool's calibration a
   ``count_nonzero`` (``sum`` of the non-zero indicators with bounds (0, 1), as an integer:
   GeometricTruncated on ``[0, n]``);
 * **add/remove** (0 to 10 records) for ``histogram`` (GeometricTruncated, sensitivity 1 per bin,
-  truncated to ``[0, sys.maxsize]``, 4 bins over [0, 1]), whose one record moves one bin by one.
+  truncated to ``[0, sys.maxsize]``, 4 bins over [0, 1]), whose one record moves one bin by one;
+  and for ``histogram2d`` and ``histogramdd`` on 2-D records in [0, 1]^2 (``bins=2`` per axis,
+  ``range=((0, 1), (0, 1))``: 4 cells, released flattened in row-major order), the same
+  GeometricTruncated per cell.
 
 ``sum_add_remove`` is ``sum`` audited under add/remove, the adjacency a sum is often meant under: its
 truncation to ``[n * lower, n * upper]`` reveals ``n`` (``[0]`` outputs at most 1, ``[0, 1]``
@@ -30,11 +33,13 @@ outputs exactly 2 with probability about 0.18), so it is not DP there; see ``doc
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..datasets import AddRemove, Domain, Replace
 from ..mechanisms.adapters.diffprivlib import DiffprivlibMechanism
 
 __all__ = ["EPSILON", "BOUNDS", "TARGETS", "mean", "nanmean", "var", "nanvar", "std", "nanstd", "sum", "nansum",
-           "count_nonzero", "histogram", "median", "quantile", "percentile", "sum_add_remove"]
+           "count_nonzero", "histogram", "histogram2d", "histogramdd", "median", "quantile", "percentile", "sum_add_remove"]
 
 EPSILON = 1.0
 """Epsilon every tool is called with and claims (nats)."""
@@ -46,6 +51,11 @@ _REPLACE = Replace(Domain((0.0,), (1.0,)), min_size=1, max_size=10)
 _ADD_REMOVE = AddRemove(Domain((0.0,), (1.0,)), min_size=0, max_size=10)
 _REPLACE_PAIRS = (([[0.0]], [[1.0]]), ([[0.0], [0.0]], [[0.0], [1.0]]), ([[0.0]] * 5, [[0.0]] * 4 + [[1.0]]))
 _ADD_REMOVE_PAIRS = (([[0.0]], [[0.0], [1.0]]), ([[1.0]] * 9, [[1.0]] * 10))
+_ADD_REMOVE_2D = AddRemove(Domain((0.0, 0.0), (1.0, 1.0)), min_size=0, max_size=10)
+_ADD_REMOVE_2D_PAIRS = (([[0.0, 0.0]], [[0.0, 0.0], [1.0, 1.0]]), ([[1.0, 0.0]] * 9, [[1.0, 0.0]] * 10),
+                        ([], [[0.0, 1.0]]))
+RANGE_2D = ((0.0, 1.0), (0.0, 1.0))
+"""Public range of the 2-D histograms (records in [0, 1]^2)."""
 
 
 def _tools():
@@ -70,6 +80,20 @@ def _histogram(x, random_state=None, accountant=None):
     hist, _edges = _tools().histogram(x, epsilon=EPSILON, bins=4, range=BOUNDS, random_state=random_state,
                                       accountant=accountant)
     return hist
+
+
+def _histogram2d(x, random_state=None, accountant=None):
+    x = np.asarray(x, dtype=float).reshape(-1, 2)
+    hist, _xedges, _yedges = _tools().histogram2d(x[:, 0], x[:, 1], epsilon=EPSILON, bins=2, range=RANGE_2D,
+                                                  random_state=random_state, accountant=accountant)
+    return np.asarray(hist).reshape(-1)
+
+
+def _histogramdd(x, random_state=None, accountant=None):
+    x = np.asarray(x, dtype=float).reshape(-1, 2)
+    hist, _edges = _tools().histogramdd(x, epsilon=EPSILON, bins=2, range=RANGE_2D, random_state=random_state,
+                                        accountant=accountant)
+    return np.asarray(hist).reshape(-1)
 
 
 def _target(func, name: str, relation, pairs) -> DiffprivlibMechanism:
@@ -101,6 +125,12 @@ sum_add_remove = _target(_bounded("sum"), "sum_add_remove", _ADD_REMOVE, _ADD_RE
 """``diffprivlib.tools.sum(x, epsilon=1, bounds=(0, 1))`` under add/remove: not DP (reveals ``n``)."""
 histogram = _target(_histogram, "histogram", _ADD_REMOVE, _ADD_REMOVE_PAIRS)
 """``diffprivlib.tools.histogram(x, epsilon=1, bins=4, range=(0, 1))[0]`` under add/remove."""
+histogram2d = _target(_histogram2d, "histogram2d", _ADD_REMOVE_2D, _ADD_REMOVE_2D_PAIRS)
+"""``diffprivlib.tools.histogram2d(x, y, epsilon=1, bins=2, range=((0, 1), (0, 1)))[0]``, flattened,
+on 2-D records under add/remove."""
+histogramdd = _target(_histogramdd, "histogramdd", _ADD_REMOVE_2D, _ADD_REMOVE_2D_PAIRS)
+"""``diffprivlib.tools.histogramdd(x, epsilon=1, bins=2, range=((0, 1), (0, 1)))[0]``, flattened,
+on 2-D records under add/remove."""
 median = _target(_bounded("median"), "median", _REPLACE, _REPLACE_PAIRS)
 """``diffprivlib.tools.median(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
 quantile = _target(_bounded("quantile", quant=0.25), "quantile", _REPLACE, _REPLACE_PAIRS)
