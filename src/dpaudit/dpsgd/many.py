@@ -15,7 +15,10 @@ from them. Two canaries at once, in every run:
   touches, observed at every step as in :mod:`dpaudit.dpsgd.reference`; the score is the
   likelihood-ratio statistic of :func:`dpaudit.dpsgd.canary_scores`.
 
-Both canaries are sampled at the real examples' Poisson rate when included. ``benchmarks/
+Both canaries are sampled at the real examples' Poisson rate when included (``canary=`` keeps
+only one of them, so that the two halves differ in one example). ``variant="shuffled-batches"``
+replaces Poisson sampling by fixed-size batches from a shuffle each epoch (last partial batch
+dropped), and the ``epoch_max`` view (each epoch's largest canary observation) sees it. ``benchmarks/
 dpsgd_many.py`` sets this against a Python loop over Opacus runs on the same task.
 """
 

@@ -76,9 +76,10 @@ VARIANTS = {
                         "matters when C != 1): true noise multiplier sigma / C",
     "noise-reused": "the same noise vector at every step (a generator re-seeded each step: state shared "
                     "across steps): differences of steps cancel the noise, infinite privacy loss when q < 1; "
-                    "at q = 1 a canary's contribution is the same at every step and cancels with the noise, "
-                    "so its gradient canary sees less than accounted (other examples' gradients, which change "
-                    "between steps, are revealed exactly by the differences)",
+                    "at q = 1 a Dirac canary's contribution is the same at every step and cancels with the noise "
+                    "(it sees less than accounted), while any gradient that changes between steps is revealed "
+                    "exactly by the differences: sign-changing canaries (canary_kind 'alternating' or 'signed') "
+                    "and the 'whitened' score show it from one run",
     "shuffled-batches": "fixed-size batches from a shuffle each epoch (every example in exactly one step per "
                         "epoch), accounted as Poisson sampling at q = batch/N (Chua et al. 2024)",
     "batch-clipping": "the batch's summed gradient clipped to C as a whole instead of each example's: one "
