@@ -121,6 +121,84 @@ def many_run_zoo(delta: float, beta: float, rows: list, seeds: int = 20) -> list
     return lines
 
 
+def shared_state_zoo(delta: float, beta: float, m: int, rows: list, seeds: int = 20) -> list:
+    """``noise-reused`` (state shared across steps) from one run with sign-changing gradient
+    canaries (``canary_kind="alternating"`` / ``"signed"``) and the default scores (``"lr"``,
+    ``"spread"``, ``"whitened"``, each at ``beta / 3``), at accountant epsilon 2 for q = 1 and
+    q = 0.05; the correct reference with signed canaries over ``seeds`` seeds as the control.
+    Returns the markdown lines; appends to ``rows``."""
+    from dpaudit.dpsgd import DPSGDConfig, audit_run, noise_for_epsilon, train_with_canaries
+
+    lines = ["", "## State shared across steps: sign-changing canaries (one run each, accountant epsilon 2)", "",
+             f"Default scores (lr, spread, whitened; beta split in three, fixed in advance). Controls: the correct "
+             f"reference with the same canaries (`signed`), {seeds} seeds (1000, ...), accused when the certified "
+             "bound exceeds the accountant's epsilon.", "",
+             "| variant | q, steps | canaries | kind | certified lb | score | accountant eps | violated | "
+             "control accused | control largest lb |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for q, T in ((1.0, 10), (0.05, 200)):
+        cfg = DPSGDConfig(noise_multiplier=noise_for_epsilon(2.0, delta, q, T), sampling_rate=q, steps=T)
+        ctrl = [audit_run(train_with_canaries(cfg, canaries=m, canary_kind="signed", seed=1000 + s), delta=delta,
+                          beta=beta, seed=s) for s in range(seeds)]
+        acc_c, worst = sum(c.violated for c in ctrl), max(c.epsilon_lower_bound for c in ctrl)
+        for kind in ("dirac", "alternating", "signed"):
+            a = audit_run(train_with_canaries(cfg, canaries=m, variant="noise-reused", canary_kind=kind, seed=0),
+                          delta=delta, beta=beta, seed=0)
+            rows.append({"variant": "noise-reused", "q": q, "steps": T, "canary_kind": kind, "lb": a.epsilon_lower_bound,
+                         "best_score": a.best_score, "accountant": a.accountant_epsilon, "violated": a.violated,
+                         "control_accused": acc_c, "control_seeds": seeds, "control_max_lb": worst})
+            print(f"noise-reused q={q} {kind}: lb={a.epsilon_lower_bound:.3f} ({a.best_score}) controls {acc_c}/{seeds} "
+                  f"max {worst:.3f}", file=sys.stderr, flush=True)
+            lines.append(f"| noise-reused | {q:g}, {T} | {m:,} | {kind} | {a.epsilon_lower_bound:.3f} | {a.best_score} | "
+                         f"{a.accountant_epsilon:.3f} | {'**yes**' if a.violated else 'no'} | {acc_c}/{seeds} | {worst:.3f} |")
+    return lines
+
+
+def shuffled_zoo(delta: float, beta: float, rows: list, seeds: int = 20) -> list:
+    """``shuffled-batches`` from many runs: ``train_many`` with the displacement construction (no
+    real examples, 500 crafted examples opposing the one gradient canary, fixed batches of 5,
+    the last partial batch dropped), 100 batches per epoch, accounted as Poisson at q = 0.01;
+    the epoch-maximum view, certified at ``beta`` (eps at ``delta`` and the profile check). The
+    control is the correct Poisson reference at the same settings over ``seeds`` seeds."""
+    from dpaudit.dpsgd import DPSGDConfig, shuffled_epsilon_lower_bound
+    from dpaudit.dpsgd.many import audit_many, train_many
+
+    kw = dict(data=(np.zeros((0, 64), np.float32), np.zeros(0, np.float32)), opposing=500, null_block=1,
+              canary="gradient", chunk=1000)
+    lines = ["", "## Shuffled batches against the Poisson accountant (many runs, displacement construction)", "",
+             "No real examples; 500 crafted examples whose gradient opposes the one gradient canary's coordinate "
+             "(`-C` each); fixed batches of 5 from a shuffle each epoch, last partial batch dropped (100 batches per "
+             "epoch with or without the canary); accounted as Poisson at q = 0.01. View `epoch_max` (each epoch's largest "
+             "canary observation, summed), certified at beta; `exact-law lb`: `shuffled_epsilon_lower_bound` "
+             f"(sensitivity 2, no sampling). Controls: the correct Poisson reference at the same settings, {seeds} seeds.", "",
+             "| sigma | epochs | runs | eps lb (1e-5) | accountant eps | exact-law lb | violated at 1e-5 | "
+             "profile violated (eps', delta lb vs accountant) | seconds | control accused (1e-5 / profile) | "
+             "control largest eps lb |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for sigma, E, R in ((0.8, 2, 300), (0.8, 2, 2000), (1.0, 1, 2000)):
+        cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=0.01, steps=100 * E, learning_rate=1.0, canary_norm=1e4)
+        res = train_many(cfg, runs=R, variant="shuffled-batches", seed=0, **kw)
+        a = audit_many(res, delta=delta, beta=beta, views=("epoch_max",), profile=PROFILE_GRID)
+        ctrl = [audit_many(train_many(cfg, runs=R, seed=1000 + s, **kw), delta=delta, beta=beta, views=("epoch_max",),
+                           profile=PROFILE_GRID) for s in range(seeds)]
+        exact = shuffled_epsilon_lower_bound(sigma, 100, E, delta, sensitivity=2.0, with_probability=500 / 501)
+        v, p = a["epoch_max"], a["epoch_max"]["profile"]
+        acc_c, prof_c = sum(c["violated"] for c in ctrl), sum(c["profile_violated"] for c in ctrl)
+        worst = max(c["epoch_max"]["epsilon_lower_bound"] for c in ctrl)
+        rows.append({"variant": "shuffled-batches", "sigma": sigma, "epochs": E, "many_runs": R, "view": "epoch_max",
+                     "lb": v["epsilon_lower_bound"], "accountant": a["accountant_epsilon"], "exact_law_lb": exact,
+                     "violated": v["violated"], "profile": p, "seconds": res.seconds, "control_accused": acc_c,
+                     "control_profile_accused": prof_c, "control_max_lb": worst})
+        print(f"shuffled sigma={sigma} E={E} runs={R}: lb={v['epsilon_lower_bound']:.3f} acc={a['accountant_epsilon']:.3f} "
+              f"profile={p['violated']} controls {acc_c}/{prof_c} of {seeds}", file=sys.stderr, flush=True)
+        lines.append(f"| {sigma:g} | {E} | {R:,} | {v['epsilon_lower_bound']:.3f} | {a['accountant_epsilon']:.3f} | "
+                     f"{exact:.2f} | {'**yes**' if v['violated'] else 'no'} | {'**yes**' if p['violated'] else 'no'} "
+                     f"({p['witness_epsilon']:g}, {p['delta_lower_bound']:.3g} vs {p['accountant_delta']:.3g}) | "
+                     f"{res.seconds:.1f} | {acc_c}/{seeds} / {prof_c}/{seeds} | {worst:.3f} |")
+    return lines
+
+
+ZOO_SECTIONS = ("one-run", "many-run", "shared-state", "shuffled")
+
+
 def main(argv=None) -> int:
     logging.getLogger("absl").setLevel(logging.ERROR)
     from dpaudit.dpsgd import VARIANTS, DPSGDConfig, audit_run, noise_for_epsilon, train_with_canaries
@@ -136,6 +214,8 @@ def main(argv=None) -> int:
     ap.add_argument("--zoo-only", action="store_true",
                     help="only the bug zoo (one run per variant and the many-run audits of the bugs one run cannot show); "
                          "writes <out>-zoo.md")
+    ap.add_argument("--zoo-sections", default=",".join(ZOO_SECTIONS),
+                    help=f"with --zoo-only: which sections of {ZOO_SECTIONS}; a subset writes <out>-zoo-<sections>.md")
     args = ap.parse_args(argv)
     ms = [int(v) for v in args.canaries.split(",")]
     targets = [float(v) for v in args.epsilons.split(",")]
@@ -206,11 +286,15 @@ def main(argv=None) -> int:
                         f"{med(lambda r: r[0].epsilon_estimate_fit):.3f} | {med(lambda r: r[0].epsilon_estimate_pld):.3f} | "
                         f"{sum(r[0].violated for r in res)}/{len(res)} | {med(lambda r: r[1]):.1f} | "
                         f"{med(lambda r: r[0].audit_seconds):.1f} |")
-    lines += ["", "## The bug zoo at accountant epsilon 2 (one run each)", "",
-              "| variant | q, steps | C | accountant eps | canaries | certified lb | score | violated | what it is |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    sections = [z for z in args.zoo_sections.split(",") if z] if args.zoo_only else list(ZOO_SECTIONS)
+    if any(z not in ZOO_SECTIONS for z in sections):
+        ap.error(f"--zoo-sections must be a subset of {ZOO_SECTIONS}")
     m = max(ms)
-    for q, T in settings:
+    if "one-run" in sections:
+        lines += ["", "## The bug zoo at accountant epsilon 2 (one run each)", "",
+                  "| variant | q, steps | C | accountant eps | canaries | certified lb | score | violated | what it is |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+    for q, T in (settings if "one-run" in sections else []):
         sigma = noise_for_epsilon(2.0, args.delta, q, T)
         for v, what in VARIANTS.items():
             cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=q, steps=T,
@@ -223,9 +307,17 @@ def main(argv=None) -> int:
                   file=sys.stderr, flush=True)
             lines.append(f"| {v} | {q:g}, {T} | {cfg.max_grad_norm:g} | {a.accountant_epsilon:.3f} | {m:,} | "
                          f"{a.epsilon_lower_bound:.3f} | {a.best_score} | {'**yes**' if a.violated else 'no'} | {what} |")
-    lines += many_run_zoo(args.delta, args.beta, rows)
+    if "many-run" in sections:
+        lines += many_run_zoo(args.delta, args.beta, rows)
+    if "shared-state" in sections:
+        lines += shared_state_zoo(args.delta, args.beta, m, rows)
+    if "shuffled" in sections:
+        lines += shuffled_zoo(args.delta, args.beta, rows)
     if args.zoo_only:
-        out = Path(args.out).with_name(Path(args.out).stem + "-zoo.md")
+        tag = "" if set(sections) == set(ZOO_SECTIONS) else "-" + "-".join(sections)
+        if tag:
+            lines[2] = lines[2].replace("--canaries", f"--zoo-sections {args.zoo_sections} --canaries")
+        out = Path(args.out).with_name(Path(args.out).stem + "-zoo" + tag + ".md")
         out.write_text("\n".join(lines) + "\n")
         out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
         print("\n".join(lines))

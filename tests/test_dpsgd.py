@@ -63,7 +63,7 @@ def test_estimates_track_the_accountant_on_the_reference(data, q, steps):
     assert 0.8 < a.epsilon_estimate_pld / a.accountant_epsilon < 1.6, a.epsilon_estimate_pld
     assert not a.violated and 0 < a.epsilon_lower_bound < a.accountant_epsilon
     d = a.to_dict()
-    assert d["variant"] == "correct" and set(d["one_run"]) == {"lr", "spread"}
+    assert d["variant"] == "correct" and set(d["one_run"]) == {"lr", "spread", "whitened"}
 
 
 @pytest.mark.parametrize("variant,q,steps,clip", [
@@ -156,7 +156,7 @@ def test_train_many_vectorised_runs_and_their_audit():
                                 runs=2000, variant="no-clipping", seed=1, chunk=500))
     assert bug["white_box"]["violated"], bug
     with pytest.raises(ValueError, match="variant"):
-        train_many(cfg, runs=10, variant="shuffled-batches")
+        train_many(cfg, runs=10, variant="buggy")
     with pytest.raises(ValueError, match="runs"):
         train_many(cfg, runs=2)
 

@@ -18,6 +18,7 @@ from dpaudit.accounting import Composition, get_epsilon  # noqa: E402
 from dpaudit.dpsgd import (  # noqa: E402
     VARIANTS,
     DPSGDConfig,
+    audit_run,
     load_digits_task,
     noise_for_epsilon,
     shuffled_epsilon_lower_bound,
@@ -129,3 +130,105 @@ def test_shuffled_batches_lower_bound_against_the_poisson_accountant():
         shuffled_epsilon_lower_bound(0.0, 10, 1)
     with pytest.raises(ValueError):
         shuffled_epsilon_lower_bound(1.0, 0, 1)
+
+
+def test_noise_reused_at_q1_is_shown_from_one_run_with_sign_changing_canaries():
+    """Noise reused at every step, q = 1, accountant epsilon 2: a Dirac canary's contribution is
+    constant and cancels with the noise (one run sees less than accounted), but canaries whose
+    gradient changes sign between steps ("alternating", "signed") are separated exactly by the
+    default scores (the "whitened" one among them, in the beta split): certified far above 2 from
+    one run of 1,000 canaries; the same at q = 0.05. The correct reference with the same canaries
+    (5 seeds at q = 1, 2 at q = 0.05) is never accused."""
+    data = load_digits_task(num_train=100, seed=0)
+    for q, T in ((1.0, 10), (0.05, 100)):
+        sigma = noise_for_epsilon(2.0, DELTA, q, T)
+        cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=q, steps=T)
+        for kind in ("alternating", "signed"):
+            a = audit_run(train_with_canaries(cfg, canaries=1000, variant="noise-reused", canary_kind=kind, data=data,
+                                              seed=0), delta=DELTA)
+            # q = 1: exact separation (4.57 is what 1,000 canaries allow); q = 0.05: 3.7-4.6
+            assert a.violated and a.epsilon_lower_bound > (4.0 if q == 1.0 else 3.0), (q, kind, a.summary())
+        for s in range(5 if q == 1.0 else 2):
+            ok = audit_run(train_with_canaries(cfg, canaries=1000, canary_kind="signed", data=data, seed=100 + s),
+                           delta=DELTA)
+            assert not ok.violated and ok.epsilon_lower_bound < 1.5, ok.summary()
+    cfg = DPSGDConfig(noise_multiplier=noise_for_epsilon(2.0, DELTA, 1.0, 10), sampling_rate=1.0, steps=10)
+    dirac = audit_run(train_with_canaries(cfg, canaries=1000, variant="noise-reused", data=data, seed=0), delta=DELTA)
+    assert not dirac.violated and dirac.epsilon_lower_bound < 0.5  # the constant canary cancels with the noise
+    run = train_with_canaries(cfg, canaries=10, canary_kind="alternating", data=data, seed=0)
+    assert run.pattern.shape == (10, 10) and np.all(run.pattern[1::2] == -1) and np.all(run.pattern[::2] == 1)
+
+
+def test_whitened_score_sees_noise_correlated_across_steps():
+    """The class "state shared across steps", on ideal observations (no model): noise correlated
+    across steps (rho = 0.95 with a shared part, reused every 5 steps, AR(1) with 0.98) at the
+    claimed per-step scale. The likelihood-ratio score (independent steps) sees the claimed
+    mechanism; the whitened score projects the shared noise out and certifies above the
+    accountant's epsilon 2. On independent noise it is the likelihood-ratio score (q = 1)."""
+    from dpaudit.dpsgd import canary_scores, whitened_scores
+    from dpaudit.dpsgd.reference import TrainingRun
+
+    T = 10
+    sigma = noise_for_epsilon(2.0, DELTA, 1.0, T)
+    cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=1.0, steps=T)
+    rng = np.random.default_rng(0)
+    m = 2000
+    mask = rng.random(m) < 0.5
+    pat = np.where(rng.random((T, m)) < 0.5, -1.0, 1.0)
+    ar = np.empty((T, m))
+    ar[0] = rng.normal(0, sigma, m)
+    for t in range(1, T):
+        ar[t] = 0.98 * ar[t - 1] + math.sqrt(1 - 0.98**2) * rng.normal(0, sigma, m)
+    noises = {"shared": math.sqrt(0.95) * rng.normal(0, sigma, (1, m)) + math.sqrt(0.05) * rng.normal(0, sigma, (T, m)),
+              "period": np.tile(rng.normal(0, sigma, (5, m)), (2, 1)), "ar": ar}
+    for name, z in noises.items():
+        o = pat * mask[None, :] + z
+        run = TrainingRun(observations=o, mask=mask, sampled=mask * T, participation=np.repeat(mask[None], T, 0),
+                          config=cfg, variant=name, seconds=0.0, train_accuracy=float("nan"), pattern=pat)
+        a = audit_run(run, delta=DELTA)
+        assert a.one_run["lr"].epsilon_lower_bound < 1.2, name
+        assert a.violated and a.best_score == "whitened" and a.epsilon_lower_bound > 3.0, (name, a.summary())
+    o = pat * mask[None, :] + rng.normal(0, sigma, (T, m))
+    assert np.corrcoef(whitened_scores(o, pat), canary_scores(o, sigma, 1.0, "lr", pat))[0, 1] > 0.99
+    with pytest.raises(ValueError, match="pattern"):
+        whitened_scores(o, pat[:3])
+    with pytest.raises(ValueError, match="ridge"):
+        whitened_scores(o, ridge=0.0)
+
+
+SHUFFLE = dict(data=(np.zeros((0, 64), np.float32), np.zeros(0, np.float32)), opposing=500, null_block=1,
+               canary="gradient", chunk=1000)
+
+
+def test_shuffled_sampler_fixed_batches_drop_last_and_displacement():
+    """Shuffled batches in train_many: 500 opposing examples, batch 5 (q = 0.01), 100 steps per
+    epoch with or without the one canary (501 // 5 = 100: one example dropped). At noise 1e-3 each
+    step without the canary sums to -5 C; with it, exactly one step per epoch is -3 C (its +C and
+    one displaced -C) unless the canary is the dropped example."""
+    cfg = DPSGDConfig(noise_multiplier=1e-3, sampling_rate=0.01, steps=200, learning_rate=1.0, canary_norm=1e4)
+    r = train_many(cfg, runs=40, variant="shuffled-batches", seed=0, **SHUFFLE)
+    assert r.details["shuffled_batch"] == 5 and r.epoch_max_in.shape == (20,)
+    assert np.allclose(r.epoch_max_out, -10.0, atol=0.01)  # two epochs, max -5 each
+    assert np.all(np.isclose(r.epoch_max_in, -6.0, atol=0.01) | np.isclose(r.epoch_max_in, -8.0, atol=0.01))
+    assert np.isclose(r.epoch_max_in, -6.0, atol=0.01).mean() > 0.9
+    with pytest.raises(ValueError, match="canary"):
+        train_many(cfg, runs=8, canary="both-and-more")
+    with pytest.raises(ValueError, match="batch size"):  # no example at all without the canary
+        train_many(DPSGDConfig(noise_multiplier=1.0, sampling_rate=1.0, steps=2), runs=8, variant="shuffled-batches",
+                   data=(np.zeros((0, 64), np.float32), np.zeros(0, np.float32)), canary="gradient")
+
+
+def test_shuffled_batches_are_shown_from_300_runs_and_poisson_is_not():
+    """sigma 0.8, 100 batches per epoch (q = 0.01), 2 epochs: the Poisson accountant says epsilon
+    1.80 at 1e-5. The displacement construction (all 500 other examples opposing the canary, last
+    partial batch dropped) with the epoch-maximum view: 300 runs certify a delta above the
+    accountant's own on the profile grid; the correct Poisson reference, same settings and seed,
+    does not."""
+    cfg = DPSGDConfig(noise_multiplier=0.8, sampling_rate=0.01, steps=200, learning_rate=1.0, canary_norm=1e4)
+    bug = audit_many(train_many(cfg, runs=300, variant="shuffled-batches", seed=1000, **SHUFFLE), delta=DELTA,
+                     beta=0.05, views=("epoch_max",), profile=GRID)
+    ok = audit_many(train_many(cfg, runs=300, seed=1000, **SHUFFLE), delta=DELTA, beta=0.05, views=("epoch_max",),
+                    profile=GRID)
+    assert abs(bug["accountant_epsilon"] - 1.80) < 0.01
+    assert bug["epoch_max"]["profile_violated"] and bug["epoch_max"]["profile"]["margin"] > 0.05, bug
+    assert not ok["epoch_max"]["profile_violated"] and not ok["violated"], ok

@@ -17,12 +17,13 @@ its common bugs as variants, and the one-run audit of a run next to its accounta
 Derivations and measurements: ``docs/dpsgd.md``.
 """
 
-from .audit import SCORE_FUNCTIONS, DPSGDAudit, audit_run, canary_scores
+from .audit import DEFAULT_SCORES, SCORE_FUNCTIONS, DPSGDAudit, audit_run, canary_scores, whitened_scores
 from .plot import epsilon_plot
 from .shuffle import shuffled_epsilon_lower_bound
 from .reference import VARIANTS, DPSGDConfig, TrainingRun, load_digits_task, noise_for_epsilon, train_with_canaries
 
 __all__ = [
+    "DEFAULT_SCORES",
     "DPSGDAudit",
     "DPSGDConfig",
     "SCORE_FUNCTIONS",
@@ -35,4 +36,5 @@ __all__ = [
     "noise_for_epsilon",
     "shuffled_epsilon_lower_bound",
     "train_with_canaries",
+    "whitened_scores",
 ]

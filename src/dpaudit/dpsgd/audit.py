@@ -11,6 +11,14 @@ gradient sum on each gradient canary, and which canaries were included) into:
   - ``"spread"``: the standard deviation of a canary's observations over the steps, which grows
     for included canaries; it sees noise shared across steps, which the ``"lr"`` score (built on
     independent steps) does not;
+  - ``"whitened"``: the canary's sign pattern against its observations after whitening them
+    by the steps' covariance, estimated across *all* canaries (the mask is not read), i.e. a
+    generalised least-squares score ``p_i' (S + lambda I)^-1 o_i``. For independent steps it is
+    the plain (sign-corrected) sum; for noise correlated across steps (state shared across
+    steps: a re-seeded generator, noise reused every epoch, correlated noise of any structure)
+    it projects the shared noise out: with noise reused at every step and canaries whose sign
+    changes between steps (``canary_kind="alternating"`` or ``"signed"``) it separates included
+    from excluded canaries exactly, at any ``q``;
   - ``"sum"``: the plain sum (a score that assumes nothing about ``q``);
   - ``"final"``: input canaries only, minus each canary's loss under the final model (the
     black-box view: no step is observed).
@@ -36,22 +44,39 @@ import numpy as np
 
 from .._validate import check_delta, check_probability
 
-__all__ = ["DPSGDAudit", "SCORE_FUNCTIONS", "audit_run", "canary_scores"]
+__all__ = ["DEFAULT_SCORES", "DPSGDAudit", "SCORE_FUNCTIONS", "audit_run", "canary_scores", "whitened_scores"]
 
-SCORE_FUNCTIONS = ("lr", "spread", "sum", "final")
+SCORE_FUNCTIONS = ("lr", "spread", "whitened", "sum", "final")
+DEFAULT_SCORES = ("lr", "spread", "whitened")
 
 
-def canary_scores(observations, noise_multiplier: float, sampling_rate: float, kind: str = "lr") -> np.ndarray:
-    """Per-canary scores from white-box observations (higher: more likely included).
+def whitened_scores(observations, pattern=None, *, ridge: float = 1e-6) -> np.ndarray:
+    """Generalised least-squares canary scores: each canary's sign pattern against its
+    observations, whitened by the steps' covariance estimated across all canaries.
+
+    ``S`` is the ``(steps, steps)`` covariance of the columns ``o[:, i]`` over the canaries
+    (centred; the inclusion mask is never read, so the scores are a function of the released
+    observations and the public patterns only, and the one-run audit's bound stays valid
+    whatever the implementation does). The score of canary ``i`` is
+    ``p_i' (S + lambda I)^-1 o_i`` with ``lambda = ridge * trace(S) / steps``.
+
+    * Independent steps (the accountant's model): ``S`` is ``sigma^2 I`` plus the canaries'
+      own rank-one-ish signal, and the score is the sign-corrected sum ``sum_t p[t, i] o[t, i]``
+      up to a common factor (Sherman–Morrison), the likelihood-ratio score at ``q = 1``.
+    * Noise correlated across steps (a generator re-seeded every step, noise reused every
+      epoch, any correlation that is the same for every canary coordinate): the shared noise
+      spans few directions of ``S`` with large variance, which the inverse projects out; a
+      canary whose pattern is not in their span (``(-1)^t`` or random signs against noise
+      reused at every step, which spans ``1``) is then seen without noise.
 
     Parameters
     ----------
     observations : array, shape (steps, m)
-        ``o[t, i]``, in units of the clipping norm (:class:`~dpaudit.dpsgd.reference.TrainingRun`).
-    noise_multiplier, sampling_rate : float
-        The claimed ``sigma`` and ``q`` (the ``"lr"`` score's model).
-    kind : {"lr", "spread", "sum"}
-        See the module docstring (``"final"`` is not a function of the observations).
+        ``o[t, i]`` (:class:`~dpaudit.dpsgd.reference.TrainingRun`), ``m >= 2``.
+    pattern : array, shape (steps, m) or (steps,), optional
+        Each canary's sign at each step (default all ``+1``).
+    ridge : float
+        Relative ridge ``> 0`` (keeps ``S`` invertible when the noise is exactly shared).
 
     Returns
     -------
@@ -60,15 +85,82 @@ def canary_scores(observations, noise_multiplier: float, sampling_rate: float, k
     Raises
     ------
     ValueError
-        On an unknown kind or observations that are not a finite 2-D array.
+        On observations that are not a finite 2-D array, a pattern of another shape, or a
+        ridge that is not positive.
+
+    References
+    ----------
+    Aitken (1936) (generalised least squares); Steinke, Nasr, Jagielski (2023) (any function of
+    the released output is a valid one-run score); ``docs/dpsgd.md`` §3 (``noise-reused``).
     """
+    o = _observations(observations)
+    p = _pattern(pattern, o.shape)
+    if not (ridge > 0 and math.isfinite(ridge)):
+        raise ValueError(f"ridge must be a positive number, got {ridge!r}")
+    T, m = o.shape
+    c = o - o.mean(axis=1, keepdims=True)
+    S = c @ c.T / max(1, m - 1)
+    lam = ridge * max(float(np.trace(S)) / T, 1e-300)
+    w = np.linalg.solve(S + lam * np.eye(T), o)
+    return (p * w).sum(axis=0)
+
+
+def _observations(observations) -> np.ndarray:
     o = np.asarray(observations, dtype=float)
     if o.ndim != 2 or not np.all(np.isfinite(o)):
         raise ValueError(f"observations must be a finite array of shape (steps, m), got shape {o.shape}")
-    if kind == "sum":
-        return o.sum(axis=0)
+    return o
+
+
+def _pattern(pattern, shape) -> np.ndarray:
+    if pattern is None:
+        return np.ones(shape)
+    p = np.asarray(pattern, dtype=float)
+    if p.ndim == 1:
+        p = p[:, None]
+    if p.shape[0] != shape[0] or p.shape[1] not in (1, shape[1]) or not np.all(np.isfinite(p)):
+        raise ValueError(f"pattern must have shape (steps,) or (steps, m) = {shape}, got {np.shape(pattern)}")
+    return np.broadcast_to(p, shape)
+
+
+def canary_scores(observations, noise_multiplier: float, sampling_rate: float, kind: str = "lr",
+                  pattern=None) -> np.ndarray:
+    """Per-canary scores from white-box observations (higher: more likely included).
+
+    Parameters
+    ----------
+    observations : array, shape (steps, m)
+        ``o[t, i]``, in units of the clipping norm (:class:`~dpaudit.dpsgd.reference.TrainingRun`).
+    noise_multiplier, sampling_rate : float
+        The claimed ``sigma`` and ``q`` (the ``"lr"`` score's model).
+    kind : {"lr", "spread", "whitened", "sum"}
+        See the module docstring (``"final"`` is not a function of the observations).
+    pattern : array, shape (steps, m) or (steps,), optional
+        The canaries' signs at each step (``TrainingRun.pattern``; default all ``+1``):
+        ``"lr"`` and ``"sum"`` read the sign-corrected ``pattern * o`` (for the correct
+        implementation the same law as a Dirac canary's), ``"whitened"`` weighs by it,
+        ``"spread"`` reads the raw observations.
+
+    Returns
+    -------
+    ndarray, shape (m,)
+
+    Raises
+    ------
+    ValueError
+        On an unknown kind, observations that are not a finite 2-D array or a pattern of
+        another shape.
+    """
+    o = _observations(observations)
     if kind == "spread":
         return o.std(axis=0) if o.shape[0] > 1 else np.abs(o[0])
+    if kind == "whitened":
+        return whitened_scores(o, pattern)
+    if kind not in ("sum", "lr"):
+        raise ValueError(f"unknown score kind {kind!r}; choose from {SCORE_FUNCTIONS}")
+    o = o * _pattern(pattern, o.shape)
+    if kind == "sum":
+        return o.sum(axis=0)
     if kind == "lr":
         s2, q = float(noise_multiplier) ** 2, float(sampling_rate)
         z = (o - 0.5) / s2
@@ -212,7 +304,7 @@ def _pld_estimate(run, delta: float) -> float:
         return float("nan")
 
 
-def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=("lr", "spread"), accountant=None,
+def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SCORES, accountant=None,
               seed: int = 0) -> DPSGDAudit:
     """Certified one-run audit and labelled estimates of a DP-SGD run with gradient canaries.
 
@@ -225,7 +317,8 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=("lr", "sp
     beta : float
         Failure probability of the certified bounds, split over ``scores``.
     scores : sequence of str
-        Score functions (:data:`SCORE_FUNCTIONS`), fixed before looking.
+        Score functions (:data:`SCORE_FUNCTIONS`), fixed before looking; default
+        ``("lr", "spread", "whitened")``, each at ``beta / 3``.
     accountant : AccountingResult, optional
         The accountant's answer for the run's config at ``delta`` (computed when not given).
     seed : int
@@ -262,7 +355,8 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=("lr", "sp
         raise ValueError("the 'final' score needs input canaries (train_with_canaries(..., canary_kind='input'))")
     for kind in scores:
         sc = run.final_scores if kind == "final" else canary_scores(run.observations, cfg.noise_multiplier,
-                                                                     cfg.sampling_rate, kind)
+                                                                     cfg.sampling_rate, kind,
+                                                                     getattr(run, "pattern", None))
         audits[kind] = one_run_audit(sc, run.mask, delta=delta, beta=beta / len(scores), rng=seed)
     best = max(audits, key=lambda k: audits[k].epsilon_lower_bound)
     mu = max(a.mu_lower_bound for a in audits.values())

@@ -15,7 +15,10 @@ from them. Two canaries at once, in every run:
   touches, observed at every step as in :mod:`dpaudit.dpsgd.reference`; the score is the
   likelihood-ratio statistic of :func:`dpaudit.dpsgd.canary_scores`.
 
-Both canaries are sampled at the real examples' Poisson rate when included. ``benchmarks/
+Both canaries are sampled at the real examples' Poisson rate when included (``canary=`` keeps
+only one of them, so that the two halves differ in one example). ``variant="shuffled-batches"``
+replaces Poisson sampling by fixed-size batches from a shuffle each epoch (last partial batch
+dropped), and the ``epoch_max`` view (each epoch's largest canary observation) sees it. ``benchmarks/
 dpsgd_many.py`` sets this against a Python loop over Opacus runs on the same task.
 """
 
@@ -29,7 +32,7 @@ import numpy as np
 from .._validate import check_int
 from .reference import VARIANTS, DPSGDConfig, _task_tensors, load_digits_task
 
-__all__ = ["ManyRuns", "VIEWS", "audit_many", "profile_check", "train_many"]
+__all__ = ["CANARY_SETS", "ManyRuns", "VIEWS", "audit_many", "epoch_max_scores", "profile_check", "train_many"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,12 @@ class ManyRuns:
         the log root mean square of a block of coordinates nothing touches, in units of the
         claimed noise ``sigma C`` after the public normaliser. Identical in law in both halves
         whenever the update is scaled by a public constant; it sees data-dependent scaling.
+    epoch_max_in, epoch_max_out : ndarray
+        The epoch-maximum statistic (white box): the gradient canary's observations cut into
+        blocks of ``round(1 / q)`` consecutive steps (an "epoch" of the claimed sampling rate;
+        the last block may be shorter), the largest observation of each block, summed over the
+        blocks (Chua et al. 2024's test). It sees sampling that concentrates an example in one
+        step of each epoch (shuffled batches) where the accountant spreads it over the steps.
     """
 
     black_box_in: np.ndarray
@@ -64,6 +73,8 @@ class ManyRuns:
     details: dict = field(default_factory=dict)
     scale_in: np.ndarray = field(default_factory=lambda: np.zeros(0))
     scale_out: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    epoch_max_in: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    epoch_max_out: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def _odd_digits():
@@ -73,7 +84,10 @@ def _odd_digits():
 
 
 def _canary_input(x: np.ndarray) -> np.ndarray:
-    """Ink (the data's maximum) on every pixel that is blank in all training images."""
+    """Ink (the data's maximum) on every pixel that is blank in all training images (every
+    pixel, with ink 1, when there is no training image)."""
+    if x.shape[0] == 0:
+        return np.ones(x.shape[1], dtype=np.float32)
     blank = x.max(axis=0) <= 0
     c = np.zeros(x.shape[1], dtype=np.float32)
     c[blank] = float(x.max()) if blank.any() else 0.0
@@ -82,8 +96,43 @@ def _canary_input(x: np.ndarray) -> np.ndarray:
     return c
 
 
+def epoch_max_scores(observations, sampling_rate: float) -> np.ndarray:
+    """The epoch-maximum statistic of :class:`ManyRuns` from per-step observations.
+
+    Parameters
+    ----------
+    observations : array, shape (steps, runs)
+        One gradient canary's observation per step and run.
+    sampling_rate : float
+        The claimed ``q``; blocks of ``b = max(1, round(1 / q))`` consecutive steps.
+
+    Returns
+    -------
+    ndarray, shape (runs,)
+        Sum over the blocks of each block's largest observation.
+
+    Raises
+    ------
+    ValueError
+        On observations that are not a finite 2-D array.
+
+    References
+    ----------
+    Chua, Ghazi, Kamath, Kumar, Manurangsi, Sinha, Zhang (2024) (the maximum test for shuffled
+    batches); :func:`dpaudit.dpsgd.shuffled_epsilon_lower_bound`.
+    """
+    o = np.asarray(observations, dtype=float)
+    if o.ndim != 2 or not np.all(np.isfinite(o)):
+        raise ValueError(f"observations must be a finite array of shape (steps, runs), got shape {o.shape}")
+    b = max(1, int(round(1.0 / float(sampling_rate))))
+    return sum(o[s:s + b].max(axis=0) for s in range(0, o.shape[0], b))
+
+
+CANARY_SETS = ("both", "gradient", "input")
+
+
 def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct", data=None, hidden: int = 0,
-               chunk: int = 250, opposing: int = 0, null_block: int = 1024, seed: int = 0,
+               chunk: int = 250, opposing: int = 0, null_block: int = 1024, canary: str = "both", seed: int = 0,
                device: str = "cpu") -> ManyRuns:
     """Train ``runs`` DP-SGD models at once (half with the canaries) and score the canaries.
 
@@ -94,10 +143,17 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
     runs : int
         Number of runs ``>= 4``; the first ``runs // 2`` include the canaries.
     variant : str
-        A key of :data:`~dpaudit.dpsgd.reference.VARIANTS` except ``"shuffled-batches"``.
+        A key of :data:`~dpaudit.dpsgd.reference.VARIANTS`. ``"shuffled-batches"``: every epoch
+        each run shuffles its whole dataset (real examples, the canaries it includes, the
+        opposing examples) and cuts it into ``floor(size / B)`` batches of the fixed size
+        ``B = max(1, round(q * N))`` (``N``: the public dataset without canaries, real and
+        opposing examples), the last partial batch dropped (PyTorch's ``drop_last=True``);
+        accounted, wrongly, as Poisson sampling at ``q``. Steps per epoch come from each run's
+        own dataset size, as an implementation computes them.
     data : (x, y), optional
         Real examples; default :func:`~dpaudit.dpsgd.reference.load_digits_task` with 200
-        examples and a binary label (odd digit).
+        examples and a binary label (odd digit). Zero examples (``x`` of shape ``(0, features)``)
+        are allowed: a dataset of crafted examples only (``opposing``).
     hidden : int
         0: logistic regression; else an MLP with one hidden layer of this width.
     chunk : int
@@ -116,6 +172,11 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
         Extra coordinates that nothing touches (``>= 1``): only noise, observed every step, in
         units of the claimed ``sigma C`` and the public normaliser; their root mean square is the
         update's scale (the ``scale`` score).
+    canary : {"both", "gradient", "input"}
+        Which canaries the first half of the runs includes: both (default), or only one, so that
+        the two halves differ in exactly one example (what a single example's ``(eps, delta)``
+        claim is about when the canaries can interact: shared clipping, a shared batch size,
+        shared batch slots).
     seed : int
     device : str
 
@@ -129,7 +190,8 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
     Raises
     ------
     ValueError
-        On fewer than 4 runs, an unsupported variant or bad data.
+        On fewer than 4 runs, an unknown variant or canary set, bad data, or (shuffled batches)
+        a batch larger than a run's dataset.
 
     References
     ----------
@@ -141,8 +203,11 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
 
     runs = check_int(runs, "runs", 4)
     null_block = check_int(null_block, "null_block", 1)
-    if variant not in VARIANTS or variant == "shuffled-batches":
-        raise ValueError(f"variant must be one of {sorted(set(VARIANTS) - {'shuffled-batches'})}, got {variant!r}")
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
+    if canary not in CANARY_SETS:
+        raise ValueError(f"canary must be one of {CANARY_SETS}, got {canary!r}")
+    shuffled = variant == "shuffled-batches"
     x_np, y_np, x, y, t0 = _task_tensors(data, _odd_digits, np.float32, device)
     rng = np.random.default_rng(seed)
     gen = torch.Generator(device=device).manual_seed(int(rng.integers(2**62)))
@@ -176,7 +241,9 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
     # the canary is in would leak it: the "realised-batch-size" class).
     opposing = check_int(opposing, "opposing", 0)
     expected = q * (n + 2 + opposing)
-    bb, wb, sc = [], [], []
+    batch = max(1, int(round(q * (n + opposing))))  # shuffled batches: the fixed public batch size
+    in_input, in_grad = canary in ("both", "input"), canary in ("both", "gradient")
+    bb, wb, sc, em = [], [], [], []
     for start in range(0, runs, chunk):
         r = min(chunk, runs - start)
         with_canary = torch.as_tensor(np.arange(start, start + r) < runs_in, device=device)
@@ -184,12 +251,33 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
         obs = torch.zeros(T, r, device=device)
         log_scale = torch.zeros(r, device=device)
         fixed_seed = int(rng.integers(2**62))
+        if shuffled:
+            # Items: real 0..n-1, input canary n, gradient canary n+1, opposing n+2..n+1+k.
+            present = torch.ones(r, n + 2 + opposing, dtype=torch.bool, device=device)
+            present[:, n] = with_canary & in_input
+            present[:, n + 1] = with_canary & in_grad
+            per_epoch = torch.div(present.sum(dim=1), batch, rounding_mode="floor")  # drop the last partial batch
+            if int(per_epoch.min()) < 1:
+                raise ValueError(f"batch size {batch} is larger than a run's dataset ({int(present.sum(dim=1).min())})")
+            pos = torch.zeros(r, n + 2 + opposing, dtype=torch.long, device=device)
         for t in range(T):
             g = per_run(params, xs, ys)
             flat = torch.cat([g[k].reshape(r, n + 1, -1) for k in names], dim=2)  # (r, n+1, d_model)
-            take = (torch.rand(r, n + 1, generator=gen, device=device) < q) if q < 1 else torch.ones(r, n + 1, device=device, dtype=torch.bool)
-            take[:, n] &= with_canary
-            gc_take = ((torch.rand(r, generator=gen, device=device) < q) if q < 1 else torch.ones(r, dtype=torch.bool, device=device)) & with_canary
+            if shuffled:
+                j = t % per_epoch  # (r,) batch index within each run's epoch
+                fresh = j == 0
+                if bool(fresh.any()):
+                    keys = torch.rand(r, n + 2 + opposing, generator=gen, device=device)
+                    keys = torch.where(present, keys, torch.full_like(keys, 2.0))  # absent items last
+                    new_pos = torch.argsort(torch.argsort(keys, dim=1), dim=1)
+                    pos = torch.where(fresh.unsqueeze(1), new_pos, pos)
+                member = (pos >= (j * batch).unsqueeze(1)) & (pos < ((j + 1) * batch).unsqueeze(1)) & present
+                take = member[:, :n + 1].clone()
+                gc_take = member[:, n + 1].clone()
+            else:
+                take = (torch.rand(r, n + 1, generator=gen, device=device) < q) if q < 1 else torch.ones(r, n + 1, device=device, dtype=torch.bool)
+                take[:, n] &= with_canary & in_input
+                gc_take = ((torch.rand(r, generator=gen, device=device) < q) if q < 1 else torch.ones(r, dtype=torch.bool, device=device)) & with_canary & in_grad
             if per_example_clip:
                 norms = flat.norm(dim=2, keepdim=True)
                 flat = flat * torch.clamp(C / (norms + 1e-12), max=1.0)
@@ -198,8 +286,11 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
             batch_size = take.float().sum(dim=1) + gc_take.float()
             if opposing:
                 a_opp = cnorm / (2.0 * opposing)
-                opp_take = ((torch.rand(r, opposing, generator=gen, device=device) < q) if q < 1 else
-                            torch.ones(r, opposing, dtype=torch.bool, device=device)).float().sum(dim=1)
+                if shuffled:
+                    opp_take = member[:, n + 2:].float().sum(dim=1)
+                else:
+                    opp_take = ((torch.rand(r, opposing, generator=gen, device=device) < q) if q < 1 else
+                                torch.ones(r, opposing, dtype=torch.bool, device=device)).float().sum(dim=1)
                 gsum = gsum - opp_take * (min(C, a_opp) if per_example_clip else a_opp)
                 batch_size = batch_size + opp_take
             if variant == "batch-clipping":  # the batch's whole gradient (model and canary coordinate) clipped to C
@@ -230,17 +321,20 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
         from .audit import canary_scores
 
         wb.append(canary_scores(obs.cpu().numpy(), sigma, q, "lr"))
+        em.append(epoch_max_scores(obs.cpu().numpy(), q))
         sc.append(-log_scale.cpu().numpy().astype(float))
-    bb_all, wb_all, sc_all = np.concatenate(bb), np.concatenate(wb), np.concatenate(sc)
+    bb_all, wb_all, sc_all, em_all = np.concatenate(bb), np.concatenate(wb), np.concatenate(sc), np.concatenate(em)
     return ManyRuns(black_box_in=bb_all[:runs_in], black_box_out=bb_all[runs_in:], white_box_in=wb_all[:runs_in],
                     white_box_out=wb_all[runs_in:], config=config, variant=variant, seconds=time.perf_counter() - t0,
                     scale_in=sc_all[:runs_in], scale_out=sc_all[runs_in:],
+                    epoch_max_in=em_all[:runs_in], epoch_max_out=em_all[runs_in:],
                     details={"runs": runs, "runs_in": runs_in, "model_parameters": int(d_model), "num_train": int(n),
                              "hidden": hidden, "seed": seed, "device": device, "opposing": int(opposing),
-                             "null_block": int(null_block), "expected_batch": float(expected)})
+                             "null_block": int(null_block), "expected_batch": float(expected), "canary": canary,
+                             "shuffled_batch": int(batch) if shuffled else None})
 
 
-VIEWS = ("black_box", "white_box", "scale")
+VIEWS = ("black_box", "white_box", "scale", "epoch_max")
 
 
 def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
@@ -250,8 +344,9 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
     accountant's epsilon.
 
     Views: ``"black_box"`` (minus the final model's loss on the input canary), ``"white_box"``
-    (the gradient canary's likelihood-ratio score over the steps) and ``"scale"`` (the update's
-    scale statistic, :attr:`ManyRuns.scale_in`). Each is a function of the released outputs and
+    (the gradient canary's likelihood-ratio score over the steps), ``"scale"`` (the update's
+    scale statistic, :attr:`ManyRuns.scale_in`) and ``"epoch_max"`` (the gradient canary's
+    largest observation per block of ``round(1/q)`` steps, summed: :attr:`ManyRuns.epoch_max_in`). Each is a function of the released outputs and
     public information only, so each bound is certified whatever the implementation does; the
     runs are independent, so the two halves are i.i.d. samples of the two output laws.
 
@@ -296,11 +391,14 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
         raise ValueError(f"views must be a non-empty subset of {VIEWS}, got {views!r}")
     if "scale" in views and result.scale_in.size < 2:
         raise ValueError("the 'scale' view needs the scale scores of train_many")
+    if "epoch_max" in views and result.epoch_max_in.size < 2:
+        raise ValueError("the 'epoch_max' view needs the epoch-maximum scores of train_many")
     acc = float(get_epsilon(result.config.composition(), delta).epsilon)
     out = {"accountant_epsilon": acc, "runs": int(result.details["runs"]), "seconds": result.seconds}
     pairs = {"black_box": (result.black_box_in, result.black_box_out),
              "white_box": (result.white_box_in, result.white_box_out),
-             "scale": (result.scale_in, result.scale_out)}
+             "scale": (result.scale_in, result.scale_out),
+             "epoch_max": (result.epoch_max_in, result.epoch_max_out)}
     for view in views:
         a, b = pairs[view]
         au = clopper_pearson_audit(a, b, confidence=1 - beta, alternative="greater")

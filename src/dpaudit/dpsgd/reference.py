@@ -76,9 +76,10 @@ VARIANTS = {
                         "matters when C != 1): true noise multiplier sigma / C",
     "noise-reused": "the same noise vector at every step (a generator re-seeded each step: state shared "
                     "across steps): differences of steps cancel the noise, infinite privacy loss when q < 1; "
-                    "at q = 1 a canary's contribution is the same at every step and cancels with the noise, "
-                    "so its gradient canary sees less than accounted (other examples' gradients, which change "
-                    "between steps, are revealed exactly by the differences)",
+                    "at q = 1 a Dirac canary's contribution is the same at every step and cancels with the noise "
+                    "(it sees less than accounted), while any gradient that changes between steps is revealed "
+                    "exactly by the differences: sign-changing canaries (canary_kind 'alternating' or 'signed') "
+                    "and the 'whitened' score show it from one run",
     "shuffled-batches": "fixed-size batches from a shuffle each epoch (every example in exactly one step per "
                         "epoch), accounted as Poisson sampling at q = batch/N (Chua et al. 2024)",
     "batch-clipping": "the batch's summed gradient clipped to C as a whole instead of each example's: one "
@@ -169,6 +170,11 @@ class TrainingRun:
     final_scores : ndarray, shape (m,), or None
         Input canaries only: minus each canary's loss under the final model (the black-box view).
     details : dict
+    pattern : ndarray, shape (steps, m), or None
+        The sign the auditor gave each gradient canary at each step (``+1`` or ``-1``; public,
+        chosen before the run, independent of the mask): all ``+1`` for ``"dirac"`` canaries,
+        ``(-1)^t`` for ``"alternating"`` ones, random for ``"signed"`` ones. ``None`` means
+        all ``+1``. The scores read it (:func:`dpaudit.dpsgd.canary_scores`).
     """
 
     observations: np.ndarray
@@ -181,6 +187,7 @@ class TrainingRun:
     train_accuracy: float
     final_scores: Optional[np.ndarray] = None
     details: dict = field(default_factory=dict)
+    pattern: Optional[np.ndarray] = None
 
 
 def load_digits_task(num_train: int = 500, seed: int = 0):
@@ -210,7 +217,7 @@ def _task_tensors(data, default, label_dtype, device):
     return x_np, y_np, torch.as_tensor(x_np, device=device), torch.as_tensor(y_np, device=device), time.perf_counter()
 
 
-CANARY_KINDS = ("dirac", "random", "input")
+CANARY_KINDS = ("dirac", "alternating", "signed", "random", "input")
 
 
 def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: str = "correct", data=None,
@@ -222,6 +229,17 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
 
     * ``"dirac"`` (default): a gradient of norm ``canary_norm`` on a coordinate of its own in a
       block the model never reads (no interference); observation: the noisy sum there, over ``C``.
+    * ``"alternating"``: a Dirac canary whose gradient changes sign every step (``+canary_norm
+      e_i`` at even steps, ``-canary_norm e_i`` at odd ones; ``TrainingRun.pattern``). For the
+      correct implementation the sign-corrected observation ``pattern[t, i] * o[t, i]`` has
+      exactly the Dirac canary's law, so nothing is lost; but a canary whose gradient changes
+      between steps is not cancelled with noise that is shared across steps (differences of
+      steps cancel the noise and keep the canary: the ``"whitened"`` score of
+      :func:`dpaudit.dpsgd.canary_scores` sees it). This is the white-box auditor's canary for
+      the class "state shared across steps".
+    * ``"signed"``: as ``"alternating"`` with an independent random sign per canary and step
+      (drawn by the auditor before the run, independently of the mask): no fixed structure of
+      shared noise (a period, an epoch) can hide it.
     * ``"random"``: a gradient of norm ``canary_norm`` along a random unit direction of the model's
       own parameter space (Andrew et al. 2024): it trains the model like any example, and real
       gradients and the other canaries interfere; observation: the noisy sum's component along
@@ -244,7 +262,7 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
         :func:`load_digits_task`.
     hidden : int
         Width of the MLP's hidden layer.
-    canary_kind : {"dirac", "random", "input"}
+    canary_kind : {"dirac", "alternating", "signed", "random", "input"}
         See above.
     seed : int
         Seeds the mask, the sampling, the noise and the initial parameters.
@@ -303,7 +321,14 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
     elif canary_kind == "input":
         cx = torch.rand(m, feats, generator=gen, device=device) * float(x.max())
         cy = torch.randint(0, int(y_np.max()) + 1, (m,), generator=gen, device=device)
-    block_size = m if canary_kind == "dirac" else 0
+    dirac_like = canary_kind in ("dirac", "alternating", "signed")
+    if canary_kind == "alternating":
+        pattern = np.where(np.arange(T) % 2 == 0, 1.0, -1.0)[:, None] * np.ones((1, m))
+    elif canary_kind == "signed":
+        pattern = np.where(np.random.default_rng([seed, 7]).random((T, m)) < 0.5, -1.0, 1.0)
+    else:
+        pattern = np.ones((T, m))
+    block_size = m if dirac_like else 0
     noise_sd = sigma if variant == "noise-not-scaled" else sigma * C
     # The normaliser is public: the expected batch size of the canary design (each canary included
     # with probability 1/2), not of the realised mask (that would scale the update by a function of
@@ -345,10 +370,10 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
         else:
             g_noise = gen
         noise = torch.randn(d_model + block_size, generator=g_noise, device=device) * noise_sd
-        if canary_kind == "dirac":
-            # Canaries: gradient cnorm * e_i on the block, clipped like any example.
+        if dirac_like:
+            # Canaries: gradient pattern[t, i] * cnorm * e_i on the block, clipped like any example.
             block = np.zeros(m)
-            block[can_idx] = min(C, cnorm) if per_example_clip else cnorm
+            block[can_idx] = pattern[t, can_idx] * (min(C, cnorm) if per_example_clip else cnorm)
             if variant == "batch-clipping":  # the whole batch's gradient (model and block) clipped to C
                 scale = min(1.0, C / (math.sqrt(float(g_sum.square().sum()) + float(np.square(block).sum())) + 1e-12))
                 g_sum, block = g_sum * scale, block * scale
@@ -392,5 +417,6 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
             final = -torch.nn.functional.cross_entropy(out, cy, reduction="none").cpu().numpy().astype(float)
     return TrainingRun(observations=obs, mask=mask, sampled=part.sum(axis=0), participation=part, config=config, variant=variant,
                        seconds=time.perf_counter() - t0, train_accuracy=acc, final_scores=final,
+                       pattern=pattern if dirac_like else None,
                        details={"num_train": int(n), "model_parameters": int(d_model), "canary_block": int(block_size),
                                 "canary_kind": canary_kind, "seed": seed, "device": device})
