@@ -86,11 +86,13 @@ def many_run_zoo(delta: float, beta: float, rows: list, seeds: int = 20) -> list
     cells = [
         ("batch-clipping", "q = 1, 10 steps, 50 examples, 1 opposing example, canary norm 1e4",
          DPSGDConfig(noise_multiplier=s1, sampling_rate=1.0, steps=10, learning_rate=5.0, canary_norm=1e4),
-         dict(runs=1000, data=fifty, opposing=1, null_block=1), "white_box"),
+         dict(runs=1000, data=fifty, opposing=1, null_block=1, canary="gradient"), "white_box"),
         ("realised-batch-size", "q = 1, 10 steps, a dataset of 1 example",
-         DPSGDConfig(noise_multiplier=s1, sampling_rate=1.0, steps=10, learning_rate=5.0), dict(runs=100, data=one), "scale"),
+         DPSGDConfig(noise_multiplier=s1, sampling_rate=1.0, steps=10, learning_rate=5.0),
+         dict(runs=100, data=one, canary="gradient"), "scale"),
         ("realised-batch-size", "q = 0.05, 100 steps, a dataset of 1 example",
-         DPSGDConfig(noise_multiplier=s5, sampling_rate=0.05, steps=100, learning_rate=5.0), dict(runs=400, data=one), "scale"),
+         DPSGDConfig(noise_multiplier=s5, sampling_rate=0.05, steps=100, learning_rate=5.0),
+         dict(runs=1000, data=one, canary="gradient"), "scale"),
     ]
     lines = ["", "## Many-run audits of the bugs one run cannot show (accountant epsilon 2)", "",
              "Certified at beta (one view each, fixed in advance); `profile`: the certified delta exceeds the accountant's "

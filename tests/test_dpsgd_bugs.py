@@ -71,7 +71,7 @@ def test_batch_clipping_is_shown_from_1000_runs_and_the_reference_is_not():
     res = {}
     for v in ("batch-clipping", "correct"):
         r = train_many(cfg, runs=1000, variant=v, data=(x, (y % 2).astype(np.float32)), opposing=1, null_block=1,
-                       seed=0, chunk=500)
+                       canary="gradient", seed=0, chunk=500)
         res[v] = audit_many(r, delta=DELTA, beta=0.05, views=("white_box",), profile=GRID)
     bug, ok = res["batch-clipping"]["white_box"], res["correct"]["white_box"]
     assert bug["profile_violated"] and bug["profile"]["margin"] > 0.04, bug
@@ -80,16 +80,20 @@ def test_batch_clipping_is_shown_from_1000_runs_and_the_reference_is_not():
 
 
 def test_realised_batch_size_is_shown_from_100_runs_and_the_reference_is_not():
-    """q = 1, 10 steps, accountant epsilon 2, a dataset of one example: the update's scale is
-    1/3 with the two canaries and 1 without; the scale statistic separates every run, and 100
-    runs certify epsilon > 2 at delta 1e-5. The reference's scale is the same in both halves."""
+    """q = 1, 10 steps, accountant epsilon 2, a dataset of one example: with the gradient canary
+    alone (the halves differ in one example) the update's scale is 1/2 with it and 1 without;
+    the scale statistic separates every run, and 100 runs certify epsilon > 2 at delta 1e-5. The
+    reference's scale is the same in both halves. With both canaries the halves differ in two
+    examples, which this variant couples: the audit refuses."""
     x, y = load_digits_task(num_train=10, seed=0)
     one = (x[:1], (y[:1] % 2).astype(np.float32))
     sigma = noise_for_epsilon(2.0, DELTA, 1.0, 10)
     cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=1.0, steps=10, learning_rate=5.0)
-    bug = audit_many(train_many(cfg, runs=100, variant="realised-batch-size", data=one, seed=0), beta=0.05,
-                     views=("scale",))
-    ok = audit_many(train_many(cfg, runs=100, data=one, seed=0), beta=0.05, views=("scale",))
+    bug = audit_many(train_many(cfg, runs=100, variant="realised-batch-size", data=one, canary="gradient", seed=0),
+                     beta=0.05, views=("scale",))
+    ok = audit_many(train_many(cfg, runs=100, data=one, canary="gradient", seed=0), beta=0.05, views=("scale",))
+    with pytest.raises(ValueError, match="two examples"):
+        audit_many(train_many(cfg, runs=8, variant="realised-batch-size", data=one, seed=0), views=("scale",))
     assert bug["violated"] and bug["scale"]["epsilon_lower_bound"] > 2.1, bug
     assert not ok["violated"] and ok["scale"]["epsilon_lower_bound"] < 1.0, ok
 

@@ -32,7 +32,7 @@ import numpy as np
 from .._validate import check_int
 from .reference import VARIANTS, DPSGDConfig, _task_tensors, load_digits_task
 
-__all__ = ["CANARY_SETS", "ManyRuns", "VIEWS", "audit_many", "epoch_max_scores", "profile_check", "train_many"]
+__all__ = ["CANARY_SETS", "COUPLING_VARIANTS", "ManyRuns", "VIEWS", "audit_many", "epoch_max_scores", "profile_check", "train_many"]
 
 
 @dataclass(frozen=True)
@@ -334,6 +334,11 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
                              "shuffled_batch": int(batch) if shuffled else None})
 
 
+COUPLING_VARIANTS = frozenset({"batch-clipping", "realised-batch-size", "shuffled-batches"})
+"""Variants in which one example's presence changes how another is processed (the whole batch
+clipped together, an update divided by the realised batch size, fixed-size batch slots): their
+many-run audits need runs that differ in exactly one example (``train_many(canary=...)``)."""
+
 VIEWS = ("black_box", "white_box", "scale", "epoch_max")
 
 
@@ -376,7 +381,10 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
     Raises
     ------
     ValueError
-        On an unknown view, or ``"scale"`` on a result without scale scores.
+        On an unknown view, ``"scale"`` on a result without scale scores, or a variant that
+        couples examples (:data:`COUPLING_VARIANTS`) trained with both canaries: its two halves
+        differ in two examples whose effects interact, so no view's bound is about one example
+        (train with ``canary="gradient"`` or ``"input"``).
 
     References
     ----------
@@ -389,6 +397,14 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
     views = tuple(views)
     if not views or any(v not in VIEWS for v in views):
         raise ValueError(f"views must be a non-empty subset of {VIEWS}, got {views!r}")
+    if result.variant in COUPLING_VARIANTS and result.details.get("canary", "both") == "both":
+        # With both canaries the halves differ in two examples. Each view is still a one-example
+        # comparison when the other canary cannot reach its statistic (per-example clipping and a
+        # public normaliser keep them apart); these variants couple them.
+        raise ValueError(
+            f"variant {result.variant!r} couples examples (a shared clipping norm, batch size or batch slots), and "
+            "these runs include both canaries, so their halves differ in two examples: a bound from them is not "
+            "about one example; train with canary='gradient' or canary='input'")
     if "scale" in views and result.scale_in.size < 2:
         raise ValueError("the 'scale' view needs the scale scores of train_many")
     if "epoch_max" in views and result.epoch_max_in.size < 2:
