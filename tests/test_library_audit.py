@@ -9,18 +9,12 @@ and Laplace is named a floating-point leak, as Mironov (2012) predicts.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from library_audit_support import load_library_audit
 
-ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("library_audit", ROOT / "benchmarks" / "library_audit.py")
-library_audit = importlib.util.module_from_spec(_spec)
-sys.modules["library_audit"] = library_audit  # dataclasses look their module up
-_spec.loader.exec_module(library_audit)
+library_audit = load_library_audit()
 
 classify = library_audit.classify
 REGISTRY = library_audit.REGISTRY

@@ -9,21 +9,12 @@ support, and the one real audit is against a claim twice OpenDP's (see its note)
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from library_audit_support import load_library_audit
 
-ROOT = Path(__file__).resolve().parents[1]
-if "library_audit" in sys.modules:  # loaded by tests/test_library_audit.py in the same session
-    library_audit = sys.modules["library_audit"]
-else:
-    _spec = importlib.util.spec_from_file_location("library_audit", ROOT / "benchmarks" / "library_audit.py")
-    library_audit = importlib.util.module_from_spec(_spec)
-    sys.modules["library_audit"] = library_audit  # dataclasses look their module up
-    _spec.loader.exec_module(library_audit)
+library_audit = load_library_audit()
 
 REGISTRY = library_audit.REGISTRY
 OPENDP = [e for e in REGISTRY if e.library == "OpenDP"]
