@@ -79,6 +79,23 @@ def test_batch_clipping_is_shown_from_1000_runs_and_the_reference_is_not():
     assert not ok["profile_violated"] and not ok["violated"] and ok["mu_lower_bound"] < math.sqrt(10) / sigma
 
 
+def test_batch_clipping_violates_the_accounted_epsilon_at_1e5_from_20000_runs():
+    """The same construction at delta = 1e-5 itself: 20,000 runs (10,000 with the canary) certify
+    epsilon > 2.0, the accountant's epsilon (15,000 runs give 1.99, short of it); the reference,
+    same seed and settings, stays far below."""
+    sigma = noise_for_epsilon(2.0, DELTA, 1.0, 10)
+    cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=1.0, steps=10, learning_rate=5.0, canary_norm=1e4)
+    x, y = load_digits_task(num_train=50, seed=0)
+    res = {}
+    for v in ("batch-clipping", "correct"):
+        r = train_many(cfg, runs=20000, variant=v, data=(x, (y % 2).astype(np.float32)), opposing=1, null_block=1,
+                       canary="gradient", seed=0, chunk=500)
+        res[v] = audit_many(r, delta=DELTA, beta=0.05, views=("white_box",))
+    bug, ok = res["batch-clipping"], res["correct"]
+    assert bug["violated"] and bug["white_box"]["epsilon_lower_bound"] > bug["accountant_epsilon"] + 0.1, bug
+    assert not ok["violated"] and ok["white_box"]["epsilon_lower_bound"] < 1.5, ok
+
+
 def test_realised_batch_size_is_shown_from_100_runs_and_the_reference_is_not():
     """q = 1, 10 steps, accountant epsilon 2, a dataset of one example: with the gradient canary
     alone (the halves differ in one example) the update's scale is 1/2 with it and 1 without;
