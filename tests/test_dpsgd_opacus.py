@@ -18,7 +18,8 @@ from dpaudit.dpsgd.opacus import OpacusCanaries  # noqa: E402
 logging.getLogger("absl").setLevel(logging.ERROR)
 
 
-def _opacus_loop(noise=2.0, clip=1.0, batch=20, n=200, epochs=2, canaries=1500, seed=0):
+def _opacus_loop(noise=2.0, clip=1.0, batch=20, n=200, epochs=2, canaries=1500, seed=0, canary_kind="dirac",
+                 reseed_noise=False):
     from opacus import PrivacyEngine
 
     warnings.filterwarnings("ignore")
@@ -31,9 +32,11 @@ def _opacus_loop(noise=2.0, clip=1.0, batch=20, n=200, epochs=2, canaries=1500, 
     engine = PrivacyEngine()
     model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=noise,
                                              max_grad_norm=clip, poisson_sampling=True)
-    hook = OpacusCanaries(opt, canaries=canaries, sampling_rate=batch / n, seed=seed)
+    hook = OpacusCanaries(opt, canaries=canaries, sampling_rate=batch / n, seed=seed, canary_kind=canary_kind)
     for _ in range(epochs):
         for xb, yb in loader:
+            if reseed_noise:  # the bug: a noise generator re-created in the loop (state shared across steps)
+                opt.generator = torch.Generator().manual_seed(1234)
             opt.zero_grad()
             torch.nn.functional.cross_entropy(model(xb), yb).backward()
             hook.step()
@@ -66,3 +69,26 @@ def test_opacus_canaries_refuse_a_plain_optimizer_and_an_empty_run():
         hook.audit()
     with pytest.raises(ValueError):
         OpacusCanaries(opt, canaries=1)
+
+
+def test_signed_canaries_in_opacus_catch_a_noise_generator_reseeded_every_step():
+    """q = 1, 10 steps, accountant epsilon 2: a user loop that re-creates Opacus's noise
+    generator with a fixed seed before every step adds the same noise at every step. Dirac
+    canaries are constant too and cancel with it; canaries with a random sign per step are seen
+    exactly by the whitened score from one run. The correct loop with the same canaries is not
+    accused, and its sign-corrected observations are the Dirac canaries' (mean C, noise sigma)."""
+    from dpaudit.dpsgd import noise_for_epsilon
+
+    sigma = noise_for_epsilon(2.0, 1e-5, 1.0, 10)
+    kw = dict(noise=sigma, batch=100, n=100, epochs=10, canaries=2000)
+    bug, _ = _opacus_loop(canary_kind="signed", reseed_noise=True, **kw)
+    a = bug.audit(delta=1e-5)
+    assert a.violated and a.epsilon_lower_bound > a.accountant_epsilon + 1.0, a.summary()
+    ok, _ = _opacus_loop(canary_kind="signed", **kw)
+    run = ok.run()
+    assert run.pattern.shape == (10, 2000) and set(np.unique(run.pattern)) == {-1.0, 1.0}
+    o = run.observations * run.pattern
+    assert abs(o[run.participation].mean() - 1.0) < 0.2 and abs(o[:, ~run.mask].std() / sigma - 1.0) < 0.05
+    assert not ok.audit(delta=1e-5).violated
+    with pytest.raises(ValueError, match="canary_kind"):
+        OpacusCanaries(ok.optimizer, canaries=10, canary_kind="input")

@@ -15,7 +15,7 @@ How: the canaries live in an extra parameter block of ``m`` coordinates that the
 (learning rate 0, so it never moves) and the model never reads. Before each step the hook appends
 one per-example gradient row for every canary sampled in this step (included with probability
 1/2 once, then Poisson-sampled at rate ``q`` like the real examples): ``canary_norm`` on its own
-coordinate, zeros elsewhere; real examples get zeros on the block. Opacus then does what it
+coordinate, with a random sign per step by default (``canary_kind``), zeros elsewhere; real examples get zeros on the block. Opacus then does what it
 always does, unchanged: per-example clipping over all parameters, the sum, Gaussian noise of
 standard deviation ``noise_multiplier * max_grad_norm`` on every parameter, division by the
 expected batch size. After the step the block's gradient is the white-box observation (scaled
@@ -34,7 +34,9 @@ import numpy as np
 
 from .._validate import check_int, check_positive, check_rate
 
-__all__ = ["OpacusCanaries"]
+__all__ = ["OPACUS_CANARY_KINDS", "OpacusCanaries"]
+
+OPACUS_CANARY_KINDS = ("dirac", "alternating", "signed")
 
 
 class OpacusCanaries:
@@ -52,7 +54,17 @@ class OpacusCanaries:
     canary_norm : float, optional
         Norm of a canary gradient before clipping (default ``4 * max_grad_norm``).
     seed : int
-        Seeds the inclusion mask and the canaries' sampling.
+        Seeds the inclusion mask and the canaries' sampling (and, on a stream of its own, the
+        signs of ``"signed"`` canaries).
+    canary_kind : {"signed", "alternating", "dirac"}
+        ``"signed"`` (default): ``+-canary_norm`` on the canary's coordinate, an independent
+        random sign per canary and step drawn from its own stream (independent of the mask and
+        of the run); ``"alternating"``: ``(-1)^t canary_norm`` at step ``t``; ``"dirac"``:
+        ``+canary_norm`` at every step (Nasr et al.'s canary). For a correct optimizer the
+        sign-corrected observations have the Dirac canaries' law, so the sign costs nothing;
+        against noise shared across steps (a noise generator re-seeded in the loop, noise reused
+        every epoch) the ``"whitened"`` score sees signed canaries exactly, where Dirac canaries,
+        constant like the shared noise, cancel with it (``docs/dpsgd.md`` §3).
 
     Attributes
     ----------
@@ -60,13 +72,15 @@ class OpacusCanaries:
         Which canaries were included.
     observations : list of ndarray, shape (m,) each
         One row per completed step.
+    patterns : list of ndarray, shape (m,) each
+        The canaries' signs at each completed step (all ``+1`` for ``"dirac"``).
 
     Raises
     ------
     TypeError
         If ``optimizer`` is not an Opacus ``DPOptimizer``.
     ValueError
-        On invalid counts or rates.
+        On invalid counts or rates, or an unknown canary kind.
 
     References
     ----------
@@ -75,7 +89,7 @@ class OpacusCanaries:
     """
 
     def __init__(self, optimizer, canaries: int = 1000, *, sampling_rate: float = 1.0,
-                 canary_norm: Optional[float] = None, seed: int = 0):
+                 canary_norm: Optional[float] = None, seed: int = 0, canary_kind: str = "signed"):
         import torch
 
         try:
@@ -84,6 +98,9 @@ class OpacusCanaries:
             raise ImportError("OpacusCanaries needs Opacus: pip install 'dpaudit[opacus]'") from exc
         if not isinstance(optimizer, DPOptimizer):
             raise TypeError(f"optimizer must be an opacus DPOptimizer, got {type(optimizer).__name__}")
+        if canary_kind not in OPACUS_CANARY_KINDS:
+            raise ValueError(f"canary_kind must be one of {OPACUS_CANARY_KINDS}, got {canary_kind!r}")
+        self.canary_kind = canary_kind
         self.optimizer = optimizer
         self.m = check_int(canaries, "canaries", 2)
         self.sampling_rate = check_rate(sampling_rate, "sampling_rate")
@@ -92,12 +109,15 @@ class OpacusCanaries:
         self._rng = np.random.default_rng(seed)
         self.mask = self._rng.random(self.m) < 0.5
         self._included = np.flatnonzero(self.mask)
+        self._sign_rng = np.random.default_rng([seed, 7])
+        self._sign = np.ones(self.m)
         device = next(iter(p.device for p in optimizer.params), torch.device("cpu"))
         self.block = torch.nn.Parameter(torch.zeros(self.m, device=device))
         optimizer.original_optimizer.add_param_group({"params": [self.block], "lr": 0.0, "weight_decay": 0.0,
                                                       "momentum": 0.0})
         self.observations: list = []
         self.participation: list = []
+        self.patterns: list = []
         self.seconds = 0.0
         self._start = time.perf_counter()
 
@@ -110,6 +130,11 @@ class OpacusCanaries:
         part = np.zeros(self.m, dtype=bool)
         part[chosen] = True
         self.participation.append(part)
+        t = len(self.observations)
+        if self.canary_kind == "alternating":
+            self._sign = np.full(self.m, 1.0 if t % 2 == 0 else -1.0)
+        elif self.canary_kind == "signed":
+            self._sign = np.where(self._sign_rng.random(self.m) < 0.5, -1.0, 1.0)
         k = chosen.size
         real = [p for p in opt.params if p is not self.block]
         if not real:
@@ -121,7 +146,8 @@ class OpacusCanaries:
             p.grad_sample = torch.cat([gs, gs.new_zeros((k, *gs.shape[1:]))], dim=0)
         rows = first.new_zeros((batch + k, self.m))
         if k:
-            rows[torch.arange(batch, batch + k), torch.as_tensor(chosen, device=rows.device)] = self.canary_norm
+            rows[torch.arange(batch, batch + k), torch.as_tensor(chosen, device=rows.device)] = torch.as_tensor(
+                self.canary_norm * self._sign[chosen], dtype=rows.dtype, device=rows.device)
         self.block.grad_sample = rows
 
     def step(self, closure=None):
@@ -137,6 +163,7 @@ class OpacusCanaries:
         if g is None:  # a skipped step (gradient accumulation): nothing was released
             self.participation.pop()
             return out
+        self.patterns.append(self._sign.copy())
         scale = self.optimizer.expected_batch_size * self.optimizer.accumulated_iterations \
             if self.optimizer.loss_reduction == "mean" else 1.0
         self.observations.append(g.detach().cpu().numpy().astype(float) * scale / self.max_grad_norm)
@@ -156,7 +183,8 @@ class OpacusCanaries:
         part = np.array(self.participation)
         return TrainingRun(observations=np.array(self.observations), mask=self.mask, sampled=part.sum(axis=0),
                            participation=part, config=cfg, variant="opacus", seconds=self.seconds,
-                           train_accuracy=float("nan"), details={"canary_block": self.m})
+                           train_accuracy=float("nan"), details={"canary_block": self.m, "canary_kind": self.canary_kind},
+                           pattern=np.array(self.patterns))
 
     def audit(self, *, delta: float = 1e-5, beta: float = 0.05, noise_multiplier: Optional[float] = None, **kwargs):
         """:func:`dpaudit.dpsgd.audit_run` on this run's observations, against the accountant's
