@@ -128,6 +128,26 @@ def test_lr_score_is_the_sum_at_full_participation():
     assert math.isfinite(canary_scores(o * 100, 0.1, 0.01, "lr").max())  # no overflow
 
 
+def test_fitted_estimate_composes_like_the_accountant_within_one_percent():
+    # The fitted per-step mechanism is composed by a cheaper, uncertified PLD (an estimate): it
+    # stays within 1 % of the certified accountant (and errs high, like a pessimistic PLD).
+    from dpaudit.dpsgd.audit import _composed_epsilon_estimate
+
+    for sigma, q, steps in [(3.42, 1.0, 10), (11.8, 1.0, 10), (1.1, 0.05, 200), (50.0, 0.2, 30)]:
+        comp = Composition.dpsgd(sigma, q, steps)
+        est, acc = _composed_epsilon_estimate(comp, DELTA), get_epsilon(comp, DELTA).epsilon
+        assert acc <= est <= 1.01 * acc, (sigma, q, steps, est, acc)
+
+
+def test_scores_with_an_all_plus_pattern_are_the_scores_without_one():
+    rng = np.random.default_rng(3)
+    o = rng.normal(size=(9, 300))
+    for kind in ("lr", "sum", "whitened", "spread"):
+        plain = canary_scores(o, 1.5, 0.3, kind)
+        assert np.array_equal(plain, canary_scores(o, 1.5, 0.3, kind, np.ones((9, 300))))
+        assert np.array_equal(plain, canary_scores(o, 1.5, 0.3, kind, np.ones(9)))
+
+
 def test_epsilon_plot_draws_bounds_against_the_accountant(tmp_path):
     from dpaudit.dpsgd import epsilon_plot
 

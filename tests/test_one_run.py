@@ -32,6 +32,31 @@ def test_steinke_p_value_grows_with_delta_and_falls_with_more_correct():
     assert steinke_p_value(1000, 100, 90, 2.0, 1e-4) > p1  # a weaker claim is harder to refute
 
 
+def _steinke_p_value_direct(m, k, v, eps, delta):
+    # the definition, every tail evaluated (what steinke_p_value computes with shortcuts)
+    p = special.expit(eps)
+    tail = float(stats.binom.sf(v - 1, k, p))
+    if delta == 0.0 or v == 0:
+        return min(1.0, tail)
+    i = np.arange(1, v + 1)
+    return float(min(1.0, tail + 2.0 * m * delta * float(np.max((stats.binom.sf(v - i - 1, k, p) - tail) / i))))
+
+
+def test_steinke_p_value_and_bound_are_the_definition_bit_for_bit():
+    from dpaudit.scores.one_run import _largest_rejected, steinke_epsilon_lower_bound
+
+    rng = np.random.default_rng(0)
+    cases = [(10_000, 10_000, 5_600, 1e-5), (10_000, 1_280, 900, 1e-5), (1_000, 20, 19, 1e-3), (1_000, 300, 0, 1e-5)]
+    cases += [(1_000, int(k), int(rng.integers(0, k + 1)), float(10 ** rng.uniform(-8, -2)))
+              for k in rng.integers(1, 1_000, 40)]
+    for m, k, v, delta in cases:
+        for eps in (0.0, 0.05, 0.7, 3.0, 20.0):
+            assert steinke_p_value(m, k, v, eps, delta) == _steinke_p_value_direct(m, k, v, eps, delta)
+        beta = 0.05 / 3
+        assert steinke_epsilon_lower_bound(m, k, v, delta, beta) == _largest_rejected(
+            lambda e: _steinke_p_value_direct(m, k, v, e, delta) <= beta)
+
+
 @pytest.mark.parametrize("args", [(10, 11, 5, 1.0, 0.0), (10, 5, 6, 1.0, 0.0), (10, 5, 3, -1.0, 0.0),
                                   (10, 5, 3, 1.0, 1.5), (10, 5, 3, float("nan"), 0.0)])
 def test_steinke_p_value_rejects_bad_arguments(args):

@@ -89,6 +89,34 @@ def test_scott_width_and_bins():
     assert make_bins(np.ones(5), np.ones(5)).k == 1
 
 
+def test_equal_width_binning_is_the_binary_search_exactly():
+    # Bins.assign bins large samples on equal-width edges by arithmetic; it must give exactly the
+    # binary search's bins, on the edges, one ulp either side of them, beyond the ends, NaN, inf.
+    from dpaudit.estimators.histogram import Bins
+
+    rng = np.random.default_rng(1)
+    for k, lo, hi in [(1, 0.0, 1.0), (7, -3.0, 2.5), (283, 12.3, 12.31), (10_000, -1e5, 3e5)]:
+        b = Bins(np.linspace(lo, hi, k + 1), "count")
+        e = b.edges
+        v = np.concatenate([rng.uniform(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo), 5000), e,
+                            np.nextafter(e, -np.inf), np.nextafter(e, np.inf), [np.nan, np.inf, -np.inf, 1e308]])
+        expected = np.clip(np.searchsorted(e, v, side="right") - 1, 0, k - 1)
+        assert np.array_equal(b.assign(v), expected)
+        assert b.counts(v).tolist() == np.bincount(expected, minlength=k).tolist()
+    uneven = Bins(np.array([0.0, 1.0, 10.0, 11.0]))
+    v = rng.normal(5.0, 6.0, 1000)
+    assert np.array_equal(uneven.assign(v), np.clip(np.searchsorted(uneven.edges, v, side="right") - 1, 0, 2))
+
+
+def test_estimate_pld_merged_counts_are_the_counts_in_the_merged_bins():
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(0.5, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000)
+    pld = estimate_pld(x, y, min_count=10)
+    assert "+merged" in pld.bins.rule
+    assert np.array_equal(pld.p_mass, pld.bins.counts(x) / x.size)
+    assert np.array_equal(pld.q_mass, pld.bins.counts(y) / y.size)
+
+
 def test_plugin_estimate_converges_to_tv():
     rng = np.random.default_rng(1)
     x, y = gaussian_pair(200_000, 1.0, rng)

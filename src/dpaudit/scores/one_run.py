@@ -111,13 +111,50 @@ def steinke_p_value(m: int, k: int, v: int, epsilon: float, delta: float = 0.0) 
         raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
     if not (0.0 <= delta <= 1.0):
         raise ValueError(f"delta must be in [0, 1], got {delta!r}")
+    return _steinke_p(m, k, v, epsilon, delta)
+
+
+#: First block of binomial tails :func:`_steinke_p` evaluates (then doubling).
+_STEINKE_BLOCK = 256
+
+
+def _steinke_p(m: int, k: int, v: int, epsilon: float, delta: float, stop_above: float = math.inf) -> float:
+    """:func:`steinke_p_value` on checked arguments, bit for bit, with two shortcuts.
+
+    The tails ``F(v - i)``, ``i = 0, 1, ..., v``, are evaluated in blocks (one vectorised
+    ``binom.sf`` call each, the first one holding ``F(v)`` too), and the evaluation stops
+
+    * when no later gain can beat the largest so far: ``F(v - i) <= 1`` (up to ``1e-9``), so
+      ``(F(v - i) - F(v)) / i <= (1 + 1e-9 - F(v)) / i``, decreasing in ``i``, and floating-point
+      subtraction and division are monotone: the maximum, hence the p-value, is the same float;
+    * when ``F(v) > stop_above`` (then the p-value, ``min(1, F(v) + a non-negative term)``, is
+      above ``stop_above`` too when ``stop_above < 1``): ``min(1, F(v))`` is returned, which is
+      *not* the p-value but lies on the same side of ``stop_above`` (the rejection test of
+      :func:`steinke_epsilon_lower_bound` needs only that side).
+
+    The gains are non-negative: the last one, ``(F(0) - F(v)) / v = (1 - F(v)) / v``, is.
+    """
     p = special.expit(epsilon)
-    tail = float(stats.binom.sf(v - 1, k, p))  # P[Bin >= v]
     if delta == 0.0 or v == 0:
-        return min(1.0, tail)
-    i = np.arange(1, v + 1)
-    gains = (stats.binom.sf(v - i - 1, k, p) - tail) / i
-    return float(min(1.0, tail + 2.0 * m * delta * float(np.max(gains))))
+        return min(1.0, float(stats.binom.sf(v - 1, k, p)))  # P[Bin >= v]
+    tail, best = math.nan, -math.inf
+    lo, block = 0, _STEINKE_BLOCK
+    while lo <= v:  # block j = lo .. hi - 1 holds F(v - j), i.e. binom.sf(v - j - 1)
+        hi = min(v + 1, lo + block)
+        sf = stats.binom.sf(np.arange(v - 1 - lo, v - 1 - hi, -1), k, p)
+        if lo == 0:
+            tail = float(sf[0])
+            if tail > stop_above:
+                return min(1.0, tail)
+            sf, i = sf[1:], np.arange(1, hi)
+        else:
+            i = np.arange(lo, hi)
+        if sf.size:
+            best = max(best, float(np.max((sf - tail) / i)))
+        lo, block = hi, 2 * block
+        if lo <= v and (1.0 + 1e-9 - tail) / lo < best:
+            break
+    return float(min(1.0, tail + 2.0 * m * delta * best))
 
 
 def gdp_inverse_tradeoff(mu: float) -> Callable[[float], float]:
@@ -203,7 +240,14 @@ def _largest_rejected(rejects: Callable[[float], bool], lo: float = 0.0, hi: flo
 def steinke_epsilon_lower_bound(m: int, k: int, v: int, delta: float, beta: float, at_least: float = 0.0) -> float:
     """Largest epsilon whose ``(epsilon, delta)``-DP claim :func:`steinke_p_value` rejects at
     ``beta`` (``at_least`` if it rejects none above it): a lower confidence bound on epsilon."""
-    return _largest_rejected(lambda e: steinke_p_value(m, k, v, e, delta) <= beta, lo=at_least)
+    m, k, v = int(m), int(k), int(v)
+    if not (0 <= k <= m and 0 <= v <= k):
+        raise ValueError(f"need 0 <= v <= k <= m, got m={m}, k={k}, v={v}")
+    if not (0.0 <= delta <= 1.0):
+        raise ValueError(f"delta must be in [0, 1], got {delta!r}")
+    if not beta < 1.0:  # the shortcut of _steinke_p needs it; every p-value is <= 1
+        return _largest_rejected(lambda e: steinke_p_value(m, k, v, e, delta) <= beta, lo=at_least)
+    return _largest_rejected(lambda e: _steinke_p(m, k, v, e, delta, stop_above=beta) <= beta, lo=at_least)
 
 
 def fdp_epsilon_lower_bound(m: int, k: int, v: int, delta: float, beta: float, at_least: float = 0.0) -> float:

@@ -214,6 +214,21 @@ def estimate_pld(
         raise ValueError(f"value_discretization_interval must be finite and > 0, got {value_discretization_interval!r}")
     min_count = check_int(min_count, "min_count", 0)
     b = make_bins(x, y, bins, bin_range, num_samples=min(x.size, y.size), max_bins=max_bins)
+    kx, ky = b.counts(x), b.counts(y)
     if min_count > 0:
-        b = merge_sparse_bins(b, b.counts(x), b.counts(y), int(min_count))
-    return EmpiricalPLD(b.counts(x) / x.size, b.counts(y) / y.size, b, int(x.size), int(y.size), vdi)
+        merged = merge_sparse_bins(b, kx, ky, int(min_count))
+        kx, ky = _regroup(kx, b, merged), _regroup(ky, b, merged)
+        b = merged
+    return EmpiricalPLD(kx / x.size, ky / y.size, b, int(x.size), int(y.size), vdi)
+
+
+def _regroup(counts: np.ndarray, fine: Bins, coarse: Bins) -> np.ndarray:
+    """Counts in ``coarse`` bins from counts in ``fine`` ones, when every coarse edge is a fine edge
+    and the two share their end edges (:func:`merge_sparse_bins`): each coarse bin is a run of
+    fine bins, and values beyond the ends fall in the end bins of both, so the sums are exactly
+    ``coarse.counts(values)`` without binning the values again."""
+    starts = np.searchsorted(fine.edges, coarse.edges[:-1])
+    if not (starts[0] == 0 and np.array_equal(fine.edges[starts], coarse.edges[:-1])
+            and coarse.edges[-1] == fine.edges[-1]):
+        raise ValueError("the coarse bins' edges must be edges of the fine bins, with the same ends")
+    return np.add.reduceat(counts, starts)
