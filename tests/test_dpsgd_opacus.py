@@ -89,6 +89,9 @@ def test_signed_canaries_in_opacus_catch_a_noise_generator_reseeded_every_step()
     assert run.pattern.shape == (10, 2000) and set(np.unique(run.pattern)) == {-1.0, 1.0}
     o = run.observations * run.pattern
     assert abs(o[run.participation].mean() - 1.0) < 0.2 and abs(o[:, ~run.mask].std() / sigma - 1.0) < 0.05
-    assert not ok.audit(delta=1e-5).violated
+    fine = ok.audit(delta=1e-5)
+    assert not fine.violated
+    # the estimates read the sign-corrected observations (raw ones average to 0 on included canaries)
+    assert 0.5 < fine.epsilon_estimate_fit / fine.accountant_epsilon < 1.5, fine.summary()
     with pytest.raises(ValueError, match="canary_kind"):
         OpacusCanaries(ok.optimizer, canaries=10, canary_kind="input")

@@ -27,7 +27,7 @@ gradient sum on each gradient canary, and which canaries were included) into:
   (an upper bound, :func:`dpaudit.accounting.get_epsilon`) at the same ``(sigma, q, steps,
   delta)``: a violation when the bound exceeds it.
 * **estimates** (labelled so, no confidence statement): the per-step mechanism fitted from the
-  observations (noise from excluded canaries, signal from included ones at the steps they were
+  sign-corrected observations ``pattern * o`` (noise from excluded canaries, signal from included ones at the steps they were
   sampled) composed by a PLD like the accountant's, without its certification (Nasr et al.
   2023), and paper 001's histogram PLD of the per-step observations composed ``steps`` times
   (:func:`dpaudit.scores.estimate_pld`).
@@ -333,13 +333,24 @@ def _composed_epsilon_estimate(composition, delta: float) -> float:
     return float(value)
 
 
-def _fit_estimate(run, delta: float, excluded=None) -> tuple[dict, float]:
+def _sign_corrected(run) -> np.ndarray:
+    """``pattern * observations`` (the observations themselves for Dirac canaries): for a correct
+    implementation every canary kind's sign-corrected observations have the Dirac canaries' law,
+    which is what the estimates model."""
+    pattern = getattr(run, "pattern", None)
+    o = np.asarray(run.observations, dtype=float)
+    return o if pattern is None else o * _pattern(pattern, o.shape)
+
+
+def _fit_estimate(run, delta: float, observations=None, excluded=None) -> tuple[dict, float]:
     """Per-step signal (included canaries at their sampled steps) and noise (excluded canaries),
     the fitted noise multiplier and its composed epsilon (an estimate,
-    :func:`_composed_epsilon_estimate`). ``excluded``: ``observations[:, ~mask]`` if at hand."""
+    :func:`_composed_epsilon_estimate`). ``observations``: the sign-corrected observations
+    (:func:`_sign_corrected`) and ``excluded`` their columns ``[:, ~mask]``, if at hand."""
     from ..accounting import Composition
 
-    o, mask, part = run.observations, run.mask, run.participation
+    o = _sign_corrected(run) if observations is None else observations
+    mask, part = run.mask, run.participation
     out = o[:, ~mask] if excluded is None else excluded
     noise = float(out.std()) if out.size > 1 else float("nan")
     base = float(out.mean()) if out.size else 0.0
@@ -355,12 +366,13 @@ def _fit_estimate(run, delta: float, excluded=None) -> tuple[dict, float]:
     return fit, eps
 
 
-def _pld_estimate(run, delta: float, excluded=None) -> float:
-    """Paper 001's histogram PLD of the per-step observations (included vs excluded canaries),
-    composed over the steps (an estimate). ``excluded``: ``observations[:, ~mask]`` if at hand."""
+def _pld_estimate(run, delta: float, observations=None, excluded=None) -> float:
+    """Paper 001's histogram PLD of the per-step sign-corrected observations (included vs excluded
+    canaries), composed over the steps (an estimate). ``observations`` and ``excluded`` as for
+    :func:`_fit_estimate`."""
     from ..scores import estimate_pld
 
-    o = run.observations
+    o = _sign_corrected(run) if observations is None else observations
     p, q_ = o[:, run.mask].ravel(), (o[:, ~run.mask] if excluded is None else excluded).ravel()
     if p.size < 10 or q_.size < 10:
         return float("nan")
@@ -431,9 +443,10 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
         audits[kind] = one_run_audit(sc, run.mask, delta=delta, beta=beta / len(scores), rng=seed)
     best = max(audits, key=lambda k: audits[k].epsilon_lower_bound)
     mu = max(a.mu_lower_bound for a in audits.values())
-    excluded = run.observations[:, ~run.mask]
-    fit, eps_fit = _fit_estimate(run, delta, excluded)
-    eps_pld = _pld_estimate(run, delta, excluded)
+    signed = _sign_corrected(run) if pattern is None or o is None else o * pattern
+    excluded = signed[:, ~run.mask]
+    fit, eps_fit = _fit_estimate(run, delta, signed, excluded)
+    eps_pld = _pld_estimate(run, delta, signed, excluded)
     lb = audits[best].epsilon_lower_bound
     return DPSGDAudit(
         accountant_epsilon=float(acc.epsilon), accountant_kind=str(getattr(acc, "kind", "")), epsilon_lower_bound=lb,
