@@ -22,18 +22,19 @@ from pathlib import Path
 import numpy as np
 
 
-def ideal_fraction(cfg, m: int, seed: int, delta: float, beta: float) -> float:
+def ideal_fraction(cfg, m: int, seed: int, delta: float, beta: float, pattern=None) -> float:
     """The one-run bound on ideal white-box observations of the claimed mechanism (every step's
-    observation exactly N(participation, sigma^2), no model): what the real run is measured against."""
+    observation exactly N(participation, sigma^2), no model; times ``pattern``, the canaries'
+    signs, when given): what the real run is measured against."""
     from dpaudit.dpsgd import audit_run
     from dpaudit.dpsgd.reference import TrainingRun
 
     rng = np.random.default_rng([seed, 99])
     mask = rng.random(m) < 0.5
     part = (rng.random((cfg.steps, m)) < cfg.sampling_rate) & mask[None, :]
-    obs = part + rng.normal(0.0, cfg.noise_multiplier, (cfg.steps, m))
+    obs = part * (1.0 if pattern is None else pattern) + rng.normal(0.0, cfg.noise_multiplier, (cfg.steps, m))
     run = TrainingRun(observations=obs, mask=mask, sampled=part.sum(0), participation=part, config=cfg,
-                      variant="ideal", seconds=0.0, train_accuracy=float("nan"))
+                      variant="ideal", seconds=0.0, train_accuracy=float("nan"), pattern=pattern)
     return audit_run(run, delta=delta, beta=beta, seed=seed).epsilon_lower_bound
 
 
@@ -287,7 +288,7 @@ def main(argv=None) -> int:
                     f"{med(lambda r: r[0].epsilon_estimate_pld):.3f} | {sum(r[0].violated for r in res)}/{len(res)} | "
                     f"{med(lambda r: r[1]):.1f} | {med(lambda r: r[0].train_seconds):.1f} | {med(lambda r: r[0].audit_seconds):.1f} |")
     if args.opacus and not args.zoo_only:
-        lines += ["", "## Opacus 1.6 itself (OpacusCanaries in an Opacus loop, same task and settings)", "",
+        lines += ["", "## Opacus 1.6 itself (OpacusCanaries in an Opacus loop, same task and settings; signed canaries, the default)", "",
                   "| q, steps | sigma | accountant eps | canaries | lb | lb/acc | ideal lb/acc | real / ideal | estimate (fit) | "
                   "estimate (PLD) | violated | train s | audit s |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for q, T in settings:
@@ -298,7 +299,8 @@ def main(argv=None) -> int:
                     for s in range(args.seeds):
                         hook, secs = opacus_run(sigma, q, T, m, s)
                         a = hook.audit(delta=args.delta, beta=args.beta, seed=s)
-                        res.append((a, secs, ideal_fraction(a.config, m, s, args.delta, args.beta)))
+                        res.append((a, secs, ideal_fraction(a.config, m, s, args.delta, args.beta,
+                                                            np.array(hook.patterns))))
                         print(f"opacus q={q} eps={target} m={m} seed={s}: lb={a.epsilon_lower_bound:.3f} "
                               f"acc={a.accountant_epsilon:.3f} fit={a.epsilon_estimate_fit:.3f}", file=sys.stderr, flush=True)
                     med = lambda f: float(np.median([f(r) for r in res]))  # noqa: E731
