@@ -120,6 +120,15 @@ def test_variants_and_scores_reject_bad_input(data):
     assert set(VARIANTS) >= {"correct", "no-clipping", "noise-not-scaled", "noise-reused", "shuffled-batches"}
 
 
+def test_reference_without_canaries_is_the_baseline_of_their_cost(data):
+    cfg = DPSGDConfig(noise_multiplier=1.0, sampling_rate=0.2, steps=20)
+    run = train_with_canaries(cfg, canaries=0, data=data)
+    assert run.observations.shape == (20, 0) and run.mask.size == 0 and run.details["canary_block"] == 0
+    assert run.train_accuracy > 0.5  # it trains like the run with canaries
+    with pytest.raises(ValueError, match="canaries"):
+        train_with_canaries(cfg, canaries=0, canary_kind="random", data=data)
+
+
 def test_lr_score_is_the_sum_at_full_participation():
     o = np.random.default_rng(0).normal(size=(7, 50))
     lr = canary_scores(o, 2.0, 1.0, "lr")

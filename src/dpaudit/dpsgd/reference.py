@@ -254,7 +254,9 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
     config : DPSGDConfig
         The claimed parameters and training settings.
     canaries : int
-        Number ``m >= 2`` of gradient canaries (one coordinate each in the canary block).
+        Number ``m >= 2`` of gradient canaries (one coordinate each in the canary block); ``0``
+        trains the same DP-SGD without any canary (Dirac-like kinds only: no canary block, empty
+        observations; the baseline against which the canaries' cost is measured).
     variant : str
         A key of :data:`VARIANTS`.
     data : (x, y), optional
@@ -276,7 +278,8 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
     Raises
     ------
     ValueError
-        On an unknown variant or canary kind, fewer than 2 canaries, or data of mismatched shapes.
+        On an unknown variant or canary kind, 1 canary (or 0 of a kind other than the Dirac-like
+        ones), or data of mismatched shapes.
 
     References
     ----------
@@ -291,9 +294,12 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
 
     if variant not in VARIANTS:
         raise ValueError(f"unknown DP-SGD variant {variant!r}; choose one of {sorted(VARIANTS)}")
-    m = check_int(canaries, "canaries", 2)
+    m = check_int(canaries, "canaries", 0)
     if canary_kind not in CANARY_KINDS:
         raise ValueError(f"canary_kind must be one of {CANARY_KINDS}, got {canary_kind!r}")
+    if m == 1 or (m == 0 and canary_kind not in ("dirac", "alternating", "signed")):
+        raise ValueError(f"canaries must be 0 (no canaries; Dirac-like kinds only) or at least 2, got {canaries!r} "
+                         f"with canary_kind={canary_kind!r}")
     x_np, y_np, x, y, t0 = _task_tensors(data, load_digits_task, np.int64, device)
     rng = np.random.default_rng(seed)
     gen = torch.Generator(device=device).manual_seed(int(rng.integers(2**62)))
