@@ -19,7 +19,7 @@ logging.getLogger("absl").setLevel(logging.ERROR)
 
 
 def _opacus_loop(noise=2.0, clip=1.0, batch=20, n=200, epochs=2, canaries=1500, seed=0, canary_kind="dirac",
-                 reseed_noise=False):
+                 reseed_noise=False, hook_class=OpacusCanaries):
     from opacus import PrivacyEngine
 
     warnings.filterwarnings("ignore")
@@ -32,7 +32,7 @@ def _opacus_loop(noise=2.0, clip=1.0, batch=20, n=200, epochs=2, canaries=1500, 
     engine = PrivacyEngine()
     model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=noise,
                                              max_grad_norm=clip, poisson_sampling=True)
-    hook = OpacusCanaries(opt, canaries=canaries, sampling_rate=batch / n, seed=seed, canary_kind=canary_kind)
+    hook = hook_class(opt, canaries=canaries, sampling_rate=batch / n, seed=seed, canary_kind=canary_kind)
     for _ in range(epochs):
         for xb, yb in loader:
             if reseed_noise:  # the bug: a noise generator re-created in the loop (state shared across steps)
@@ -54,6 +54,29 @@ def test_opacus_canaries_see_what_the_accountant_assumes():
     assert a.variant == "opacus" and not a.violated
     assert abs(a.accountant_epsilon - engine.get_epsilon(1e-5)) / a.accountant_epsilon < 0.05
     assert "accountant epsilon" in a.summary() and "estimate" in a.summary()
+
+
+class _FreshRowsCanaries(OpacusCanaries):
+    """The hook's rows built afresh at every step (the definition its kept buffers must match)."""
+
+    def _with_zero_rows(self, p, gs, k):
+        return torch.cat([gs, gs.new_zeros((k, *gs.shape[1:]))], dim=0)
+
+    def _block_rows(self, like, batch, chosen):
+        rows = like.new_zeros((batch + chosen.size, self.m))
+        rows[torch.arange(batch, batch + chosen.size), torch.as_tensor(chosen)] = torch.as_tensor(
+            self.canary_norm * self._sign[chosen], dtype=rows.dtype)
+        return rows
+
+
+def test_kept_row_buffers_observe_exactly_what_fresh_rows_do():
+    # Poisson batches of varying size (rows of real gradients left over from a larger batch must
+    # be zeroed again), q = 0.1: the same seeds give the same observations bit for bit.
+    kept, _ = _opacus_loop(canaries=300, epochs=2, canary_kind="signed")
+    fresh, _ = _opacus_loop(canaries=300, epochs=2, canary_kind="signed", hook_class=_FreshRowsCanaries)
+    assert len({int(p.sum()) for p in kept.participation}) > 1
+    assert np.array_equal(np.array(kept.observations), np.array(fresh.observations))
+    assert np.array_equal(np.array(kept.participation), np.array(fresh.participation))
 
 
 def test_opacus_canaries_refuse_a_plain_optimizer_and_an_empty_run():
