@@ -70,6 +70,16 @@ def whitened_scores(observations, pattern=None, *, ridge: float = 1e-6) -> np.nd
       canary whose pattern is not in their span (``(-1)^t`` or random signs against noise
       reused at every step, which spans ``1``) is then seen without noise.
 
+    The full ``S`` needs many more canaries than steps to be estimated, and ``O(steps^2)``
+    memory and ``O(steps^3)`` time: it is used for at most :data:`WHITEN_FULL_MAX_STEPS` steps
+    and at least ``WHITEN_FULL_MIN_RATIO`` canaries per step. Otherwise (long training runs)
+    ``S`` is modelled as spiked, the noise bulk plus the few directions whose variance exceeds
+    its Marchenko–Pastur edge by half (at most :data:`WHITEN_MAX_RANK`, found by a seeded
+    randomised SVD in ``O(steps m)`` time per direction): shared noise of low rank (reused every
+    step, every epoch of up to 64 steps, a common part) is projected out the same way, and with
+    no such direction the score is the plain sign-corrected sum. Correlations spread over many
+    directions (a slowly varying AR process over thousands of steps) are only partly whitened.
+
     Parameters
     ----------
     observations : array, shape (steps, m)
@@ -92,7 +102,8 @@ def whitened_scores(observations, pattern=None, *, ridge: float = 1e-6) -> np.nd
     References
     ----------
     Aitken (1936) (generalised least squares); Steinke, Nasr, Jagielski (2023) (any function of
-    the released output is a valid one-run score); ``docs/dpsgd.md`` §3 (``noise-reused``).
+    the released output is a valid one-run score); Johnstone (2001) (spiked covariance model);
+    Halko, Martinsson, Tropp (2011) (randomised SVD); ``docs/dpsgd.md`` §3 (``noise-reused``).
     """
     o = _observations(observations)
     p = None if pattern is None else _pattern(pattern, o.shape)
@@ -101,13 +112,77 @@ def whitened_scores(observations, pattern=None, *, ridge: float = 1e-6) -> np.nd
     return _whitened(o, p, ridge)
 
 
+#: The full ``(steps, steps)`` covariance is used when ``steps <= WHITEN_FULL_MAX_STEPS`` and
+#: there are at least ``WHITEN_FULL_MIN_RATIO * steps`` canaries (an accurate estimate, an
+#: affordable solve); otherwise the spiked model of :func:`_whitened_spiked`.
+WHITEN_FULL_MAX_STEPS = 512
+WHITEN_FULL_MIN_RATIO = 10
+#: Most shared-noise directions the spiked model projects out.
+WHITEN_MAX_RANK = 64
+
+
 def _whitened(o: np.ndarray, p, ridge: float) -> np.ndarray:
     """:func:`whitened_scores` on checked arguments (``p`` None: all ``+1``)."""
     T, m = o.shape
+    if T > WHITEN_FULL_MAX_STEPS or m < WHITEN_FULL_MIN_RATIO * T:
+        return _whitened_spiked(o, p, ridge)
     c = o - o.mean(axis=1, keepdims=True)
     S = c @ c.T / max(1, m - 1)
     lam = ridge * max(float(np.trace(S)) / T, 1e-300)
     w = np.linalg.solve(S + lam * np.eye(T), o)
+    return (w if p is None else p * w).sum(axis=0)
+
+
+def _top_left_singular(c: np.ndarray, k: int, power: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` leading left singular vectors ``(T, k)`` and singular values of ``c`` (``T x m``)
+    by a randomised range finder with ``power`` power iterations (Halko, Martinsson, Tropp 2011,
+    Algorithms 4.4 and 5.1), from a fixed seed: the same input gives the same output. Cost
+    ``O(T m k)``, memory ``O((T + m) k)`` beyond ``c``."""
+    T, m = c.shape
+    rng = np.random.default_rng(0)
+    Y = c @ rng.standard_normal((m, k))
+    for _ in range(power):
+        Q, _ = np.linalg.qr(Y)
+        Q, _ = np.linalg.qr(c.T @ Q)
+        Y = c @ Q
+    Q, _ = np.linalg.qr(Y)
+    U, sv, _ = np.linalg.svd(Q.T @ c, full_matrices=False)
+    return Q @ U, sv
+
+
+def _whitened_spiked(o: np.ndarray, p, ridge: float) -> np.ndarray:
+    """Generalised least squares under a spiked covariance model, for many steps or few
+    canaries: ``S = U diag(lambda) U' + s2 (I - U U')`` with ``U`` the directions whose sample
+    variance exceeds the noise bulk's Marchenko–Pastur edge ``s2 (1 + sqrt(T / m))^2`` by half
+    (at most :data:`WHITEN_MAX_RANK` of them). The score is ``s2 p' S^-1 o``, computed as
+    ``p' (I - U U') o + p' U diag(s2 / lambda) U' o`` (no cancellation in the second part). With
+    no direction above the edge it is the plain sign-corrected sum, the likelihood-ratio score at
+    ``q = 1``; noise shared across steps (a reused vector, a period, a common part) spans a few
+    directions of large variance, which it projects out like the full covariance does."""
+    T, m = o.shape
+    if T == 1:
+        return (o if p is None else p * o)[0]
+    c = o - o.mean(axis=1, keepdims=True)
+    total = float(np.einsum("ij,ij->", c, c)) / max(1, m - 1)
+    k = min(T - 1, max(1, m - 1), WHITEN_MAX_RANK + 8)
+    U, sv = _top_left_singular(c, k)
+    lam = sv**2 / max(1, m - 1)
+    edge = 1.5 * (1.0 + math.sqrt(T / m)) ** 2
+    floor = max(ridge * total / T, 1e-300)
+    # The bulk level: the mean variance of the directions not kept, kept = above the edge at that
+    # level (iterated from the mean of all; it only grows the kept set, so it stops).
+    keep = np.zeros(lam.size, dtype=bool)
+    while True:
+        s2 = max((total - float(lam[keep].sum())) / (T - int(keep.sum())), floor)
+        new = lam > edge * s2
+        new[WHITEN_MAX_RANK:] = False
+        if np.array_equal(new, keep):
+            break
+        keep = new
+    U, lam = U[:, keep], lam[keep]
+    proj = U.T @ o
+    w = o - U @ proj
+    w += U @ ((s2 / lam)[:, None] * proj)
     return (w if p is None else p * w).sum(axis=0)
 
 
