@@ -7,7 +7,10 @@ its common bugs as variants, and the one-run audit of a run next to its accounta
 * :func:`audit_run` — certified one-run epsilon and GDP ``mu`` lower bounds from those
   observations, the accountant's epsilon for the same ``(sigma, q, steps, delta)``, a verdict,
   and two labelled estimates (fitted per-step mechanism composed; histogram PLD composed);
-* :func:`epsilon_plot` — empirical vs accounted epsilon for a set of audits;
+* :func:`epsilon_plot` — empirical vs accounted epsilon for a set of audits; :func:`audit_plot` —
+  one run's canary scores (included vs excluded) next to its epsilons;
+* :meth:`TrainingRun.save` / :meth:`TrainingRun.load` — a run as a ``.npz`` file, audited where
+  it is loaded (``dpaudit dpsgd --run FILE.npz``);
 * :mod:`dpaudit.dpsgd.many` — many small models trained at once (``train_many``, ``torch.func``),
   half with an input and a gradient canary, audited from two samples (``audit_many``);
 * :func:`shuffled_epsilon_lower_bound` — a certified lower bound on the epsilon of shuffled
@@ -18,7 +21,7 @@ Derivations and measurements: ``docs/dpsgd.md``.
 """
 
 from .audit import DEFAULT_SCORES, SCORE_FUNCTIONS, DPSGDAudit, audit_run, canary_scores, whitened_scores
-from .plot import epsilon_plot
+from .plot import audit_plot, epsilon_plot
 from .shuffle import shuffled_epsilon_lower_bound
 from .reference import VARIANTS, DPSGDConfig, TrainingRun, load_digits_task, noise_for_epsilon, train_with_canaries
 
@@ -29,6 +32,7 @@ __all__ = [
     "SCORE_FUNCTIONS",
     "TrainingRun",
     "VARIANTS",
+    "audit_plot",
     "audit_run",
     "canary_scores",
     "epsilon_plot",

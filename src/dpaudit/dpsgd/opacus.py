@@ -11,6 +11,10 @@ lines::
         canaries.step()                                                # instead of optimizer.step()
     print(canaries.audit(delta=1e-5).summary())
 
+or, where the job runs on another machine (a GPU box), ``canaries.save("run.npz")`` at the end of
+training and ``dpaudit dpsgd --run run.npz`` wherever the file is copied to
+(:meth:`OpacusCanaries.save`, :meth:`dpaudit.dpsgd.TrainingRun.load`).
+
 How: the canaries live in an extra parameter block of ``m`` coordinates that the optimizer holds
 (learning rate 0, so it never moves) and the model never reads. Before each step the hook appends
 one per-example gradient row for every canary sampled in this step (included with probability
@@ -225,6 +229,35 @@ class OpacusCanaries:
                            participation=part, config=cfg, variant="opacus", seconds=self.seconds,
                            train_accuracy=float("nan"), details={"canary_block": self.m, "canary_kind": self.canary_kind},
                            pattern=np.array(self.patterns))
+
+    def save(self, path, noise_multiplier: Optional[float] = None):
+        """Write the observations so far to ``path`` (``.npz``): ``self.run(noise_multiplier).save(path)``.
+
+        Call it at the end of training where the job runs (a GPU box), then audit the file
+        anywhere: ``dpaudit dpsgd --run run.npz`` or
+        ``audit_run(TrainingRun.load("run.npz"))`` (:meth:`TrainingRun.save
+        <dpaudit.dpsgd.reference.TrainingRun.save>` describes the archive).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write, used as given.
+        noise_multiplier : float, optional
+            The claimed noise multiplier to record (default: the optimizer's).
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
+
+        Raises
+        ------
+        ValueError
+            When no step has been observed yet.
+        OSError
+            When the file cannot be written.
+        """
+        return self.run(noise_multiplier).save(path)
 
     def audit(self, *, delta: float = 1e-5, beta: float = 0.05, noise_multiplier: Optional[float] = None, **kwargs):
         """:func:`dpaudit.dpsgd.audit_run` on this run's observations, against the accountant's

@@ -1,10 +1,11 @@
-"""Empirical vs accounted epsilon: the picture of a set of DP-SGD audits."""
+"""Pictures of DP-SGD audits: empirical vs accounted epsilon for a set of audits
+(:func:`epsilon_plot`), and the evidence of one run (:func:`audit_plot`)."""
 
 from __future__ import annotations
 
 import io
 
-__all__ = ["epsilon_plot"]
+__all__ = ["audit_plot", "epsilon_plot"]
 
 
 def epsilon_plot(rows, path=None, *, title: str = "DP-SGD: what one run proves vs what the accountant says"):
@@ -77,6 +78,128 @@ def epsilon_plot(rows, path=None, *, title: str = "DP-SGD: what one run proves v
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
     ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        return None
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def audit_plot(run, audit, path=None, *, score=None, title=None):
+    """The evidence of one DP-SGD audit: the canaries' scores, included vs excluded, next to the
+    epsilons (the accountant's, the certified lower bound, the two estimates).
+
+    Left panel: histograms (densities on common bins) of one score function's per-canary scores
+    (default: the audit's best, ``audit.best_score``) for the included and the excluded canaries;
+    where that score's one-run audit guessed on all canaries (``selection="grid"``), dashed lines
+    mark its guessing thresholds (the highest ``k_plus`` scores guessed included, the lowest
+    ``k_minus`` excluded). Separated histograms are what a leak looks like; for a correct
+    implementation they overlap as much as the accountant allows. Right panel: horizontal bars
+    of the accountant's epsilon (upper bound), the certified one-run lower bound (red when it
+    exceeds the accountant: a violation) and the two labelled estimates, all at ``audit.delta``;
+    an infinite or unavailable estimate is written, not drawn.
+
+    Parameters
+    ----------
+    run : TrainingRun
+        The run that was audited (its observations, mask, pattern and config).
+    audit : DPSGDAudit
+        ``audit_run(run, ...)``.
+    path : str or Path, optional
+        Where to write the figure (format from the suffix: .png, .pdf, .svg); else PNG bytes are
+        returned.
+    score : str, optional
+        A key of ``audit.one_run`` (default ``audit.best_score``).
+    title : str, optional
+        Default: the variant, the claimed ``(sigma, q, steps)`` and the verdict.
+
+    Returns
+    -------
+    bytes or None
+        PNG bytes when ``path`` is None.
+
+    Raises
+    ------
+    ValueError
+        When ``score`` is not one of the audit's score functions, or ``run`` has not the
+        audit's number of canaries.
+
+    References
+    ----------
+    Steinke, Nasr, Jagielski (2023) (one-run guesses on the highest and lowest scores);
+    ``docs/dpsgd.md`` §2.
+    """
+    import math
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from .audit import canary_scores
+
+    kind = audit.best_score if score is None else score
+    if kind not in audit.one_run:
+        raise ValueError(f"score must be one of the audit's score functions {sorted(audit.one_run)}, got {kind!r}")
+    mask = np.asarray(run.mask, dtype=bool)
+    if mask.size != audit.canaries:
+        raise ValueError(f"the run has {mask.size} canaries, the audit {audit.canaries}: not the audited run")
+    cfg = run.config
+    if kind == "final":
+        sc = np.asarray(run.final_scores, dtype=float)
+    else:
+        sc = canary_scores(run.observations, cfg.noise_multiplier, cfg.sampling_rate, kind,
+                           None if kind == "spread" else getattr(run, "pattern", None))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10.5, 4.2), gridspec_kw={"width_ratios": [1.35, 1.0]})
+    finite = sc[np.isfinite(sc)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    bins = np.linspace(lo, hi if hi > lo else lo + 1.0, 50)
+    ax.hist(sc[mask], bins=bins, density=True, alpha=0.55, color="C3", label=f"included ({int(mask.sum()):,})")
+    ax.hist(sc[~mask], bins=bins, density=True, alpha=0.55, color="C0", label=f"excluded ({int((~mask).sum()):,})")
+    one = audit.one_run[kind]
+    g = one.guess
+    if one.selection == "grid" and one.m == sc.size and g.k_plus >= 0 and g.k_minus >= 0 and g.guesses:
+        order = np.sort(sc)
+        if g.k_plus:
+            ax.axvline(order[-g.k_plus], color="C3", ls="--", lw=1,
+                       label=f"top {g.k_plus:,} guessed included")
+        if g.k_minus:
+            ax.axvline(order[g.k_minus - 1], color="C0", ls="--", lw=1,
+                       label=f"bottom {g.k_minus:,} guessed excluded")
+    ax.set_xlabel(f"score {kind!r} per canary")
+    ax.set_ylabel("density")
+    ax.set_title(f"canary scores: {g.correct:,} of {g.guesses:,} guesses correct", fontsize=10)
+    ax.legend(fontsize=7, loc="best")
+
+    rows = [("accountant (upper bound)", audit.accountant_epsilon, "0.55", None),
+            ("certified lower bound", audit.epsilon_lower_bound, "C3" if audit.violated else "C2", None),
+            ("estimate: fitted mechanism", audit.epsilon_estimate_fit, "0.8", "//"),
+            ("estimate: histogram PLD", audit.epsilon_estimate_pld, "0.8", "//")]
+    shown = [v for _, v, _, _ in rows if math.isfinite(v) and v > 0]
+    top = 1.15 * max(shown) if shown else 1.0
+    for i, (label, v, colour, hatch) in enumerate(rows):
+        y = len(rows) - 1 - i
+        if math.isfinite(v):
+            bx.barh(y, v, color=colour, hatch=hatch, edgecolor="0.3")
+            bx.text(min(v, top) + 0.01 * top, y, f"{v:.3g}", va="center", fontsize=8)
+        else:
+            bx.text(0.01 * top, y, "inf" if v == math.inf else "not available", va="center", fontsize=8)
+    bx.axvline(audit.accountant_epsilon, color="0.3", ls="--", lw=1)
+    bx.set_yticks(range(len(rows)))
+    bx.set_yticklabels([r[0] for r in reversed(rows)], fontsize=8)
+    bx.set_xlim(0, top * 1.12)
+    bx.set_xlabel(f"epsilon at delta = {audit.delta:g}")
+    bx.set_title(f"certified {audit.epsilon_lower_bound:.3g} vs accountant {audit.accountant_epsilon:.3g} "
+                 f"(beta = {audit.beta:g})", fontsize=10)
+    verdict = "VIOLATION" if audit.violated else "no violation found"
+    fig.suptitle(title or f"DP-SGD audit ({audit.variant}): sigma = {cfg.noise_multiplier:.4g}, "
+                          f"q = {cfg.sampling_rate:g}, {cfg.steps} steps, {audit.canaries:,} canaries: {verdict}",
+                 fontsize=10)
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=120)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -188,6 +189,182 @@ class TrainingRun:
     final_scores: Optional[np.ndarray] = None
     details: dict = field(default_factory=dict)
     pattern: Optional[np.ndarray] = None
+
+    def save(self, path) -> Path:
+        """Write the run to ``path`` as a ``.npz`` archive that :meth:`load` reads back exactly.
+
+        This is how a run is audited away from where it trained: a training job on a GPU box
+        attaches :class:`~dpaudit.dpsgd.opacus.OpacusCanaries`, calls ``canaries.save("run.npz")``,
+        and ``dpaudit dpsgd --run run.npz`` (or ``audit_run(TrainingRun.load("run.npz"))``)
+        audits it anywhere.
+
+        The archive holds the arrays ``observations`` (float, shape ``(steps, m)``), ``mask``
+        (bool, ``(m,)``), ``sampled`` (int, ``(m,)``), ``participation`` (bool, ``(steps, m)``),
+        ``pattern`` (float, ``(steps, m)``; only when the run has one) and ``final_scores``
+        (float, ``(m,)``; input canaries only), and ``meta``: a JSON string with the format name
+        and version, the config (:class:`DPSGDConfig`'s fields), the variant, the wall time,
+        the training accuracy and ``details``. Nothing is pickled: :meth:`load` reads the file
+        with ``allow_pickle=False``, so a run file from elsewhere cannot execute code.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write, used as given (no suffix is added; ``.npz`` is the convention).
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
+
+        Raises
+        ------
+        OSError
+            When the file cannot be written.
+        TypeError
+            When ``details`` holds something JSON cannot represent.
+        """
+        import dataclasses
+        import json
+
+        path = Path(path)
+        meta = {"format": RUN_FORMAT, "version": RUN_FORMAT_VERSION, "config": dataclasses.asdict(self.config),
+                "variant": str(self.variant), "seconds": float(self.seconds),
+                "train_accuracy": float(self.train_accuracy), "details": self.details}
+        arrays = {"observations": np.asarray(self.observations), "mask": np.asarray(self.mask),
+                  "sampled": np.asarray(self.sampled), "participation": np.asarray(self.participation),
+                  "meta": np.array(json.dumps(meta))}
+        if self.pattern is not None:
+            arrays["pattern"] = np.asarray(self.pattern)
+        if self.final_scores is not None:
+            arrays["final_scores"] = np.asarray(self.final_scores)
+        with open(path, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
+        return path
+
+    @classmethod
+    def load(cls, path) -> "TrainingRun":
+        """Read a run written by :meth:`save`, checking every field.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A ``.npz`` archive from :meth:`save` (or one with the same arrays and ``meta``).
+
+        Returns
+        -------
+        TrainingRun
+            Arrays bit-identical to the saved ones; the same config, variant, times and details.
+
+        Raises
+        ------
+        FileNotFoundError
+            When ``path`` does not exist.
+        ValueError
+            Naming the file and what is wrong: not a ``.npz`` archive (or one holding pickled
+            objects), a missing array, unreadable or foreign ``meta``, an invalid config, arrays
+            of the wrong shape or type (``observations`` a finite ``(steps, m)`` array with
+            ``m >= 2`` and ``steps`` equal to the config's; ``mask`` 0/1 of shape ``(m,)``;
+            ``participation`` 0/1 of shape ``(steps, m)``, never for an excluded canary;
+            ``sampled`` its column sums; ``pattern`` of ``+-1``; ``final_scores`` finite, ``(m,)``).
+        """
+        import json
+        import zipfile
+
+        path = Path(path)
+        name = str(path)
+        if not path.exists():
+            raise FileNotFoundError(f"no such run file: {name!r}")
+        if path.is_dir():
+            raise ValueError(f"{name!r} is a directory, not a saved run (.npz)")
+
+        def bad(what: str) -> ValueError:
+            return ValueError(f"{name!r} is not a valid saved DP-SGD run: {what}")
+
+        try:
+            archive = np.load(path, allow_pickle=False)
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+            raise bad(f"cannot read it as a .npz archive ({exc})") from None
+        if not isinstance(archive, np.lib.npyio.NpzFile):
+            raise bad("it holds a single array, not a .npz archive (TrainingRun.save writes one)")
+        with archive:
+            missing = [k for k in ("observations", "mask", "participation", "meta") if k not in archive.files]
+            if missing:
+                raise bad(f"missing array(s) {', '.join(missing)} (it holds {', '.join(archive.files) or 'none'})")
+            try:
+                arrays = {k: archive[k] for k in archive.files}
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+                raise bad(f"an array cannot be read ({exc})") from None
+        try:
+            meta = json.loads(str(arrays["meta"][()]))
+        except (ValueError, TypeError, IndexError) as exc:
+            raise bad(f"'meta' is not a JSON string ({exc})") from None
+        if not isinstance(meta, dict) or meta.get("format") != RUN_FORMAT:
+            raise bad(f"'meta' does not name the format {RUN_FORMAT!r}")
+        if meta.get("version") != RUN_FORMAT_VERSION:
+            raise bad(f"format version {meta.get('version')!r}; this dpaudit reads version {RUN_FORMAT_VERSION}")
+        cfg = meta.get("config")
+        if not isinstance(cfg, dict):
+            raise bad("'meta' has no config")
+        unknown = sorted(set(cfg) - set(DPSGDConfig.__dataclass_fields__))
+        if unknown:
+            raise bad(f"unknown config field(s) {', '.join(unknown)}")
+        try:
+            config = DPSGDConfig(**cfg)
+        except (TypeError, ValueError) as exc:
+            raise bad(f"invalid config: {exc}") from None
+
+        o = arrays["observations"]
+        if o.ndim != 2 or o.dtype.kind != "f" or not np.all(np.isfinite(o)):
+            raise bad(f"'observations' must be a finite float array of shape (steps, m), got {o.dtype} of shape "
+                      f"{o.shape}")
+        steps, m = o.shape
+        if m < 2:
+            raise bad(f"'observations' must have at least 2 canaries (columns), got {m}")
+        if steps != config.steps:
+            raise bad(f"'observations' has {steps} steps (rows), the config says steps={config.steps}")
+
+        def zero_one(key: str, shape: tuple) -> np.ndarray:
+            a = arrays[key]
+            if a.shape != shape:
+                raise bad(f"{key!r} must have shape {shape}, got {a.shape}")
+            if a.dtype != bool:
+                if a.dtype.kind not in "iuf" or not np.all(np.isin(a, (0, 1))):
+                    raise bad(f"{key!r} must hold 0/1 (bool), got {a.dtype}")
+                a = a.astype(bool)
+            return a
+
+        mask = zero_one("mask", (m,))
+        part = zero_one("participation", (steps, m))
+        if part[:, ~mask].any():
+            raise bad("'participation' marks an excluded canary (mask 0) in a step's batch")
+        if "sampled" in arrays:
+            sampled = arrays["sampled"]
+            if sampled.shape != (m,) or sampled.dtype.kind not in "iu" or not np.array_equal(sampled, part.sum(axis=0)):
+                raise bad("'sampled' must be the per-canary count of steps in 'participation'")
+        else:
+            sampled = part.sum(axis=0)
+        pattern = arrays.get("pattern")
+        if pattern is not None and (pattern.shape != (steps, m) or pattern.dtype.kind not in "iuf"
+                                    or not np.all(np.abs(pattern) == 1)):
+            raise bad(f"'pattern' must hold +1/-1 in shape {(steps, m)}, got {pattern.dtype} of shape {pattern.shape}")
+        final = arrays.get("final_scores")
+        if final is not None and (final.shape != (m,) or final.dtype.kind != "f" or not np.all(np.isfinite(final))):
+            raise bad(f"'final_scores' must be a finite float array of shape ({m},), got shape {final.shape}")
+        details = meta.get("details", {})
+        if not isinstance(details, dict):
+            raise bad("'meta' details must be a JSON object")
+        try:
+            seconds, accuracy = float(meta.get("seconds", math.nan)), float(meta.get("train_accuracy", math.nan))
+        except (TypeError, ValueError):
+            raise bad("'meta' seconds and train_accuracy must be numbers") from None
+        return cls(observations=o, mask=mask, sampled=sampled, participation=part, config=config,
+                   variant=str(meta.get("variant", "unknown")), seconds=seconds, train_accuracy=accuracy,
+                   final_scores=final, details=details, pattern=pattern)
+
+
+#: The ``meta["format"]`` and ``meta["version"]`` of :meth:`TrainingRun.save`'s archives.
+RUN_FORMAT = "dpaudit.dpsgd.TrainingRun"
+RUN_FORMAT_VERSION = 1
 
 
 def load_digits_task(num_train: int = 500, seed: int = 0):
