@@ -3,7 +3,7 @@ the console-script entry point that maps exceptions to exit codes once.
 
 The exit codes, console, error path and shared options of every command are in
 :mod:`dpaudit.cli.options`; ``audit-scores`` is in :mod:`dpaudit.cli.scores`, ``account`` and
-``verify`` in :mod:`dpaudit.cli.account`.
+``verify`` in :mod:`dpaudit.cli.account`, ``dpsgd`` in :mod:`dpaudit.cli.dpsgd`.
 """
 
 from __future__ import annotations
@@ -839,10 +839,12 @@ def version_cmd() -> None:
 
 def _register_subcommands() -> None:
     from .account import register as register_accounting
+    from .dpsgd import register as register_dpsgd
     from .scores import register as register_scores
 
     register_scores(app)
     register_accounting(app)
+    register_dpsgd(app)
 
 
 _register_subcommands()

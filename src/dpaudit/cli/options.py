@@ -5,8 +5,9 @@ shared option defined once, with the same long name, short flag and help text in
 Exit codes (one table for every command; :data:`EXIT_CODES`):
 
 ====  ===========================================================================================
-0     no violation found (``test``, ``audit-scores``), accepted (``verify``), success (others)
-1     violation found (``test``; ``audit-scores`` when ``--epsilon`` is given and refuted);
+0     no violation found (``test``, ``audit-scores``, ``dpsgd``), accepted (``verify``), success
+      (others)
+1     violation found (``test``, ``dpsgd``; ``audit-scores`` when ``--epsilon`` is given and refuted);
       rejected (``verify``)
 2     bad input (invalid options, unknown target, unreadable files, a failing mechanism)
 3     inconclusive (``test``: every trial had too few samples for the tester's bound)
@@ -36,8 +37,9 @@ EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR,
 EXIT_REJECTED = EXIT_VIOLATION  # verify: the estimate is rejected
 
 EXIT_CODES = (
-    (EXIT_OK, "no violation found (test, audit-scores), accepted (verify), success (account, zoo, version)"),
-    (EXIT_VIOLATION, "violation found (test; audit-scores when --epsilon is given and refuted), rejected (verify)"),
+    (EXIT_OK, "no violation found (test, audit-scores, dpsgd), accepted (verify), success (account, zoo, version)"),
+    (EXIT_VIOLATION, "violation found (test, dpsgd; audit-scores when --epsilon is given and refuted), rejected "
+                     "(verify)"),
     (EXIT_BAD_INPUT, "bad input: invalid options, unknown target, unreadable file, a mechanism that fails"),
     (EXIT_INCONCLUSIVE, "inconclusive (test: every trial had too few samples for the tester's bound)"),
     (EXIT_INTERNAL_ERROR, "internal error of dpaudit, never a finding (run with --debug for the traceback)"),
