@@ -168,6 +168,11 @@ def test_epsilon_plot_draws_bounds_against_the_accountant(tmp_path):
     assert (tmp_path / "e.svg").read_text().lstrip().startswith("<?xml")
     with pytest.raises(ValueError, match="positive accountant"):
         epsilon_plot([{"accountant": 0.0, "lb": 1.0}])
+    # DPSGDAudit objects too (their fit is a dict; the estimate is epsilon_estimate_fit)
+    from dpaudit.dpsgd import DPSGDConfig, audit_run, train_with_canaries
+
+    a = audit_run(train_with_canaries(DPSGDConfig(noise_multiplier=3.0, steps=5), canaries=200, seed=0))
+    assert epsilon_plot([a, rows[0]])[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_train_many_vectorised_runs_and_their_audit():

@@ -43,6 +43,15 @@ def epsilon_plot(rows, path=None, *, title: str = "DP-SGD: what one run proves v
                 return v
         return None
 
+    def as_row(r):
+        if isinstance(r, dict):
+            return r
+        cfg = getattr(r, "config", None)  # a DPSGDAudit: its own field names
+        return {"accountant": r.accountant_epsilon, "lb": r.epsilon_lower_bound, "fit": r.epsilon_estimate_fit,
+                "pld": r.epsilon_estimate_pld, "q": getattr(cfg, "sampling_rate", None), "m": r.canaries,
+                "violated": r.violated}
+
+    rows = [as_row(r) for r in rows]
     pts = [r for r in rows if (get(r, "accountant", "accountant_epsilon") or 0) > 0]
     if not pts:
         raise ValueError("no row with a positive accountant epsilon to plot")
