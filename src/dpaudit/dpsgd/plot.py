@@ -87,15 +87,7 @@ def epsilon_plot(rows, path=None, *, title: str = "DP-SGD: what one run proves v
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
     ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        return None
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    return buf.getvalue()
+    return _write(fig, path)
 
 
 def audit_plot(run, audit, path=None, *, score=None, title=None):
@@ -209,12 +201,21 @@ def audit_plot(run, audit, path=None, *, score=None, title=None):
     fig.suptitle(title or f"DP-SGD audit ({audit.variant}): sigma = {cfg.noise_multiplier:.4g}, "
                           f"q = {cfg.sampling_rate:g}, {cfg.steps} steps, {audit.canaries:,} canaries: {verdict}",
                  fontsize=10)
+    return _write(fig, path)
+
+
+def _write(fig, path):
+    """Lay out and close a pyplot figure: written to ``path`` (format from the suffix) and None,
+    or its PNG bytes when ``path`` is None."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=120)
+    try:
+        if path is not None:
+            fig.savefig(path, dpi=120)
+            return None
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=120)
+        return buf.getvalue()
+    finally:
         plt.close(fig)
-        return None
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    return buf.getvalue()
