@@ -26,7 +26,9 @@ repetitions. Run it with one thread::
 
     OMP_NUM_THREADS=1 python benchmarks/dpsgd_overhead.py --reps 2
 
-(about 35 minutes) and it writes ``benchmarks/results/dpsgd_overhead.md`` (and ``.json``).
+(about 35 minutes) and it writes ``benchmarks/results/dpsgd_overhead.md`` (and ``.json``). With
+``--merge`` the rows of the settings measured replace those in the results and the others are kept
+(each row records its command; the table marks the rows of other commands).
 """
 
 from __future__ import annotations
@@ -141,6 +143,9 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "dpsgd_overhead.md"))
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of --out's .json for settings this run does not measure (re-measure some rows)")
+    ap.add_argument("--note", default="", help="a sentence for the table's header (why rows were re-measured)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     trainers = [t for t in args.trainers.split(",") if t]
@@ -202,35 +207,60 @@ def main(argv=None) -> int:
     import opacus
 
     cmd = "OMP_NUM_THREADS=1 python benchmarks/dpsgd_overhead.py" + "".join(
-        f" --{k.replace('_', '-')} {v}" for k, v in vars(args).items()
-        if k != "out" and v != ap.get_default(k))
-    data_lines = "; ".join(f"N = {k:,}: {v[2]}" for k, v in sets.items())
+        f" --{k.replace('_', '-')}" + ("" if v is True else f" {v}") for k, v in vars(args).items()
+        if k not in ("out", "note") and v != ap.get_default(k))
+    for r in rows:
+        r["command"] = cmd
+    out = Path(args.out)
+    if args.merge and out.with_suffix(".json").exists():
+        def key(r):
+            return r["trainer"], r.get("examples", DIGITS), r["q"], r["steps"]
+
+        fresh = {}
+        for r in rows:
+            fresh.setdefault(key(r), []).append(r)
+        merged = []
+        for r in json.loads(out.with_suffix(".json").read_text()):
+            if key(r) not in fresh:
+                merged.append(r)
+            elif fresh[key(r)]:
+                merged.extend(fresh[key(r)])
+                fresh[key(r)] = []
+        rows = merged + [r for rs in fresh.values() for r in rs]
+    commands = list(dict.fromkeys(r.get("command") for r in rows))
+    commands.sort(key=lambda c: -sum(r.get("command") == c for r in rows))  # the one with the most rows first
+    marks = {c: "" if i == 0 else "\u2020" * i for i, c in enumerate(commands)}
+    sources = f"`{commands[0]}`" + "".join(
+        f"; the rows marked {marks[c]} by `{c}`" for c in commands[1:])
+    reps = "/".join(str(v) for v in sorted({len(r["train_without_all"]) for r in rows}))
+    data_lines = "; ".join(f"N = {k:,}: {v}" for k, v in
+                           sorted({r.get("examples", DIGITS): r.get("data", "all 1,797 digits") for r in rows}.items()))
     lines = [f"# The overhead of a one-run DP-SGD audit (MLP 64-{args.hidden}-10: {d:,} parameters)", "",
-             f"`{cmd}`; one CPU thread ({platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+             f"{sources}; one CPU thread ({platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
              f"torch {torch.__version__}, Opacus {opacus.__version__}); noise for accountant epsilon {args.epsilon:g} at "
-             f"delta {args.delta:g}, beta {args.beta:g}; medians over {args.reps} alternating repetitions of the same "
+             f"delta {args.delta:g}, beta {args.beta:g}; medians over {reps} alternating repetitions of the same "
              "seeded run. `train`: wall time of the training loop; `audit`: `audit_run` (certified one-run bounds of three "
              "scores, the accountant for the run's configuration, both estimates); `ratio` = (train with canaries + "
-             "audit) / train without, in bold above the 1.3x target.", "",
+             "audit) / train without, in bold above the 1.3x target." + (f" {args.note}" if args.note else ""), "",
              f"Training sets: {data_lines} (the timing does not depend on the content). `canary : real rows` is a "
              "step's expected canary rows against its expected real rows, q m / 2 : q N (each canary included with "
              "probability 1/2, then Poisson-sampled at rate q like the real examples).", "",
-             "Opacus clips every row it is given over every parameter of the model: a canary's row costs what a real "
-             "example's row does in the clipping and the sum (plus the hook's copy of the step's real rows into rows "
-             "that have room for the canaries), so its training time grows roughly like 1 + (q m / 2) / (q N); the "
-             "reference trainer computes the canaries' clipped gradients on their own block only, so its cost hardly "
-             "depends on m.", "",
+             "Opacus clips every row it is given over every parameter of the model: each canary row adds its norm and "
+             "its share of the clipped sum over all parameters (less than a real row, which also pays the per-example "
+             "backward pass), and the hook copies the step's real per-example rows into rows with room for the "
+             "canaries (a fixed share of each step). Opacus's overhead thus grows with the share of canary rows, "
+             "q m / 2 : q N, on top of the copy's share; the reference trainer gives each canary one coordinate of its "
+             "own, so its cost hardly depends on m.", "",
              "| trainer | N | q, steps | sigma | canaries | canary : real rows per step | train s (no canaries) | "
              "train s (canaries) | audit s | train with / without | ratio | accountant eps | certified lb |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         c, rr = r["canary_rows_per_step"], r["real_rows_per_step"]
-        lines.append(f"| {r['trainer']} | {r['examples']:,} | {r['q']:g}, {r['steps']} | {r['sigma']:.3f} | "
+        lines.append(f"| {r['trainer']}{marks.get(r.get('command'), '')} | {r['examples']:,} | {r['q']:g}, {r['steps']} | {r['sigma']:.3f} | "
                      f"{r['canaries']:,} | {c:,.0f} : {rr:,.0f} ({100 * c / rr:.1f} %) | "
                      f"{r['train_without']:.1f} | {r['train_with']:.1f} | {r['audit']:.2f} | {r['train_ratio']:.2f} | "
                      f"{'**' if r['ratio'] > 1.3 else ''}{r['ratio']:.2f}{'**' if r['ratio'] > 1.3 else ''} | "
                      f"{r['accountant_epsilon']:.3f} | {r['epsilon_lower_bound']:.3f} |")
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
