@@ -253,3 +253,39 @@ def test_huge_grids_are_refused_before_they_are_built():
         _prv_precheck(Composition.dpsgd(0.5, 1e-3, 1000), 1e-3, 1e-16, 1e-13)  # refused by prv itself
     _prv_precheck(Composition.dpsgd(1.1, 0.01, 100), 1e-2, 1e-8, 1e-5)  # an ordinary case passes
     assert MAX_BINS >= 1 << 20
+
+
+def test_one_conversion_between_compositions_and_dp_events_serves_both_directions():
+    # issue 38: Composition <-> DpEvent goes through prv.convert only; an event converts back to
+    # the same composition, every old entry point gives convert's event, and one composition is
+    # converted once however many grids and accountants ask
+    import dp_accounting as dpa
+
+    from dpaudit.accounting import prv
+    from dpaudit.accounting._pld import build_pld
+    from dpaudit.privacy import profiles as pr
+    from dpaudit.privacy.events import UnsupportedEventError, leaf_event, leaf_parameters
+
+    comp = Composition.from_steps([(prv.SubsampledGaussianStep(1.3, 0.03), 7), (GaussianStep(2.0), 1),
+                                   (LaplaceStep(4.0), 2)])
+    event = prv.convert(comp, "event")
+    assert event == dpa.ComposedDpEvent([
+        dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.03, dpa.GaussianDpEvent(1.3)), 7),
+        dpa.GaussianDpEvent(2.0), dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(4.0), 2)])
+    assert prv.convert(event, "composition") == comp == Composition.from_dp_event(event) == prv.as_composition(event)
+    assert comp.to_event() == prv.as_dp_event(comp) == reference.to_dp_event(comp) == prv.as_dp_event(event) == event
+    assert GaussianStep(2.0).to_event() == leaf_event("gaussian", 2.0) == dpa.GaussianDpEvent(2.0)
+    assert leaf_parameters(leaf_event("gaussian", 1.3, 0.03)) == ("gaussian", 1.3, 0.03)
+    assert prv.as_composition(pr.SubsampledGaussianProfile(1.3, 0.03, 7)) == Composition.dpsgd(1.3, 0.03, 7)
+    fresh = Composition.dpsgd(1.7, 0.011, 13)
+    before = prv._event_of.cache_info().misses
+    for interval in (1e-2, 5e-3):
+        build_pld(fresh, interval)
+    reference.epsilon("rdp", fresh, 1e-5)
+    assert prv._event_of.cache_info().misses == before + 1
+    with pytest.raises(ValueError, match="to must be one of"):
+        prv.convert(comp, "dp_event")
+    with pytest.raises(UnsupportedEventError, match="only the Gaussian leaf"):
+        leaf_event("laplace", 1.0, 0.5)
+    with pytest.raises(ValueError, match="cannot build a composition from int"):
+        prv.convert(3, "event")

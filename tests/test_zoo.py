@@ -371,3 +371,26 @@ def test_families_group_every_entry_once():
     listed = [e.name for items in grouped.values() for e in items]
     assert sorted(listed) == [e.name for e in entries()]
     assert [e.name for e in grouped["report noisy max"]][0] == "noisy-max-laplace"  # catalogue order: the correct one first
+
+
+def test_the_catalogue_is_read_from_its_data_file_and_names_are_checked(tmp_path):
+    # issue 38: the catalogue's table lives in catalogue.toml; every entry there is registered, in
+    # order, and a name that is not an object of a zoo module is refused with the name
+    from dpaudit.mechanisms.zoo import catalogue
+
+    with open(catalogue.CATALOGUE, "rb") as fh:
+        table = catalogue._toml.load(fh)
+    specs = [(f["title"], e) for f in table["family"] for e in f["entry"]]
+    assert len(specs) == len(catalogue.entries()) == 53
+    registered = [e for group in catalogue.families().values() for e in group]
+    assert [e.family for e in registered] == [title for title, _ in specs]
+    assert catalogue._zoo_object("mean.DPLaplace").name == "dp-laplace"
+    with pytest.raises(DPAuditError, match="'mean.NoSuchMechanism'|has no 'NoSuchMechanism'"):
+        catalogue._zoo_object("mean.NoSuchMechanism")
+    with pytest.raises(DPAuditError, match="'os.system'"):
+        catalogue._zoo_object("os.system")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[family]]\ntitle = "t"\n[[family.entry]]\nfactory = "mean.DPLaplace"\nclaim_kind = "pure"\n'
+                   'private = true\nsummary = "s"\ntrue_guarantee = "g"\n')
+    with pytest.raises(ValueError, match="registered twice"):
+        catalogue._load(bad)

@@ -17,15 +17,16 @@ import math
 import numpy as np
 
 from ..privacy.events import pld_from_event
-from .prv import as_composition
+from .prv import as_dp_event
 
 __all__ = ["build_pld", "noise_level", "pmf_delta", "pmf_epsilon", "pmf_parts"]
 
 
 def build_pld(composition, interval: float, pessimistic: bool = True):
-    """dp_accounting's PLD of a composition (anything :func:`as_composition` accepts) on loss grid
-    ``interval`` (nats); pessimistic (an upper estimate of delta) by default."""
-    return pld_from_event(as_composition(composition).to_event(), interval, pessimistic)
+    """dp_accounting's PLD of a composition (anything :func:`~.prv.as_composition` accepts) on loss
+    grid ``interval`` (nats); pessimistic (an upper estimate of delta) by default. The event comes
+    from the one conversion (:func:`~.prv.convert`), built once per composition."""
+    return pld_from_event(as_dp_event(composition), interval, pessimistic)
 
 
 def pmf_parts(pld) -> list[tuple[np.ndarray, np.ndarray, float]]:

@@ -45,7 +45,7 @@ import numpy as np
 from .._validate import check_delta, check_epsilon, check_probability
 from . import prv as _prv
 from ._pld import build_pld, pmf_delta, pmf_epsilon, pmf_parts
-from .prv import Composition, GaussianStep, LaplaceStep, as_composition
+from .prv import Composition, GaussianStep, LaplaceStep, as_composition, as_dp_event
 
 __all__ = [
     "AccountingFailure",
@@ -395,7 +395,7 @@ def _rdp_value(comp: Composition, query: str, target: float) -> float:
     from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
     acc = rdp.RdpAccountant()
-    acc.compose(comp.to_event())
+    acc.compose(as_dp_event(comp))
     if query == "epsilon":
         return float(min(_prv.epsilon_upper_bound(comp, target), acc.get_epsilon(target)))
     return float(min(_prv.delta_upper_bound(comp, target), acc.get_delta(target)))

@@ -79,7 +79,8 @@ def pld_online_epsilons(composition, deltas, *, interval: float, steps: Sequence
     Raises
     ------
     ValueError
-        For invalid deltas, steps or interval.
+        If a delta is not in (0, 1), a requested step lies outside ``1..num_steps`` (or none is
+        requested), or ``interval`` is not a finite number > 0.
 
     References
     ----------

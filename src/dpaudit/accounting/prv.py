@@ -40,7 +40,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .._validate import check_delta, check_epsilon, check_int, check_positive, check_rate
-from ..privacy.events import UnsupportedEventError, event_from_runs, event_runs, is_event
+from ..privacy.events import UnsupportedEventError, event_from_runs, event_runs, is_event, leaf_event, leaf_parameters
 from ..privacy.profiles import gaussian_delta, gaussian_epsilon
 from ..privacy.rdp import log_c1
 
@@ -55,6 +55,8 @@ __all__ = [
     "SubsampledGaussianStep",
     "UnsupportedEventError",
     "as_composition",
+    "as_dp_event",
+    "convert",
     "delta_upper_bound",
     "epsilon_upper_bound",
     "feasible_tilt",
@@ -491,9 +493,10 @@ class Step(ABC):
         """Cached sampler of ``P_lam`` for this step (internal to the Monte Carlo estimators)."""
         return _cached_plan(self, float(lam), direction)
 
-    @abstractmethod
     def to_event(self):
-        """The dp_accounting ``DpEvent`` of this step (the value object every family shares)."""
+        """The dp_accounting ``DpEvent`` of this step (the value object every family shares):
+        ``convert(self, "event")`` (:func:`convert`)."""
+        return convert(self, "event")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable description."""
@@ -507,23 +510,18 @@ def _cached_plan(step: "Step", lam: float, direction: str) -> _Plan:
 
 class _NoiseStep(Step):
     """A step with one noise parameter: the dataclass field ``param`` (checked finite and > 0,
-    named ``label`` in errors) is the ``noise_multiplier`` of dp_accounting's ``event`` class."""
+    named ``label`` in errors) is the ``noise_multiplier`` of its dp_accounting event (:func:`convert`)."""
 
-    def __init_subclass__(cls, *, param: str, label: str, event: str, **kwargs) -> None:
+    def __init_subclass__(cls, *, param: str, label: str, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
-        cls._param, cls._label, cls._event = param, label, event
+        cls._param, cls._label = param, label
 
     def __post_init__(self):
         object.__setattr__(self, self._param, check_positive(getattr(self, self._param), self._label))
 
-    def to_event(self):
-        import dp_accounting as dpa
-
-        return getattr(dpa, self._event)(getattr(self, self._param))
-
 
 @dataclass(frozen=True)
-class GaussianStep(_NoiseStep, param="sigma", label="sigma (noise multiplier)", event="GaussianDpEvent"):
+class GaussianStep(_NoiseStep, param="sigma", label="sigma (noise multiplier)"):
     """Gaussian mechanism with noise multiplier ``sigma`` (noise std / L2 sensitivity).
 
     Dominating pair ``P = N(1, sigma^2)``, ``Q = N(0, sigma^2)`` (tight, symmetric); the PRV is
@@ -552,7 +550,7 @@ class GaussianStep(_NoiseStep, param="sigma", label="sigma (noise multiplier)", 
 
 
 @dataclass(frozen=True)
-class LaplaceStep(_NoiseStep, param="scale", label="scale (Laplace noise multiplier)", event="LaplaceDpEvent"):
+class LaplaceStep(_NoiseStep, param="scale", label="scale (Laplace noise multiplier)"):
     """Laplace mechanism with scale ``scale`` = b (noise scale / L1 sensitivity).
 
     Dominating pair ``P = Lap(1, b)``, ``Q = Lap(0, b)`` (tight, symmetric); the PRV lies in
@@ -643,11 +641,6 @@ class SubsampledGaussianStep(Step):
         if direction == REMOVE:
             return _SubsampledRemovePlan(self.sigma, self.sampling_rate, lam)
         return _SubsampledAddPlan(self.sigma, self.sampling_rate, lam)
-
-    def to_event(self):
-        import dp_accounting as dpa
-
-        return dpa.PoissonSampledDpEvent(self.sampling_rate, dpa.GaussianDpEvent(self.sigma))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -761,10 +754,7 @@ class Composition:
         ValueError
             For invalid parameters (e.g. a zero noise multiplier) or an empty composition.
         """
-        segs = _event_segments(event)
-        if not segs:
-            raise ValueError(f"the event {event!r} composes no mechanism")
-        return cls(tuple(segs))
+        return _composition_of_event(event)
 
     # --- properties -----------------------------------------------------------------------------
     @property
@@ -819,8 +809,8 @@ class Composition:
 
     def to_event(self):
         """The dp_accounting ``DpEvent``: a ``ComposedDpEvent`` of the runs (``SelfComposedDpEvent``
-        for a run longer than one; a single run on its own)."""
-        return event_from_runs([(step.to_event(), count) for step, count in self.segments])
+        for a run longer than one; a single run on its own); ``convert(self, "event")``."""
+        return convert(self, "event")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable description: ``{"num_steps", "segments": [{..., "count"}]}``."""
@@ -839,47 +829,127 @@ class Composition:
         return " + ".join(parts)
 
 
+# --------------------------------------------------------------------------------------------
+# the one conversion between Composition and dp_accounting's DpEvent
+# --------------------------------------------------------------------------------------------
+CONVERSION_TARGETS = ("composition", "event")
+
+
+def convert(obj, to: str):
+    """The one conversion between dpaudit's compositions and dp_accounting's ``DpEvent``: every
+    conversion in either direction goes through here (:func:`as_composition`,
+    :func:`as_dp_event`, :meth:`Composition.from_dp_event`, :meth:`Composition.to_event`,
+    :meth:`Step.to_event`, the accountants' PLD and RDP calls).
+
+    A composition's event is built once and kept (a small cache keyed by the composition, a
+    frozen value): a DP-SGD audit that asks several accountants and grids about one composition
+    converts it once. The leaves are built and read by
+    :func:`dpaudit.privacy.events.leaf_event` / :func:`~dpaudit.privacy.events.leaf_parameters`.
+
+    Parameters
+    ----------
+    obj : Composition, Step, list, DpEvent or privacy profile
+        A :class:`Composition`; a :class:`Step`; a list of steps or ``(step, count)`` pairs; a
+        dp_accounting ``DpEvent`` (``GaussianDpEvent``, ``LaplaceDpEvent``,
+        ``PoissonSampledDpEvent(GaussianDpEvent)``, ``SelfComposedDpEvent``, ``ComposedDpEvent``,
+        ``NoOpDpEvent`` inside a composition); or a profile of :mod:`dpaudit.privacy.profiles`
+        (through its ``to_event()``).
+    to : {"composition", "event"}
+        What to return.
+
+    Returns
+    -------
+    Composition or DpEvent
+        The composition, or its event: a ``ComposedDpEvent`` of the runs (``SelfComposedDpEvent``
+        for a run longer than one, a single run on its own). An event given in comes back
+        normalised the same way (read as a composition first, so it is checked).
+
+    Raises
+    ------
+    UnsupportedEventError, ValueError
+        If the object cannot be converted (the message names it), or ``to`` is not one of
+        :data:`CONVERSION_TARGETS`.
+
+    References
+    ----------
+    dp_accounting's ``DpEvent`` (Doroshenko et al. 2022); paper 004, Lemma 5 (composition).
+    """
+    if to not in CONVERSION_TARGETS:
+        raise ValueError(f"to must be one of {CONVERSION_TARGETS}, got {to!r}")
+    if isinstance(obj, Composition):
+        comp = obj
+    elif isinstance(obj, Step):
+        comp = Composition(((obj, 1),))
+    elif isinstance(obj, (list, tuple)):
+        comp = Composition.from_steps(obj)
+    elif is_event(obj):
+        comp = _composition_of_event(obj)
+    elif callable(getattr(obj, "to_event", None)):  # a privacy profile (dpaudit.privacy.profiles)
+        comp = _composition_of_event(obj.to_event())
+    else:
+        raise ValueError(
+            f"cannot build a composition from {type(obj).__name__}: give a Composition, a Step, a list of "
+            "steps, a dp_accounting DpEvent or a privacy profile with to_event()"
+        )
+    return comp if to == "composition" else _event_of(comp)
+
+
 def _step_of(leaf) -> "Step":
-    """The step of one leaf event of :func:`dpaudit.privacy.events.event_runs`."""
-    import dp_accounting as dpa
-
-    if isinstance(leaf, dpa.GaussianDpEvent):
-        return GaussianStep(leaf.noise_multiplier)
-    if isinstance(leaf, dpa.LaplaceDpEvent):
-        return LaplaceStep(leaf.noise_multiplier)
-    q = float(leaf.sampling_probability)  # a PoissonSampledDpEvent(GaussianDpEvent), rate checked
-    return GaussianStep(leaf.event.noise_multiplier) if q == 1.0 else SubsampledGaussianStep(leaf.event.noise_multiplier, q)
+    """The step of one leaf event of :func:`dpaudit.privacy.events.event_runs` (rate checked there)."""
+    noise, multiplier, rate = leaf_parameters(leaf)
+    if noise == "laplace":
+        return LaplaceStep(multiplier)
+    return GaussianStep(multiplier) if rate is None or rate == 1.0 else SubsampledGaussianStep(multiplier, rate)
 
 
-def _event_segments(event) -> list:
-    return [(_step_of(leaf), count) for leaf, count in event_runs(event)]
+def _leaf_of(step: "Step"):
+    """The leaf event of one step (the inverse of :func:`_step_of`)."""
+    if isinstance(step, SubsampledGaussianStep):
+        return leaf_event("gaussian", step.sigma, step.sampling_rate)
+    if isinstance(step, GaussianStep):
+        return leaf_event("gaussian", step.sigma)
+    if isinstance(step, LaplaceStep):
+        return leaf_event("laplace", step.scale)
+    raise UnsupportedEventError(f"{type(step).__name__} has no dp_accounting event")
+
+
+def _composition_of_event(event) -> "Composition":
+    segs = [(_step_of(leaf), count) for leaf, count in event_runs(event)]
+    if not segs:
+        raise ValueError(f"the event {event!r} composes no mechanism")
+    return Composition(tuple(segs))
+
+
+@functools.lru_cache(maxsize=64)
+def _event_of(comp: "Composition"):
+    return event_from_runs([(_leaf_of(step), count) for step, count in comp.segments])
 
 
 def as_composition(obj) -> Composition:
-    """Accept a :class:`Composition`, a :class:`Step`, a list of steps / ``(step, count)`` pairs,
-    a dp_accounting ``DpEvent`` (``GaussianDpEvent``, ``LaplaceDpEvent``,
-    ``PoissonSampledDpEvent(GaussianDpEvent)``, ``SelfComposedDpEvent``, ``ComposedDpEvent``) or a
-    profile of :mod:`dpaudit.privacy.profiles` (through its ``to_event()``).
+    """``convert(obj, "composition")``: accept a :class:`Composition`, a :class:`Step`, a list of
+    steps / ``(step, count)`` pairs, a dp_accounting ``DpEvent`` (``GaussianDpEvent``,
+    ``LaplaceDpEvent``, ``PoissonSampledDpEvent(GaussianDpEvent)``, ``SelfComposedDpEvent``,
+    ``ComposedDpEvent``) or a profile of :mod:`dpaudit.privacy.profiles` (through its
+    ``to_event()``).
 
     Raises
     ------
     UnsupportedEventError, ValueError
         If the object cannot be converted.
     """
-    if isinstance(obj, Composition):
-        return obj
-    if isinstance(obj, Step):
-        return Composition(((obj, 1),))
-    if isinstance(obj, (list, tuple)):
-        return Composition.from_steps(obj)
-    if is_event(obj):
-        return Composition.from_dp_event(obj)
-    if callable(getattr(obj, "to_event", None)):  # a privacy profile (dpaudit.privacy.profiles)
-        return Composition.from_dp_event(obj.to_event())
-    raise ValueError(
-        f"cannot build a composition from {type(obj).__name__}: give a Composition, a Step, a list of "
-        "steps, a dp_accounting DpEvent or a privacy profile with to_event()"
-    )
+    return convert(obj, "composition")
+
+
+def as_dp_event(obj):
+    """``convert(obj, "event")``: the dp_accounting ``DpEvent`` of anything :func:`as_composition`
+    accepts (see :func:`convert`).
+
+    Raises
+    ------
+    UnsupportedEventError, ValueError
+        If the object cannot be converted.
+    """
+    return convert(obj, "event")
 
 
 # --------------------------------------------------------------------------------------------

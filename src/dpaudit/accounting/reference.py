@@ -18,17 +18,16 @@ from typing import Callable, Sequence
 
 from .._validate import check_delta, check_epsilon
 from ._pld import build_pld
-from .prv import Composition, GaussianStep, SubsampledGaussianStep, as_composition
+from .prv import Composition, GaussianStep, SubsampledGaussianStep, as_composition, as_dp_event
 
 __all__ = ["METHODS", "epsilon", "delta", "online_epsilons", "to_dp_event"]
 
 METHODS = ("pld", "rdp", "prv")
 
 
-def to_dp_event(composition):
-    """The dp_accounting ``DpEvent`` of a composition (Composed of SelfComposed runs); see
-    :meth:`Composition.to_event`."""
-    return as_composition(composition).to_event()
+to_dp_event = as_dp_event
+"""The dp_accounting ``DpEvent`` of a composition (kept for existing callers): the one conversion,
+:func:`dpaudit.accounting.prv.as_dp_event`."""
 
 
 def _prv_parts(comp: Composition):
@@ -97,7 +96,7 @@ def _query(method: str, composition, query: str, target: float, interval: float,
         from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
         acc = rdp.RdpAccountant()
-        acc.compose(comp.to_event())
+        acc.compose(as_dp_event(comp))
         out[query] = float(acc.get_epsilon(target) if at_delta else acc.get_delta(target))
     elif method == "prv":
         counts = [c for _, c in comp.segments]
@@ -158,7 +157,7 @@ def online_epsilons(method: str, composition, deltas, *, value_discretization_in
         from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
         acc = rdp.RdpAccountant()
-        acc.compose(to_dp_event(one))
+        acc.compose(as_dp_event(one))
         orders, per_step = np.asarray(acc._orders), np.asarray(acc._rdp)
         for i in range(1, k + 1):
             record(i, [rdp.compute_epsilon(orders, i * per_step, d)[0] for d in ds])

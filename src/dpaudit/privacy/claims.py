@@ -82,10 +82,9 @@ class ApproxDP:
 
     Parameters
     ----------
-    epsilon : float
-        Privacy parameter in nats, ``>= 0``.
-    delta : float
-        Failure probability, ``0 <= delta < 1``.
+    epsilon, delta : float
+        The privacy parameters: epsilon in nats, ``>= 0``; delta, the hockey-stick divergence
+        allowed at ``e^epsilon``, with ``0 <= delta < 1``.
 
     Raises
     ------

@@ -10,6 +10,10 @@ these events, and the accountants (:mod:`dpaudit.accounting`) accept them wherev
   ``SelfComposedDpEvent``, ``ComposedDpEvent`` and ``NoOpDpEvent`` around them);
 * :func:`event_from_runs` — the inverse (``SelfComposedDpEvent`` for runs longer than one,
   ``ComposedDpEvent`` for several runs);
+* :func:`leaf_event` / :func:`leaf_parameters` — the one place that builds and reads a leaf
+  (``GaussianDpEvent``, ``LaplaceDpEvent``, ``PoissonSampledDpEvent(GaussianDpEvent)``) from and
+  to its parameters; the profiles' ``to_event`` and the accountants' conversion
+  (:func:`dpaudit.accounting.prv.convert`) both use them;
 * :func:`pld_from_event` — the one builder of dp_accounting privacy loss distributions (PLDs)
   from an event: each run's PLD from dp_accounting's ``from_gaussian_mechanism`` /
   ``from_laplace_mechanism``, self-composed ``count`` times, the runs composed in order
@@ -24,7 +28,7 @@ from typing import Any
 
 from .._validate import check_int, check_rate
 
-__all__ = ["UnsupportedEventError", "event_from_runs", "event_runs", "pld_from_event"]
+__all__ = ["UnsupportedEventError", "event_from_runs", "event_runs", "leaf_event", "leaf_parameters", "pld_from_event"]
 
 SUPPORTED = ("GaussianDpEvent, LaplaceDpEvent, PoissonSampledDpEvent(GaussianDpEvent), SelfComposedDpEvent, "
              "ComposedDpEvent")
@@ -111,6 +115,64 @@ def event_from_runs(runs) -> Any:
     return events[0] if len(events) == 1 else dpa.ComposedDpEvent(events)
 
 
+NOISES = ("gaussian", "laplace")
+
+
+def leaf_event(noise: str, noise_multiplier: float, sampling_rate: float | None = None):
+    """The leaf ``DpEvent`` of one sensitivity-1 mechanism (the inverse of :func:`leaf_parameters`).
+
+    Parameters
+    ----------
+    noise : {"gaussian", "laplace"}
+        ``GaussianDpEvent`` or ``LaplaceDpEvent``.
+    noise_multiplier : float
+        Noise standard deviation (Gaussian) or scale (Laplace) over the sensitivity; passed to
+        dp_accounting as it is (its events check it).
+    sampling_rate : float, optional
+        Given: the Gaussian leaf inside ``PoissonSampledDpEvent(sampling_rate, ...)`` (kept even
+        at rate 1, as dp_accounting keeps it); None: the leaf itself.
+
+    Returns
+    -------
+    DpEvent
+
+    Raises
+    ------
+    UnsupportedEventError
+        For a noise other than ``NOISES`` or a Poisson-sampled Laplace leaf (no dominating pair
+        here).
+    """
+    dpa = _dpa()
+    if noise not in NOISES:
+        raise UnsupportedEventError(f"noise must be one of {NOISES}, got {noise!r}")
+    leaf = (dpa.GaussianDpEvent if noise == "gaussian" else dpa.LaplaceDpEvent)(noise_multiplier)
+    if sampling_rate is None:
+        return leaf
+    if noise != "gaussian":
+        raise UnsupportedEventError("only the Gaussian leaf can be Poisson-sampled here, got a Laplace one")
+    return dpa.PoissonSampledDpEvent(sampling_rate, leaf)
+
+
+def leaf_parameters(leaf) -> tuple[str, float, float | None]:
+    """``(noise, noise_multiplier, sampling_rate)`` of a leaf of :func:`event_runs` (the inverse of
+    :func:`leaf_event`): ``noise`` is ``"gaussian"`` or ``"laplace"``, ``sampling_rate`` the
+    Poisson rate as a float, or None for an unsampled leaf.
+
+    Raises
+    ------
+    UnsupportedEventError
+        For an event that is not such a leaf.
+    """
+    dpa = _dpa()
+    if isinstance(leaf, dpa.GaussianDpEvent):
+        return "gaussian", leaf.noise_multiplier, None
+    if isinstance(leaf, dpa.LaplaceDpEvent):
+        return "laplace", leaf.noise_multiplier, None
+    if isinstance(leaf, dpa.PoissonSampledDpEvent) and isinstance(leaf.event, dpa.GaussianDpEvent):
+        return "gaussian", leaf.event.noise_multiplier, float(leaf.sampling_probability)
+    raise UnsupportedEventError(f"{type(leaf).__name__} is not a leaf event; supported leaves: {SUPPORTED}")
+
+
 def pld_from_event(event, value_discretization_interval: float, pessimistic: bool = True):
     """dp_accounting ``PrivacyLossDistribution`` of a supported ``DpEvent`` (add/remove adjacency).
 
@@ -140,17 +202,15 @@ def pld_from_event(event, value_discretization_interval: float, pessimistic: boo
     """
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
-    dpa = _dpa()
     out = None
     for leaf, count in event_runs(event):
-        if isinstance(leaf, dpa.LaplaceDpEvent):
-            p = pldm.from_laplace_mechanism(leaf.noise_multiplier, value_discretization_interval=value_discretization_interval,
+        noise, multiplier, rate = leaf_parameters(leaf)
+        if noise == "laplace":
+            p = pldm.from_laplace_mechanism(multiplier, value_discretization_interval=value_discretization_interval,
                                             pessimistic_estimate=pessimistic)
         else:
-            sampled = isinstance(leaf, dpa.PoissonSampledDpEvent)
-            sigma = leaf.event.noise_multiplier if sampled else leaf.noise_multiplier
-            q = float(leaf.sampling_probability) if sampled else 1.0
-            p = pldm.from_gaussian_mechanism(sigma, sampling_prob=q, pessimistic_estimate=pessimistic,
+            q = 1.0 if rate is None else rate
+            p = pldm.from_gaussian_mechanism(multiplier, sampling_prob=q, pessimistic_estimate=pessimistic,
                                              value_discretization_interval=value_discretization_interval)
         p = p.self_compose(count) if count > 1 else p
         out = p if out is None else out.compose(p)

@@ -33,7 +33,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .._validate import check_array, check_delta, check_epsilon, check_int, check_positive, check_rate
-from .events import event_from_runs, event_runs, pld_from_event
+from .events import event_from_runs, event_runs, leaf_event, pld_from_event
 
 __all__ = [
     "GaussianProfile",
@@ -633,11 +633,11 @@ class _AnalyticProfile:
     """What :class:`GaussianProfile` and :class:`LaplaceProfile` share: one parameter (the field
     named ``param``, checked by ``check``) passed to the module functions ``functions = (delta,
     epsilon, tradeoff)``; ``noise`` names the noise parameter of :meth:`from_noise`; ``kind`` is the
-    ``to_dict`` tag; ``event`` names the dp_accounting event class."""
+    ``to_dict`` tag and the noise of its dp_accounting event (:func:`~.events.leaf_event`)."""
 
-    def __init_subclass__(cls, *, param: str, noise: str, kind: str, event: str, check, functions) -> None:
+    def __init_subclass__(cls, *, param: str, noise: str, kind: str, check, functions) -> None:
         super().__init_subclass__()
-        cls._param, cls._noise, cls._kind, cls._event_name, cls._check = param, noise, kind, event, staticmethod(check)
+        cls._param, cls._noise, cls._kind, cls._check = param, noise, kind, staticmethod(check)
         cls._delta, cls._epsilon, cls._tradeoff = (staticmethod(f) for f in functions)
 
     def __post_init__(self) -> None:
@@ -674,9 +674,7 @@ class _AnalyticProfile:
     def to_event(self):
         """The dp_accounting ``DpEvent`` of the sensitivity-1 mechanism with this profile
         (``noise_multiplier = 1 / parameter``)."""
-        import dp_accounting
-
-        return getattr(dp_accounting, self._event_name)(noise_multiplier=1.0 / self._value)
+        return leaf_event(self._kind, 1.0 / self._value)
 
     def to_dict(self) -> dict:
         return {"kind": self._kind, self._param: self._value}
@@ -691,7 +689,7 @@ def _leaf_of(event, cls, expected: str):
 
 
 @dataclass(frozen=True)
-class GaussianProfile(_AnalyticProfile, param="mu", noise="sigma", kind="gaussian", event="GaussianDpEvent",
+class GaussianProfile(_AnalyticProfile, param="mu", noise="sigma", kind="gaussian",
                       check=_check_mu, functions=(gaussian_delta, gaussian_epsilon, gaussian_tradeoff)):
     """The Gaussian mechanism / ``mu``-GDP: profile, epsilon and trade-off function.
 
@@ -739,7 +737,7 @@ class GaussianProfile(_AnalyticProfile, param="mu", noise="sigma", kind="gaussia
 
 
 @dataclass(frozen=True)
-class LaplaceProfile(_AnalyticProfile, param="epsilon0", noise="scale", kind="laplace", event="LaplaceDpEvent",
+class LaplaceProfile(_AnalyticProfile, param="epsilon0", noise="scale", kind="laplace",
                      check=lambda v: check_positive(v, "epsilon0"),
                      functions=(laplace_delta, laplace_epsilon, laplace_tradeoff)):
     """The Laplace mechanism with ``epsilon0 = sensitivity / scale``.
@@ -826,10 +824,7 @@ class SubsampledGaussianProfile:
     def to_event(self):
         """``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))``, in a ``SelfComposedDpEvent`` for
         ``steps > 1``."""
-        import dp_accounting as dpa
-
-        return event_from_runs([(dpa.PoissonSampledDpEvent(self.sampling_rate, dpa.GaussianDpEvent(self.sigma)),
-                                 self.steps)])
+        return event_from_runs([(leaf_event("gaussian", self.sigma, self.sampling_rate), self.steps)])
 
     def delta(self, epsilon, direction: str = "both"):
         """``delta(eps)``, see :func:`subsampled_gaussian_delta`."""

@@ -137,7 +137,9 @@ def threshold_audit(
     Raises
     ------
     ValueError
-        On bad scores, confidence, thresholds or selection fraction.
+        If a side has fewer than 2 scores or a non-finite one, ``confidence`` or
+        ``selection_fraction`` is not in (0, 1), or ``thresholds`` is neither an integer >= 1 nor
+        an array of finite numbers.
 
     References
     ----------
@@ -220,15 +222,8 @@ class GDPAudit:
         return {k: (v if not isinstance(v, float) or math.isfinite(v) else str(v)) for k, v in out.items()}
 
 
-def gdp_audit(
-    p_scores,
-    q_scores,
-    *,
-    thresholds=None,
-    confidence: float = 0.95,
-    selection_fraction: float = 0.5,
-    rng=None,
-) -> GDPAudit:
+def gdp_audit(p_scores, q_scores, *, thresholds=None, confidence: float = 0.95, selection_fraction: float = 0.5,
+              rng=None) -> GDPAudit:
     """Gaussian-DP audit from threshold tests (Nasr et al. 2023, §5; paper 001 §2.3 eq. (2.4)).
 
     Clopper–Pearson upper bounds on FPR and FNR of every candidate threshold (Bonferroni over the
@@ -528,7 +523,8 @@ def auc_interval(p_scores, q_scores, *, confidence: float = 0.95, alternative: s
     Raises
     ------
     ValueError
-        On bad scores, confidence or alternative.
+        If a score array is empty or holds a non-finite value, ``confidence`` is not in (0, 1),
+        or ``alternative`` is neither ``"greater"`` nor ``"less"``.
 
     References
     ----------

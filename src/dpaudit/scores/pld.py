@@ -201,7 +201,8 @@ def estimate_pld(
     Raises
     ------
     ValueError
-        On bad scores, bins or discretisation.
+        If a side has fewer than 2 scores or a non-finite one, ``min_count``/``max_bins`` is not a
+        valid integer, or ``value_discretization_interval`` is not finite and > 0.
 
     References
     ----------

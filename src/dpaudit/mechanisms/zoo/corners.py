@@ -65,17 +65,8 @@ class NoisySumEmptyShortcut(_Sum):
     Relation: add/remove, records in [0, 1], sizes 0..10.
     Witness pair: ``[]`` vs ``[[1.0]]``.
 
-    Parameters
-    ----------
-    epsilon : float
-        Privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP).
-
-    Raises
-    ------
-    ValueError
-        If epsilon is not finite and > 0.
+    Parameters and errors: as :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (pure DP:
+    delta is ignored; a ValueError if epsilon is not finite and > 0).
     """
 
     name = "noisy-sum-empty-shortcut"

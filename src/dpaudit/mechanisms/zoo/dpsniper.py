@@ -725,12 +725,8 @@ class NumericalSVT(ColumnSumQueries):
 
     Parameters
     ----------
-    epsilon, delta : float
-        As :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (delta is ignored).
-    num_queries : int, default 10
-    threshold : float, default 1.0
-    cutoff : int, default 2
-    name : str, optional
+    epsilon, delta, num_queries, threshold, cutoff, name
+        As :class:`SVT34Parallel` (the same defaults: 10 queries, ``T = 1``, ``c = 2``).
 
     Raises
     ------

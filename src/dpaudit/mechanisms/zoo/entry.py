@@ -21,6 +21,9 @@ __all__ = ["ZooEntry", "variant"]
 class ZooEntry:
     """A reference mechanism with everything needed to audit it.
 
+    Only ``name``, ``factory``, ``claim_kind``, ``private``, ``summary``, ``bug`` and
+    ``true_guarantee`` are required; the rest have defaults.
+
     Attributes
     ----------
     name : str

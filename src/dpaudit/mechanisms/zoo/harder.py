@@ -160,12 +160,9 @@ class LaplaceSum(ZooMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP).
-    name : str, optional
-        Entry name (default ``"laplace-sum"``).
+    epsilon, delta, name
+        As :class:`~dpaudit.mechanisms.zoo._common.ZooMechanism` (pure DP: delta is ignored; the
+        name defaults to ``"laplace-sum"``).
     fast_path_from : int, optional
         Size ``m >= 1`` from which the noise scale is ``1/(n eps)`` instead of ``1/eps``.
     exact_probability : float, default 0.0
@@ -198,22 +195,9 @@ class LaplaceSum(ZooMechanism):
         return records(dataset, 1, self.name, "releases a sum of scalar records")[:, 0]
 
     def computed_sum(self, dataset) -> float:
-        """The sum the mechanism adds noise to: records clipped to [0, 1] (only the first
-        ``clip_first`` of them when that bug is on).
-
-        Parameters
-        ----------
-        dataset : array, shape (n_records, 1)
-
-        Returns
-        -------
-        float
-
-        Raises
-        ------
-        ValueError
-            If the records are not scalars or contain NaN/inf.
-        """
+        """The sum (a float) the mechanism adds noise to: the records of ``dataset`` (an array of
+        shape ``(n_records, 1)``) clipped to [0, 1], only the first ``clip_first`` of them when
+        that bug is on. A ValueError if the records are not scalars or contain NaN/inf."""
         x = self._records(dataset)
         k = x.size if self.clip_first is None else min(self.clip_first, x.size)
         return float(np.clip(x[:k], 0.0, 1.0).sum() + x[k:].sum())
@@ -262,13 +246,11 @@ class ExponentialQuantileCandidates(ZooMechanism):
 
     Parameters
     ----------
-    epsilon : float
-        Privacy parameter in nats, ``> 0``.
-    delta : float, optional
-        Ignored (pure DP).
-    name : str, optional
-        Entry name (default ``"dp-median-data-candidates"``).
+    epsilon, delta, name
+        As :class:`~dpaudit.mechanisms.zoo.median.ExponentialQuantile` (the name defaults to
+        ``"dp-median-data-candidates"``).
     data_candidates : bool, default True
+        Whether the records' own values join the grid as candidates (the bug).
     grid_size : int, default 21
         Grid points ``m >= 2`` evenly spaced on [0, 1].
 

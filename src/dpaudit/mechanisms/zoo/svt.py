@@ -358,9 +358,9 @@ class SVT3(SparseVector):
     Parameters, Raises: see :class:`SparseVector`.
     """
 
+    releases_values = True  # the bug: each "above" answer's noisy value is released
     name = "svt3"
     algorithm = 3
-    releases_values = True
     threshold_noise, query_noise = (2.0, False, 1.0), (2.0, True, 1.0)
 
 
