@@ -25,6 +25,7 @@ from ._backend import (
     key_from_rng,
     sample_uniforms,
 )
+from .mc_device import run_tiled, supports_tiled
 from .mc_samples import ConditionalLossSamples, PrivacyLossSamples
 from .mc_tilts import _balance_log_weights, _paper_theta, _tilts_for
 from .prv import (
@@ -397,6 +398,8 @@ def _num_threads() -> int:
 
 
 def _run_offline(sampler: _Sampler, num_samples: int, progress: ProgressFn | None):
+    if supports_tiled(sampler):  # torch's generator on a device: large tiles, no host sync
+        return run_tiled(sampler, num_samples, progress)
     sampler.num_samples = num_samples
     per = _block_rows(sampler)
     bounds = [(lo, min(num_samples, lo + per)) for lo in range(0, num_samples, per)]
@@ -421,8 +424,10 @@ def _run_offline(sampler: _Sampler, num_samples: int, progress: ProgressFn | Non
 def _samples_from(sampler: "_Sampler", out, lam: tuple):
     if sampler.estimator in ("cmc", "is-cmc"):
         L, S, M, lw, lwo, seg = out
-        return ConditionalLossSamples(L, S, M, lw, lwo, seg, tuple(st for st, _ in sampler.comp.segments),
-                                      sampler.n_total, sampler.direction, sampler.estimator, tuple(lam))
+        s = ConditionalLossSamples(L, S, M, lw, lwo, seg, tuple(st for st, _ in sampler.comp.segments),
+                                   sampler.n_total, sampler.direction, sampler.estimator, tuple(lam))
+        # on a GPU, the estimates' O(m) work per root-finding step runs there too
+        return s.use_device(sampler.ops) if sampler.ops.name == "torch" and sampler.ops.device != "cpu" else s
     L, lw = out
     return PrivacyLossSamples(L, lw, sampler.direction, sampler.estimator,
                               tuple(lam) if sampler.estimator == "is" else ())
