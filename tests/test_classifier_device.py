@@ -40,16 +40,22 @@ def test_device_path_gives_the_numpy_bounds_and_copies_once_per_scorer_call(monk
 
     monkeypatch.setattr(torch.Tensor, "cpu", counting_cpu)
     out = {}
-    for on_device in (False, True):
+    # (device path, samples kept on the device): NumPy; device-resident samples; samples too
+    # large for the device, moved chunk by chunk
+    for case in ((False, True), (True, True), (True, False)):
         est = hs.ClassifierHockeyStick(max_steps=30, marginal_bins=None)
-        monkeypatch.setattr(est, "_on_device", lambda on_device=on_device: on_device)
+        monkeypatch.setattr(est, "_on_device", lambda case=case: case[0])
+        monkeypatch.setattr(est, "_fits_on_device", lambda nbytes, case=case: case[1])
         copies.clear()
         ev = est.estimate(p, q, epsilon=0.2, beta=0.05, rng=4)
-        out[on_device] = (ev, list(copies))
-    (ev_np, copies_np), (ev_dev, copies_dev) = out[False], out[True]
-    for a, b in ((ev_np.forward, ev_dev.forward), (ev_np.reverse, ev_dev.reverse)):
-        assert (a.lower, a.estimate, a.region, a.p_count, a.q_count) == (b.lower, b.estimate, b.region, b.p_count, b.q_count)
-    assert copies_dev == [800, 800, 800, 800]  # train P, train Q, test P, test Q: one copy each
+        out[case] = (ev, list(copies))
+    ev_np, copies_np = out[(False, True)]
+    for case in ((True, True), (True, False)):
+        ev_dev, copies_dev = out[case]
+        for a, b in ((ev_np.forward, ev_dev.forward), (ev_np.reverse, ev_dev.reverse)):
+            assert (a.lower, a.estimate, a.region, a.p_count, a.q_count) == (b.lower, b.estimate, b.region, b.p_count,
+                                                                             b.q_count)
+        assert copies_dev == [800, 800, 800, 800]  # train P, train Q, test P, test Q: one copy each
     assert len(copies_np) > 4  # the NumPy path copies per chunk
 
 

@@ -272,9 +272,20 @@ class ClassifierHockeyStick:
         return zoom_features((x - center) / scale)
 
     def _on_device(self) -> bool:
-        """Whether the classifier runs on an accelerator (features and scores are then computed
-        there; on the CPU they are computed with NumPy, as before, so CPU results are unchanged)."""
-        return not str(self.device).startswith("cpu")
+        """Whether the classifier runs on a CUDA device (features and scores are then computed
+        there, in float64 then float32; on the CPU, and on MPS, which has no float64, they are
+        computed with NumPy as before, so CPU results are unchanged)."""
+        return str(self.device).startswith("cuda")
+
+    def _fits_on_device(self, nbytes: int) -> bool:
+        """Whether ``nbytes`` of samples may stay on the device: at most a quarter of its free
+        memory (the features of a chunk and the model need the rest). Always true off CUDA."""
+        if not str(self.device).startswith("cuda"):
+            return True
+        import torch
+
+        free, _ = torch.cuda.mem_get_info(torch.device(self.device))
+        return nbytes <= free // 4
 
     def _train_scorer(self, p_train: np.ndarray, q_train: np.ndarray, seed: int,
                       device_rows: tuple | None = None) -> tuple[Callable[[np.ndarray], np.ndarray], int, int]:
@@ -288,9 +299,10 @@ class ClassifierHockeyStick:
         are unseen by the model. Scores are computed in chunks of :data:`SCORE_CHUNK` rows for
         the same reason (the zoom features are 5 times wider than the outputs).
 
-        ``device_rows``: the same training rows as tensors already on the device (the caller
-        moved the samples there once). Features are then built on the device, and ``score``
-        also takes rows on the device; each call copies only its scores back, once."""
+        On a device (:meth:`_on_device`) the features are built there from ``device_rows``, the
+        same training rows as tensors already on the device (the caller moved the samples there
+        once; None: the capped training rows are moved here), and ``score`` takes rows on the
+        device or NumPy rows (moved chunk by chunk); each call copies only its scores back, once."""
         import torch
 
         cap = min(self.max_steps * self.batch_size, TRAIN_ROWS)
@@ -301,7 +313,8 @@ class ClassifierHockeyStick:
         center, scale = robust_standardiser(np.vstack([p_train, q_train]))
         device = torch.device(self.device)
         pos_weight = len(q_train) / len(p_train)  # balance the classes
-        if device_rows is None:
+        on_device = self._on_device()
+        if not on_device:
             # Features written chunk by chunk into one array (no stacked copies of a 5x wider array).
             width = self._features(p_train[:1], center, scale).shape[1]
             x = np.empty((len(p_train) + len(q_train), width), dtype=np.float32)
@@ -314,6 +327,8 @@ class ClassifierHockeyStick:
         else:
             c_t = torch.as_tensor(center, dtype=torch.float64, device=device)
             s_t = torch.as_tensor(scale, dtype=torch.float64, device=device)
+            if device_rows is None:
+                device_rows = tuple(torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in (p_train, q_train))
             parts = (device_rows[0][:len(p_train)], device_rows[1][:len(q_train)])
             xt = torch.cat([_zoom_features_torch((part[i:i + SCORE_CHUNK] - c_t) / s_t)
                             for part in parts for i in range(0, len(part), SCORE_CHUNK)])
@@ -337,15 +352,17 @@ class ClassifierHockeyStick:
         def score(samples) -> np.ndarray:
             if len(samples) == 0:
                 return np.zeros(0)
-            if device_rows is None:
+            if not on_device:
                 return np.concatenate([
                     predict(logit, self._features(samples[i:i + SCORE_CHUNK], center, scale), device)
                     for i in range(0, len(samples), SCORE_CHUNK)
                 ])
-            rows = samples if torch.is_tensor(samples) else torch.from_numpy(np.ascontiguousarray(samples)).to(device)
-            out = [predict(logit, _zoom_features_torch((rows[i:i + SCORE_CHUNK] - c_t) / s_t), device,
+            def on_dev(rows):  # NumPy rows (samples too large to keep on the device) move chunk by chunk
+                return rows if torch.is_tensor(rows) else torch.from_numpy(np.ascontiguousarray(rows)).to(device)
+
+            out = [predict(logit, _zoom_features_torch((on_dev(samples[i:i + SCORE_CHUNK]) - c_t) / s_t), device,
                            chunk=SCORE_CHUNK, to_numpy=False)  # one forward pass per feature chunk
-                   for i in range(0, len(rows), SCORE_CHUNK)]
+                   for i in range(0, len(samples), SCORE_CHUNK)]
             return torch.cat(out).cpu().numpy().astype(np.float64)  # the one copy back
 
         return score, len(p_train), len(q_train)
@@ -486,7 +503,8 @@ class ClassifierHockeyStick:
             t_train = time.perf_counter()
             rows = (p_tr, q_tr, p_te, q_te)
             dev_rows = None
-            if self._on_device():  # the samples are moved to the device once; everything after stays there
+            if self._on_device() and self._fits_on_device(p.nbytes + q.nbytes):
+                # the samples are moved to the device once; everything after stays there
                 import torch
 
                 p_d = torch.from_numpy(np.ascontiguousarray(p)).to(self.device)
