@@ -178,30 +178,38 @@ def train(
     return model
 
 
-def predict(fn: Callable, features: np.ndarray, device, chunk: int = 65536) -> np.ndarray:
+def predict(fn: Callable, features, device, chunk: int = 65536, *, to_numpy: bool = True):
     """``fn`` of a trained model evaluated on ``features`` in chunks, without gradients.
+
+    The chunks' outputs stay on ``device`` and are concatenated there; the result is copied to
+    the host once (no host synchronisation per chunk).
 
     Parameters
     ----------
     fn : callable
         ``tensor (m, d) -> tensor (m,)``.
-    features : ndarray, shape (n, d), float32
+    features : ndarray or torch.Tensor, shape (n, d), float32
+        A tensor already on ``device`` is used as it is (no copy).
     device : str or torch.device
     chunk : int, default 65536
         Rows per evaluation (bounds memory).
+    to_numpy : bool, default True
+        Return a float64 ndarray; False returns the float32 tensor on ``device``.
 
     Returns
     -------
-    ndarray, shape (n,), float64
+    ndarray, shape (n,), float64 (or a tensor on ``device`` with ``to_numpy=False``)
     """
     import torch
 
-    feats = torch.from_numpy(features).to(device)
-    out = []
+    feats = features if torch.is_tensor(features) else torch.from_numpy(features)
+    feats = feats.to(device)
     with torch.no_grad():
-        for i in range(0, len(feats), chunk):
-            out.append(fn(feats[i : i + chunk]).cpu().numpy())
-    return np.concatenate(out).astype(np.float64)
+        out = [fn(feats[i : i + chunk]) for i in range(0, len(feats), chunk)]
+        res = torch.cat(out) if out else torch.zeros(0, device=feats.device)
+    if not to_numpy:
+        return res
+    return res.cpu().numpy().astype(np.float64)
 
 
 def check_training(

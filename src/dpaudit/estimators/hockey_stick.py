@@ -35,7 +35,7 @@ import numpy as np
 
 from .._torch import check_training, epoch_batches, mlp, predict, torch_threads, train
 from .._validate import as_rng, check_epsilon, check_probability
-from ._common import SCORE_CHUNK, robust_standardiser, zoom_features
+from ._common import SCORE_CHUNK, ZOOM, robust_standardiser, zoom_features
 from .base import NotApplicable, check_sample_pair, profile_grid
 from .histogram import VERDICT_SHARE, HistogramHockeyStick, _distinct_rows
 from .region import (
@@ -167,6 +167,17 @@ class MarginalScore:
         return out
 
 
+def _zoom_features_torch(z):
+    """:func:`~._common.zoom_features` of a float64 tensor, on its device: ``clip(z, -10, 10)`` and
+    ``asinh(c z) / ln(1 + 2c)`` for ``c`` in :data:`~._common.ZOOM`, computed in float64 and
+    returned as float32, shape (n, 5 * output_dim) (equal to the NumPy features up to the last
+    bit of the float32 rounding)."""
+    import torch
+
+    feats = [torch.clamp(z, -10.0, 10.0)] + [torch.asinh(c * z) / math.log1p(2.0 * c) for c in ZOOM]
+    return torch.cat(feats, dim=1).to(torch.float32)
+
+
 class ClassifierHockeyStick:
     """Hockey-stick divergence lower bounds from a trained classifier (paper 000, Alg. 5, improved).
 
@@ -260,8 +271,24 @@ class ClassifierHockeyStick:
     def _features(self, x: np.ndarray, center: np.ndarray, scale: np.ndarray) -> np.ndarray:
         return zoom_features((x - center) / scale)
 
-    def _train_scorer(self, p_train: np.ndarray, q_train: np.ndarray,
-                      seed: int) -> tuple[Callable[[np.ndarray], np.ndarray], int, int]:
+    def _on_device(self) -> bool:
+        """Whether the classifier runs on a CUDA device (features and scores are then computed
+        there, in float64 then float32; on the CPU, and on MPS, which has no float64, they are
+        computed with NumPy as before, so CPU results are unchanged)."""
+        return str(self.device).startswith("cuda")
+
+    def _fits_on_device(self, nbytes: int) -> bool:
+        """Whether ``nbytes`` of samples may stay on the device: at most a quarter of its free
+        memory (the features of a chunk and the model need the rest). Always true off CUDA."""
+        if not str(self.device).startswith("cuda"):
+            return True
+        import torch
+
+        free, _ = torch.cuda.mem_get_info(torch.device(self.device))
+        return nbytes <= free // 4
+
+    def _train_scorer(self, p_train: np.ndarray, q_train: np.ndarray, seed: int,
+                      device_rows: tuple | None = None) -> tuple[Callable[[np.ndarray], np.ndarray], int, int]:
         """Train the MLP on the training rows; return ``(score, k_p, k_q)``: ``score(samples) ->
         (n,)`` logits, trained on the first ``k_p`` rows of ``p_train`` and ``k_q`` of ``q_train``.
 
@@ -270,7 +297,12 @@ class ClassifierHockeyStick:
         part in proportion), are trained on (the caller shuffles the rows, so this is a random subset): every step then
         still draws fresh rows, memory stays bounded at any sample size, and the rows left over
         are unseen by the model. Scores are computed in chunks of :data:`SCORE_CHUNK` rows for
-        the same reason (the zoom features are 5 times wider than the outputs)."""
+        the same reason (the zoom features are 5 times wider than the outputs).
+
+        On a device (:meth:`_on_device`) the features are built there from ``device_rows``, the
+        same training rows as tensors already on the device (the caller moved the samples there
+        once; None: the capped training rows are moved here), and ``score`` takes rows on the
+        device or NumPy rows (moved chunk by chunk); each call copies only its scores back, once."""
         import torch
 
         cap = min(self.max_steps * self.batch_size, TRAIN_ROWS)
@@ -279,22 +311,32 @@ class ClassifierHockeyStick:
             k_p = min(n_p, max(1, int(round(cap * n_p / (n_p + n_q)))))
             p_train, q_train = p_train[:k_p], q_train[:max(1, cap - k_p)]
         center, scale = robust_standardiser(np.vstack([p_train, q_train]))
-        # Features written chunk by chunk into one array (no stacked copies of a 5x wider array).
-        width = self._features(p_train[:1], center, scale).shape[1]
-        x = np.empty((len(p_train) + len(q_train), width), dtype=np.float32)
-        for offset, part in ((0, p_train), (len(p_train), q_train)):
-            for i in range(0, len(part), SCORE_CHUNK):
-                chunk = part[i:i + SCORE_CHUNK]
-                x[offset + i:offset + i + len(chunk)] = self._features(chunk, center, scale)
-        y = np.concatenate([np.ones(len(p_train), np.float32), np.zeros(len(q_train), np.float32)])
-        pos_weight = len(q_train) / len(p_train)  # balance the classes
-
         device = torch.device(self.device)
-        xt, yt = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
+        pos_weight = len(q_train) / len(p_train)  # balance the classes
+        on_device = self._on_device()
+        if not on_device:
+            # Features written chunk by chunk into one array (no stacked copies of a 5x wider array).
+            width = self._features(p_train[:1], center, scale).shape[1]
+            x = np.empty((len(p_train) + len(q_train), width), dtype=np.float32)
+            for offset, part in ((0, p_train), (len(p_train), q_train)):
+                for i in range(0, len(part), SCORE_CHUNK):
+                    chunk = part[i:i + SCORE_CHUNK]
+                    x[offset + i:offset + i + len(chunk)] = self._features(chunk, center, scale)
+            y = np.concatenate([np.ones(len(p_train), np.float32), np.zeros(len(q_train), np.float32)])
+            xt, yt = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
+        else:
+            c_t = torch.as_tensor(center, dtype=torch.float64, device=device)
+            s_t = torch.as_tensor(scale, dtype=torch.float64, device=device)
+            if device_rows is None:
+                device_rows = tuple(torch.from_numpy(np.ascontiguousarray(a)).to(device) for a in (p_train, q_train))
+            parts = (device_rows[0][:len(p_train)], device_rows[1][:len(q_train)])
+            xt = torch.cat([_zoom_features_torch((part[i:i + SCORE_CHUNK] - c_t) / s_t)
+                            for part in parts for i in range(0, len(part), SCORE_CHUNK)])
+            yt = torch.cat([torch.ones(len(parts[0]), device=device), torch.zeros(len(parts[1]), device=device)])
         n = len(xt)
         loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor(pos_weight, device=device))
         model = train(
-            lambda: mlp(x.shape[1], self.hidden_sizes, torch.nn.ReLU),
+            lambda: mlp(xt.shape[1], self.hidden_sizes, torch.nn.ReLU),
             lambda model, idx: loss_fn(model(xt[idx]).squeeze(1), yt[idx]),
             lambda gen: ((idx,) for idx in epoch_batches(n, self.batch_size, gen, device)),
             seed=seed,
@@ -302,14 +344,26 @@ class ClassifierHockeyStick:
             learning_rate=self.learning_rate,
             device=device,
         )
+        del xt, yt
 
-        def score(samples: np.ndarray) -> np.ndarray:
+        def logit(f):
+            return model(f).squeeze(1)
+
+        def score(samples) -> np.ndarray:
             if len(samples) == 0:
                 return np.zeros(0)
-            return np.concatenate([
-                predict(lambda f: model(f).squeeze(1), self._features(samples[i:i + SCORE_CHUNK], center, scale), device)
-                for i in range(0, len(samples), SCORE_CHUNK)
-            ])
+            if not on_device:
+                return np.concatenate([
+                    predict(logit, self._features(samples[i:i + SCORE_CHUNK], center, scale), device)
+                    for i in range(0, len(samples), SCORE_CHUNK)
+                ])
+            def on_dev(rows):  # NumPy rows (samples too large to keep on the device) move chunk by chunk
+                return rows if torch.is_tensor(rows) else torch.from_numpy(np.ascontiguousarray(rows)).to(device)
+
+            out = [predict(logit, _zoom_features_torch((on_dev(samples[i:i + SCORE_CHUNK]) - c_t) / s_t), device,
+                           chunk=SCORE_CHUNK, to_numpy=False)  # one forward pass per feature chunk
+                   for i in range(0, len(samples), SCORE_CHUNK)]
+            return torch.cat(out).cpu().numpy().astype(np.float64)  # the one copy back
 
         return score, len(p_train), len(q_train)
 
@@ -447,10 +501,19 @@ class ClassifierHockeyStick:
 
         with torch_threads(self.num_threads):
             t_train = time.perf_counter()
-            scorer, k_p, k_q = self._train_scorer(p_tr, q_tr, seed=int(rng.integers(2**31 - 1)))
+            rows = (p_tr, q_tr, p_te, q_te)
+            dev_rows = None
+            if self._on_device() and self._fits_on_device(p.nbytes + q.nbytes):
+                # the samples are moved to the device once; everything after stays there
+                import torch
+
+                p_d = torch.from_numpy(np.ascontiguousarray(p)).to(self.device)
+                q_d = torch.from_numpy(np.ascontiguousarray(q)).to(self.device)
+                rows = (p_d[:n_tr_p], q_d[:n_tr_q], p_d[n_tr_p:], q_d[n_tr_q:])
+                dev_rows = rows[:2]
+            scorer, k_p, k_q = self._train_scorer(p_tr, q_tr, seed=int(rng.integers(2**31 - 1)), device_rows=dev_rows)
             train_seconds = time.perf_counter() - t_train
-            s_p_tr, s_q_tr = scorer(p_tr), scorer(q_tr)
-            s_p_te, s_q_te = scorer(p_te), scorer(q_te)
+            s_p_tr, s_q_tr, s_p_te, s_q_te = (scorer(r) for r in rows)
 
         if delta_profile is None:
             eps_grid = np.array([epsilon])
