@@ -19,7 +19,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from .options import (
-    EXIT_HELP, EXIT_OK, EXIT_REJECTED, alias, check_plot_suffix, check_report_suffix, console, deprecated, fail, option,
+    EXIT_HELP, EXIT_OK, EXIT_REJECTED, alias, check_plot_suffix, check_report_suffix, console, deprecated, emit, fail, option,
     out, write_report,
 )
 
@@ -168,7 +168,7 @@ def register(app: typer.Typer) -> None:
         if report is not None:
             write_report(ctx, report, result, seed=seed, extra=None if profile is None else {"profile": profile})
         if json_out:
-            typer.echo(json.dumps(result, indent=2))
+            emit(json.dumps(result, indent=2))
         else:
             _render_result(res, comp, online)
             if plot is not None:
@@ -217,7 +217,7 @@ def register(app: typer.Typer) -> None:
             raise fail(str(exc))
         if plan_only:
             if json_out:
-                typer.echo(json.dumps(plan.to_dict(composition=comp), indent=2))
+                emit(json.dumps(plan.to_dict(composition=comp), indent=2))
             else:
                 _render_plan(plan, comp)
             raise typer.Exit(EXIT_OK)
@@ -230,7 +230,7 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise fail(str(exc))
         if json_out:
-            typer.echo(json.dumps(res.to_dict(composition=comp), indent=2))
+            emit(json.dumps(res.to_dict(composition=comp), indent=2))
         else:
             _render_plan(res.plan, comp)
             verdict = "[bold green]ACCEPTED[/]" if res.accepted else "[bold red]REJECTED[/]"

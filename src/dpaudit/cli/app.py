@@ -27,7 +27,7 @@ from ..errors import DPAuditError, MechanismError
 from ..testers.base import VIOLATION_KINDS
 from .options import (  # noqa: F401  (EXIT_* importable from here as before)
     EXIT_BAD_INPUT, EXIT_HELP, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION,
-    VOCABULARY_HELP, check_report_suffix, console, debug, fail, fit_table, int_or_word, option, out, set_debug,
+    VOCABULARY_HELP, check_report_suffix, console, debug, emit, fail, fit_table, int_or_word, option, out, set_debug,
     write_report,
 )
 
@@ -50,7 +50,7 @@ def _version_callback(value: bool) -> None:
     if value:
         from .._version import __version__
 
-        typer.echo(f"dpaudit {__version__}")
+        emit(f"dpaudit {__version__}")
         raise typer.Exit(EXIT_OK)
 
 
@@ -620,7 +620,7 @@ def test_cmd(
     if report is not None:
         _write_test_report(ctx, report, result, mechanism)
     if json_out:
-        typer.echo(result.to_json())
+        emit(result.to_json())
     else:
         _render(result, out())
         if estimate:
@@ -696,7 +696,7 @@ def zoo_cmd(
         items = [zoo.get(key)]
     if json_out:
         data = [_zoo_json(e) for e in items]
-        typer.echo(json.dumps(data[0] if name is not None else data, indent=2))
+        emit(json.dumps(data[0] if name is not None else data, indent=2))
         return
     if name is not None:
         _zoo_entry(items[0], out())
@@ -834,7 +834,7 @@ def version_cmd() -> None:
     from .._version import library_versions
 
     for k, v in library_versions().items():
-        typer.echo(f"{k} {v}")
+        emit(f"{k} {v}")
 
 
 def _register_subcommands() -> None:
@@ -866,6 +866,11 @@ def main() -> None:
         console.print("[bold yellow]interrupted[/]")
         sys.exit(EXIT_INTERRUPTED)
     except (typer.Abort,):
+        sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:  # the reader went away before a result was written (| head): no verdict, not 1
+        from .options import _discard
+
+        _discard(sys.stdout)
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         # usage errors (typer vendors click, so match its ClickException by name): click's message, exit 2

@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from .options import EXIT_HELP, EXIT_OK, EXIT_VIOLATION, check_plot_suffix, console, fail, option, out, print_table
+from .options import EXIT_HELP, EXIT_OK, EXIT_VIOLATION, check_plot_suffix, console, emit, fail, option, out, print_table
 
 DEFAULT_EPSILON = 2.0
 DEFAULT_DELTA = 1e-5
@@ -87,7 +87,7 @@ def _list_variants(json_out: bool) -> None:
     from ..dpsgd.reference import VARIANTS
 
     if json_out:
-        typer.echo(json.dumps(VARIANTS, indent=2))
+        emit(json.dumps(VARIANTS, indent=2))
         return
     t = Table(title="DP-SGD variants (dpaudit dpsgd --variant NAME)", show_lines=True)
     t.add_column("variant", no_wrap=True, style="bold")
@@ -214,7 +214,7 @@ def register(app: typer.Typer) -> None:
             result = audit.to_dict()
             result["inputs"] = jsonable(inputs)
             result["plot"] = None if plot is None else str(plot)
-            typer.echo(json.dumps(result, indent=2))
+            emit(json.dumps(result, indent=2))
         else:
             _render(audit, inputs, plot)
             if plot is not None and not quiet:

@@ -13,7 +13,8 @@ Exit codes (one table for every command; :data:`EXIT_CODES`):
 3     inconclusive (``test``: every trial had too few samples for the tester's bound)
 4     internal error of dpaudit (never 1, so a crash never reads as a finding; ``--debug``
       prints the traceback)
-130   interrupted (Ctrl-C)
+130   interrupted (Ctrl-C), or the output's reader went away before the result was written (a reader
+      that goes away after it, ``| head -1``, leaves the command's own code)
 ====  ===========================================================================================
 """
 
@@ -29,8 +30,8 @@ from rich.table import Table
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_CODES", "EXIT_HELP", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL_ERROR", "EXIT_INTERRUPTED",
-    "EXIT_OK", "EXIT_VIOLATION", "VOCABULARY", "VOCABULARY_HELP", "console", "deprecated", "fail", "fit_table", "out",
-    "print_table",
+    "EXIT_OK", "EXIT_VIOLATION", "VOCABULARY", "VOCABULARY_HELP", "console", "deprecated", "emit", "fail", "fit_table",
+    "out", "print_table",
 ]
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -43,7 +44,7 @@ EXIT_CODES = (
     (EXIT_BAD_INPUT, "bad input: invalid options, unknown target, unreadable file, a mechanism that fails"),
     (EXIT_INCONCLUSIVE, "inconclusive (test: every trial had too few samples for the tester's bound)"),
     (EXIT_INTERNAL_ERROR, "internal error of dpaudit, never a finding (run with --debug for the traceback)"),
-    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C); a closed output pipe (| head) leaves the command's own code"),
 )
 EXIT_HELP = "[bold]Exit codes[/]:\n\n" + "\n\n".join(f"{code}: {text}" for code, text in EXIT_CODES)
 
@@ -54,6 +55,58 @@ _DEBUG = {"on": False}
 def out() -> Console:
     """The console results are rendered on (stdout)."""
     return Console()
+
+
+def _discard(stream) -> None:
+    """Point the file descriptor under ``stream`` (default: stdout) at the null device, so that
+    what is still written there, and the flush at exit, go nowhere instead of failing."""
+    import os
+
+    try:
+        fd = (stream or sys.stdout).fileno()
+    except (AttributeError, OSError, ValueError):
+        try:
+            fd = sys.stdout.fileno()
+        except (AttributeError, OSError, ValueError):  # pragma: no cover - no real stdout
+            return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def emit(text: str) -> None:
+    """Write ``text`` and a newline on stdout (a command's JSON result, a version line).
+
+    A reader that closed the pipe early (``dpaudit zoo --json | head -1``) is not an error: the
+    rest of the output is dropped and the command goes on to exit with its own code (a verdict's
+    code, 0 for listings), never 1 ("violation found") as a plain ``BrokenPipeError`` would give."""
+    try:
+        typer.echo(text)
+    except BrokenPipeError:
+        _discard(sys.stdout)
+
+
+def _closed_pipe_is_not_a_finding() -> None:
+    """Make every rich console (ours and the one typer prints ``--help`` with) drop its output
+    when the reader of its stream has gone away (``| head -1``), instead of rich's default of
+    raising ``SystemExit(1)``, which is this command line's "violation found" code. The command
+    then exits with its own code. Installed once, for the command line only."""
+    from rich.console import Console as _Console
+
+    if getattr(_Console.on_broken_pipe, "_dpaudit", False):
+        return
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        _discard(getattr(self, "file", None))
+
+    on_broken_pipe._dpaudit = True
+    _Console.on_broken_pipe = on_broken_pipe
+
+
+_closed_pipe_is_not_a_finding()
 
 
 def fit_table(table: Table, width: int, console: Optional[Console] = None) -> bool:

@@ -20,7 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from .options import (
-    EXIT_HELP, EXIT_OK, EXIT_VIOLATION, alias, check_plot_suffix, check_report_suffix, deprecated, fail, option, out,
+    EXIT_HELP, EXIT_OK, EXIT_VIOLATION, alias, check_plot_suffix, check_report_suffix, deprecated, emit, fail, option, out,
     print_table, write_report,
 )
 
@@ -154,7 +154,7 @@ def register(app: typer.Typer) -> None:
         if report is not None:
             write_report(ctx, report, result, seed=res.seed, extra={"curves": curves})
         if json_out:
-            typer.echo(json.dumps(result, indent=2))
+            emit(json.dumps(result, indent=2))
         else:
             _render(result, in_path, out_path, res, code)
         raise typer.Exit(code)
@@ -196,7 +196,7 @@ def _one_run(ctx, in_path, mask_path, *, delta, claim_delta, epsilon, beta, alte
     if report is not None:
         write_report(ctx, report, result, seed=seed)
     if json_out:
-        typer.echo(json.dumps(result, indent=2))
+        emit(json.dumps(result, indent=2))
     else:
         head = Table(show_header=False, box=None)
         head.add_column(style="bold")
