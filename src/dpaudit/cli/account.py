@@ -110,10 +110,8 @@ def register(app: typer.Typer) -> None:
         Examples:
 
           dpaudit account -z 1.1 -q 0.0042667 -k 14100 --delta 1e-5
-
-          dpaudit account -z 1.1 -q 0.0042667 -k 14100 --delta 1e-5 --method mc --samples 20000
-
-          dpaudit account -z 1.0 -q 0.001 -k 10000 --delta 1e-9 --online --plot eps.png
+          dpaudit account -z 1.1 -q 0.0042667 -k 14100 -d 1e-5 -m mc -n 20000
+          dpaudit account -z 1.0 -q 0.001 -k 10000 -d 1e-9 --online --plot eps.png
         """
         from ..accounting import certified
 
@@ -201,7 +199,7 @@ def register(app: typer.Typer) -> None:
 
         Example:
 
-          dpaudit verify -z 1.1 -q 0.0042667 -k 1000 --epsilon 0.6 --delta 1e-5 --beta 1e-3
+          dpaudit verify -z 1.1 -q 0.0042667 -k 1000 -e 0.6 -d 1e-5 -b 1e-3
         """
         from ..accounting.verifier import plan_verification, verify
 

@@ -21,15 +21,29 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from ..audit.targets import AUTO_BAYES_METHOD  # noqa: F401  (the sampler of --search auto, importable from here as before)
-from .._validate import check_int, check_probability
 from ..errors import DPAuditError, MechanismError
-from ..testers.base import VIOLATION_KINDS
 from .options import (  # noqa: F401  (EXIT_* importable from here as before)
     EXIT_BAD_INPUT, EXIT_HELP, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION,
-    VOCABULARY_HELP, check_report_suffix, console, debug, emit, fail, fit_table, int_or_word, option, out, set_debug,
+    EXIT_TABLE_HELP, VOCABULARY_HELP, check_report_suffix, console, debug, emit, fail, fit_table, int_or_word, option, out, set_debug,
+    tidy_help,
     write_report,
 )
+
+# Nothing heavy (numpy, scipy, torch, the testers) is imported at module level: `dpaudit --help`
+# and `dpaudit zoo` start at once, and each command imports what it needs when it runs.
+
+
+def __getattr__(name):  # PEP 562: names importable from here as before, loaded on first use
+    if name == "AUTO_BAYES_METHOD":  # the sampler of --search auto
+        from ..audit.targets import AUTO_BAYES_METHOD
+
+        return AUTO_BAYES_METHOD
+    if name == "VIOLATION_KINDS":
+        from ..testers.base import VIOLATION_KINDS
+
+        return VIOLATION_KINDS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 app = typer.Typer(
     add_completion=False,
@@ -42,7 +56,7 @@ app = typer.Typer(
         "confidence bound, and reports a violation when the bound exceeds what the claimed "
         "guarantee allows. A reported violation is wrong with probability at most --beta."
     ),
-    epilog=VOCABULARY_HELP + "\n\n" + EXIT_HELP,
+    epilog=VOCABULARY_HELP + "\n\n" + EXIT_TABLE_HELP,
 )
 
 
@@ -188,10 +202,35 @@ def _parse_pairs(spec: str, relation) -> list:
 
 
 def _load_target(target: str):
-    """Resolve TARGET to (mechanism-or-zoo-entry, kind) (see :func:`dpaudit.audit.targets.load_target`)."""
+    """Resolve TARGET to (mechanism-or-zoo-entry, kind) (see :func:`dpaudit.audit.targets.load_target`).
+
+    Raises
+    ------
+    DPAuditError
+        For a ``zoo:NAME`` that names no zoo entry: "did you mean ...?" with the closest names
+        (:func:`_unknown_zoo_name`), as ``dpaudit zoo NAME`` answers; other bad targets as
+        :func:`~dpaudit.audit.targets.load_target` says.
+    """
     from ..audit.targets import load_target
 
+    if target.startswith("zoo:"):
+        from ..mechanisms import zoo
+
+        if target[4:] not in {e.name for e in zoo.entries()}:
+            raise DPAuditError(_unknown_zoo_name(target, [e.name for e in zoo.entries()]))
     return load_target(target)
+
+
+def _unknown_zoo_name(name: str, known: list[str]) -> str:
+    """The one-line error for a zoo name that is not one: the closest names, never the whole list."""
+    import difflib
+
+    key = name.removeprefix("zoo:")
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
+    if not close:  # a prefix or part of a name ("laplace") still finds its entries
+        close = [k for k in known if key and key.lower() in k.lower()][:3]
+    return (f"no zoo mechanism called {key!r}" + (f"; did you mean {', '.join(close)}?" if close else "")
+            + " (dpaudit zoo lists them all)")
 
 
 def _fmt_dataset(d) -> str:
@@ -253,6 +292,8 @@ def _evidence_rows(ev: Table, s, claim) -> None:
 
 
 def _render(result, out: Console) -> None:
+    from ..testers.base import VIOLATION_KINDS
+
     claim = result.claim
     s = result.strongest
     kind = VIOLATION_KINDS[result.violation_kind] if result.violation else None
@@ -465,41 +506,39 @@ def test_cmd(
     delta: Optional[float] = option("delta", None, "the claimed delta: the claim becomes (epsilon, delta)-DP; omit for pure DP"),
     alpha: Optional[float] = option("alpha", None, "the claim becomes (alpha, epsilon)-Rényi DP"),
     neighbouring: Optional[Neighbouring] = option("neighbouring", None, "default: the mechanism's own, else add-remove"),
-    samples: int = option("samples", 50_000, "mechanism outputs drawn on each dataset per trial"),
-    stages: str = option("stages", "auto", "auto: 2000, 8000, 32000, ... below --samples/6, then --samples/4 and --samples; off: one stage of --samples"),
+    samples: int = option("samples", 50_000, "per dataset and trial"),
+    stages: str = option("stages", "auto"),
     trials: int = option("trials", 10),
-    beta: float = option("beta", 0.01, "of a false accusation, for the whole audit"),
+    beta: float = option("beta", 0.01, "of a false accusation"),
     seed: Optional[int] = option("seed"),
     report: Optional[Path] = option("report"),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
-    estimate: bool = typer.Option(False, "--estimate", help="Ask for the tightest certified empirical epsilon only: the hockey-stick tester spends all of beta on regions that maximise the certified lower bound ln((P(S) - delta) / Q(S)), DP-Sniper's objective with exact bounds; every trial runs at its full --samples (stages off, no early stop), and the largest epsilon any trial certifies is reported; it holds with probability >= 1 - beta (union bound over trials)."),
-    search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: grid (given/witness pairs), random (random neighbouring pairs), bayes (Gaussian-process Bayesian optimisation of the divergence estimate over datasets, extreme datasets first; needs Optuna), evolution (NSGA-II evolutionary search; needs Optuna), auto (witness/given pairs first, then uniformly random and TPE proposals in turn, the grid's two extreme pairs second and fourth; random search without Optuna)."),
-    pairs: Optional[str] = typer.Option(None, "--pairs", help='Neighbouring pairs to test, as a JSON file or JSON text: [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
-    domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain, one LOWER:UPPER per coordinate (repeat the option). Default: the mechanism's own, else 0:1."),
-    min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size of the neighbouring relation (records; privacy units for privacy-unit): every search stays in [--min-size, --max-size] and given --pairs must too. Default: the mechanism's own, else 0 for add/remove relations (the empty dataset is audited; give 1 to exclude it; a mechanism that raises or returns NaN/None on it is audited from 1, with a note, unless --min-size 0 is given) and 1 for replace."),
-    max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset size of the neighbouring relation, for every search and for given --pairs. Default: the mechanism's own, else 10."),
-    tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which divergence bound decides: hockey-stick (exact regions for discrete and 1-D outputs and for vectors whose difference lives in a few columns, a trained classifier for other vectors; every claim), renyi (variational Rényi bound; Rényi and pure claims), mmd (kernel MMD; pure and approximate claims), histogram (binned outputs), float-bits (regions that are sets of doubles: bit-level features and point masses, for floating-point outputs; docs/floating_point.md), or all (every tester that supports the claim, beta split among them). Default: hockey-stick; for a Rényi claim (--alpha) hockey-stick and renyi together, beta split."),
+    estimate: bool = typer.Option(False, "--estimate", help="Report the largest certified empirical epsilon (probability >= 1 - beta) instead of a verdict: every trial at its full --samples; docs/hockey_stick.md."),
+    search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: auto (given/witness pairs, then random and TPE proposals), grid (given/witness pairs), random, bayes (Gaussian process) or evolution (NSGA-II); bayes and evolution need Optuna."),
+    pairs: Optional[str] = typer.Option(None, "--pairs", help='Pairs to test: a JSON file or text [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
+    domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain: LOWER:UPPER per coordinate. Default: the mechanism's, else 0:1."),
+    min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset (records) of every pair. Default: the mechanism's, else 0 (add-remove) or 1 (replace)."),
+    max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset (records) of every pair. Default: the mechanism's, else 10."),
+    tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which divergence bound decides: hockey-stick (exact regions; a classifier for vectors), renyi, mmd, histogram, float-bits (sets of doubles) or all (beta split). Default: hockey-stick; for a Rényi claim (--alpha) hockey-stick and renyi together, beta split."),
     device: str = option("device", "cpu", "of trained testers"),
     json_out: bool = option("json", False),
     quiet: bool = option("quiet", False),
-    storage: Optional[str] = typer.Option(None, "--storage", help="Keep the audit in this Optuna storage (a database URL, e.g. sqlite:///audit.db) so an interrupted audit can be resumed. Default with --resume: sqlite:///audit.db."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the audit stored under --study-name (start it if there is none): finished trials are kept, interrupted ones re-run. Options not given are taken from the stored audit; given ones must match it."),
-    study_name: Optional[str] = typer.Option(None, "--study-name", help="Name of the audit in --storage. Default: dpaudit-<mechanism name>."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run trials on an existing Dask cluster: its scheduler address, e.g. tcp://127.0.0.1:8786. The mechanism must be picklable."),
-    workers: Optional[str] = typer.Option(None, "--workers", help="Run trials on a local Dask cluster of N worker processes (or 'auto': one per CPU core). Default: in this process, no Dask."),
-    processes: Optional[str] = option("processes", None, "default: auto; not with --scheduler/--workers, whose workers sample"),
+    storage: Optional[str] = typer.Option(None, "--storage", help="Keep the audit in this Optuna storage (e.g. sqlite:///audit.db, the default with --resume)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue (or start) the stored audit: finished trials are kept; options not given are the stored ones."),
+    study_name: Optional[str] = typer.Option(None, "--study-name", help="Name of the audit in --storage. Default: dpaudit-<mechanism>."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run trials on this Dask scheduler (tcp://HOST:PORT); the mechanism must be picklable."),
+    workers: Optional[str] = typer.Option(None, "--workers", help="Run trials on a local Dask cluster of N workers, or 'auto' (one per core)."),
+    processes: Optional[str] = option("processes", None, "default: auto; not with --scheduler/--workers"),
 ) -> None:
     """Test whether a mechanism satisfies the DP guarantee it claims.
 
     Examples:
 
-      dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01      # exits 1: violation
-
-      dpaudit test zoo:dp-laplace --epsilon 0.01            # exits 0
-
-      dpaudit test mypkg.mech:noisy_sum --epsilon 1 --delta 1e-6 --neighbouring replace --domain 0:1
-
-      dpaudit test zoo:dp-laplace --epsilon 0.01 --search bayes --trials 50 --resume   # resumable (sqlite:///audit.db)
+      dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01    # exits 1: violation
+      dpaudit test zoo:dp-laplace --epsilon 0.01          # exits 0
+      dpaudit test mypkg.mech:noisy_sum -e 1 -d 1e-6 --neighbouring replace
+      # resumable: kept in sqlite:///audit.db, run again to continue
+      dpaudit test zoo:dp-laplace -e 0.01 --search bayes -t 50 --resume
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -507,6 +546,7 @@ def test_cmd(
     from ..audit.loop import audit
     from ..audit.sequential import normalise_stages, stage_schedule
     from ..audit.targets import assemble
+    from .._validate import check_int, check_probability
     from ..testers import default_tester_name, make_tester
 
     try:
@@ -549,7 +589,7 @@ def test_cmd(
     except (DPAuditError, ValueError) as exc:
         raise fail(str(exc))
 
-    if not json_out:
+    if not (json_out or quiet):
         console.print(
             f"Auditing [bold]{escape(str(getattr(mechanism, 'name', target)))}[/] against {claim.describe()} "
             f"({relation.name} neighbours, {samples:,} samples per dataset{_stages_text(samples, stages)}, "
@@ -687,12 +727,7 @@ def zoo_cmd(
         key = name.removeprefix("zoo:")
         known = [e.name for e in items]
         if key not in known:
-            import difflib
-
-            close = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
-            raise fail(f"no zoo mechanism called {name!r}"
-                       + (f"; did you mean {', '.join(close)}?" if close else "")
-                       + " (dpaudit zoo lists them all)")
+            raise fail(_unknown_zoo_name(name, known))
         items = [zoo.get(key)]
     if json_out:
         data = [_zoo_json(e) for e in items]
@@ -848,6 +883,16 @@ def _register_subcommands() -> None:
 
 
 _register_subcommands()
+
+# `dpaudit test --help`: the options most audits need first, the rest under these headings
+_HELP_PANELS = {
+    "test": {
+        "Choosing the pairs": ["search", "pairs", "domain", "min_size", "max_size"],
+        "Sampling and statistics": ["stages", "exhaustive", "estimate", "device"],
+        "Resuming, and where it runs": ["storage", "resume", "study_name", "scheduler", "workers", "processes"],
+    },
+}
+tidy_help(app, _HELP_PANELS)
 
 
 def main() -> None:
