@@ -233,7 +233,7 @@ VOCABULARY = {
     "samples": ("--samples", "-n", "Number of samples"),
     "stages": ("--stages", "", "Sample sizes per dataset of a trial's stages: auto, off, or sizes such as "
                                "2000,8000,32000; a trial stops at the first stage that finds a violation or when "
-                               "going on is futile (docs/sequential.md)"),
+                               "going on is futile; docs/sequential.md"),
     "trials": ("--trials", "-t", "Trial budget: at most this many neighbouring pairs are tested"),
     "neighbouring": ("--neighbouring", "", "Neighbouring relation: add-remove, one record more or less, or "
                                            "replace, one record changed"),
