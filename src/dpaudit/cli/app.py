@@ -167,6 +167,100 @@ class _PlainProgress:
             self._say(f"trial {st['trial']}/{st['budget']} done; best margin {st['best']}")
 
 
+def _clock(seconds) -> str:
+    """``0:01:05`` for 65 s; ``-:--:--`` when unknown."""
+    if seconds is None:
+        return "-:--:--"
+    s = max(int(seconds), 0)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def _fit_words(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells, cut only between words (then ending in " …"); empty
+    when not even its first word fits, so a number in it is shown whole or not at all."""
+    if len(text) <= width:
+        return text
+    words, out = text.split(" "), ""
+    for w in words:
+        nxt = (out + " " + w) if out else w
+        if len(nxt) + 2 > width:
+            break
+        out = nxt
+    return out + " …" if out else ""
+
+
+def progress_line(task, width: int):
+    """The live progress line of ``dpaudit test`` in ``width`` cells, as a ``rich.text.Text``.
+
+    Fields by priority: the trial count (``trial 3/10``), the best margin so far, the elapsed
+    time, the ETA, then the pair's label (cut between words) and a bar in what is left. A field
+    that does not fit is left out whole; no number is ever cut.
+
+    Parameters
+    ----------
+    task : rich.progress.Task
+        With ``total``, ``completed``, ``description`` (the pair's label) and the fields ``trial``
+        (the running trial, 1-based; 0 before the first) and ``best`` (the best margin, text).
+    width : int
+        Cells available (the console's width).
+    """
+    from rich.text import Text
+
+    total = int(task.total or 0)
+    running = int(task.fields.get("trial") or 0)
+    count = f"trial {running}/{total}" if running else f"{int(task.completed)}/{total} done"
+    fields = [count, f"best margin {task.fields.get('best', '-')}", _clock(task.elapsed),
+              f"ETA {_clock(task.time_remaining)}"]
+    shown, used = [], -2
+    for f in fields:  # by priority; a field that does not fit is left out
+        if used + 2 + len(f) <= width:
+            shown.append(f)
+            used += 2 + len(f)
+    head, tail = shown[0], "  ".join(shown[1:])
+    room = width - used
+    label = _fit_words(task.description or "", room - 4) if room > 10 else ""
+    line = Text(head + (": " + label if label else ""))
+    bar_width = width - line.cell_len - (2 + len(tail) if tail else 0) - 2
+    if bar_width >= 6:
+        done = min(bar_width, round(bar_width * task.completed / total)) if total else 0
+        line.append("  ")
+        line.append("━" * done, style="bar.complete")
+        line.append("━" * (bar_width - done), style="bar.back")
+    if tail:
+        line.append("  " + tail)
+    return line
+
+
+_ECHO_ROOM = 3  # cells the live line leaves free at its end (a terminal's "^C" echo)
+
+
+def _progress(console_: Console, *, disable: bool):
+    """The live progress of ``dpaudit test``: one line fitted to the terminal (:func:`progress_line`)."""
+    from rich.progress import Progress, ProgressColumn
+
+    class _Line(ProgressColumn):
+        def render(self, task):  # room for the "^C" a terminal echoes: a full line would wrap, and show twice
+            return progress_line(task, console_.width - _ECHO_ROOM)
+
+    return Progress(_Line(), console=console_, disable=disable, transient=False)
+
+
+class _erased_on_interrupt:
+    """Within it, Ctrl-C erases the live progress line instead of printing it once more below
+    the terminal's ``^C`` (the line would show twice); the interrupted message follows."""
+
+    def __init__(self, progress):
+        self.progress = progress
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if kind is not None and issubclass(kind, KeyboardInterrupt):
+            self.progress.live.transient = True
+        return False
+
+
 def _parse_domain(specs: list[str] | None):
     """--domain LOWER:UPPER (one per coordinate) as a Domain, or None."""
     from ..audit.targets import as_domain
@@ -540,8 +634,6 @@ def test_cmd(
       # resumable: kept in sqlite:///audit.db, run again to continue
       dpaudit test zoo:dp-laplace -e 0.01 --search bayes -t 50 --resume
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
     from ..audit.ledger import DEFAULT_STORAGE, resolve_study
     from ..audit.loop import audit
     from ..audit.sequential import normalise_stages, stage_schedule
@@ -599,18 +691,7 @@ def test_cmd(
     if not quiet:
         for note in setup.notes:  # e.g. the empty dataset left out (stderr, so --json stays clean)
             console.print(f"[yellow]note[/]: {escape(note)}")
-    progress = Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("best margin {task.fields[best]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-        disable=quiet or json_out or not console.is_terminal,
-        transient=False,
-    )
+    progress = _progress(console, disable=quiet or json_out or not console.is_terminal)
     plain = _PlainProgress(console, enabled=not (quiet or json_out) and not console.is_terminal)
     best = {"m": None}
     task_box = {}
@@ -624,11 +705,11 @@ def test_cmd(
         for rec in finished:
             shown = show_best(rec.outcome.margin)
         label = f"resuming: {len(finished)} trial(s) done" if finished else "starting"
-        task_box["task"] = progress.add_task(label, total=budget, completed=len(finished), best=shown)
+        task_box["task"] = progress.add_task(label, total=budget, completed=len(finished), best=shown, trial=0)
         plain.begin(budget, len(finished), shown)
 
     def start(i, pair):
-        progress.update(task_box["task"], description=f"trial {i + 1}: {pair.description or 'pair'}")
+        progress.update(task_box["task"], description=pair.description or "pair", trial=i + 1)
         plain.trial(i + 1, pair.description or "pair")
 
     def end(rec):
@@ -637,7 +718,7 @@ def test_cmd(
         plain.done(shown)
 
     try:
-        with progress, plain:
+        with progress, plain, _erased_on_interrupt(progress):
             result = audit(
                 mechanism, claim, finder, tester=tester, num_samples=run_samples, trials=run_trials, beta=run_beta,
                 exhaustive=exhaustive, seed=seed, neighbouring=relation.to_dict(),
@@ -646,8 +727,9 @@ def test_cmd(
                 storage=storage, study_name=plan.study_name, resume=resume, executor=executor,
             )
     except KeyboardInterrupt:
+        st = plain.state
         console.print(
-            "[bold yellow]interrupted[/]"
+            "[bold yellow]interrupted[/]" + (f" after {st['done']} of {st['budget']} trial(s)" if st["budget"] else "")
             + (f": finished trials are kept in {escape(storage)}; run the same command with --resume to continue"
                if storage else " (use --storage/--resume to make an audit resumable)")
         )
