@@ -382,7 +382,9 @@ def _evidence_rows(ev: Table, s, claim) -> None:
             ev.add_row("", f"from {s.num_samples:,} of {s.full_samples:,} samples per dataset (the trial stopped at "
                            "the violation); --estimate certifies the largest epsilon all of them support")
     if o.note:
-        ev.add_row("note", escape(o.note))
+        from ..report.builders import note_without_region
+
+        ev.add_row("note", escape(note_without_region(o.note, getattr(b, "region", ""))))
 
 
 def _render(result, out: Console) -> None:

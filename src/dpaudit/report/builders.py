@@ -169,13 +169,24 @@ def _zoo_entry(name: str):
         return None
 
 
+def note_without_region(note: str, region: str) -> str:
+    """A tester's ``note`` with the test region it repeats replaced by a reference to the
+    "test region S" row shown beside it (the float-bits tester's note ends with the region)."""
+    if region and len(region) > 20 and region in note:
+        return note.replace(region, "the test region S (above)")
+    return note
+
+
 def _mechanism_section(entry) -> Section:
     """What the zoo catalogue says about ``entry`` (a ZooEntry): what it computes, its bug, its true
     guarantee, whether it is private, and the source."""
     private = ("yes, in exact arithmetic (its float64 outputs leak through their bit patterns)"
                if entry.private and entry.exact_arithmetic_only else "yes" if entry.private else "no")
     rows = [("what it computes", entry.summary),
-            ("the bug", entry.bug or "none: a correct mechanism"),
+            ("the bug", entry.bug or ("none in exact arithmetic: the mechanism is correct as mathematics, but its "
+                                      "floating-point implementation leaks through which doubles its outputs can "
+                                      "take (Mironov 2012)" if entry.exact_arithmetic_only
+                                      else "none: a correct mechanism")),
             ("private?", private),
             ("true guarantee", entry.true_guarantee)]
     if entry.source:
@@ -350,7 +361,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         if getattr(b, "ratio_lower", None):
             rows.append(("ratio test", f"P(S)/Q(S) >= {_g(b.ratio_lower, 4)}"))
         if o.note:
-            rows.append(("note", o.note))
+            rows.append(("note", note_without_region(o.note, getattr(b, "region", ""))))
         blocks = [Table(header=(), rows=tuple(rows))]
         if samples is not None:
             x0, x1 = samples
