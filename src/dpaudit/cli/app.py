@@ -749,8 +749,6 @@ def test_cmd(
         _render(result, out())
         if estimate:
             _render_estimate(result, claim)
-        if report is not None:
-            console.print(f"Full report written to {report}")
     raise typer.Exit(result.exit_code)
 
 

@@ -383,7 +383,8 @@ def check_report_suffix(path) -> None:
 def write_report(ctx, path, data: dict, *, seed=None, versions: Optional[dict] = None, extra: Optional[dict] = None,
                  **render_kw: Any) -> None:
     """``--report``: write ``data`` (a command's JSON result) as JSON, or render it as an HTML or
-    Markdown report (:func:`dpaudit.report.render_result`) with ``extra`` entries (plot data) added.
+    Markdown report (:func:`dpaudit.report.render_result`) with ``extra`` entries (plot data) added,
+    then say ``report written: PATH`` on stderr.
 
     Raises ``typer.Exit`` (bad input) when the file cannot be written."""
     import json
@@ -393,15 +394,16 @@ def write_report(ctx, path, data: dict, *, seed=None, versions: Optional[dict] =
     try:
         if report_format(path) == "json":
             path.write_text(json.dumps(data, indent=2))
-            return
-        if versions is None:
-            from .._version import library_versions
+        else:
+            if versions is None:
+                from .._version import library_versions
 
-            versions = library_versions()
-        render_result({**data, **(extra() if callable(extra) else (extra or {}))}, path,
-                      command=reproduce_command(ctx, {"seed": seed}), versions=versions, **render_kw)
+                versions = library_versions()
+            render_result({**data, **(extra() if callable(extra) else (extra or {}))}, path,
+                          command=reproduce_command(ctx, {"seed": seed}), versions=versions, **render_kw)
     except OSError as exc:
         raise fail(f"--report: cannot write {str(path)!r}: {exc}")
+    console.print(f"report written: {escape(str(path))}", highlight=False, soft_wrap=True)
 
 
 def int_or_word(spec: str, word: str, flag: str) -> Any:
