@@ -28,25 +28,17 @@ def _run_into_closed_pipe(args: list[str], *, close_stderr: bool = False) -> tup
     return proc.returncode, (proc.stderr or b"").decode(errors="replace")
 
 
-FAST = ["--samples", "2000", "--stages", "off", "--seed", "1", "--trials", "2"]
-
-
-@pytest.mark.parametrize(
-    "args, code",
-    [
-        (["test", "zoo:dp-laplace", "--epsilon", "1", *FAST, "--quiet"], 0),  # a correct mechanism: 0
-        (["test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", *FAST, "--json"], 1),  # the verdict's 1
-        (["zoo"], 0),
-        (["test", "--help"], 0),
-    ],
-)
-def test_closed_pipe_keeps_the_commands_exit_code(args, code):
+@pytest.mark.parametrize("args", [["zoo"], ["zoo", "--json"], ["test", "--help"]])
+def test_closed_pipe_keeps_the_commands_exit_code(args):
     rc, err = _run_into_closed_pipe(args)
-    assert rc == code, (args, rc, err)
+    assert rc == 0, (args, rc, err)
     assert "Traceback" not in err and "BrokenPipe" not in err, err
 
 
-def test_closed_pipe_on_both_streams():
-    """``dpaudit test ... 2>&1 | head -1``: progress and verdict both unread, still exit 0."""
-    rc, _ = _run_into_closed_pipe(["test", "zoo:dp-laplace", "--epsilon", "1", *FAST], close_stderr=True)
+def test_closed_pipe_after_a_verdict_keeps_the_verdicts_code():
+    """``dpaudit test zoo:dp-laplace ... 2>&1 | head -1``: progress and verdict both unread; the
+    correct mechanism still exits 0 (1 would read as a violation)."""
+    args = ["test", "zoo:dp-laplace", "--epsilon", "1", "--samples", "2000", "--stages", "off", "--seed", "1",
+            "--trials", "2"]
+    rc, _ = _run_into_closed_pipe(args, close_stderr=True)
     assert rc == 0
