@@ -51,3 +51,9 @@ def test_every_public_name_still_imports():
         assert getattr(dpaudit, name) is not None, name
     assert set(dpaudit.__all__) <= set(dir(dpaudit))
     exec("from dpaudit import *", {})  # noqa: S102
+    import dpaudit.audit.loop  # the subpackage, imported: the name stays the function, as before
+
+    assert dpaudit.audit is dpaudit.audit.__globals__["audit"] and callable(dpaudit.audit)
+    from dpaudit import audit
+
+    assert audit.__module__ == "dpaudit.audit.loop"

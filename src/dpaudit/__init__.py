@@ -9,6 +9,9 @@ Three families in one library:
 * accounting and verification (:mod:`dpaudit.accounting`).
 """
 
+import sys as _sys
+from types import ModuleType as _ModuleType
+
 from ._version import __version__
 
 # Every public name is loaded on first use (PEP 562), so that `import dpaudit` and the command line
@@ -67,6 +70,26 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(_ModuleType):
+    """``dpaudit.audit`` is the function :func:`dpaudit.audit.loop.audit`, as it was when this
+    package imported it eagerly: importing the subpackage ``dpaudit.audit`` later binds the name
+    on the package, and that binding is ignored here (``import dpaudit.audit.loop`` and
+    ``from dpaudit.audit import ...`` work as ever, through ``sys.modules``)."""
+
+    @property
+    def audit(self):
+        from .audit.loop import audit
+
+        return audit
+
+    @audit.setter
+    def audit(self, value):
+        pass
+
+
+_sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [
