@@ -441,8 +441,8 @@ def test_cmd(
         "naming a Mechanism object or a function f(dataset) -> output."
     ),
     epsilon: float = option("epsilon", ..., "the claimed epsilon"),
-    delta: Optional[float] = option("delta", None, "the claimed delta: the claim becomes (epsilon, delta)-DP; omit for pure DP"),
-    alpha: Optional[float] = option("alpha", None, "the claim becomes (alpha, epsilon)-Rényi DP"),
+    delta: Optional[float] = option("delta", None, "claimed; omit it for pure DP"),
+    alpha: Optional[float] = option("alpha", None, "claimed: (alpha, epsilon)-Rényi DP"),
     neighbouring: Optional[Neighbouring] = option("neighbouring", None, "default: the mechanism's own, else add-remove"),
     samples: int = option("samples", 50_000, "per dataset and trial"),
     stages: str = option("stages", "auto"),
