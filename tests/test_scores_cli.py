@@ -182,3 +182,49 @@ def test_two_sample_mode_reports_whole_sample_bound_and_attack(gaussian_files):
     auc = data["attack"]["auc"]
     assert auc["lower"] <= auc["estimate"] <= auc["upper"]
     assert set(data["attack"]["tpr_at_fpr"]) == {"0.001", "0.01", "0.1"}
+
+
+def test_score_files_people_have(tmp_path, gaussian_files):
+    """A header row, pandas' default ``to_csv`` (index column + header), .npz, JSON (list, records,
+    pandas' ``to_json``): read, with one line saying what was read; several columns need
+    --column, and the error names them (issue 38, item 4)."""
+    from dpaudit.scores.io import read_scores
+
+    a, _, _ = gaussian_files
+    x = np.load(a)[:400]  # a small sample: repr(float) round-trips exactly
+    files = {
+        "header.csv": "score\n" + "\n".join(map(repr, x.tolist())),
+        "pandas.csv": ",score,loss\n" + "\n".join(f"{i},{v!r},{-v!r}" for i, v in enumerate(x.tolist())),
+        "list.json": json.dumps(x.tolist()),
+        "records.json": json.dumps([{"id": i, "score": v} for i, v in enumerate(x.tolist())]),
+        "pandas.json": json.dumps({"score": {str(i): v for i, v in enumerate(x.tolist())}}),
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    np.savez(tmp_path / "two.npz", score=x, other=-x)
+    for name, column, told in [("header.csv", None, "column 'score' of header.csv (header row)"),
+                               ("pandas.csv", "score", "(header row, index column skipped)"),
+                               ("pandas.csv", "1", "column 'score'"), ("list.json", None, "from list.json"),
+                               ("records.json", "score", "key 'score'"), ("pandas.json", None, "key 'score'"),
+                               ("two.npz", "score", "array 'score'")]:
+        got, what = read_scores(tmp_path / name, column=column)
+        np.testing.assert_array_equal(got, x)
+        assert what.startswith(f"{x.size:,} scores") and told in what, (name, what)
+    assert np.array_equal(read_scores(tmp_path / "pandas.csv", column="loss")[0], -x)
+    for name, names in [("pandas.csv", "score, loss"), ("two.npz", "score, other"), ("records.json", "id, score")]:
+        with pytest.raises(ValueError, match=f"{name}: 2 .*\\({names}\\).*--column"):
+            read_scores(tmp_path / name)
+    with pytest.raises(ValueError, match="no column 'nope'; it has score, loss"):
+        read_scores(tmp_path / "pandas.csv", column="nope")
+    (tmp_path / "ragged.csv").write_text("1,2\n3\n")
+    with pytest.raises(ValueError, match="row 2 has 1 values, the first row 2"):
+        read_scores(tmp_path / "ragged.csv")
+    # the command line: --column, and one line per file saying what was read (not with --quiet)
+    res = run("audit-scores", tmp_path / "pandas.csv", a, "--column", "score", "--seed", 1)
+    assert res.exit_code == 0, res.output
+    assert f"read IN: {x.size:,} scores from column 'score' of pandas.csv" in res.stderr
+    assert "read OUT" in res.stderr
+    quiet = run("audit-scores", tmp_path / "header.csv", a, "--seed", 1, "--quiet")
+    assert quiet.exit_code == 0 and "read IN" not in quiet.stderr
+    bad = run("audit-scores", tmp_path / "pandas.csv", a)
+    assert bad.exit_code == 2 and "--column" in bad.stderr and "score, loss" in bad.stderr

@@ -10,7 +10,8 @@ point, load it with ``pytest -p dpaudit.pytest_plugin``. It provides
 * the options ``--dpaudit-samples``, ``--dpaudit-trials``, ``--dpaudit-seed``, ``--dpaudit-beta``
   and ``--dpaudit-report-dir`` (one JSON report per audit, for CI artifacts);
 * a ``dpaudit`` section in the terminal summary: audits run, passed, violations, inconclusive,
-  errors, and the time spent auditing.
+  errors, and the time spent auditing; findings of tests that pass anyway (``pytest.raises``,
+  ``xfail``) are counted apart as intended.
 
 Options given to an audit in the test (fixture call or marker) win over the command line, which
 wins over :mod:`dpaudit.testing`'s defaults. Seeds: unless the test gives ``seed=``, the audit's
@@ -313,14 +314,21 @@ class _Summary:
 
     def __init__(self, settings: _Settings):
         self.settings = settings
+        self._failed: set = set()  # node ids with a failed phase (an xfail's expected failure is not one)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed and not hasattr(report, "wasxfail"):
+            self._failed.add(report.nodeid)
         if report.when != "teardown":  # the teardown report carries every audit of the test
             return
+        # a finding in a test that passes (pytest.raises, an xfail) is one the test asked for
+        intended = report.nodeid not in self._failed
+        self._failed.discard(report.nodeid)
         for key, value in report.user_properties:
             if key == _PROPERTY:
                 entry = json.loads(value)
                 entry["nodeid"] = report.nodeid
+                entry["intended"] = intended and entry["verdict"] in _FINDINGS
                 self.settings.audits.append(entry)
 
     def pytest_terminal_summary(self, terminalreporter, exitstatus, config: pytest.Config) -> None:
@@ -338,25 +346,44 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.pluginmanager.unregister(summary)
 
 
+_FINDINGS = ("violation", "inconclusive", "error")
+
+
+def _counted(audits: list, verdicts=_FINDINGS) -> str:
+    """``"3 violation(s), 1 inconclusive"``: each verdict of ``verdicts`` with its count (errors
+    only when there are some)."""
+    n = {v: sum(1 for a in audits if a["verdict"] == v) for v in verdicts}
+    words = {"violation": "violation(s)", "inconclusive": "inconclusive", "error": "error(s)"}
+    return ", ".join(f"{n[v]} {words[v]}" for v in verdicts if n[v] or v != "error")
+
+
 def _write_summary(tr, settings: _Settings) -> None:
+    """The ``dpaudit`` section: the audits' verdicts. A finding (violation, inconclusive, error)
+    of a test that passed anyway (``pytest.raises``, ``xfail``) was asked for: it is counted
+    apart, as intended, and listed only with ``-v``; the others are listed with their reproduce
+    commands."""
     if not settings.audits:
         return
     audits = settings.audits
-    count = {v: sum(1 for a in audits if a["verdict"] == v) for v in ("no violation found", "violation", "inconclusive", "error")}
+    intended = [a for a in audits if a.get("intended")]
+    found = [a for a in audits if not a.get("intended")]
     tests = len({a["nodeid"] for a in audits})
     seconds = sum(a.get("seconds", 0.0) for a in audits)
+    passed = sum(1 for a in audits if a["verdict"] == "no violation found")
     tr.write_sep("=", "dpaudit")
     tr.write_line(
-        f"{len(audits)} audit(s) in {tests} test(s): {count['no violation found']} passed, "
-        f"{count['violation']} violation(s), {count['inconclusive']} inconclusive"
-        + (f", {count['error']} error(s)" if count["error"] else "")
+        f"{len(audits)} audit(s) in {tests} test(s): {passed} passed, {_counted(found)}"
+        + (f"; {len(intended)} intended finding(s) in tests that expect them "
+           f"({_counted(intended, [v for v in _FINDINGS if any(a['verdict'] == v for a in intended)])})"
+           if intended else "")
         + f"; {seconds:.1f} s auditing"
     )
+    verbose = getattr(tr, "verbosity", 0) > 0
     for a in audits:
-        if a["verdict"] in ("violation", "inconclusive", "error"):
+        if a["verdict"] in _FINDINGS and (verbose or not a.get("intended")):
             what = a.get("error") or f"{a.get('mechanism')} vs {a.get('claim')}, seed {a.get('seed')}"
             label = "FLOATING-POINT LEAK" if a.get("violation_kind") == "floating-point" else a["verdict"].upper()
-            tr.write_line(f"  {label} {a['nodeid']}: {what}")
+            tr.write_line(f"  {'intended ' if a.get('intended') else ''}{label} {a['nodeid']}: {what}")
             if a.get("command"):
                 tr.write_line(f"    reproduce: {a['command']}")
     if settings.report_dir is not None:

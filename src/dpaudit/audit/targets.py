@@ -192,6 +192,7 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
     InvalidClaimError, NeighbouringError, DPAuditError
         For invalid claim parameters, relation or domain.
     """
+    from ..mechanisms.zoo.entry import witness_label
     from ..privacy.claims import make_claim
     from ..datasets import make_relation
 
@@ -210,7 +211,8 @@ def assemble(obj, kind: str, *, epsilon, delta=None, alpha=None, neighbouring: s
         lo = entry.min_size if min_size is None else min_size
         hi = entry.max_size if max_size is None else max_size
         relation = make_relation(rel_name, dom, lo, hi)
-        known = [] if rel_name != entry.relation else [relation.pair(a, b, f"witness pair of {entry.name}") for a, b in entry.witness_pairs]
+        known = [] if rel_name != entry.relation else [relation.pair(a, b, witness_label(entry.name, k, len(entry.witness_pairs)))
+                                                   for k, (a, b) in enumerate(entry.witness_pairs)]
         return AuditSetup(mechanism, claim, relation, known, entry)
     mechanism = obj
     claim = make_claim(epsilon, delta, alpha)

@@ -19,7 +19,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from .options import (
-    EXIT_HELP, EXIT_OK, EXIT_REJECTED, alias, check_plot_suffix, check_report_suffix, console, deprecated, fail, option,
+    EXIT_HELP, EXIT_OK, EXIT_REJECTED, alias, check_plot_suffix, check_report_suffix, console, deprecated, emit, fail, option,
     out, write_report,
 )
 
@@ -110,10 +110,8 @@ def register(app: typer.Typer) -> None:
         Examples:
 
           dpaudit account -z 1.1 -q 0.0042667 -k 14100 --delta 1e-5
-
-          dpaudit account -z 1.1 -q 0.0042667 -k 14100 --delta 1e-5 --method mc --samples 20000
-
-          dpaudit account -z 1.0 -q 0.001 -k 10000 --delta 1e-9 --online --plot eps.png
+          dpaudit account -z 1.1 -q 0.0042667 -k 14100 -d 1e-5 -m mc -n 20000
+          dpaudit account -z 1.0 -q 0.001 -k 10000 -d 1e-9 --online --plot eps.png
         """
         from ..accounting import certified
 
@@ -168,7 +166,7 @@ def register(app: typer.Typer) -> None:
         if report is not None:
             write_report(ctx, report, result, seed=seed, extra=None if profile is None else {"profile": profile})
         if json_out:
-            typer.echo(json.dumps(result, indent=2))
+            emit(json.dumps(result, indent=2))
         else:
             _render_result(res, comp, online)
             if plot is not None:
@@ -201,7 +199,7 @@ def register(app: typer.Typer) -> None:
 
         Example:
 
-          dpaudit verify -z 1.1 -q 0.0042667 -k 1000 --epsilon 0.6 --delta 1e-5 --beta 1e-3
+          dpaudit verify -z 1.1 -q 0.0042667 -k 1000 -e 0.6 -d 1e-5 -b 1e-3
         """
         from ..accounting.verifier import plan_verification, verify
 
@@ -217,7 +215,7 @@ def register(app: typer.Typer) -> None:
             raise fail(str(exc))
         if plan_only:
             if json_out:
-                typer.echo(json.dumps(plan.to_dict(composition=comp), indent=2))
+                emit(json.dumps(plan.to_dict(composition=comp), indent=2))
             else:
                 _render_plan(plan, comp)
             raise typer.Exit(EXIT_OK)
@@ -230,7 +228,7 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             raise fail(str(exc))
         if json_out:
-            typer.echo(json.dumps(res.to_dict(composition=comp), indent=2))
+            emit(json.dumps(res.to_dict(composition=comp), indent=2))
         else:
             _render_plan(res.plan, comp)
             verdict = "[bold green]ACCEPTED[/]" if res.accepted else "[bold red]REJECTED[/]"

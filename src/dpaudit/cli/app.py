@@ -21,15 +21,30 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from ..audit.targets import AUTO_BAYES_METHOD  # noqa: F401  (the sampler of --search auto, importable from here as before)
-from .._validate import check_int, check_probability
 from ..errors import DPAuditError, MechanismError
-from ..testers.base import VIOLATION_KINDS
+from .progress import _ECHO_ROOM, _erased_on_interrupt, _PlainProgress, _progress, progress_line  # noqa: F401
 from .options import (  # noqa: F401  (EXIT_* importable from here as before)
     EXIT_BAD_INPUT, EXIT_HELP, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION,
-    VOCABULARY_HELP, check_report_suffix, console, debug, fail, fit_table, int_or_word, option, out, set_debug,
+    EXIT_TABLE_HELP, VOCABULARY_HELP, check_report_suffix, console, debug, emit, fail, fit_table, int_or_word, option, out, set_debug,
+    tidy_help,
     write_report,
 )
+
+# Nothing heavy (numpy, scipy, torch, the testers) is imported at module level: `dpaudit --help`
+# and `dpaudit zoo` start at once, and each command imports what it needs when it runs.
+
+
+def __getattr__(name):  # PEP 562: names importable from here as before, loaded on first use
+    if name == "AUTO_BAYES_METHOD":  # the sampler of --search auto
+        from ..audit.targets import AUTO_BAYES_METHOD
+
+        return AUTO_BAYES_METHOD
+    if name == "VIOLATION_KINDS":
+        from ..testers.base import VIOLATION_KINDS
+
+        return VIOLATION_KINDS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 app = typer.Typer(
     add_completion=False,
@@ -42,7 +57,7 @@ app = typer.Typer(
         "confidence bound, and reports a violation when the bound exceeds what the claimed "
         "guarantee allows. A reported violation is wrong with probability at most --beta."
     ),
-    epilog=VOCABULARY_HELP + "\n\n" + EXIT_HELP,
+    epilog=VOCABULARY_HELP + "\n\n" + EXIT_TABLE_HELP,
 )
 
 
@@ -50,7 +65,7 @@ def _version_callback(value: bool) -> None:
     if value:
         from .._version import __version__
 
-        typer.echo(f"dpaudit {__version__}")
+        emit(f"dpaudit {__version__}")
         raise typer.Exit(EXIT_OK)
 
 
@@ -88,71 +103,6 @@ class Search(str, Enum):
     evolution = "evolution"
 
 
-class _PlainProgress:
-    """Progress for ``dpaudit test`` when stderr is not a terminal (CI logs, pipes): a line when a
-    trial ends and, while one runs, a heartbeat line every ``interval`` seconds (environment
-    variable ``DPAUDIT_PROGRESS_INTERVAL``, default 30), so a long audit never looks hung."""
-
-    def __init__(self, console_: Console, *, enabled: bool, interval: float | None = None):
-        import threading
-
-        self.console, self.enabled = console_, enabled
-        self.interval = float(interval if interval is not None else os.environ.get("DPAUDIT_PROGRESS_INTERVAL", 30))
-        self.state = {"budget": 0, "done": 0, "best": "-", "trial": 0, "pair": ""}
-        self._stop = threading.Event()
-        self._thread = None
-        self._lock = threading.Lock()
-        self.t0 = 0.0
-
-    def _say(self, text: str) -> None:
-        import time
-
-        self.console.print(escape(f"[dpaudit] {text} ({time.monotonic() - self.t0:.0f} s)"), highlight=False,
-                           soft_wrap=True)
-
-    def heartbeat(self) -> None:
-        """Print the state of the running trial (called every ``interval`` seconds by a thread)."""
-        with self._lock:
-            st = dict(self.state)
-        self._say(f"trial {st['trial']}/{st['budget']} running ({st['pair']}); {st['done']} done, "
-                  f"best margin {st['best']}")
-
-    def _beat(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.heartbeat()
-
-    def __enter__(self):
-        import threading
-        import time
-
-        self.t0 = time.monotonic()
-        if self.enabled and self.interval > 0:
-            self._thread = threading.Thread(target=self._beat, name="dpaudit-progress", daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        return False
-
-    def begin(self, budget: int, finished: int, best_: str) -> None:
-        with self._lock:
-            self.state.update(budget=budget, done=finished, best=best_)
-
-    def trial(self, number: int, pair: str) -> None:
-        with self._lock:
-            self.state.update(trial=number, pair=pair)
-
-    def done(self, best_: str) -> None:
-        with self._lock:
-            self.state.update(done=self.state["done"] + 1, best=best_)
-            st = dict(self.state)
-        if self.enabled:
-            self._say(f"trial {st['trial']}/{st['budget']} done; best margin {st['best']}")
-
-
 def _parse_domain(specs: list[str] | None):
     """--domain LOWER:UPPER (one per coordinate) as a Domain, or None."""
     from ..audit.targets import as_domain
@@ -188,10 +138,35 @@ def _parse_pairs(spec: str, relation) -> list:
 
 
 def _load_target(target: str):
-    """Resolve TARGET to (mechanism-or-zoo-entry, kind) (see :func:`dpaudit.audit.targets.load_target`)."""
+    """Resolve TARGET to (mechanism-or-zoo-entry, kind) (see :func:`dpaudit.audit.targets.load_target`).
+
+    Raises
+    ------
+    DPAuditError
+        For a ``zoo:NAME`` that names no zoo entry: "did you mean ...?" with the closest names
+        (:func:`_unknown_zoo_name`), as ``dpaudit zoo NAME`` answers; other bad targets as
+        :func:`~dpaudit.audit.targets.load_target` says.
+    """
     from ..audit.targets import load_target
 
+    if target.startswith("zoo:"):
+        from ..mechanisms import zoo
+
+        if target[4:] not in {e.name for e in zoo.entries()}:
+            raise DPAuditError(_unknown_zoo_name(target, [e.name for e in zoo.entries()]))
     return load_target(target)
+
+
+def _unknown_zoo_name(name: str, known: list[str]) -> str:
+    """The one-line error for a zoo name that is not one: the closest names, never the whole list."""
+    import difflib
+
+    key = name.removeprefix("zoo:")
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
+    if not close:  # a prefix or part of a name ("laplace") still finds its entries
+        close = [k for k in known if key and key.lower() in k.lower()][:3]
+    return (f"no zoo mechanism called {key!r}" + (f"; did you mean {', '.join(close)}?" if close else "")
+            + " (dpaudit zoo lists them all)")
 
 
 def _fmt_dataset(d) -> str:
@@ -249,10 +224,14 @@ def _evidence_rows(ev: Table, s, claim) -> None:
             ev.add_row("", f"from {s.num_samples:,} of {s.full_samples:,} samples per dataset (the trial stopped at "
                            "the violation); --estimate certifies the largest epsilon all of them support")
     if o.note:
-        ev.add_row("note", escape(o.note))
+        from ..report.builders import note_without_region
+
+        ev.add_row("note", escape(note_without_region(o.note, getattr(b, "region", ""))))
 
 
 def _render(result, out: Console) -> None:
+    from ..testers.base import VIOLATION_KINDS
+
     claim = result.claim
     s = result.strongest
     kind = VIOLATION_KINDS[result.violation_kind] if result.violation else None
@@ -462,51 +441,48 @@ def test_cmd(
         "naming a Mechanism object or a function f(dataset) -> output."
     ),
     epsilon: float = option("epsilon", ..., "the claimed epsilon"),
-    delta: Optional[float] = option("delta", None, "the claimed delta: the claim becomes (epsilon, delta)-DP; omit for pure DP"),
-    alpha: Optional[float] = option("alpha", None, "the claim becomes (alpha, epsilon)-Rényi DP"),
+    delta: Optional[float] = option("delta", None, "claimed; omit it for pure DP"),
+    alpha: Optional[float] = option("alpha", None, "claimed: (alpha, epsilon)-Rényi DP"),
     neighbouring: Optional[Neighbouring] = option("neighbouring", None, "default: the mechanism's own, else add-remove"),
-    samples: int = option("samples", 50_000, "mechanism outputs drawn on each dataset per trial"),
-    stages: str = option("stages", "auto", "auto: 2000, 8000, 32000, ... below --samples/6, then --samples/4 and --samples; off: one stage of --samples"),
+    samples: int = option("samples", 50_000, "per dataset and trial"),
+    stages: str = option("stages", "auto"),
     trials: int = option("trials", 10),
-    beta: float = option("beta", 0.01, "of a false accusation, for the whole audit"),
+    beta: float = option("beta", 0.01, "of a false accusation"),
     seed: Optional[int] = option("seed"),
     report: Optional[Path] = option("report"),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
-    estimate: bool = typer.Option(False, "--estimate", help="Ask for the tightest certified empirical epsilon only: the hockey-stick tester spends all of beta on regions that maximise the certified lower bound ln((P(S) - delta) / Q(S)), DP-Sniper's objective with exact bounds; every trial runs at its full --samples (stages off, no early stop), and the largest epsilon any trial certifies is reported; it holds with probability >= 1 - beta (union bound over trials)."),
-    search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: grid (given/witness pairs), random (random neighbouring pairs), bayes (Gaussian-process Bayesian optimisation of the divergence estimate over datasets, extreme datasets first; needs Optuna), evolution (NSGA-II evolutionary search; needs Optuna), auto (witness/given pairs first, then uniformly random and TPE proposals in turn, the grid's two extreme pairs second and fourth; random search without Optuna)."),
-    pairs: Optional[str] = typer.Option(None, "--pairs", help='Neighbouring pairs to test, as a JSON file or JSON text: [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
-    domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain, one LOWER:UPPER per coordinate (repeat the option). Default: the mechanism's own, else 0:1."),
-    min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset size of the neighbouring relation (records; privacy units for privacy-unit): every search stays in [--min-size, --max-size] and given --pairs must too. Default: the mechanism's own, else 0 for add/remove relations (the empty dataset is audited; give 1 to exclude it; a mechanism that raises or returns NaN/None on it is audited from 1, with a note, unless --min-size 0 is given) and 1 for replace."),
-    max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset size of the neighbouring relation, for every search and for given --pairs. Default: the mechanism's own, else 10."),
-    tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which divergence bound decides: hockey-stick (exact regions for discrete and 1-D outputs and for vectors whose difference lives in a few columns, a trained classifier for other vectors; every claim), renyi (variational Rényi bound; Rényi and pure claims), mmd (kernel MMD; pure and approximate claims), histogram (binned outputs), float-bits (regions that are sets of doubles: bit-level features and point masses, for floating-point outputs; docs/floating_point.md), or all (every tester that supports the claim, beta split among them). Default: hockey-stick; for a Rényi claim (--alpha) hockey-stick and renyi together, beta split."),
+    estimate: bool = typer.Option(False, "--estimate", help="Report the largest certified empirical epsilon (probability >= 1 - beta) instead of a verdict: every trial at its full --samples; docs/hockey_stick.md."),
+    search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: auto (given/witness pairs, then random and TPE proposals), grid (given/witness pairs), random, bayes (Gaussian process) or evolution (NSGA-II); bayes and evolution need Optuna."),
+    pairs: Optional[str] = typer.Option(None, "--pairs", help='Pairs to test: a JSON file or text [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
+    domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain: LOWER:UPPER per coordinate. Default: the mechanism's, else 0:1."),
+    min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset (records) of every pair. Default: the mechanism's, else 0 (add-remove) or 1 (replace)."),
+    max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset (records) of every pair. Default: the mechanism's, else 10."),
+    tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which divergence bound decides: hockey-stick (exact regions; a classifier for vectors), renyi, mmd, histogram, float-bits (sets of doubles) or all (beta split). Default: hockey-stick; for a Rényi claim (--alpha) hockey-stick and renyi together, beta split."),
     device: str = option("device", "cpu", "of trained testers"),
     json_out: bool = option("json", False),
     quiet: bool = option("quiet", False),
-    storage: Optional[str] = typer.Option(None, "--storage", help="Keep the audit in this Optuna storage (a database URL, e.g. sqlite:///audit.db) so an interrupted audit can be resumed. Default with --resume: sqlite:///audit.db."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the audit stored under --study-name (start it if there is none): finished trials are kept, interrupted ones re-run. Options not given are taken from the stored audit; given ones must match it."),
-    study_name: Optional[str] = typer.Option(None, "--study-name", help="Name of the audit in --storage. Default: dpaudit-<mechanism name>."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run trials on an existing Dask cluster: its scheduler address, e.g. tcp://127.0.0.1:8786. The mechanism must be picklable."),
-    workers: Optional[str] = typer.Option(None, "--workers", help="Run trials on a local Dask cluster of N worker processes (or 'auto': one per CPU core). Default: in this process, no Dask."),
-    processes: Optional[str] = option("processes", None, "default: auto; not with --scheduler/--workers, whose workers sample"),
+    storage: Optional[str] = typer.Option(None, "--storage", help="Keep the audit in this Optuna storage (e.g. sqlite:///audit.db, the default with --resume)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue (or start) the stored audit: finished trials are kept; options not given are the stored ones."),
+    study_name: Optional[str] = typer.Option(None, "--study-name", help="Name of the audit in --storage. Default: dpaudit-<mechanism>."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run trials on this Dask scheduler (tcp://HOST:PORT); the mechanism must be picklable."),
+    workers: Optional[str] = typer.Option(None, "--workers", help="Run trials on a local Dask cluster of N workers, or 'auto' (one per core)."),
+    processes: Optional[str] = option("processes", None, "default: auto; not with --scheduler/--workers"),
 ) -> None:
     """Test whether a mechanism satisfies the DP guarantee it claims.
 
     Examples:
 
-      dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01      # exits 1: violation
-
-      dpaudit test zoo:dp-laplace --epsilon 0.01            # exits 0
-
-      dpaudit test mypkg.mech:noisy_sum --epsilon 1 --delta 1e-6 --neighbouring replace --domain 0:1
-
-      dpaudit test zoo:dp-laplace --epsilon 0.01 --search bayes --trials 50 --resume   # resumable (sqlite:///audit.db)
+      dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01    # exits 1: violation
+      dpaudit test zoo:dp-laplace --epsilon 0.01          # exits 0
+      dpaudit test mypkg.mech:noisy_sum -e 1 -d 1e-6 --neighbouring replace
+      # resumable: kept in sqlite:///audit.db, run again to continue
+      dpaudit test zoo:dp-laplace -e 0.01 --search bayes -t 50 --resume
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
     from ..audit.ledger import DEFAULT_STORAGE, resolve_study
     from ..audit.loop import audit
     from ..audit.sequential import normalise_stages, stage_schedule
     from ..audit.targets import assemble
+    from .._validate import check_int, check_probability
     from ..testers import default_tester_name, make_tester
 
     try:
@@ -549,7 +525,7 @@ def test_cmd(
     except (DPAuditError, ValueError) as exc:
         raise fail(str(exc))
 
-    if not json_out:
+    if not (json_out or quiet):
         console.print(
             f"Auditing [bold]{escape(str(getattr(mechanism, 'name', target)))}[/] against {claim.describe()} "
             f"({relation.name} neighbours, {samples:,} samples per dataset{_stages_text(samples, stages)}, "
@@ -559,18 +535,7 @@ def test_cmd(
     if not quiet:
         for note in setup.notes:  # e.g. the empty dataset left out (stderr, so --json stays clean)
             console.print(f"[yellow]note[/]: {escape(note)}")
-    progress = Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("best margin {task.fields[best]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-        disable=quiet or json_out or not console.is_terminal,
-        transient=False,
-    )
+    progress = _progress(console, disable=quiet or json_out or not console.is_terminal)
     plain = _PlainProgress(console, enabled=not (quiet or json_out) and not console.is_terminal)
     best = {"m": None}
     task_box = {}
@@ -584,11 +549,11 @@ def test_cmd(
         for rec in finished:
             shown = show_best(rec.outcome.margin)
         label = f"resuming: {len(finished)} trial(s) done" if finished else "starting"
-        task_box["task"] = progress.add_task(label, total=budget, completed=len(finished), best=shown)
+        task_box["task"] = progress.add_task(label, total=budget, completed=len(finished), best=shown, trial=0)
         plain.begin(budget, len(finished), shown)
 
     def start(i, pair):
-        progress.update(task_box["task"], description=f"trial {i + 1}: {pair.description or 'pair'}")
+        progress.update(task_box["task"], description=pair.description or "pair", trial=i + 1)
         plain.trial(i + 1, pair.description or "pair")
 
     def end(rec):
@@ -597,7 +562,7 @@ def test_cmd(
         plain.done(shown)
 
     try:
-        with progress, plain:
+        with progress, plain, _erased_on_interrupt(progress):
             result = audit(
                 mechanism, claim, finder, tester=tester, num_samples=run_samples, trials=run_trials, beta=run_beta,
                 exhaustive=exhaustive, seed=seed, neighbouring=relation.to_dict(),
@@ -606,8 +571,9 @@ def test_cmd(
                 storage=storage, study_name=plan.study_name, resume=resume, executor=executor,
             )
     except KeyboardInterrupt:
+        st = plain.state
         console.print(
-            "[bold yellow]interrupted[/]"
+            "[bold yellow]interrupted[/]" + (f" after {st['done']} of {st['budget']} trial(s)" if st["budget"] else "")
             + (f": finished trials are kept in {escape(storage)}; run the same command with --resume to continue"
                if storage else " (use --storage/--resume to make an audit resumable)")
         )
@@ -620,13 +586,11 @@ def test_cmd(
     if report is not None:
         _write_test_report(ctx, report, result, mechanism)
     if json_out:
-        typer.echo(result.to_json())
+        emit(result.to_json())
     else:
         _render(result, out())
         if estimate:
             _render_estimate(result, claim)
-        if report is not None:
-            console.print(f"Full report written to {report}")
     raise typer.Exit(result.exit_code)
 
 
@@ -687,16 +651,11 @@ def zoo_cmd(
         key = name.removeprefix("zoo:")
         known = [e.name for e in items]
         if key not in known:
-            import difflib
-
-            close = difflib.get_close_matches(key, known, n=3, cutoff=0.5)
-            raise fail(f"no zoo mechanism called {name!r}"
-                       + (f"; did you mean {', '.join(close)}?" if close else "")
-                       + " (dpaudit zoo lists them all)")
+            raise fail(_unknown_zoo_name(name, known))
         items = [zoo.get(key)]
     if json_out:
         data = [_zoo_json(e) for e in items]
-        typer.echo(json.dumps(data[0] if name is not None else data, indent=2))
+        emit(json.dumps(data[0] if name is not None else data, indent=2))
         return
     if name is not None:
         _zoo_entry(items[0], out())
@@ -834,7 +793,7 @@ def version_cmd() -> None:
     from .._version import library_versions
 
     for k, v in library_versions().items():
-        typer.echo(f"{k} {v}")
+        emit(f"{k} {v}")
 
 
 def _register_subcommands() -> None:
@@ -849,6 +808,16 @@ def _register_subcommands() -> None:
 
 _register_subcommands()
 
+# `dpaudit test --help`: the options most audits need first, the rest under these headings
+_HELP_PANELS = {
+    "test": {
+        "Choosing the pairs": ["search", "pairs", "domain", "min_size", "max_size"],
+        "Sampling and statistics": ["stages", "exhaustive", "estimate", "device"],
+        "Resuming, and where it runs": ["storage", "resume", "study_name", "scheduler", "workers", "processes"],
+    },
+}
+tidy_help(app, _HELP_PANELS)
+
 
 def main() -> None:
     """Console-script entry point.
@@ -858,6 +827,11 @@ def main() -> None:
     1 (which means "violation found"), with a one-line message, or the full traceback under
     ``--debug``.
     """
+    if sys.argv[1:] == ["zoo"]:  # the bare listing takes no option: skip typer's parameter machinery (it
+        from ..mechanisms import zoo  # imports pydantic, a third of the command's start time)
+
+        _zoo_listing(zoo.families(), out())
+        sys.exit(EXIT_OK)
     try:
         rc = app(standalone_mode=False)  # returns the exit code of typer.Exit
     except typer.Exit as exc:  # pragma: no cover - click turns Exit into a return value
@@ -866,6 +840,11 @@ def main() -> None:
         console.print("[bold yellow]interrupted[/]")
         sys.exit(EXIT_INTERRUPTED)
     except (typer.Abort,):
+        sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:  # the reader went away before a result was written (| head): no verdict, not 1
+        from .options import _discard
+
+        _discard(sys.stdout)
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         # usage errors (typer vendors click, so match its ClickException by name): click's message, exit 2

@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from .options import EXIT_HELP, EXIT_OK, EXIT_VIOLATION, check_plot_suffix, console, fail, option, out, print_table
+from .options import EXIT_HELP, EXIT_OK, EXIT_VIOLATION, check_plot_suffix, console, emit, fail, option, out, print_table
 
 DEFAULT_EPSILON = 2.0
 DEFAULT_DELTA = 1e-5
@@ -87,7 +87,7 @@ def _list_variants(json_out: bool) -> None:
     from ..dpsgd.reference import VARIANTS
 
     if json_out:
-        typer.echo(json.dumps(VARIANTS, indent=2))
+        emit(json.dumps(VARIANTS, indent=2))
         return
     t = Table(title="DP-SGD variants (dpaudit dpsgd --variant NAME)", show_lines=True)
     t.add_column("variant", no_wrap=True, style="bold")
@@ -97,12 +97,31 @@ def _list_variants(json_out: bool) -> None:
     print_table(out(), t)
 
 
+def _variant_texts() -> dict:
+    """:data:`dpaudit.dpsgd.VARIANTS` for ``--help``, read from the literal in the source of
+    :mod:`dpaudit.dpsgd.reference` so that registering the command imports neither numpy nor the
+    DP-SGD package (``dpaudit --help`` starts at once); imported the usual way where the source
+    is not at hand or the value is not a literal."""
+    import ast
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("dpaudit.dpsgd")
+        source = Path(spec.submodule_search_locations[0], "reference.py").read_text(encoding="utf-8")
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["VARIANTS"]:
+                return ast.literal_eval(node.value)
+    except (AttributeError, IndexError, OSError, TypeError, ValueError, SyntaxError):
+        pass
+    from ..dpsgd.reference import VARIANTS
+
+    return VARIANTS
+
+
 def register(app: typer.Typer) -> None:
     """Add this module's command (``dpsgd``) to app."""
 
-    from ..dpsgd.reference import VARIANTS  # numpy only (torch is imported when a run trains)
-
-    variants_help = "; ".join(f"{n} ({short_description(text)})" for n, text in VARIANTS.items())
+    variants_help = "; ".join(f"{n} ({short_description(text)})" for n, text in _variant_texts().items())
 
     @app.command("dpsgd", help=HELP, epilog=EXIT_HELP)
     def dpsgd_cmd(
@@ -164,7 +183,7 @@ def register(app: typer.Typer) -> None:
                                      f"{'it' if len(clash) == 1 else 'them'} out; --noise-multiplier overrides the "
                                      "claimed noise multiplier)")
             else:
-                from ..dpsgd.reference import CANARY_KINDS
+                from ..dpsgd.reference import CANARY_KINDS, VARIANTS
 
                 if variant not in VARIANTS:
                     raise ValueError(_unknown(variant, list(VARIANTS), "--variant"))
@@ -214,7 +233,7 @@ def register(app: typer.Typer) -> None:
             result = audit.to_dict()
             result["inputs"] = jsonable(inputs)
             result["plot"] = None if plot is None else str(plot)
-            typer.echo(json.dumps(result, indent=2))
+            emit(json.dumps(result, indent=2))
         else:
             _render(audit, inputs, plot)
             if plot is not None and not quiet:

@@ -13,7 +13,8 @@ Exit codes (one table for every command; :data:`EXIT_CODES`):
 3     inconclusive (``test``: every trial had too few samples for the tester's bound)
 4     internal error of dpaudit (never 1, so a crash never reads as a finding; ``--debug``
       prints the traceback)
-130   interrupted (Ctrl-C)
+130   interrupted (Ctrl-C), or the output's reader went away before the result was written (a reader
+      that goes away after it, ``| head -1``, leaves the command's own code)
 ====  ===========================================================================================
 """
 
@@ -29,8 +30,8 @@ from rich.table import Table
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_CODES", "EXIT_HELP", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL_ERROR", "EXIT_INTERRUPTED",
-    "EXIT_OK", "EXIT_VIOLATION", "VOCABULARY", "VOCABULARY_HELP", "console", "deprecated", "fail", "fit_table", "out",
-    "print_table",
+    "EXIT_OK", "EXIT_VIOLATION", "VOCABULARY", "VOCABULARY_HELP", "console", "deprecated", "emit", "fail", "fit_table",
+    "out", "print_table",
 ]
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -43,9 +44,13 @@ EXIT_CODES = (
     (EXIT_BAD_INPUT, "bad input: invalid options, unknown target, unreadable file, a mechanism that fails"),
     (EXIT_INCONCLUSIVE, "inconclusive (test: every trial had too few samples for the tester's bound)"),
     (EXIT_INTERNAL_ERROR, "internal error of dpaudit, never a finding (run with --debug for the traceback)"),
-    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C); a closed output pipe (| head) leaves the command's own code"),
 )
-EXIT_HELP = "[bold]Exit codes[/]:\n\n" + "\n\n".join(f"{code}: {text}" for code, text in EXIT_CODES)
+EXIT_TABLE_HELP = "[bold]Exit codes[/]:\n\n" + "\n\n".join(f"{code}: {text}" for code, text in EXIT_CODES)
+# each command's epilog: the codes in one paragraph (`dpaudit --help` holds the table, EXIT_TABLE_HELP)
+EXIT_HELP = ("[bold]Exit codes[/]: 0 no violation found, accepted or done; 1 violation found or rejected; "
+             "2 bad input; 3 inconclusive; 4 internal error (never a finding); 130 interrupted. "
+             "dpaudit --help explains each.")
 
 console = Console(stderr=True)  # messages, progress and errors; results go to stdout (:func:`out`)
 _DEBUG = {"on": False}
@@ -54,6 +59,58 @@ _DEBUG = {"on": False}
 def out() -> Console:
     """The console results are rendered on (stdout)."""
     return Console()
+
+
+def _discard(stream) -> None:
+    """Point the file descriptor under ``stream`` (default: stdout) at the null device, so that
+    what is still written there, and the flush at exit, go nowhere instead of failing."""
+    import os
+
+    try:
+        fd = (stream or sys.stdout).fileno()
+    except (AttributeError, OSError, ValueError):
+        try:
+            fd = sys.stdout.fileno()
+        except (AttributeError, OSError, ValueError):  # pragma: no cover - no real stdout
+            return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def emit(text: str) -> None:
+    """Write ``text`` and a newline on stdout (a command's JSON result, a version line).
+
+    A reader that closed the pipe early (``dpaudit zoo --json | head -1``) is not an error: the
+    rest of the output is dropped and the command goes on to exit with its own code (a verdict's
+    code, 0 for listings), never 1 ("violation found") as a plain ``BrokenPipeError`` would give."""
+    try:
+        typer.echo(text)
+    except BrokenPipeError:
+        _discard(sys.stdout)
+
+
+def _closed_pipe_is_not_a_finding() -> None:
+    """Make every rich console (ours and the one typer prints ``--help`` with) drop its output
+    when the reader of its stream has gone away (``| head -1``), instead of rich's default of
+    raising ``SystemExit(1)``, which is this command line's "violation found" code. The command
+    then exits with its own code. Installed once, for the command line only."""
+    from rich.console import Console as _Console
+
+    if getattr(_Console.on_broken_pipe, "_dpaudit", False):
+        return
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        _discard(getattr(self, "file", None))
+
+    on_broken_pipe._dpaudit = True
+    _Console.on_broken_pipe = on_broken_pipe
+
+
+_closed_pipe_is_not_a_finding()
 
 
 def fit_table(table: Table, width: int, console: Optional[Console] = None) -> bool:
@@ -172,21 +229,19 @@ VOCABULARY = {
     "epsilon": ("--epsilon", "-e", "Epsilon, in nats"),
     "delta": ("--delta", "-d", "Delta"),
     "alpha": ("--alpha", "-a", "Rényi order alpha > 1"),
-    "beta": ("--beta", "-b", "Failure probability: the chance that the reported bound or verdict is wrong"),
+    "beta": ("--beta", "-b", "Failure probability: the chance that the bound or verdict is wrong"),
     "samples": ("--samples", "-n", "Number of samples"),
-    "stages": ("--stages", "", "Sequential sample sizes per dataset within a trial: auto, off, or comma-separated "
-                               "sizes such as 2000,8000,32000 (--samples is the last); a trial stops at the first "
-                               "stage that finds a violation or when going on is futile, and the stages split its "
-                               "beta. See docs/sequential.md"),
+    "stages": ("--stages", "", "Sample sizes per dataset of a trial's stages: auto, off, or sizes such as "
+                               "2000,8000,32000; a trial stops at the first stage that finds a violation or when "
+                               "going on is futile; docs/sequential.md"),
     "trials": ("--trials", "-t", "Trial budget: at most this many neighbouring pairs are tested"),
-    "neighbouring": ("--neighbouring", "", "Neighbouring relation: add-remove adds or removes one record, "
-                                           "replace changes one record"),
+    "neighbouring": ("--neighbouring", "", "Neighbouring relation: add-remove, one record more or less, or "
+                                           "replace, one record changed"),
     "seed": ("--seed", "", "Seed for a reproducible run, recorded in the output"),
     "json": ("--json", "", "Print the result as JSON on stdout instead of tables"),
     "quiet": ("--quiet", "", "No progress output"),
-    "report": ("--report", "-r", "Write a report; the suffix picks the format: .json (the JSON result), .html (one "
-                                 "self-contained page with plots) or .md (Markdown, plots as PNG files in "
-                                 "<name>_files/). See docs/reports.md"),
+    "report": ("--report", "-r", "Write a report: .json, .html (one page with plots) or .md (plots in "
+                                 "<name>_files/); docs/reports.md"),
     "plot": ("--plot", "", "Write the plot to this file: .png, .pdf or .svg"),
     "device": ("--device", "", "Where torch computations run: cpu, cuda, cuda:1, mps"),
     "method": ("--method", "-m", "Method"),
@@ -194,11 +249,8 @@ VOCABULARY = {
     "sampling_rate": ("--sampling-rate", "-q", "Poisson sampling rate q in (0, 1]; 1 = full batch"),
     "steps": ("--steps", "-k", "Number of steps k"),
     "bins": ("--bins", "", "Number of histogram bins, or 'scott' for Scott's rule"),
-    "processes": ("--processes", "", "Processes of this machine that draw a per-call mechanism's outputs (a function "
-                                     "called once per output): N, 'auto' (times a few calls first and starts one "
-                                     "process per usable CPU core only when that pays off; the output says what it "
-                                     "chose) or 1 (in this process); vectorised mechanisms always sample in this "
-                                     "process, and the results are the same for any value"),
+    "processes": ("--processes", "", "Processes that draw a per-call mechanism's outputs: N, 'auto' (one per core "
+                                     "where a timing shows it pays) or 1; results are the same for any value"),
 }
 VOCABULARY_HELP = "[bold]Options shared by the commands[/] (same meaning everywhere):\n\n" + "\n\n".join(
     f"{long}{', ' + short if short else ''}: {escape(text)}" for long, short, text in VOCABULARY.values()
@@ -246,6 +298,65 @@ def _flags_without_placeholder() -> None:
 _flags_without_placeholder()
 
 
+def reflow(text: str) -> str:
+    """A help text as typer's rich help should get it: each prose paragraph on one line (the
+    terminal wraps it at its width, with no orphan fragments where the source broke its lines);
+    a paragraph holding a command line (a line that starts with ``dpaudit`` or ``#``) keeps its
+    lines, one example per line."""
+    paragraphs = []
+    for para in text.strip().split("\n\n"):
+        lines = [line.strip() for line in para.strip().splitlines()]
+        if any(line.startswith(("dpaudit ", "# ")) for line in lines):
+            paragraphs.append("\n".join(lines))
+        else:
+            paragraphs.append(" ".join(lines))
+    return "\n\n".join(paragraphs)
+
+
+CHOICES_SHOWN = 14  # a choice list longer than this shows as the option's name in --help (its help lists them)
+
+
+def tidy_help(app: typer.Typer, panels: Optional[dict] = None) -> None:
+    """Lay out the ``--help`` of every command of ``app`` for an 80-column terminal.
+
+    * each command's description is reflowed (:func:`reflow`);
+    * an option whose choices (an ``Enum``) would show as a long ``<a|b|c|...>`` shows as its
+      name in capitals instead (``--tester TESTER``), so that no choice list is split across
+      lines and the help column keeps its width; its help text names the choices;
+    * ``panels`` maps a command name to ``{panel title: [parameter names]}``: those options are
+      listed under that title (typer's ``rich_help_panel``), the rarely used ones after the rest.
+
+    Changes the commands' ``OptionInfo`` objects in place; call once, after every command is
+    registered."""
+    import enum
+    import inspect
+    import typing
+
+    for info in app.registered_commands:
+        callback = info.callback
+        doc = info.help or inspect.getdoc(callback)
+        if doc:
+            info.help = reflow(doc)
+        name = info.name or callback.__name__
+        panel_of = {param: title for title, params in (panels or {}).get(name, {}).items() for param in params}
+        try:
+            hints = typing.get_type_hints(callback)
+        except Exception:  # noqa: BLE001 - an unresolvable hint: leave that command's metavars alone
+            hints = {}
+        for pname, param in inspect.signature(callback).parameters.items():
+            default = param.default
+            if not hasattr(default, "rich_help_panel"):
+                continue
+            if pname in panel_of:
+                default.rich_help_panel = panel_of[pname]
+            kinds = [hints.get(pname)] + list(typing.get_args(hints.get(pname)))
+            choices = next((k for k in kinds if isinstance(k, type) and issubclass(k, enum.Enum)), None)
+            if choices is not None and default.metavar is None and getattr(default, "param_decls", None):
+                if len("|".join(str(m.value) for m in choices)) > CHOICES_SHOWN:
+                    long = max(default.param_decls, key=len).lstrip("-").replace("-", "_").upper()
+                    default.metavar = long if len(long) <= 8 else "NAME"
+
+
 def alias(old: str, new: str, short: Optional[str] = None) -> Any:
     """A hidden ``typer.Option`` keeping a deprecated flag ``old`` working (see :func:`deprecated`)."""
     return _option(None, old, short, f"Deprecated: use {new}.", hidden=True)
@@ -272,7 +383,8 @@ def check_report_suffix(path) -> None:
 def write_report(ctx, path, data: dict, *, seed=None, versions: Optional[dict] = None, extra: Optional[dict] = None,
                  **render_kw: Any) -> None:
     """``--report``: write ``data`` (a command's JSON result) as JSON, or render it as an HTML or
-    Markdown report (:func:`dpaudit.report.render_result`) with ``extra`` entries (plot data) added.
+    Markdown report (:func:`dpaudit.report.render_result`) with ``extra`` entries (plot data) added,
+    then say ``report written: PATH`` on stderr.
 
     Raises ``typer.Exit`` (bad input) when the file cannot be written."""
     import json
@@ -282,15 +394,16 @@ def write_report(ctx, path, data: dict, *, seed=None, versions: Optional[dict] =
     try:
         if report_format(path) == "json":
             path.write_text(json.dumps(data, indent=2))
-            return
-        if versions is None:
-            from .._version import library_versions
+        else:
+            if versions is None:
+                from .._version import library_versions
 
-            versions = library_versions()
-        render_result({**data, **(extra() if callable(extra) else (extra or {}))}, path,
-                      command=reproduce_command(ctx, {"seed": seed}), versions=versions, **render_kw)
+                versions = library_versions()
+            render_result({**data, **(extra() if callable(extra) else (extra or {}))}, path,
+                          command=reproduce_command(ctx, {"seed": seed}), versions=versions, **render_kw)
     except OSError as exc:
         raise fail(f"--report: cannot write {str(path)!r}: {exc}")
+    console.print(f"report written: {escape(str(path))}", highlight=False, soft_wrap=True)
 
 
 def int_or_word(spec: str, word: str, flag: str) -> Any:

@@ -20,7 +20,8 @@ from rich.panel import Panel
 from rich.table import Table
 
 from .options import (
-    EXIT_HELP, EXIT_OK, EXIT_VIOLATION, alias, check_plot_suffix, check_report_suffix, deprecated, fail, option, out,
+    EXIT_HELP, EXIT_OK, EXIT_VIOLATION, alias, check_plot_suffix, check_report_suffix, console, deprecated, emit, fail,
+    option, out,
     print_table, write_report,
 )
 
@@ -64,11 +65,12 @@ def register(app: typer.Typer) -> None:
     @app.command("audit-scores", epilog=EXIT_HELP)
     def audit_scores_cmd(
         ctx: typer.Context,
-        in_path: Path = typer.Argument(..., metavar="IN", help="Scores WITH the canary (dataset D): .npy, .csv or .txt, one number per entry. With --mask: one score per canary of a one-run audit."),
+        in_path: Path = typer.Argument(..., metavar="IN", help="Scores WITH the canary (dataset D): .npy, .npz, .csv, .txt or .json (a header row and an index column are recognised; --column picks one of several). With --mask: one score per canary of a one-run audit."),
         out_path: Optional[Path] = typer.Argument(None, metavar="[OUT]", help="Scores WITHOUT the canary (neighbouring dataset D'). Not given with --mask."),
         mask: Optional[Path] = typer.Option(None, "--mask", help="One-run audit: which canaries were included (0/1 per canary, same order as IN; each included independently with probability 1/2)."),
         alternative: str = typer.Option("two-sided", "--alternative", help="Which way scores of included canaries lean: greater (a logit, an inner product), less (a loss) or two-sided (pays for both). One-run default: greater."),
-        quiet: bool = typer.Option(False, "--quiet", help="No progress output (audit-scores prints none; accepted like test's)."),
+        column: Optional[str] = typer.Option(None, "--column", metavar="NAME", help="The column of IN and OUT to read where a file holds several: a header name, an .npz or JSON key, or a number from 1."),
+        quiet: bool = typer.Option(False, "--quiet", help="Do not say what was read from each file."),
         epsilon: Optional[float] = option("epsilon", None, "the claimed epsilon: checked against the evidence and drawn on the plot"),
         delta: Optional[float] = option("delta", None, f"the claimed delta with --epsilon, and the delta at which the epsilon lower bound is reported; default {DEFAULT_DELTA:g} for the bound, 0 (pure DP) for the claim"),
         beta: float = option("beta", 0.05, "of overstating the privacy loss, per method (confidence 1 - beta)"),
@@ -95,14 +97,21 @@ def register(app: typer.Typer) -> None:
         included; certified epsilon and GDP mu lower bounds from the guesses on the highest and
         lowest scores (docs/scores.md §9).
 
-        Example: dpaudit audit-scores with.npy without.npy --delta 1e-5 --plot tradeoff.png
+        Examples:
 
-        Example: dpaudit audit-scores scores.npy --mask included.npy --delta 1e-5
+          dpaudit audit-scores with.npy without.npy --delta 1e-5 --plot tradeoff.png
+          dpaudit audit-scores scores.npy --mask included.npy --delta 1e-5
         """
         from .._validate import check_delta, check_int, check_probability
         from ..privacy.claims import make_claim
         from ..scores.audit import audit_scores
-        from ..scores.io import load_scores
+        from ..scores.io import read_scores
+
+        def load(path, role):
+            values, what = read_scores(path, name=f"{role} ({path})", column=column)
+            if not quiet:
+                console.print(escape(f"read {role}: {what}"), highlight=False, soft_wrap=True)
+            return values
 
         try:
             if deprecated(confidence, "--confidence", "--beta (= 1 - confidence)") is not None:
@@ -128,13 +137,13 @@ def register(app: typer.Typer) -> None:
             if mask is not None:
                 if out_path is not None:
                     raise ValueError("--mask runs a one-run audit of IN alone: give no OUT file with it")
-                return _one_run(ctx, in_path, mask, delta=delta, claim_delta=claim_delta, epsilon=epsilon, beta=beta,
+                return _one_run(ctx, load(in_path, "IN"), in_path, mask, delta=delta, claim_delta=claim_delta, epsilon=epsilon, beta=beta,
                                 alternative=alternative if "--alternative" in _given(ctx) else "greater",
                                 seed=seed, json_out=json_out, report=report, claim=claim)
             if out_path is None:
                 raise ValueError("give OUT (the scores without the canary), or --mask for a one-run audit")
-            x = load_scores(in_path, name=f"IN ({in_path})")
-            y = load_scores(out_path, name=f"OUT ({out_path})")
+            x = load(in_path, "IN")
+            y = load(out_path, "OUT")
             if x.size < 2 or y.size < 2:
                 raise ValueError(f"need at least 2 scores in each file, got {x.size} in IN and {y.size} in OUT")
             res = audit_scores(x, y, delta=delta, beta=beta, confidence=confidence, bins=k, method=method.value,
@@ -154,7 +163,7 @@ def register(app: typer.Typer) -> None:
         if report is not None:
             write_report(ctx, report, result, seed=res.seed, extra={"curves": curves})
         if json_out:
-            typer.echo(json.dumps(result, indent=2))
+            emit(json.dumps(result, indent=2))
         else:
             _render(result, in_path, out_path, res, code)
         raise typer.Exit(code)
@@ -168,14 +177,13 @@ def _given(ctx: typer.Context) -> set:
             if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
 
 
-def _one_run(ctx, in_path, mask_path, *, delta, claim_delta, epsilon, beta, alternative, seed, json_out, report, claim):
+def _one_run(ctx, x, in_path, mask_path, *, delta, claim_delta, epsilon, beta, alternative, seed, json_out, report, claim):
     """``audit-scores IN --mask MASK``: the one-run audit, its table, JSON and report."""
     import numpy as np
 
     from ..scores.io import load_scores
     from ..scores.one_run import one_run_audit
 
-    x = load_scores(in_path, name=f"IN ({in_path})")
     s = load_scores(mask_path, name=f"MASK ({mask_path})")
     if s.size != x.size:
         raise ValueError(f"MASK ({mask_path}) has {s.size} entries, IN ({in_path}) {x.size}: one 0/1 per canary")
@@ -196,7 +204,7 @@ def _one_run(ctx, in_path, mask_path, *, delta, claim_delta, epsilon, beta, alte
     if report is not None:
         write_report(ctx, report, result, seed=seed)
     if json_out:
-        typer.echo(json.dumps(result, indent=2))
+        emit(json.dumps(result, indent=2))
     else:
         head = Table(show_header=False, box=None)
         head.add_column(style="bold")

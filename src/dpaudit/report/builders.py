@@ -51,6 +51,20 @@ def _dataset(d, max_items: int = 12) -> str:
     return f"[{shown}{more}]"
 
 
+def _setting(value) -> str:
+    """A setting's value as a reader wants it: numbers by :func:`_g` (``-`` for none), a record
+    as ``name value, name value``, a list of records one after the other (``; ``), never JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return ", ".join(f"{str(k).replace('_', ' ')} {_setting(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        if any(isinstance(v, dict) for v in value):
+            return "; ".join(_setting(v) for v in value)
+        return ", ".join(_setting(v) for v in value) if value else "-"
+    return _g(value)
+
+
 def _flatten(prefix: str, value, out: list) -> None:
     if isinstance(value, dict):
         for k in sorted(value):
@@ -58,7 +72,7 @@ def _flatten(prefix: str, value, out: list) -> None:
     elif isinstance(value, (list, tuple)) and len(value) > 8:
         out.append((prefix, f"[{len(value)} values]"))
     else:
-        out.append((prefix, json.dumps(value, default=str) if not isinstance(value, str) else value))
+        out.append((prefix, _setting(value)))
 
 
 def _settings_table(items: dict, caption: str = "") -> Table:
@@ -68,9 +82,15 @@ def _settings_table(items: dict, caption: str = "") -> Table:
     return Table(header=(), rows=tuple(rows), caption=caption)
 
 
-def _provenance(data: dict, command: str | None, versions: dict | None, seed) -> Section:
+def _provenance(data: dict, command: str | None, versions: dict | None, seed, *, random: bool = True) -> Section:
+    """The Reproduce section: the seed (``random=False``: none needed, the computation draws no
+    random numbers), the command, library versions and the full JSON result."""
     blocks = []
-    blocks.append(Text(f"Seed: {seed if seed is not None else 'none recorded (the run is not reproducible bit for bit)'}."))
+    if not random:
+        blocks.append(Text("Seed: none needed: the computation is deterministic (the same command gives the same "
+                           "numbers)."))
+    else:
+        blocks.append(Text(f"Seed: {seed if seed is not None else 'none recorded (the run is not reproducible bit for bit)'}."))
     if command:
         blocks.append(Text("Command that reproduces this report:"))
         blocks.append(Code(command, language="sh"))
@@ -169,13 +189,24 @@ def _zoo_entry(name: str):
         return None
 
 
+def note_without_region(note: str, region: str) -> str:
+    """A tester's ``note`` with the test region it repeats replaced by a reference to the
+    "test region S" row shown beside it (the float-bits tester's note ends with the region)."""
+    if region and len(region) > 20 and region in note:
+        return note.replace(region, "the test region S (above)")
+    return note
+
+
 def _mechanism_section(entry) -> Section:
     """What the zoo catalogue says about ``entry`` (a ZooEntry): what it computes, its bug, its true
     guarantee, whether it is private, and the source."""
     private = ("yes, in exact arithmetic (its float64 outputs leak through their bit patterns)"
                if entry.private and entry.exact_arithmetic_only else "yes" if entry.private else "no")
     rows = [("what it computes", entry.summary),
-            ("the bug", entry.bug or "none: a correct mechanism"),
+            ("the bug", entry.bug or ("none in exact arithmetic: the mechanism is correct as mathematics, but its "
+                                      "floating-point implementation leaks through which doubles its outputs can "
+                                      "take (Mironov 2012)" if entry.exact_arithmetic_only
+                                      else "none: a correct mechanism")),
             ("private?", private),
             ("true guarantee", entry.true_guarantee)]
     if entry.source:
@@ -350,7 +381,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         if getattr(b, "ratio_lower", None):
             rows.append(("ratio test", f"P(S)/Q(S) >= {_g(b.ratio_lower, 4)}"))
         if o.note:
-            rows.append(("note", o.note))
+            rows.append(("note", note_without_region(o.note, getattr(b, "region", ""))))
         blocks = [Table(header=(), rows=tuple(rows))]
         if samples is not None:
             x0, x1 = samples
@@ -748,7 +779,9 @@ def account_document(data: dict, *, command: str | None = None, versions: dict |
     else:
         summary += [("query", str(data.get("query"))), ("epsilon", _g(data.get("epsilon"))), ("delta", _g(data.get("delta"))),
                     ("estimate", _g(data.get("estimate"))), ("RDP bound", _g(data.get("rdp_bound")))]
-    summary += [("seed", str(data.get("seed"))), ("time", f"{_g(data.get('seconds'), 3)} s")]
+    random = data.get("method") == "mc"  # the Monte Carlo accountant draws; the others compute
+    summary += [("seed", _g(data.get("seed")) if random else "- (deterministic: no random numbers drawn)"),
+                ("time", f"{_g(data.get('seconds'), 3)} s")]
     sections = [Section("Summary", (Table(header=(), rows=tuple(summary)),), anchor="summary")]
     if online:
         steps = data.get("steps") or list(range(1, len(data["epsilon"]) + 1))
@@ -775,9 +808,10 @@ def account_document(data: dict, *, command: str | None = None, versions: dict |
         sections.append(Section("Attempts", (Table(
             header=("method", "status", "value", "seconds", "reason"),
             rows=tuple((str(a.get("method")), str(a.get("status")), _g(a.get("value")), _g(a.get("seconds"), 3), str(a.get("reason", ""))) for a in attempts)),), anchor="attempts"))
-    settings = {k: data.get(k) for k in ("composition", "method_requested", "method", "beta", "confidence", "seed", "details") if k in data}
+    keys = ("composition", "method_requested", "method") + (("beta", "confidence", "seed") if random else ()) + ("details",)
+    settings = {k: data.get(k) for k in keys if k in data}
     sections.append(Section("Settings", (_settings_table(settings),), anchor="settings"))
     shown = {k: v for k, v in data.items() if k != "profile"}
-    sections.append(_provenance(shown, command, versions, data.get("seed")))
+    sections.append(_provenance(shown, command, versions, data.get("seed"), random=random))
     return Document(title="dpaudit account" + (" --online" if online else ""), verdict=verdict, status="info",
                     sections=tuple(sections), footer=f"dpaudit {(versions or {}).get('dpaudit', '')} report")

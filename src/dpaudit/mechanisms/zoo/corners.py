@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import norm
 
 from ..._validate import check_alpha
 from ...privacy.rdp import rdp_delta
@@ -101,6 +100,8 @@ def conversion_hidden_sigma(alpha: float, epsilon: float, *, slack: float = 1.01
     float
         sigma, below the correct ``sqrt(alpha / (2 epsilon))``.
     """
+    from scipy.stats import norm  # here, not at module level: `dpaudit zoo` starts without scipy.stats
+
     grid = np.linspace(0.0, 60.0 * max(1.0, epsilon), 20001)
     allowed = np.asarray(rdp_delta(alpha, epsilon, grid), dtype=float)
 

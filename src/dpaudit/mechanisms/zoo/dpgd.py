@@ -65,7 +65,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ..._validate import check_delta, check_epsilon, check_positive, check_real
 from ._common import ZooMechanism, records
@@ -145,6 +144,8 @@ def analytic_gaussian_mu(epsilon: float, delta: float) -> float:
     f = lambda lm: gaussian_dp_delta(eps, math.exp(lm)) - d  # noqa: E731
     if f(lo) > 0:  # delta below what even mu = 1e-9 gives (not reachable for eps > 0, delta > 0)
         return 1e-9
+    from scipy.optimize import brentq  # here, not at module level: `dpaudit zoo` starts without scipy
+
     return math.exp(brentq(f, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=200))
 
 

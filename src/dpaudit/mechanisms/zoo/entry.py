@@ -169,7 +169,15 @@ class ZooEntry:
     def witnesses(self) -> list[NeighbouringPair]:
         """The witness pairs, validated against the entry's relation."""
         rel = self.neighbouring()
-        return [rel.pair(d0, d1, description=f"witness pair of {self.name}") for d0, d1 in self.witness_pairs]
+        n = len(self.witness_pairs)
+        return [rel.pair(d0, d1, description=witness_label(self.name, k, n)) for k, (d0, d1) in enumerate(self.witness_pairs)]
+
+
+def witness_label(name: str, index: int, count: int) -> str:
+    """The label of an entry's witness pair ``index`` (0-based) of ``count``: ``"witness pair of
+    NAME"`` for the only one, ``"witness pair 2 of NAME"`` where there are several (so that the
+    progress line and the trials tell them apart)."""
+    return f"witness pair {index + 1} of {name}" if count > 1 else f"witness pair of {name}"
 
 
 def variant(cls: type, name: str, **config) -> Callable[[float, float], Mechanism]:
