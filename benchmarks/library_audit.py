@@ -170,16 +170,23 @@ class Entry:
 
     def fingerprint(self) -> dict:
         """What a cached row must match to be reused: the configuration and the library version."""
-        return {"target": self.target, "guarantee": asdict(self.guarantee) if self.guarantee else None,
+        return {"target": _cache_name(self.target), "guarantee": asdict(self.guarantee) if self.guarantee else None,
                 "budget": asdict(self.budget), "not_auditable": self.not_auditable,
                 "version": library_version(self.library)}
+
+
+def _cache_name(target: str | None) -> str | None:
+    """The name a target's cached rows were keyed under: the catalogue modules lived in
+    ``dpaudit.examples`` until they moved (same code; the old paths are the same module objects),
+    so rows audited before the move stay valid."""
+    return target.replace("dpaudit.mechanisms.catalogue.", "dpaudit.examples.") if target else target
 
 
 # ---------------------------------------------------------------------------------------------
 # The registry
 # ---------------------------------------------------------------------------------------------
 
-_DPL = "dpaudit.examples.diffprivlib_mechanisms"
+_DPL = "dpaudit.mechanisms.catalogue.diffprivlib_mechanisms"
 _SUM = "clipped sum of records in [0, 1] (sensitivity 1)"
 _COUNT = "count of records >= 1/2 (sensitivity 1)"
 _LOCAL = Guarantee(1.0, neighbouring="replace", domain="one record (any two inputs)")
@@ -223,7 +230,7 @@ def _tool(name: str, relation: str, how: str, attr: str | None = None, **kw) -> 
     sizes = "1 to 10 records (n public)" if relation == "replace" else "0 to 10 records"
     g = Guarantee(1.0, neighbouring=relation, domain=f"records in [0, 1], {sizes}",
                   source=f"diffprivlib.tools.{name}(epsilon=1, bounds=(0, 1))")
-    return Entry("diffprivlib", f"tools.{name}", f"dpaudit.examples.diffprivlib_tools:{attr or name}",
+    return Entry("diffprivlib", f"tools.{name}", f"dpaudit.mechanisms.catalogue.diffprivlib_tools:{attr or name}",
                  f"epsilon=1, bounds (0, 1) on records in [0, 1] ({how})", g, **kw)
 
 
@@ -238,7 +245,7 @@ _SUM_ADD_REMOVE_CAUSE = (
     "GeometricTruncated to [0, n]) has the same assumption")
 
 
-_ODP = "dpaudit.examples.opendp_measurements"
+_ODP = "dpaudit.mechanisms.catalogue.opendp_measurements"
 _ODP_SUM = "clamp((0, 1)) >> sum on floats"
 _ODP_COUNT = "count of records (integer)"
 _ODP_SCORES = "quantile_score_candidates(candidates 0, 1/4, ..., 1, alpha 1/2) >>"
@@ -252,7 +259,7 @@ _ODP_FLOAT_DOC = ("make_laplace's docstring: internally, all sampling is done us
 def _odp(constructor: str, attr: str, configuration: str, epsilon: float = 1.0, delta: float = 0.0,
          neighbouring: str = "add-remove", domain: str = "records in [0, 1], 0 to 10 records", **kw) -> Entry:
     """An OpenDP row: ``constructor`` of ``opendp.measurements`` as the target ``attr`` of
-    :mod:`dpaudit.examples.opendp_measurements` builds it; the guarantee is the target's
+    :mod:`dpaudit.mechanisms.catalogue.opendp_measurements` builds it; the guarantee is the target's
     ``claim()`` (OpenDP's privacy map), calibrated to at most ``epsilon`` (and ``delta``)."""
     g = Guarantee(epsilon, delta, neighbouring, domain,
                   source=f"opendp.measurements.{constructor}: map(d_in) of the chain (target.claim())")
@@ -310,10 +317,10 @@ _OPENDP: tuple[Entry, ...] = (
          "median over candidates 0, 1/4, ..., 1, max_divergence(); map(1) <= 1; releases the candidate"),
 )
 """The OpenDP rows: every measurement constructor of ``opendp.measurements`` that takes a dataset,
-behind the transformations a user puts in front (``dpaudit.examples.opendp_measurements``)."""
+behind the transformations a user puts in front (``dpaudit.mechanisms.catalogue.opendp_measurements``)."""
 
 
-_PDP = "dpaudit.examples.pipelinedp_metrics"
+_PDP = "dpaudit.mechanisms.catalogue.pipelinedp_metrics"
 _PDP_UNITS = ("1 to {n} privacy units; one record = one unit with {k} contributions (partition 0..2, value in "
               "[-1, 2]); add/remove of a record = of a unit with all its contributions")
 _PDP_BOUNDS = "max_partitions_contributed=2, max_contributions_per_partition=2, min_value=0, max_value=1"
@@ -404,7 +411,7 @@ _PIPELINEDP: tuple[Entry, ...] = (
                bounds="max_partitions_contributed=1, max_contributions_per_partition=1 (not enforced)",
                documented=_PDP_ENFORCED_DOC, cause=_PDP_ENFORCED_CAUSE),
 )
-"""The PipelineDP rows (``dpaudit.examples.pipelinedp_metrics``): one metric per entry, claim = the
+"""The PipelineDP rows (``dpaudit.mechanisms.catalogue.pipelinedp_metrics``): one metric per entry, claim = the
 ``NaiveBudgetAccountant``'s total budget, at the privacy-unit level."""
 
 
@@ -450,7 +457,7 @@ REGISTRY: tuple[Entry, ...] = (
     *(_tool(name, relation, how) for name, relation, how in _DPL_TOOLS),
     _tool("sum", "add-remove", "as tools.sum, audited under add/remove", attr="sum_add_remove",
           cause=_SUM_ADD_REMOVE_CAUSE),
-    *(Entry("diffprivlib", f"tools.{name}", f"dpaudit.examples.diffprivlib_tools:{name}",
+    *(Entry("diffprivlib", f"tools.{name}", f"dpaudit.mechanisms.catalogue.diffprivlib_tools:{name}",
             f"epsilon=1, bins=2, range=((0, 1), (0, 1)) on 2-D records in [0, 1]^2 ({call}; GeometricTruncated "
             "per cell, sensitivity 1; the 4 cells released flattened)",
             Guarantee(1.0, domain="2-D records in [0, 1]^2, 0 to 10 records",
@@ -490,7 +497,7 @@ NOTES = {
     "OpenDP": "`opendp.measurements` 0.16.0 has 20 `make_` constructors: the 16 that take a dataset have rows "
               "(21 rows: several transformations in front of make_laplace, make_geometric, make_gaussian, "
               "make_noisy_max), the other 4 are listed under Left out. Claims are OpenDP's own: each row's guarantee is the privacy map of the chain as built "
-              "(`target.claim()` in `dpaudit.examples.opendp_measurements`), with scales calibrated by OpenDP's "
+              "(`target.claim()` in `dpaudit.mechanisms.catalogue.opendp_measurements`), with scales calibrated by OpenDP's "
               "binary search to epsilon <= 1; zCDP measurements (Gaussian, noisy max with Gumbel noise, Gaussian "
               "threshold) are converted by OpenDP's `make_zCDP_to_approxDP` and `make_fix_delta(1e-5)`. OpenDP "
               "draws its noise from the operating system and cannot be seeded: `--seed` replays the pairs "

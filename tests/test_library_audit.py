@@ -1,5 +1,5 @@
 """Tests of ``benchmarks/library_audit.py`` (the table of audits of real DP libraries) and of the
-diffprivlib targets it audits (``dpaudit.examples.diffprivlib_mechanisms``).
+diffprivlib targets it audits (``dpaudit.mechanisms.catalogue.diffprivlib_mechanisms``).
 
 The outcome classification and the confirmation logic run on canned results; two rows run for
 real at a small seeded budget (diffprivlib is seeded, so they are deterministic): Snapping passes
@@ -157,7 +157,7 @@ def test_diffprivlib_snapping_passes():
 
 def test_targets_sample_valid_outputs():
     pytest.importorskip("diffprivlib")
-    from dpaudit.examples import diffprivlib_mechanisms as m
+    from dpaudit.mechanisms.catalogue import diffprivlib_mechanisms as m
 
     rng = np.random.default_rng(0)
     for name, mech in m.TARGETS.items():
