@@ -25,6 +25,14 @@ the entry's configuration and the library's version), so a row can be regenerate
     PYTHONPATH=src python benchmarks/library_audit.py --list               # the registry
     PYTHONPATH=src python benchmarks/library_audit.py --write-only         # the table from the cache
     PYTHONPATH=src python benchmarks/library_audit.py --entries opendp.geometric --reruns 10   # K seeded reruns
+    PYTHONPATH=src python benchmarks/library_audit.py --stages all        # audits, leak sizes, adversarial inputs, power
+
+Besides the audit, three stages fill the table's other columns (``--stages``): ``leak`` sizes each
+finding on its witness pair (:func:`size_leak`: the certified delta of an output set one dataset
+reaches and the other does not), ``adversarial`` runs the target on the adversarial inputs it
+declares (:func:`screen_entry`), ``power`` audits the planted-leak twin of each pass
+(:func:`power_entry`, noise x0.7). Each non-pass row has a standalone reproducer in
+``reproducers/`` (:func:`reproducer_path`).
 
 diffprivlib, OpenDP and PipelineDP are called once per output, so an entry takes 10 s to a few
 minutes on a 2-core machine; ``--jobs`` runs entries side by side, ``--processes`` is passed to
@@ -138,8 +146,13 @@ class Entry:
     documented : str
         A caveat the library's documentation states about this entry (reported with any finding).
     cause : str
-        The analysed cause of a distributional violation found earlier (library bug, documented
-        limitation or misuse), shown only while the entry is a violation.
+        The cause of a violation or floating-point leak, read from the library's source (library
+        bug, documented limitation or misuse), shown only while the entry is not a pass.
+    relation_note : str
+        Where the row's neighbouring relation comes from: ``"documented: ..."`` with the library's
+        words and their source, or ``"inferred: ..."`` with the calibration it is read from (then
+        the other relation is audited too where the calibration assumes one). Filled in by
+        :func:`relation_note` when empty.
     """
 
     library: str
@@ -151,6 +164,7 @@ class Entry:
     not_auditable: str | None = None
     documented: str = ""
     cause: str = ""
+    relation_note: str = ""
 
     @property
     def key(self) -> str:
@@ -243,6 +257,16 @@ _SUM_ADD_REMOVE_CAUSE = (
     "so the privacy loss is unbounded. diffprivlib's documentation of sum states no neighbouring relation; a sum "
     "or count is often meant under add/remove, where this release is not DP. count_nonzero (sum of indicators, "
     "GeometricTruncated to [0, n]) has the same assumption")
+
+
+_COUNT_NONZERO_ADD_REMOVE_CAUSE = (
+    "the relation: count_nonzero (tools/utils.py) is sum of the non-zero indicators with bounds (0, 1), i.e. "
+    "GeometricTruncated to [0, n]; under add/remove n is private and D1 = D0 + a non-zero record reaches n + 1, "
+    "which D0 never releases")
+_HISTOGRAM_REPLACE_CAUSE = (
+    "the relation: histogram (tools/histograms.py) adds GeometricTruncated noise with sensitivity 1 to every bin, "
+    "the add/remove sensitivity; replacing a record moves one count down and another up (L1 distance 2), so under "
+    "replace-one the release is 2-DP, not 1-DP")
 
 
 _ODP = "dpaudit.mechanisms.catalogue.opendp_measurements"
@@ -457,6 +481,11 @@ REGISTRY: tuple[Entry, ...] = (
     *(_tool(name, relation, how) for name, relation, how in _DPL_TOOLS),
     _tool("sum", "add-remove", "as tools.sum, audited under add/remove", attr="sum_add_remove",
           cause=_SUM_ADD_REMOVE_CAUSE),
+    _tool("mean", "add-remove", "as tools.mean, audited under add/remove (1 to 10 records)", attr="mean_add_remove"),
+    _tool("count_nonzero", "add-remove", "as tools.count_nonzero, audited under add/remove",
+          attr="count_nonzero_add_remove", cause=_COUNT_NONZERO_ADD_REMOVE_CAUSE),
+    _tool("histogram", "replace", "as tools.histogram, audited under replace-one: a replaced record moves two bins",
+          attr="histogram_replace", cause=_HISTOGRAM_REPLACE_CAUSE),
     *(Entry("diffprivlib", f"tools.{name}", f"dpaudit.mechanisms.catalogue.diffprivlib_tools:{name}",
             f"epsilon=1, bins=2, range=((0, 1), (0, 1)) on 2-D records in [0, 1]^2 ({call}; GeometricTruncated "
             "per cell, sensitivity 1; the 4 cells released flattened)",
@@ -506,6 +535,208 @@ NOTES = {
               "near the threshold could flip; the reruns below count how often exact rows are accused.",
 }
 """A note printed under a library's heading (how its rows are built and read)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Relations, causes, leak sizes, adversarial inputs, power
+# ---------------------------------------------------------------------------------------------
+
+_DPL_NO_RELATION = "no diffprivlib 0.6.6 docstring names a neighbouring relation"
+_ODP_CONTRIBUTIONS = ('input metric SymmetricDistance at d_in {d}: "Greatest number of records or identifiers a '
+                      'privacy unit may contribute to microdata" (opendp/context.py, unit_of, contributions)')
+_PDP_UNIT = ('add/remove of a privacy unit: "max_partitions_contributed: A bound on the number of partitions to which '
+             'one unit of privacy (e.g., a user) can contribute" (pipeline_dp/aggregate_params.py, AggregateParams); '
+             'no relation is named, and the noise is calibrated to one unit\'s bounded contributions '
+             '(l0 * linf), the add/remove sensitivity')
+
+
+def relation_note(entry: Entry) -> str:
+    """Where ``entry``'s relation comes from: ``"documented: <the library's words> (<source>)"`` or
+    ``"inferred: <what it is read from>"`` (:attr:`Entry.relation_note` when set)."""
+    if entry.relation_note or entry.guarantee is None:
+        return entry.relation_note
+    rel = entry.guarantee.neighbouring
+    if entry.library == "diffprivlib":
+        if entry.name.startswith("tools."):
+            tool = entry.name.split(".", 1)[1]
+            assumed = next((r for n, r, _ in _DPL_TOOLS if n == tool), rel)
+            why = " (its sensitivity or truncation uses n, so n is public)" if assumed == "replace" else \
+                " (one record moves one bin by one)"
+            if assumed != rel:
+                return (f"inferred: {_DPL_NO_RELATION}; the calibration assumes {assumed}{why}; this row audits the "
+                        f"other relation, {rel}, which a user may mean")
+            return (f"inferred: {_DPL_NO_RELATION}; {rel} is what the calibration assumes{why}; "
+                    "sum, mean, count_nonzero and histogram are audited under the other relation too")
+        if rel == "replace":
+            return f"inferred: {_DPL_NO_RELATION}; a local randomiser's guarantee is for any two inputs"
+        return (f"inferred: {_DPL_NO_RELATION}; a mechanism is private for inputs at most `sensitivity` apart, so "
+                "the relation is the query's (here add/remove, under which the sum or count moves by at most 1)")
+    if entry.library == "OpenDP":
+        if rel == "replace" and "mean" in entry.target:
+            return "documented: " + _ODP_CONTRIBUTIONS.format(d=2) + "; a replaced record is 2 contributions"
+        if rel == "replace":
+            return "documented: input metric DiscreteDistance at d_in 1 (the measurement's own input metric): any two inputs"
+        return "documented: " + _ODP_CONTRIBUTIONS.format(d=1)
+    if entry.library == "PipelineDP":
+        return "inferred: " + _PDP_UNIT
+    return ""
+
+
+_MIRONOV = ("the set of doubles the outputs take depends on the input (Mironov 2012): {how}, so the output's low "
+            "bits carry the true value (outputs near 0 are on the noise's fine grid for a true value 0, on the "
+            "coarser grid of the noise near -1 for a true value 1). The claim may hold in exact arithmetic")
+FLOAT_CAUSES = {
+    "laplace": "mechanisms/laplace.py: Laplace.randomise returns value - scale * standard_laplace in float64",
+    "laplace_truncated": "mechanisms/laplace.py: LaplaceTruncated.randomise truncates Laplace.randomise's value - "
+                         "scale * standard_laplace (float64) to the bounds",
+    "laplace_folded": "mechanisms/laplace.py: LaplaceFolded.randomise folds Laplace.randomise's float64 value - scale "
+                      "* standard_laplace into the bounds",
+    "laplace_bounded_domain": "mechanisms/laplace.py: LaplaceBoundedDomain.randomise returns value + scale * "
+                              "laplace_sampler(...) in float64 (resampled until inside the domain)",
+    "laplace_bounded_noise": "mechanisms/laplace.py: LaplaceBoundedNoise.randomise adds the bounded float64 noise "
+                             "to the value",
+    "gaussian": "mechanisms/gaussian.py: Gaussian.randomise returns value + standard_normal * scale in float64",
+    "gaussian_analytic": "mechanisms/gaussian.py: GaussianAnalytic inherits Gaussian.randomise (value + "
+                         "standard_normal * scale, float64)",
+    "staircase": "mechanisms/staircase.py: Staircase.randomise returns value + sign * (...) * sensitivity in float64",
+    "uniform": "mechanisms/uniform.py: Uniform.randomise returns value + unif_rv in float64",
+    "mean": "tools/utils.py: mean releases LaplaceTruncated.randomise(the float mean)",
+    "nanmean": "tools/utils.py: nanmean releases LaplaceTruncated.randomise(the float mean)",
+    "sum": "tools/utils.py: _sum releases LaplaceTruncated.randomise(the float sum)",
+    "nansum": "tools/utils.py: _sum releases LaplaceTruncated.randomise(the float sum)",
+    "var": "tools/utils.py: _var releases LaplaceBoundedDomain.randomise(the float variance)",
+    "nanvar": "tools/utils.py: _var releases LaplaceBoundedDomain.randomise(the float variance)",
+}
+"""The library code each diffprivlib floating-point leak comes from (diffprivlib 0.6.6, read in the
+installed package)."""
+
+PYDP_GAUSSIAN_CAUSE = (
+    "not plain float64 noise. PipelineDP adds Gaussian noise through PyDP (pipeline_dp/dp_computations.py: "
+    "GaussianMechanism wraps pydp's dp_mechanisms.GaussianMechanism, whose add_noise is Google's C++ "
+    "GaussianMechanism::AddDoubleNoise): RoundToNearestMultiple(value, g) + sample, with sample = "
+    "SampleBinomial(2 sigma / g) * g and g = GetNextPowerOfTwo(2 sigma / 2^57) (algorithms/distributions.cc), "
+    "Google's secure-noise design. At these sigmas g is 2^-54 (measured: sigma 3.73 at epsilon 1, delta 1e-5, "
+    "sensitivity 1), finer than the spacing of doubles wherever |sample| >= 1/2 (2^-53 and coarser): the sample "
+    "is itself rounded to its binade's spacing, and so is the sum. A true value 0 releases the sample as drawn "
+    "(outputs near 0 on the 2^-54 grid); a true value c != 0 releases c + sample with sample near -c, on the "
+    "coarser grid of |c|'s binade, so outputs near 0 miss the finer grid entirely. The Laplace mechanism of the "
+    "same library does not leak (its granularity is coarse enough for the output's binade)")
+
+
+def float_cause(entry: Entry) -> str:
+    """The cause of ``entry``'s floating-point leak, read from the library's source."""
+    attr = entry.target.rsplit(":", 1)[1] if entry.target else ""
+    if entry.library == "PipelineDP" and "gaussian" in attr:
+        return PYDP_GAUSSIAN_CAUSE
+    if attr in FLOAT_CAUSES:
+        return _MIRONOV.format(how=FLOAT_CAUSES[attr]) + "; a snapping mechanism or an exact sampler removes the leak"
+    return _MIRONOV.format(how="the release is the true value plus noise rounded to float64")
+
+
+LEAK_SAMPLES = 20000
+"""Outputs per dataset drawn to size a leak (half choose the set, half count it)."""
+
+
+def _dataset(records) -> "np.ndarray":
+    import numpy as np  # noqa: PLC0415
+
+    arr = np.asarray(records if records is not None else [], dtype=float)
+    return arr.reshape(len(arr), -1) if arr.size else arr.reshape(0, 1)
+
+
+def size_leak(entry: Entry, witness: dict, *, samples: int = LEAK_SAMPLES, seed: int = 0, beta: float = 0.01) -> dict:
+    """Size the leak of a floating-point or distributional finding on its witness pair.
+
+    Draws ``samples`` outputs of the target on each dataset of ``witness`` (in this process) and
+    certifies the largest float grid set one side reaches and the other does not
+    (:func:`dpaudit.audit.leak_size.size_float_leak`, confidence ``1 - beta``).
+
+    Returns
+    -------
+    dict
+        ``samples``, ``seconds``, and, when a set was found, ``leak`` (the LeakSize fields),
+        ``delta_at_claim`` (the certified delta at the claimed epsilon), ``epsilon_horizon`` (every
+        epsilon up to it fails at the claimed delta) and ``text`` (one sentence).
+    """
+    import numpy as np  # noqa: PLC0415
+
+    from dpaudit.audit.leak_size import size_float_leak  # noqa: PLC0415
+    from dpaudit.audit.targets import load_target  # noqa: PLC0415
+    from dpaudit.mechanisms.base import draw  # noqa: PLC0415
+
+    mech, _ = load_target(entry.target)
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    y0 = draw(mech, _dataset(witness.get("d0")), samples, rng)
+    y1 = draw(mech, _dataset(witness.get("d1")), samples, rng)
+    g = entry.guarantee
+    leak = size_float_leak(y0, y1, beta=beta, epsilon=g.epsilon)
+    out = {"samples": samples, "seed": seed, "seconds": round(time.perf_counter() - t0, 1)}
+    if leak is not None:
+        out.update(leak=leak.to_dict(), delta_at_claim=leak.delta_lower(g.epsilon),
+                   epsilon_horizon=leak.epsilon_horizon(g.delta), text=leak.describe(g.epsilon, g.delta))
+    return out
+
+
+ADVERSARIAL_SAMPLES = 1000
+"""Outputs per dataset per adversarial input (:func:`dpaudit.audit.adversarial.screen`)."""
+
+
+def screen_entry(entry: Entry, *, samples: int = ADVERSARIAL_SAMPLES, float_grids: bool = True) -> dict:
+    """Run the adversarial-values stage on ``entry``'s target (in this process).
+
+    Returns
+    -------
+    dict
+        ``samples``, ``seconds``, ``accepts`` (the target's declared note) and ``results`` (one
+        :class:`dpaudit.audit.adversarial.ScreenResult` dict per input tried).
+    """
+    from dpaudit.audit.adversarial import screen  # noqa: PLC0415
+    from dpaudit.audit.targets import load_target  # noqa: PLC0415
+
+    mech, _ = load_target(entry.target)
+    g = entry.guarantee
+    t0 = time.perf_counter()
+    results = screen(mech, epsilon=g.epsilon, delta=g.delta, samples=samples, beta=BETA, seed=entry.budget.seed,
+                     float_grids=float_grids)
+    accepts = getattr(mech, "accepts", None)
+    return {"samples": samples, "seconds": round(time.perf_counter() - t0, 1),
+            "accepts": getattr(accepts, "note", "") or "every kind (no declaration)",
+            "results": [r.to_dict() for r in results]}
+
+
+def planted_target(entry: Entry) -> str | None:
+    """The planted-leak twin of ``entry``'s target (:mod:`dpaudit.mechanisms.catalogue.planted`), or None."""
+    from dpaudit.mechanisms.catalogue import planted  # noqa: PLC0415
+
+    return planted.TARGETS.get(entry.target or "")
+
+
+def power_entry(entry: Entry, *, processes: str = "1", timeout: float | None = None) -> dict | None:
+    """Audit the planted-leak twin of ``entry`` at ``entry``'s budget and claim: caught or not.
+
+    Returns
+    -------
+    dict or None
+        The :func:`run_audit` summary of the planted target plus ``target`` and ``caught``
+        (a violation or floating-point leak was reported); None when the entry has no twin.
+    """
+    twin = planted_target(entry)
+    if twin is None:
+        return None
+    row = run_audit(replace(entry, target=twin), processes=processes, timeout=timeout)
+    row["target"] = twin
+    row["caught"] = row["outcome"] in ("violation", "floating-point leak")
+    return row
+
+
+REPRODUCERS = ROOT / "reproducers"
+"""One standalone script per non-pass row (``reproducers/<key>.py``, library and NumPy only)."""
+
+
+def reproducer_path(entry: Entry) -> Path:
+    """Where ``entry``'s reproducer lives (it may not exist)."""
+    return REPRODUCERS / (entry.key.replace(".", "_") + ".py")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -760,6 +991,56 @@ def _fmt_data(data) -> str:
         else f"{(r[0] if isinstance(r, list) else r):.4g}" for r in data) + "]"
 
 
+def _command(entry: Entry, run: dict) -> str:
+    """The run's ``dpaudit test`` command with the entry's current target path (the cached one may
+    name the module's old place)."""
+    if "seed" in run and "samples" in run:
+        return " ".join(entry.command(run["seed"], run["samples"]))
+    return str(run.get("command"))
+
+
+def _fmt_leak(rec: dict) -> str:
+    leak = rec.get("leak_size")
+    if not leak:
+        return "not sized" if rec.get("verdict") in ("floating-point leak", "violation") else "-"
+    if not leak.get("leak"):
+        return "no disjoint set"
+    return f"delta >= {leak['delta_at_claim']:.3g} at the claimed epsilon"
+
+
+def _fmt_power(entry: Entry, rec: dict) -> str:
+    if rec.get("verdict") != "pass":
+        return "-"
+    power = rec.get("power")
+    if not power:
+        return "not run" if planted_target(entry) else "no planted twin"
+    if power.get("outcome") == "error":
+        return "error"
+    word = "caught" if power.get("caught") else "missed"
+    return f"{word} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))})"
+
+
+def _fmt_adversarial(rec: dict) -> str:
+    adv = rec.get("adversarial")
+    if not adv:
+        return "not run"
+    res = adv["results"]
+    rejected = [r["kind"] for r in res if r["status"] == "rejected"]
+    leaks = [r["kind"] for r in res if r["status"] == "leak"]
+    parts = [f"{len(res)} tried"]
+    if rejected:
+        parts.append(f"rejected: {', '.join(rejected)}")
+    parts.append(f"**leak**: {', '.join(leaks)}" if leaks else "no leak")
+    return "; ".join(parts)
+
+
+def _fmt_reproducer(entry: Entry, rec: dict) -> str:
+    path = reproducer_path(entry)
+    if path.exists():
+        return f"[{path.name}](../reproducers/{path.name})"
+    return "missing" if rec.get("verdict") not in ("pass", "not auditable") else "-"
+
+
 def render(entries, cache: dict, reruns: dict | None = None) -> str:
     """``docs/library_audits.md`` from the cached records of ``entries``.
 
@@ -812,16 +1093,22 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
     violations = []
     for lib in libraries:
         lines += ["", f"## {lib} {library_version(lib)}", ""] + ([NOTES[lib], ""] if lib in NOTES else []) + [
-                  "| entry | configuration | documented guarantee | budget | verdict | epsilon lower bound | time |",
-                  "|---|---|---|---|---|---:|---:|"]
+                  "| entry | configuration | documented guarantee | relation | budget | verdict | epsilon lower bound "
+                  "| leak size | power (noise x0.7) | adversarial inputs | reproducer | time (audited) |",
+                  "|---|---|---|---|---|---|---:|---|---|---|---|---:|"]
+        notes = {}
         for e in (e for e in entries if e.library == lib):
             rec = fresh.get(e.key)
             if e.not_auditable:
-                lines.append(f"| `{e.name}` | {e.configuration} | - | - | not auditable: {e.not_auditable} | - | - |")
+                lines.append(f"| `{e.name}` | {e.configuration} | - | - | - | not auditable: {e.not_auditable} "
+                             "| - | - | - | - | - | - |")
                 continue
+            note = relation_note(e)
+            mark = notes.setdefault(note, len(notes) + 1)
+            relation = f"{note.split(':', 1)[0]} [{mark}]" if note else "-"
             if rec is None:
-                lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {e.budget.describe()} "
-                             "| not run | - | - |")
+                lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {relation} "
+                             f"| {e.budget.describe()} | not run | - | - | - | - | - | - |")
                 continue
             first = rec["first"]
             verdict = rec["verdict"]
@@ -829,9 +1116,14 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
                 violations.append((e, rec))
                 verdict = f"**{verdict}** (see below)"
             elif verdict == "error":
+                violations.append((e, rec))
                 verdict = f"error: {first.get('message', '')}"
-            lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {e.budget.describe()} "
-                         f"| {verdict} | {_fmt_eps(first.get('epsilon_lower_bound'))} | {first['seconds']:.0f} s |")
+            lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {relation} "
+                         f"| {e.budget.describe()} | {verdict} | {_fmt_eps(first.get('epsilon_lower_bound'))} "
+                         f"| {_fmt_leak(rec)} | {_fmt_power(e, rec)} | {_fmt_adversarial(rec)} "
+                         f"| {_fmt_reproducer(e, rec)} | {first['seconds']:.0f} s ({rec.get('ran_at', '?')[:10]}) |")
+        if notes:
+            lines += ["", "Relations:", ""] + [f"{i}. {n}" for n, i in notes.items()]
     shown = [(e, r) for e in entries if (r := (reruns or {}).get(e.key)) and r.get("fingerprint") == replace(
         e, budget=replace(e.budget, samples=r["samples"], trials=r["trials"])).fingerprint()]
     if shown:
@@ -857,35 +1149,69 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         for e, rec in violations:
             first, confirm = rec["first"], rec.get("confirm") or {}
             w = first.get("witness") or {}
-            lines += [f"### {e.library} `{e.name}`: {rec['verdict']}", "",
-                      f"* witness: D0 = {_fmt_data(w.get('d0'))}, D1 = {_fmt_data(w.get('d1'))}, direction "
-                      f"{w.get('direction')}; found by the {first.get('tester')} tester"
-                      f" (epsilon lower bound {_fmt_eps(first.get('epsilon_lower_bound'))}).",
-                      f"* reproduce: `{first['command']}` (exit {first['exit_code']}, {first['seconds']:.0f} s)",
-                      f"* second run: `{confirm.get('command')}`: {confirm.get('outcome')}, epsilon lower bound "
-                      f"{_fmt_eps(confirm.get('epsilon_lower_bound'))} (exit {confirm.get('exit_code')}, "
-                      f"{confirm.get('seconds', 0):.0f} s)"]
+            lines += [f"### {e.library} `{e.name}`: {rec['verdict']}", ""]
+            if w:
+                lines.append(f"* witness: D0 = {_fmt_data(w.get('d0'))}, D1 = {_fmt_data(w.get('d1'))}, direction "
+                             f"{w.get('direction')}; found by the {first.get('tester')} tester"
+                             f" (epsilon lower bound {_fmt_eps(first.get('epsilon_lower_bound'))}).")
+            if rec["verdict"] == "error":
+                lines.append(f"* message: {first.get('message', '')}")
+            lines.append(f"* reproduce: `{_command(e, first)}` "
+                         f"(exit {first['exit_code']}, {first['seconds']:.0f} s)")
+            if confirm:
+                lines.append(f"* second run: `{_command(e, confirm)}`: "
+                             f"{confirm.get('outcome')}, epsilon lower bound "
+                             f"{_fmt_eps(confirm.get('epsilon_lower_bound'))} (exit {confirm.get('exit_code')}, "
+                             f"{confirm.get('seconds', 0):.0f} s)")
             if first.get("note"):
                 lines.append(f"* note of the audit: {first['note'][:400]}")
+            lines.append(f"* relation: {relation_note(e) or e.guarantee.neighbouring}")
+            leak = (rec.get("leak_size") or {})
+            if leak.get("text"):
+                lines.append(f"* leak size (witness pair, {leak['samples']:,} outputs per dataset, half to choose the "
+                             f"set, half to count it): {leak['text']}")
             if rec["verdict"] == "floating-point leak":
-                lines.append("* cause: the set of doubles the outputs take depends on the input (Mironov 2012): "
-                             "the release is the true value plus noise rounded to float64, so the outputs' lowest "
-                             "set bits (their granularity within a binade, the cells in the note) carry the true "
-                             "value. The claim may hold in exact arithmetic; a snapping mechanism or an exact "
-                             "sampler removes the leak.")
+                lines.append(f"* cause: {e.cause or float_cause(e)}.")
             elif e.cause:
                 lines.append(f"* cause: {e.cause}")
             else:
                 lines.append("* cause: not analysed yet.")
+            if reproducer_path(e).exists():
+                lines.append(f"* reproducer: `python {reproducer_path(e).relative_to(ROOT)}` (the library and NumPy "
+                             "only; prints both frequencies and the text to paste into the library's tracker)")
             if e.documented:
                 lines.append(f"* documented: {e.documented}.")
             lines.append("")
+    adversarial = [(e, r) for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")
+                   for r in rec["adversarial"]["results"] if r["status"] == "leak"]
+    tried = [e for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")]
+    if tried:
+        lines += ["", "## Adversarial inputs", "",
+                  f"{len(tried)} rows were run on the adversarial inputs their target declares "
+                  "(`dpaudit.audit.adversarial.screen`, "
+                  "the outputs per dataset per input stated with each finding, beta {BETA:g} per row over its inputs): NaN, "
+                  "+-inf, -0.0, the smallest subnormal, +-the largest double, the bounds plus/minus their width, "
+                  "int64 records and 2^53 + 1, the empty dataset. A rejected input (the library raises) is a pass "
+                  "for that input. A leak is an output set one dataset reaches and the other does not, certified "
+                  "on held-out outputs; rows already leaking through their float grid are screened for non-finite "
+                  "outputs and exact atoms only.", ""]
+        for e, r in adversarial:
+            n = fresh[e.key]["adversarial"]["samples"]
+            lines.append(f"* {e.library} `{e.name}` ({e.key}), {r['kind']} ({r['description']}; {n:,} outputs per "
+                         f"dataset): {r['detail']}")
+        if not adversarial:
+            lines.append("* no adversarial input certified a leak.")
     return "\n".join(lines).rstrip() + "\n"
 
 
 def load_cache(path: Path = CACHE) -> dict:
     """The cached records, ``key -> record`` (empty when there is no cache)."""
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _save(cache: dict) -> None:
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
 
 
 def main(argv=None) -> None:
@@ -902,7 +1228,17 @@ def main(argv=None) -> None:
                          "(written to benchmarks/results/library_reruns.json and the doc's reruns section)")
     ap.add_argument("--rerun-samples", type=int, default=5000, help="--samples of each rerun")
     ap.add_argument("--rerun-trials", type=int, default=2, help="--trials of each rerun")
+    ap.add_argument("--adversarial-samples", type=int, default=ADVERSARIAL_SAMPLES,
+                    help="outputs per dataset per adversarial input")
+    ap.add_argument("--stages", default="audit",
+                    help="comma-separated stages to run on the chosen entries: audit (dpaudit test, cached by "
+                         "fingerprint), leak (size the findings' leaks on their witness pairs), adversarial "
+                         "(the adversarial-values screen), power (the planted-leak twin of each pass); "
+                         "'all' for every stage. The later stages need a current audit record")
     args = ap.parse_args(argv)
+    stages = {"audit", "leak", "adversarial", "power"} if args.stages == "all" else set(args.stages.split(","))
+    if stages - {"audit", "leak", "adversarial", "power"}:
+        raise SystemExit(f"unknown stages {sorted(stages - {'audit', 'leak', 'adversarial', 'power'})}")
 
     if args.list:
         for e in REGISTRY:
@@ -942,11 +1278,31 @@ def main(argv=None) -> None:
                   f"{first.get('seconds', 0):6.0f} s", flush=True)
             return rec
 
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            for rec in pool.map(work, todo):
-                cache[rec["key"]] = rec
-                CACHE.parent.mkdir(parents=True, exist_ok=True)
-                CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+        if "audit" in stages:
+            with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+                for rec in pool.map(work, todo):
+                    cache[rec["key"]] = rec
+                    _save(cache)
+        chosen = [e for e in REGISTRY if (not args.entries or e.key in args.entries) and e.target
+                  and (cache.get(e.key) or {}).get("fingerprint") == e.fingerprint()]
+        for e in chosen:
+            rec = cache[e.key]
+            first = rec.get("first") or {}
+            if "leak" in stages and rec["verdict"] in ("floating-point leak", "violation") and first.get("witness"):
+                rec["leak_size"] = size_leak(e, first["witness"], beta=BETA)
+                print(f"{e.key:40s} leak: {rec['leak_size'].get('text', 'no disjoint set')[:150]} "
+                      f"({rec['leak_size']['seconds']:.0f} s)", flush=True)
+                _save(cache)
+            if "adversarial" in stages:
+                rec["adversarial"] = screen_entry(e, samples=args.adversarial_samples,
+                                                  float_grids=rec["verdict"] != "floating-point leak")
+                print(f"{e.key:40s} adversarial: {_fmt_adversarial(rec)} ({rec['adversarial']['seconds']:.0f} s)",
+                      flush=True)
+                _save(cache)
+            if "power" in stages and rec["verdict"] == "pass" and planted_target(e):
+                rec["power"] = power_entry(e, processes=args.processes, timeout=args.timeout)
+                print(f"{e.key:40s} power: {_fmt_power(e, rec)} ({rec['power']['seconds']:.0f} s)", flush=True)
+                _save(cache)
     DOC.write_text(render(REGISTRY, cache, reruns))
     print(f"wrote {DOC.relative_to(ROOT)}")
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..mechanisms.base import CallableMechanism
 from ..search.adversarial import AcceptedInputs, adversarial_pairs
 from .leak_size import LeakSize, certify_set, size_float_leak
 
@@ -68,6 +69,10 @@ def _who_raised(exc: BaseException) -> str:
 
 def _draw(mechanism, dataset: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     raw = getattr(mechanism, "sample_raw", None)  # library adapters: NaN/inf outputs returned, not refused
+    if raw is None and isinstance(mechanism, CallableMechanism):  # a user's function: call it as is
+        func = mechanism.func
+        calls = [func(dataset, rng=rng) if mechanism.pass_rng else func(dataset) for _ in range(n)]
+        return np.asarray([np.asarray(c, dtype=float).reshape(-1) for c in calls], dtype=float).reshape(n, -1)
     out = np.asarray((raw or mechanism.sample)(dataset, n, rng), dtype=float)
     return out.reshape(n, -1)
 

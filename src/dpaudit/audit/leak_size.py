@@ -63,6 +63,9 @@ class LeakSize:
     direction : str
         ``"P||Q"`` (``S`` reached under ``D0``) or ``"Q||P"`` (under ``D1``; the counts are then
         named from the reaching side).
+    grid : tuple of (sign, binade, k)
+        For a grid set (:func:`size_float_leak`): the outputs of that sign in ``[2^binade,
+        2^(binade+1))`` that are not multiples of ``2^(k+1)``; empty for other sets.
     """
 
     description: str
@@ -75,6 +78,7 @@ class LeakSize:
     beta: float
     column: int | None = None
     direction: str = "P||Q"
+    grid: tuple = ()
 
     def delta_lower(self, epsilon: float) -> float:
         """Certified lower bound on delta at ``epsilon`` (nats): ``max(0, p_lower - e^epsilon q_upper)``.
@@ -140,11 +144,13 @@ class LeakSize:
         """Plain-JSON form (the bound's inputs and outputs)."""
         return {"description": self.description, "hits_p": self.hits_p, "n_p": self.n_p, "hits_q": self.hits_q,
                 "n_q": self.n_q, "p_lower": self.p_lower, "q_upper": self.q_upper, "beta": self.beta,
-                "column": self.column, "direction": self.direction}
+                "column": self.column, "direction": self.direction, "grid": [list(g) for g in self.grid]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "LeakSize":
         """Rebuild from :meth:`to_dict` output."""
+        d = dict(d)
+        d["grid"] = tuple(tuple(int(v) for v in g) for g in d.get("grid", ()))
         return cls(**d)
 
 
@@ -368,6 +374,7 @@ def size_float_leak(samples_0, samples_1, *, beta: float, epsilon: float | None 
     for col, direction, groups, vp, vq in candidates:
         leak = certify_set(int(_in_grid_set(vp, groups).sum()), len(vp), int(_in_grid_set(vq, groups).sum()), len(vq),
                            beta=level, description=describe_cells(groups), column=col, direction=direction)
+        leak = replace(leak, grid=tuple((s, b, k) for (s, b), k in sorted(groups.items())))
         score = leak.delta_lower(epsilon) if epsilon is not None else leak.p_lower
         if score > best_score:
             best, best_score = leak, score

@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...datasets import AddRemove, Domain, Replace
+from ...datasets import ADVERSARIAL_KINDS, AcceptedInputs
 from ..adapters.diffprivlib import DiffprivlibMechanism
 
 __all__ = [
@@ -218,7 +219,15 @@ def _target(func, name: str, relation, pairs) -> DiffprivlibMechanism:
     mech = DiffprivlibMechanism(func, name=f"diffprivlib_mechanisms:{name}")
     mech.neighbouring = relation
     mech.witness_pairs = pairs
+    mech.accepts = ACCEPTS
     return mech
+
+
+ACCEPTS = AcceptedInputs(kinds=tuple(k for k in ADVERSARIAL_KINDS if k != "nan"),
+                         note="records pass through the row's query (clipped sum, count, category) before the "
+                              "mechanism, so only what survives it reaches diffprivlib; NaN is not tried (the query's "
+                              "NaN would break randomise's sensitivity contract: a fault of the query, not of diffprivlib)")
+"""The adversarial inputs the mechanisms are tried on (:mod:`dpaudit.search.adversarial`)."""
 
 
 laplace = _target(_f_laplace, "laplace", _SUM_RELATION, _SUM_PAIRS)

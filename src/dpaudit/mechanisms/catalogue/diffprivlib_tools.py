@@ -36,10 +36,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...datasets import AddRemove, Domain, Replace
+from ...datasets import AcceptedInputs
 from ..adapters.diffprivlib import DiffprivlibMechanism
 
 __all__ = ["EPSILON", "BOUNDS", "TARGETS", "mean", "nanmean", "var", "nanvar", "std", "nanstd", "sum", "nansum",
-           "count_nonzero", "histogram", "histogram2d", "histogramdd", "median", "quantile", "percentile", "sum_add_remove"]
+           "count_nonzero", "histogram", "histogram2d", "histogramdd", "median", "quantile", "percentile", "sum_add_remove",
+           "histogram_replace", "mean_add_remove", "count_nonzero_add_remove"]
 
 EPSILON = 1.0
 """Epsilon every tool is called with and claims (nats)."""
@@ -100,7 +102,13 @@ def _target(func, name: str, relation, pairs) -> DiffprivlibMechanism:
     mech = DiffprivlibMechanism(func, name=f"diffprivlib_tools:{name}")
     mech.neighbouring = relation
     mech.witness_pairs = pairs
+    mech.accepts = ACCEPTS
     return mech
+
+
+ACCEPTS = AcceptedInputs(note="diffprivlib.tools take an array_like of numbers with NumPy's semantics (no type or "
+                              "range check beyond clipping to bounds): every adversarial kind is tried")
+"""The adversarial inputs the tools are tried on (:mod:`dpaudit.search.adversarial`)."""
 
 
 mean = _target(_bounded("mean"), "mean", _REPLACE, _REPLACE_PAIRS)
@@ -137,6 +145,16 @@ quantile = _target(_bounded("quantile", quant=0.25), "quantile", _REPLACE, _REPL
 """``diffprivlib.tools.quantile(x, 0.25, epsilon=1, bounds=(0, 1))`` under replace-one."""
 percentile = _target(_bounded("percentile", percent=75), "percentile", _REPLACE, _REPLACE_PAIRS)
 """``diffprivlib.tools.percentile(x, 75, epsilon=1, bounds=(0, 1))`` under replace-one."""
+
+# The other relation of the tools whose calibration assumes one (diffprivlib states none):
+histogram_replace = _target(_histogram, "histogram_replace", _REPLACE, (([[0.0]], [[1.0]]), ([[0.0]] * 3, [[0.0]] * 2 + [[1.0]])))
+"""``histogram`` under replace-one: a replaced record moves two bins by one each (L1 sensitivity 2 against the
+calibration's 1), so it is 2-DP there, not 1-DP."""
+mean_add_remove = _target(_bounded("mean"), "mean_add_remove", AddRemove(Domain((0.0,), (1.0,)), min_size=1, max_size=10),
+                          (([[0.0]], [[0.0], [1.0]]), ([[1.0]], [[1.0], [0.0]])))
+"""``mean`` under add/remove (1 to 10 records): its sensitivity ``(upper - lower) / n`` uses the private ``n``."""
+count_nonzero_add_remove = _target(_count_nonzero, "count_nonzero_add_remove", _ADD_REMOVE, _ADD_REMOVE_PAIRS)
+"""``count_nonzero`` under add/remove: its truncation to ``[0, n]`` uses the private ``n``."""
 
 TARGETS = {name: globals()[name] for name in __all__[3:]}
 """The tools of this module by name."""

@@ -66,6 +66,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...datasets import AddRemove, Domain, Replace
+from ...datasets import ADVERSARIAL_KINDS as KINDS
+from ...datasets import AcceptedInputs
 from ..adapters.opendp import OpenDPMechanism, import_opendp
 
 __all__ = [
@@ -508,7 +510,14 @@ def _target(builder, name, relation, pairs, **kw) -> OpenDPMechanism:
     mech = OpenDPMechanism(builder, name=f"opendp_measurements:{name}", **kw)
     mech.neighbouring = relation
     mech.witness_pairs = pairs
+    mech.accepts = ACCEPTS
     return mech
+
+
+ACCEPTS = AcceptedInputs(kinds=tuple(k for k in KINDS if k != "nan"),
+                         note="OpenDP's input domain is vector_domain(atom_domain(T=float, nan=False)): NaN is declared "
+                              "outside it and not tried; the rest is")
+"""The adversarial inputs the measurements are tried on (:mod:`dpaudit.search.adversarial`)."""
 
 
 laplace_sum = _target(build_laplace_sum, "laplace_sum", _ADD_REMOVE, _SUM_PAIRS)
