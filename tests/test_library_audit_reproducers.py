@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "reproducers").glob("*.py"))
 
-_N = {"diffprivlib": 400, "pipelinedp": 60}
+_N = {"diffprivlib": 400, "pipelinedp": 40}
 
 _RUNNER = """
 import runpy, sys
@@ -74,6 +74,9 @@ def outputs():
 def test_every_reproducer_runs_without_dpaudit_and_prints_what_it_claims(outputs):
     assert set(outputs) == {p.name for p in SCRIPTS}
     for name, text in outputs.items():
+        if "VERDICT: ERROR" in text:  # a row whose every call raises: the script shows the exception
+            assert "VERDICT: ERROR REPRODUCED: " in text and "--- text for the tracker ---" in text, name
+            continue
         m0 = re.search(r"^D0 = .*: (\d+)/(\d+) outputs in S", text, re.M)
         m1 = re.search(r"^D1 = .*: (\d+)/(\d+) outputs in S", text, re.M)
         reach = re.search(r"P\[S \| (D[01])\] >= ([-\d.e]+), P\[S \| D[01]\] <= ([-\d.e]+), so delta >= ([-\d.e]+) "
@@ -96,5 +99,5 @@ def test_every_reproducer_runs_without_dpaudit_and_prints_what_it_claims(outputs
         assert re.search(r"^library: \S+ \d+\.\d+", text, re.M), name
         if "not a multiple of" in text or "truncates" in text:  # a set the other side cannot reach
             assert h[other] == 0, name
-        if name.startswith("diffprivlib"):  # seeded: deterministic, and N = 400 is enough
+        if name.startswith("diffprivlib") and h[other] == 0:  # seeded, a set the other side misses: N is enough
             assert violation, name
