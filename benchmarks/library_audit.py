@@ -351,10 +351,10 @@ _PDP_BOUNDS = "max_partitions_contributed=2, max_contributions_per_partition=2, 
 _PDP_SELECTION_BOUNDS = "max_partitions_contributed=1, max_contributions_per_partition=2"
 _PDP_ACCOUNTANT = "NaiveBudgetAccountant(total_epsilon=1, total_delta={delta})"
 _PDP_NOISE_DOC = ("PipelineDP 0.3.1 and PyDP 1.1.5 (its noise, Google's C++ library) state no floating-point caveat. "
-                  "Measured here: PyDP's LaplaceMechanism returns multiples of a power-of-2 granularity whatever the "
-                  "input (2^-38 at scale 4: the input is rounded to the grid first, Google's secure-noise design), "
-                  "its GaussianMechanism returns the unrounded double sum value + noise. PyDP's noise cannot be "
-                  "seeded: these rows are not reproducible from --seed")
+                  "Both of PyDP's mechanisms round the value to the noise's granularity g and add a multiple of g "
+                  "(Google's secure-noise design): measured here, the Laplace's g (2^-38 at scale 4) is on the "
+                  "doubles' grid at every output size these rows reach, the Gaussian's (2^-54 at sigma 3.7) is not. "
+                  "PyDP's noise cannot be seeded: these rows are not reproducible from --seed")
 
 
 def _pdp_entry(attr: str, name: str, how: str, *, noise: str = "laplace", public: bool = True, n: int = 10,
@@ -518,6 +518,16 @@ LEFT_OUT = {
         "bounds for a later aggregation (not an aggregation itself), the PLD accountant and thresholding are other "
         "budget/selection options of the same metrics, custom combiners are the user's code, and the Beam and "
         "Spark wrappers run the same DPEngine on other backends (the rows use the local backend)",
+        "add_dp_noise, weighted Gaussian thresholding, the PLD accountant's output": "not in the registry yet "
+        "(issue 36 item 6)",
+    },
+    "Not yet audited": {
+        "diffprivlib.models (LogisticRegression, LinearRegression, GaussianNB, KMeans, PCA, RandomForestClassifier, "
+        "StandardScaler)": "not in the registry yet (issue 36 item 6): to be audited through their fitted parameters",
+        "OpenDP's Polars API (make_private_lazyframe)": "Polars is not installed here (issue 36 item 6)",
+        "PyDP's own algorithms (python-dp 1.1.5 is installed, as PipelineDP's noise), SmartNoise SQL and "
+        "synthesizers, Tumult Analytics": "not in the registry yet (issue 36 item 6): not installed here or not "
+        "wired; the published record (Re:cord-play, PoPETs 2026) was not available to check against",
     },
 }
 """Parts of the scope with no entry yet, and why; printed under the tables."""
@@ -1076,6 +1086,20 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "second run (the next seed, twice the samples) finds the same kind; otherwise it is **unconfirmed**. "
         "beta = 0.01 per audit (the CLI default).",
         "",
+        "Further columns (`--stages all` runs them all; each stage writes into the cache, so a row keeps its "
+        "last values and the date it was audited): **relation**: *documented* (the library's own words, quoted "
+        "under each table) or *inferred* (from the calibration; diffprivlib and PipelineDP name no relation, so "
+        "the tools whose calibration assumes one are audited under both). **leak size**: for a finding, an "
+        "output set one dataset of the witness pair reaches and the other does not, chosen on half of the "
+        "outputs drawn per dataset (stated with each finding) and counted on the other half: with confidence 0.99, delta >= P[S | D] - e^epsilon P[S | D'] "
+        "for every epsilon, so no epsilon below the stated horizon holds at the claimed delta "
+        "(`dpaudit.audit.leak_size`); the set is described in words with each finding. **power**: the same "
+        "mechanism with its noise scaled by 0.7 (`dpaudit.mechanisms.catalogue.planted`), audited at the row's "
+        "budget and claim: caught or missed, with its epsilon lower bound (the tightest certified epsilon of the "
+        "row itself is the epsilon lower bound column). **adversarial inputs**: the edges the target's API "
+        "accepts (`dpaudit.audit.adversarial`; a rejected input is a pass). **reproducer**: a standalone script "
+        "(library and NumPy only) in `reproducers/`.",
+        "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
         "Times are the wall time of the first run's process (the confirmation run's in the violations list).",
         "",
@@ -1088,7 +1112,7 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         counts = [verdicts.count(v) for v in (*OUTCOMES, "unconfirmed", "not run")]
         lines.append(f"| {lib} | {library_version(lib)} | {len(mine)} | " + " | ".join(map(str, counts)) + " |")
     for lib, parts in LEFT_OUT.items():
-        if lib not in libraries:
+        if lib not in libraries and lib in PACKAGES:
             lines.append(f"| {lib} | {library_version(lib)} | 0 | " + " | ".join("0" * 7) + " |")
     violations = []
     for lib in libraries:
@@ -1209,9 +1233,20 @@ def load_cache(path: Path = CACHE) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def _save(cache: dict) -> None:
+def _save(cache: dict, key: str) -> None:
+    """Write ``cache[key]`` into the cache file, re-read first, so that two runs of this script on
+    different entries (e.g. stages side by side) do not overwrite each other's rows."""
+    disk = load_cache()
+    mine = cache[key]
+    if (disk.get(key) or {}).get("fingerprint") == mine.get("fingerprint"):  # same audit: merge the stages' fields
+        disk[key] = {**disk[key], **mine}
+    else:
+        disk[key] = mine
+    cache.update(disk)
     CACHE.parent.mkdir(parents=True, exist_ok=True)
-    CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+    tmp = CACHE.with_suffix(".tmp")
+    tmp.write_text(json.dumps(disk, indent=1, sort_keys=True) + "\n")
+    tmp.replace(CACHE)
 
 
 def main(argv=None) -> None:
@@ -1228,6 +1263,7 @@ def main(argv=None) -> None:
                          "(written to benchmarks/results/library_reruns.json and the doc's reruns section)")
     ap.add_argument("--rerun-samples", type=int, default=5000, help="--samples of each rerun")
     ap.add_argument("--rerun-trials", type=int, default=2, help="--trials of each rerun")
+    ap.add_argument("--leak-samples", type=int, default=LEAK_SAMPLES, help="outputs per dataset to size a leak")
     ap.add_argument("--adversarial-samples", type=int, default=ADVERSARIAL_SAMPLES,
                     help="outputs per dataset per adversarial input")
     ap.add_argument("--stages", default="audit",
@@ -1282,27 +1318,27 @@ def main(argv=None) -> None:
             with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
                 for rec in pool.map(work, todo):
                     cache[rec["key"]] = rec
-                    _save(cache)
+                    _save(cache, rec["key"])
         chosen = [e for e in REGISTRY if (not args.entries or e.key in args.entries) and e.target
                   and (cache.get(e.key) or {}).get("fingerprint") == e.fingerprint()]
         for e in chosen:
             rec = cache[e.key]
             first = rec.get("first") or {}
             if "leak" in stages and rec["verdict"] in ("floating-point leak", "violation") and first.get("witness"):
-                rec["leak_size"] = size_leak(e, first["witness"], beta=BETA)
+                rec["leak_size"] = size_leak(e, first["witness"], samples=args.leak_samples, beta=BETA)
                 print(f"{e.key:40s} leak: {rec['leak_size'].get('text', 'no disjoint set')[:150]} "
                       f"({rec['leak_size']['seconds']:.0f} s)", flush=True)
-                _save(cache)
+                _save(cache, e.key)
             if "adversarial" in stages:
                 rec["adversarial"] = screen_entry(e, samples=args.adversarial_samples,
                                                   float_grids=rec["verdict"] != "floating-point leak")
                 print(f"{e.key:40s} adversarial: {_fmt_adversarial(rec)} ({rec['adversarial']['seconds']:.0f} s)",
                       flush=True)
-                _save(cache)
+                _save(cache, e.key)
             if "power" in stages and rec["verdict"] == "pass" and planted_target(e):
                 rec["power"] = power_entry(e, processes=args.processes, timeout=args.timeout)
                 print(f"{e.key:40s} power: {_fmt_power(e, rec)} ({rec['power']['seconds']:.0f} s)", flush=True)
-                _save(cache)
+                _save(cache, e.key)
     DOC.write_text(render(REGISTRY, cache, reruns))
     print(f"wrote {DOC.relative_to(ROOT)}")
 

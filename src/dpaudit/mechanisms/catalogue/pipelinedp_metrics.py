@@ -62,10 +62,14 @@ an empty accumulator for every public partition (``DPEngine._add_empty_public_pa
 (``TypeError: '>=' not supported between instances of 'NoneType' and 'float'``): every VECTOR_SUM
 with public partitions raises (:data:`vector_sum_public`, kept to show it).
 
-Noise and floating point: PyDP 1.1.5's ``LaplaceMechanism`` rounds the value to a power-of-2
-granularity and returns multiples of it whatever the input (2^-38 at scale 4, measured), Google's
-secure-noise design against Mironov's (2012) attack; its ``GaussianMechanism`` returns the plain
-double sum of the value and the noise, whose low bits depend on the value.
+Noise and floating point: PyDP 1.1.5's mechanisms (Google's C++ library) round the value to a
+power-of-2 granularity ``g`` and add noise that is a multiple of ``g``, Google's secure-noise design
+against Mironov's (2012) attack. For ``LaplaceMechanism`` ``g`` is coarse (2^-38 at scale 4,
+measured) and the outputs are exact multiples of it. For ``GaussianMechanism`` ``g`` is the next
+power of two above ``2 sigma / 2^57`` (binomial sampling; 2^-54 at sigma 3.7), finer than the
+spacing of doubles once ``|noise| >= 1/2``: the noise and the sum are rounded to their binade's
+spacing, so outputs near 0 are on the 2^-54 grid when the true value is 0 and on a coarser grid
+otherwise (``docs/library_audits.md`` sizes the leak).
 
 ``count_bounds_enforced`` is a misuse kept as a row: COUNT with
 ``contribution_bounds_already_enforced=True`` (PipelineDP then trusts the data to respect
