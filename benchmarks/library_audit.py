@@ -643,6 +643,37 @@ def float_cause(entry: Entry) -> str:
     return _MIRONOV.format(how="the release is the true value plus noise rounded to float64")
 
 
+_DPL_FLOAT_KNOWN = ("known: Mironov 2012 (the attack), and IBM/differential-privacy-library#19 'Floating-point privacy "
+                    "vulnerabilities' (closed by #47, which secured the samplers with four uniforms; the final "
+                    "float64 addition, the leak sized here, is unchanged in 0.6.6; Snapping was added as the fix)")
+RECORD = {
+    **{f"diffprivlib.{k}": _DPL_FLOAT_KNOWN for k in FLOAT_CAUSES},
+    "diffprivlib.mean_add_remove": _DPL_FLOAT_KNOWN,
+    "diffprivlib.sum_add_remove": "relation-dependent, not a bug under the replace-one relation diffprivlib's "
+                                  "calibration assumes; no diffprivlib docstring states the relation (not found in its "
+                                  "tracker as a report)",
+    "diffprivlib.count_nonzero_add_remove": "relation-dependent, as tools.sum under add/remove",
+    "diffprivlib.histogram_replace": "relation-dependent: 2-DP under replace-one, 1-DP under the add/remove its "
+                                     "calibration assumes; no docstring states which",
+    "pipelinedp.count_gaussian": "candidate new: not found in the PipelineDP, PyDP or google/differential-privacy "
+                                 "trackers searched (the Gaussian's binomial grid finer than the doubles); the "
+                                 "published record was not available to this session",
+    "pipelinedp.vector_sum_public": "candidate new (a crash, not a privacy leak): not found in the PipelineDP tracker "
+                                    "searched",
+    "pipelinedp.count_bounds_enforced": "a documented misuse, kept as a row on purpose",
+}
+"""Each finding against the record: known (with the reference), relation-dependent, or a candidate new
+finding (searched for in the library's tracker; the published record, Re:cord-play (PoPETs 2026),
+was not available to check)."""
+for _k in ("privacy_id_count_gaussian", "sum_gaussian", "vector_sum_gaussian"):
+    RECORD[f"pipelinedp.{_k}"] = RECORD["pipelinedp.count_gaussian"] + " (same cause as Metrics.COUNT, Gaussian)"
+ADVERSARIAL_RECORD = {
+    "diffprivlib": "known: IBM/differential-privacy-library#80 'Handling of NaNs' (open): a NaN record makes most "
+                   "tools release NaN, a distinguishing event",
+}
+"""The record of the adversarial-input findings, per library."""
+
+
 LEAK_SAMPLES = 20000
 """Outputs per dataset drawn to size a leak (half choose the set, half count it)."""
 
@@ -1200,6 +1231,8 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
                 lines.append(f"* cause: {e.cause}")
             else:
                 lines.append("* cause: not analysed yet.")
+            if e.key in RECORD:
+                lines.append(f"* against the record: {RECORD[e.key]}.")
             if reproducer_path(e).exists():
                 lines.append(f"* reproducer: `python {reproducer_path(e).relative_to(ROOT)}` (the library and NumPy "
                              "only; prints both frequencies and the text to paste into the library's tracker)")
@@ -1219,6 +1252,10 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
                   "for that input. A leak is an output set one dataset reaches and the other does not, certified "
                   "on held-out outputs; rows already leaking through their float grid are screened for non-finite "
                   "outputs and exact atoms only.", ""]
+        for lib, known in ADVERSARIAL_RECORD.items():
+            if any(e.library == lib for e, _ in adversarial):
+                lines.append(f"{lib}: {known}.")
+        lines.append("")
         for e, r in adversarial:
             n = fresh[e.key]["adversarial"]["samples"]
             lines.append(f"* {e.library} `{e.name}` ({e.key}), {r['kind']} ({r['description']}; {n:,} outputs per "
