@@ -1066,9 +1066,13 @@ def _fmt_adversarial(rec: dict) -> str:
     if not adv:
         return "not run"
     res = adv["results"]
-    rejected = [r["kind"] for r in res if r["status"] == "rejected"]
+    ours = [r["kind"] for r in res if r["status"] == "not reached" or (
+        r["status"] == "rejected" and r["detail"].startswith("dpaudit's adapter"))]
+    rejected = [r["kind"] for r in res if r["status"] == "rejected" and r["kind"] not in ours]
     leaks = [r["kind"] for r in res if r["status"] == "leak"]
-    parts = [f"{len(res)} tried"]
+    parts = [f"{len(res) - len(ours)} tried"]
+    if ours:
+        parts.append(f"not reached (the row's query raised): {', '.join(ours)}")
     if rejected:
         parts.append(f"rejected: {', '.join(rejected)}")
     parts.append(f"**leak**: {', '.join(leaks)}" if leaks else "no leak")

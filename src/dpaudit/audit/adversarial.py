@@ -6,7 +6,9 @@ empty dataset; those the target declares in its ``accepts``), :func:`screen` dra
 datasets and reports one of
 
 * ``rejected``: the library raised on an input (a pass for that input, not an error of the audit;
-  the message and whether the library or dpaudit's adapter raised are kept);
+  the message is kept);
+* ``not reached``: dpaudit's own adapter or the target's query raised before the library saw the
+  input (e.g. an infinite category index): the input was not tried on the library;
 * ``leak``: an output set that one dataset reaches and the other, on held-out outputs, does not
   (a non-finite output, an exact output value, or a float grid:
   :func:`dpaudit.audit.leak_size.size_float_leak`) certifies a delta above the claim at the
@@ -42,7 +44,7 @@ class ScreenResult:
     description : str
         How the pair differs.
     status : str
-        ``"rejected"``, ``"leak"`` or ``"pass"``.
+        ``"rejected"``, ``"not reached"``, ``"leak"`` or ``"pass"``.
     detail : str
         The exception (who raised and its message) or the leak's sentence, or what was seen.
     leak : LeakSize or None
@@ -154,8 +156,9 @@ def screen_pair(mechanism, pair, *, samples: int, rng: np.random.Generator, epsi
         y1 = _draw(mechanism, pair.d1, samples, rng)
     except Exception as exc:  # a rejected input: a pass for that input
         msg = str(exc).splitlines()[0][:160] if str(exc) else ""
-        return ScreenResult(pair.kind, pair.description, "rejected",
-                            f"{_who_raised(exc)} raised {type(exc).__name__}: {msg}")
+        who = _who_raised(exc)
+        status = "not reached" if who == "dpaudit's adapter" else "rejected"
+        return ScreenResult(pair.kind, pair.description, status, f"{who} raised {type(exc).__name__}: {msg}")
     if y0.shape[1] != y1.shape[1]:
         return ScreenResult(pair.kind, pair.description, "leak",
                             f"outputs of dimension {y0.shape[1]} on D0 and {y1.shape[1]} on D1: the shape tells them apart")
