@@ -656,8 +656,9 @@ RECORD = {
     "diffprivlib.histogram_replace": "relation-dependent: 2-DP under replace-one, 1-DP under the add/remove its "
                                      "calibration assumes; no docstring states which",
     "pipelinedp.count_gaussian": "candidate new: not found in the PipelineDP, PyDP or google/differential-privacy "
-                                 "trackers searched (the Gaussian's binomial grid finer than the doubles); the "
-                                 "published record was not available to this session",
+                                 "trackers searched (the Gaussian's binomial grid finer than the doubles). Jin et al. "
+                                 "(S&P 2022) attack floating-point Gaussian samplers in general; whether they cover "
+                                 "Google's binomial sampler was not checked, nor the Re:cord-play record",
     "pipelinedp.vector_sum_public": "candidate new (a crash, not a privacy leak): not found in the PipelineDP tracker "
                                     "searched",
     "pipelinedp.count_bounds_enforced": "a documented misuse, kept as a row on purpose",
@@ -1243,6 +1244,21 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
             if e.documented:
                 lines.append(f"* documented: {e.documented}.")
             lines.append("")
+    new = [e for e in entries if RECORD.get(e.key, "").startswith("candidate new") and fresh.get(e.key)
+           and fresh[e.key]["verdict"] not in ("pass", "not auditable")]
+    if new:
+        lines += ["", "## Candidate new findings", "",
+                  "Findings not found in the library's tracker (searched by issue text) nor in the older reports "
+                  "(Mironov 2012 on Laplace; the diffprivlib issues cited above); the published record of "
+                  "Re:cord-play (PoPETs 2026) was not available to this session, so each is a candidate until "
+                  "checked against it.", ""]
+        for e in new:
+            rec = fresh[e.key]
+            leak = (rec.get("leak_size") or {}).get("text", "")
+            path = reproducer_path(e)
+            repro = f"`python {path.relative_to(ROOT)}`" if path.exists() else "no reproducer"
+            lines.append(f"* {e.library} {library_version(e.library)} `{e.name}` ({e.key}): {rec['verdict']}"
+                         + (f"; {leak}" if leak else "") + f". Reproducer: {repro}.")
     adversarial = [(e, r) for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")
                    for r in rec["adversarial"]["results"] if r["status"] == "leak"]
     tried = [e for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")]
