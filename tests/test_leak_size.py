@@ -55,3 +55,16 @@ def test_size_float_leak_finds_the_grid_one_side_misses_and_not_a_leak_that_is_a
         assert same is None or same.delta_lower(0.0) == 0.0
     with pytest.raises(ValueError, match="dimension"):
         size_float_leak(np.zeros((8, 2)), np.zeros((8, 1)), beta=0.1)
+
+
+def test_size_range_leak_finds_a_truncation_the_other_side_cannot_reach():
+    from dpaudit.audit.leak_size import size_range_leak
+
+    r = np.random.default_rng(5)
+    d0 = np.clip(r.laplace(size=2000), 0.0, 1.0)  # truncated to [0, 1]
+    d1 = np.clip(1.0 + r.laplace(size=2000), 0.0, 2.0)  # reaches (1, 2]
+    leak = size_range_leak(d0, d1, beta=0.01, epsilon=1.0)
+    assert leak.direction == "Q||P" and leak.hits_q == 0 and leak.delta_lower(1.0) > 0.3
+    assert leak.description.startswith("outputs above 1")
+    same = size_range_leak(r.laplace(size=2000), r.laplace(size=2000), beta=0.01, epsilon=0.0)
+    assert same is None or same.delta_lower(0.0) == 0.0

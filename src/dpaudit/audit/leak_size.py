@@ -25,6 +25,7 @@ Functions
 * :func:`certify_set` — the certified bound from the four counts of one set.
 * :func:`float_cells` — each double's sign, binade and lowest set bit.
 * :func:`size_float_leak` — choose a grid set on a selection half, certify it on the other half.
+* :func:`size_range_leak` — the same for outputs beyond the other side's range (a truncation).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import numpy as np
 
 from ..bounds import clopper_pearson_lower, clopper_pearson_upper
 
-__all__ = ["LeakSize", "certify_set", "describe_cells", "float_cells", "size_float_leak"]
+__all__ = ["LeakSize", "certify_set", "describe_cells", "float_cells", "size_float_leak", "size_range_leak"]
 
 
 @dataclass(frozen=True)
@@ -379,3 +380,57 @@ def size_float_leak(samples_0, samples_1, *, beta: float, epsilon: float | None 
         if score > best_score:
             best, best_score = leak, score
     return replace(best, beta=float(beta))  # Bonferroni: the returned bound holds at the overall beta
+
+
+def size_range_leak(samples_0, samples_1, *, beta: float, epsilon: float | None = None,
+                    selection_fraction: float = 0.5) -> LeakSize | None:
+    """Certify outputs beyond the other dataset's range (a truncation or support the other side misses).
+
+    On the selection part of each sample, for every output coordinate and both directions, the
+    candidate set is "coordinate above the other side's largest selection output" (and "below its
+    smallest"), kept when the reaching side's selection outputs fall in it; each candidate is counted
+    on the remaining outputs and certified by :func:`certify_set` at ``beta / (number of
+    candidates)``, so the returned bound holds with probability at least ``1 - beta``.
+
+    Parameters and errors are those of :func:`size_float_leak` (finite samples, same dimension).
+
+    Returns
+    -------
+    LeakSize or None
+        The strongest certified set ("outputs of coordinate j above t"), or None when no side's
+        selection outputs leave the other's range.
+    """
+    if not 0.0 < beta < 1.0:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    if not 0.0 < selection_fraction < 1.0:
+        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction!r}")
+    x0 = np.asarray(samples_0, dtype=np.float64)
+    x1 = np.asarray(samples_1, dtype=np.float64)
+    x0, x1 = x0.reshape(len(x0), -1), x1.reshape(len(x1), -1)
+    if x0.shape[1] != x1.shape[1]:
+        raise ValueError(f"samples of dimension {x0.shape[1]} and {x1.shape[1]}: the outputs must match")
+    if len(x0) < 4 or len(x1) < 4:
+        raise ValueError(f"need at least 4 outputs per dataset, got {len(x0)} and {len(x1)}")
+    if not (np.all(np.isfinite(x0)) and np.all(np.isfinite(x1))):
+        raise ValueError("size_range_leak needs finite outputs")
+    s0, s1 = int(len(x0) * selection_fraction), int(len(x1) * selection_fraction)
+    candidates = []
+    for col in range(x0.shape[1]):
+        for direction, (p, q, sp, sq) in (("P||Q", (x0, x1, s0, s1)), ("Q||P", (x1, x0, s1, s0))):
+            top, bottom = q[:sq, col].max(), q[:sq, col].min()
+            if (p[:sp, col] > top).any():
+                candidates.append((col, direction, f"outputs above {top:.6g}", p[sp:, col] > top, q[sq:, col] > top))
+            if (p[:sp, col] < bottom).any():
+                candidates.append((col, direction, f"outputs below {bottom:.6g}", p[sp:, col] < bottom,
+                                   q[sq:, col] < bottom))
+    if not candidates:
+        return None
+    level = beta / len(candidates)
+    best, best_score = None, -1.0
+    for col, direction, words, hp, hq in candidates:
+        leak = certify_set(int(hp.sum()), len(hp), int(hq.sum()), len(hq), beta=level, description=words,
+                           column=col, direction=direction)
+        score = leak.delta_lower(epsilon) if epsilon is not None else leak.p_lower
+        if score > best_score:
+            best, best_score = leak, score
+    return replace(best, beta=float(beta))
