@@ -83,7 +83,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ...datasets import AddRemove, Domain
+from ...datasets import AcceptedInputs, AddRemove, Domain
 from ..adapters.pipelinedp import PipelineDPMechanism, UnitRow, import_pipeline_dp
 
 __all__ = [
@@ -325,7 +325,19 @@ def _target(name: str, pipeline, fields: Sequence[str], *, presence: bool = Fals
                                to_rows=unit_vector_contributions if vector else unit_contributions)
     mech.neighbouring = relation
     mech.witness_pairs = pairs
+    mech.accepts = VECTOR_ACCEPTS if vector else ACCEPTS
     return mech
+
+
+_ACCEPTS_NOTE = ("values are Python floats taken by PipelineDP's value_extractor (no type check); the adversarial "
+                 "value goes into every value of the unit, its partitions stay 0 (the partition key is the row's, "
+                 "not a number PipelineDP reads); the empty dataset is left out (PipelineDP refuses an empty "
+                 "collection)")
+ACCEPTS = AcceptedInputs(record=lambda v: (0.0, v) * CONTRIBUTIONS, note=_ACCEPTS_NOTE)
+"""The adversarial inputs of the scalar metrics (:mod:`dpaudit.search.adversarial`): a unit whose
+contributions all hold the value, in partition 0."""
+VECTOR_ACCEPTS = AcceptedInputs(record=lambda v: (0.0, v, v) * VECTOR_CONTRIBUTIONS, note=_ACCEPTS_NOTE)
+"""The same for VECTOR_SUM units (both coordinates hold the value)."""
 
 
 def _public(name: str, metric, field: str | Sequence[str], noise: str, **extra) -> PipelineDPMechanism:
