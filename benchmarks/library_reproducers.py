@@ -329,7 +329,7 @@ def write(entry, rec: dict, default_n: int = 20000) -> Path | None:
     if entry.key in PREDICATES:
         pred, words, reaches = PREDICATES[entry.key]
         set_body, grid_def = f"    return bool({pred})", ""
-    elif leak.get("grid"):
+    elif leak.get("grid") and rec["leak_size"].get("delta_at_claim", 0.0) > entry.guarantee.delta:
         grid = [tuple(g) for g in leak["grid"]]
         words = leak["description"]
         grid_def = _GRID_FN.format(grid=grid, column=leak.get("column") or 0)

@@ -15,8 +15,8 @@ EPSILON, DELTA = 1.0, 0.0
 D0 = [[0.0]]
 D1 = [[0.0], [1.0]]
 REACHES = "D0"  # the dataset expected to reach the set more often
-SET_IN_WORDS = 'outputs in -[2^-7, 2^0) not a multiple of 2^-52 or -[2^0, 2^1) not a multiple of 2^-51 or +[2^-7, 2^-1) not a multiple of 2^-53'
-GRID = [(-1, -7, -53), (-1, -6, -53), (-1, -5, -53), (-1, -4, -53), (-1, -3, -53), (-1, -2, -53), (-1, -1, -53), (-1, 0, -52), (1, -7, -54), (1, -6, -54), (1, -5, -54), (1, -4, -54), (1, -3, -54), (1, -2, -54)]  # (sign, binade e, k): outputs of that sign in [2^e, 2^(e+1)) not multiples of 2^(k+1)
+SET_IN_WORDS = 'outputs in -[2^-4, 2^0) not a multiple of 2^-52 or -[2^0, 2^1) not a multiple of 2^-51 or +[2^-4, 2^-1) not a multiple of 2^-53'
+GRID = [(-1, -4, -53), (-1, -3, -53), (-1, -2, -53), (-1, -1, -53), (-1, 0, -52), (1, -4, -54), (1, -3, -54), (1, -2, -54)]  # (sign, binade e, k): outputs of that sign in [2^e, 2^(e+1)) not multiples of 2^(k+1)
 COLUMN = 0  # the output coordinate the set is about
 
 

@@ -99,5 +99,5 @@ def test_every_reproducer_runs_without_dpaudit_and_prints_what_it_claims(outputs
         assert re.search(r"^library: \S+ \d+\.\d+", text, re.M), name
         if "not a multiple of" in text or "truncates" in text:  # a set the other side cannot reach
             assert h[other] == 0, name
-        if name.startswith("diffprivlib") and h[other] == 0:  # seeded, a set the other side misses: N is enough
+        if name.startswith("diffprivlib") and h[other] == 0 and h[side] >= 0.08 * n:  # seeded; N is enough
             assert violation, name
