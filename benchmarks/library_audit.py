@@ -625,9 +625,9 @@ PYDP_GAUSSIAN_CAUSE = (
     "GaussianMechanism wraps pydp's dp_mechanisms.GaussianMechanism, whose add_noise is Google's C++ "
     "GaussianMechanism::AddDoubleNoise): RoundToNearestMultiple(value, g) + sample, with sample = "
     "SampleBinomial(2 sigma / g) * g and g = GetNextPowerOfTwo(2 sigma / 2^57) (algorithms/distributions.cc), "
-    "Google's secure-noise design. At these sigmas g is 2^-54 (measured: sigma 3.73 at epsilon 1, delta 1e-5, "
-    "sensitivity 1), finer than the spacing of doubles wherever |sample| >= 1/2 (2^-53 and coarser): the sample "
-    "is itself rounded to its binade's spacing, and so is the sum. A true value 0 releases the sample as drawn "
+    "Google's secure-noise design. g is 2^-54 at sigma 3.73 (epsilon 1, delta 1e-5, L2 sensitivity 1, measured) "
+    "and 2^-52 at sigma 10.6 (L2 sensitivity 2 sqrt 2, the COUNT and SUM rows), finer than the spacing of "
+    "doubles wherever |sample| >= 2^52 g: the sample is itself rounded to its binade's spacing, and so is the sum. A true value 0 releases the sample as drawn "
     "(outputs near 0 on the 2^-54 grid); a true value c != 0 releases c + sample with sample near -c, on the "
     "coarser grid of |c|'s binade, so outputs near 0 miss the finer grid entirely. The Laplace mechanism of the "
     "same library does not leak (its granularity is coarse enough for the output's binade)")
