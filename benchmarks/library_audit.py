@@ -660,7 +660,9 @@ RECORD = {
                                  "(S&P 2022) attack floating-point Gaussian samplers in general; whether they cover "
                                  "Google's binomial sampler was not checked, nor the Re:cord-play record",
     "pipelinedp.vector_sum_public": "candidate new (a crash, not a privacy leak): not found in the PipelineDP tracker "
-                                    "searched",
+                                    "searched; VectorSumCombiner.create_accumulator clips per contribution since "
+                                    "OpenMined/PipelineDP#556 (fixing #551), and its empty public partitions then clip "
+                                    "None",
     "pipelinedp.count_bounds_enforced": "a documented misuse, kept as a row on purpose",
 }
 """Each finding against the record: known (with the reference), relation-dependent, or a candidate new
@@ -670,7 +672,12 @@ for _k in ("privacy_id_count_gaussian", "sum_gaussian", "vector_sum_gaussian"):
     RECORD[f"pipelinedp.{_k}"] = RECORD["pipelinedp.count_gaussian"] + " (same cause as Metrics.COUNT, Gaussian)"
 ADVERSARIAL_RECORD = {
     "diffprivlib": "known: IBM/differential-privacy-library#80 'Handling of NaNs' (open): a NaN record makes most "
-                   "tools release NaN, a distinguishing event",
+                   "tools release NaN, a distinguishing event (np.clip keeps NaN, tools/utils.py)",
+    "PipelineDP": "candidate new: a unit's NaN value makes SUM, MEAN and VARIANCE release NaN for its partition, "
+                  "every time: SumCombiner.create_accumulator (pipeline_dp/combiners.py) clips with np.clip, which "
+                  "keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; "
+                  "google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, "
+                  "a different code path. No reproducer script yet: the finding's pair is in the line below",
 }
 """The record of the adversarial-input findings, per library."""
 
