@@ -677,7 +677,7 @@ ADVERSARIAL_RECORD = {
                   "every time: SumCombiner.create_accumulator (pipeline_dp/combiners.py) clips with np.clip, which "
                   "keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; "
                   "google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, "
-                  "a different code path. No reproducer script yet: the finding's pair is in the line below",
+                  "a different code path. Reproducer: reproducers/pipelinedp_sum_laplace_nan.py",
 }
 """The record of the adversarial-input findings, per library."""
 
@@ -1274,6 +1274,9 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
             repro = f"`python {path.relative_to(ROOT)}`" if path.exists() else "no reproducer"
             lines.append(f"* {e.library} {library_version(e.library)} `{e.name}` ({e.key}): {rec['verdict']}"
                          + (f"; {leak}" if leak else "") + f". Reproducer: {repro}.")
+        for lib, text in ADVERSARIAL_RECORD.items():
+            if text.startswith("candidate new"):
+                lines.append(f"* {lib} {library_version(lib)}, adversarial input: {text}.")
     adversarial = [(e, r) for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")
                    for r in rec["adversarial"]["results"] if r["status"] == "leak"]
     tried = [e for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")]

@@ -46,6 +46,7 @@ PIPELINEDP = {
     "count_gaussian": ("COUNT", "count", "GAUSSIAN", 1e-5, _PDP_BOUNDS, True),
     "privacy_id_count_gaussian": ("PRIVACY_ID_COUNT", "privacy_id_count", "GAUSSIAN", 1e-5, _PDP_BOUNDS, True),
     "sum_gaussian": ("SUM", "sum", "GAUSSIAN", 1e-5, _PDP_BOUNDS, True),
+    "sum_laplace": ("SUM", "sum", "LAPLACE", 0.0, _PDP_BOUNDS, True),
     "count_bounds_enforced": ("COUNT", "count", "LAPLACE", 0.0, "max_partitions_contributed=1, "
                               "max_contributions_per_partition=1, contribution_bounds_already_enforced=True", True),
 }
@@ -77,8 +78,8 @@ import numpy as np
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else {default_n}
 EPSILON, DELTA = {epsilon!r}, {delta!r}
-D0 = {d0!r}
-D1 = {d1!r}
+D0 = {d0}
+D1 = {d1}
 REACHES = "{reaches}"  # the dataset expected to reach the set more often
 SET_IN_WORDS = {set_words!r}
 {grid_def}
@@ -178,6 +179,47 @@ def in_grid(v):
     s, b, low = grid_cell(v)
     return any(s == gs and b == gb and low <= k for gs, gb, k in GRID)
 '''
+
+
+def _literal(records) -> str:
+    """Python source of a list of records (NaN and infinities written as float("nan") etc.)."""
+    def num(v):
+        v = float(v)
+        return repr(v) if v == v and abs(v) != float("inf") else f'float("{v}")'
+    return "[" + ", ".join("[" + ", ".join(num(v) for v in r) + "]" for r in _fmt_records(records)) + "]"
+
+
+ADVERSARIAL = {"pipelinedp.sum_laplace": "nan"}
+"""Adversarial findings with a reproducer: row key -> adversarial kind (the pair is rebuilt from the
+target's relation and declared accepted inputs; the set is "a non-finite output")."""
+
+
+def write_adversarial(entry, rec: dict, kind: str, default_n: int = 2000) -> Path | None:
+    """The reproducer of an adversarial-input leak whose set is a non-finite output."""
+    from dpaudit.audit.targets import load_target  # noqa: PLC0415
+    from dpaudit.search.adversarial import adversarial_pairs  # noqa: PLC0415
+
+    release = _release(entry, entry.target.rsplit(":", 1)[1])
+    hit = [r for r in (rec.get("adversarial") or {}).get("results", []) if r["kind"] == kind and r["status"] == "leak"]
+    if release is None or not hit:
+        return None
+    mech, _ = load_target(entry.target)
+    pair = next(p for p in adversarial_pairs(mech.neighbouring, getattr(mech, "accepts", None)) if p.kind == kind)
+    imports, body, pip = release
+    g = entry.guarantee
+    path = OUT / (entry.key.replace(".", "_") + f"_{kind.replace('-', 'minus_').replace('+', 'plus_')}.py")
+    text = _TEMPLATE.format(
+        library=entry.library, version=la.library_version(entry.library), name=entry.name,
+        verdict=f"leak on the adversarial input {kind}", key=entry.key, pip=pip,
+        path=f"reproducers/{path.name}", default_n=default_n, imports=imports, epsilon=g.epsilon, delta=g.delta,
+        d0=_literal(pair.d0.tolist()), d1=_literal(pair.d1.tolist()), reaches="D1",
+        set_words="outputs holding a NaN or an infinity", grid_def="", release_body=body,
+        set_body="    return not bool(np.all(np.isfinite(y)))",
+        relation=_clean(la.relation_note(entry)), configuration=_clean(entry.configuration + f"; {pair.description}"),
+        cause=_clean(la.ADVERSARIAL_RECORD.get(entry.library, "see docs/library_audits.md")))
+    OUT.mkdir(exist_ok=True)
+    path.write_text(text)
+    return path
 
 
 def _fmt_records(records) -> list:
@@ -342,7 +384,7 @@ def write(entry, rec: dict, default_n: int = 20000) -> Path | None:
     text = _TEMPLATE.format(
         library=entry.library, version=la.library_version(entry.library), name=entry.name, verdict=rec["verdict"],
         key=entry.key, pip=pip, path=f"reproducers/{la.reproducer_path(entry).name}", default_n=default_n,
-        imports=imports, epsilon=g.epsilon, delta=g.delta, d0=_fmt_records(w["d0"]), d1=_fmt_records(w["d1"]),
+        imports=imports, epsilon=g.epsilon, delta=g.delta, d0=_literal(w["d0"]), d1=_literal(w["d1"]),
         reaches=reaches, set_words=words, grid_def=grid_def, release_body=body, set_body=set_body,
         relation=la.relation_note(entry).replace('"', "'").replace("{", "(").replace("}", ")"),
         configuration=entry.configuration.replace('"', "'").replace("{", "(").replace("}", ")"),
@@ -364,6 +406,8 @@ def main() -> None:
             print(f"wrote {path.relative_to(ROOT)}")
         elif rec.get("verdict") not in ("pass", "not auditable"):
             print(f"no reproducer for {e.key} ({rec.get('verdict')})")
+        if e.key in ADVERSARIAL and (extra := write_adversarial(e, rec, ADVERSARIAL[e.key])) is not None:
+            print(f"wrote {extra.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
