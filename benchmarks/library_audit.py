@@ -1062,6 +1062,8 @@ def _fmt_leak(rec: dict) -> str:
         return "not sized" if rec.get("verdict") in ("floating-point leak", "violation") else "-"
     if not leak.get("leak"):
         return "no disjoint grid or range"
+    if leak["delta_at_claim"] <= 0.0:
+        return "none certified (a finite epsilon)"
     return f"delta >= {leak['delta_at_claim']:.3g} at the claimed epsilon"
 
 
