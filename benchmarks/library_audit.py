@@ -674,8 +674,8 @@ ADVERSARIAL_RECORD = {
     "diffprivlib": "known: IBM/differential-privacy-library#80 'Handling of NaNs' (open): a NaN record makes most "
                    "tools release NaN, a distinguishing event (np.clip keeps NaN, tools/utils.py)",
     "PipelineDP": "candidate new: a unit's NaN value makes SUM, MEAN and VARIANCE release NaN for its partition, "
-                  "every time: SumCombiner.create_accumulator (pipeline_dp/combiners.py) clips with np.clip, which "
-                  "keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; "
+                  "every time: their combiners' create_accumulator (pipeline_dp/combiners.py: SumCombiner, "
+                  "MeanCombiner, VarianceCombiner) clip with np.clip, which keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; "
                   "google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, "
                   "a different code path. Reproducer: reproducers/pipelinedp_sum_laplace_nan.py",
 }
@@ -1286,7 +1286,7 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         lines += ["", "## Adversarial inputs", "",
                   f"{len(tried)} rows were run on the adversarial inputs their target declares "
                   "(`dpaudit.audit.adversarial.screen`, "
-                  "the outputs per dataset per input stated with each finding, beta {BETA:g} per row over its inputs): NaN, "
+                  f"the outputs per dataset per input stated with each finding, beta {BETA:g} per row over its inputs): NaN, "
                   "+-inf, -0.0, the smallest subnormal, +-the largest double, the bounds plus/minus their width, "
                   "int64 records and 2^53 + 1, the empty dataset. A rejected input (the library raises) is a pass "
                   "for that input. A leak is an output set one dataset reaches and the other does not, certified "
