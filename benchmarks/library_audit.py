@@ -25,6 +25,14 @@ the entry's configuration and the library's version), so a row can be regenerate
     PYTHONPATH=src python benchmarks/library_audit.py --list               # the registry
     PYTHONPATH=src python benchmarks/library_audit.py --write-only         # the table from the cache
     PYTHONPATH=src python benchmarks/library_audit.py --entries opendp.geometric --reruns 10   # K seeded reruns
+    PYTHONPATH=src python benchmarks/library_audit.py --stages all        # audits, leak sizes, adversarial inputs, power
+
+Besides the audit, three stages fill the table's other columns (``--stages``): ``leak`` sizes each
+finding on its witness pair (:func:`size_leak`: the certified delta of an output set one dataset
+reaches and the other does not), ``adversarial`` runs the target on the adversarial inputs it
+declares (:func:`screen_entry`), ``power`` audits the planted-leak twin of each pass
+(:func:`power_entry`, noise x0.7). Each non-pass row has a standalone reproducer in
+``reproducers/`` (:func:`reproducer_path`).
 
 diffprivlib, OpenDP and PipelineDP are called once per output, so an entry takes 10 s to a few
 minutes on a 2-core machine; ``--jobs`` runs entries side by side, ``--processes`` is passed to
@@ -138,8 +146,13 @@ class Entry:
     documented : str
         A caveat the library's documentation states about this entry (reported with any finding).
     cause : str
-        The analysed cause of a distributional violation found earlier (library bug, documented
-        limitation or misuse), shown only while the entry is a violation.
+        The cause of a violation or floating-point leak, read from the library's source (library
+        bug, documented limitation or misuse), shown only while the entry is not a pass.
+    relation_note : str
+        Where the row's neighbouring relation comes from: ``"documented: ..."`` with the library's
+        words and their source, or ``"inferred: ..."`` with the calibration it is read from (then
+        the other relation is audited too where the calibration assumes one). Filled in by
+        :func:`relation_note` when empty.
     """
 
     library: str
@@ -151,6 +164,7 @@ class Entry:
     not_auditable: str | None = None
     documented: str = ""
     cause: str = ""
+    relation_note: str = ""
 
     @property
     def key(self) -> str:
@@ -170,16 +184,23 @@ class Entry:
 
     def fingerprint(self) -> dict:
         """What a cached row must match to be reused: the configuration and the library version."""
-        return {"target": self.target, "guarantee": asdict(self.guarantee) if self.guarantee else None,
+        return {"target": _cache_name(self.target), "guarantee": asdict(self.guarantee) if self.guarantee else None,
                 "budget": asdict(self.budget), "not_auditable": self.not_auditable,
                 "version": library_version(self.library)}
+
+
+def _cache_name(target: str | None) -> str | None:
+    """The name a target's cached rows were keyed under: the catalogue modules lived in
+    ``dpaudit.examples`` until they moved (same code; the old paths are the same module objects),
+    so rows audited before the move stay valid."""
+    return target.replace("dpaudit.mechanisms.catalogue.", "dpaudit.examples.") if target else target
 
 
 # ---------------------------------------------------------------------------------------------
 # The registry
 # ---------------------------------------------------------------------------------------------
 
-_DPL = "dpaudit.examples.diffprivlib_mechanisms"
+_DPL = "dpaudit.mechanisms.catalogue.diffprivlib_mechanisms"
 _SUM = "clipped sum of records in [0, 1] (sensitivity 1)"
 _COUNT = "count of records >= 1/2 (sensitivity 1)"
 _LOCAL = Guarantee(1.0, neighbouring="replace", domain="one record (any two inputs)")
@@ -223,7 +244,7 @@ def _tool(name: str, relation: str, how: str, attr: str | None = None, **kw) -> 
     sizes = "1 to 10 records (n public)" if relation == "replace" else "0 to 10 records"
     g = Guarantee(1.0, neighbouring=relation, domain=f"records in [0, 1], {sizes}",
                   source=f"diffprivlib.tools.{name}(epsilon=1, bounds=(0, 1))")
-    return Entry("diffprivlib", f"tools.{name}", f"dpaudit.examples.diffprivlib_tools:{attr or name}",
+    return Entry("diffprivlib", f"tools.{name}", f"dpaudit.mechanisms.catalogue.diffprivlib_tools:{attr or name}",
                  f"epsilon=1, bounds (0, 1) on records in [0, 1] ({how})", g, **kw)
 
 
@@ -238,7 +259,17 @@ _SUM_ADD_REMOVE_CAUSE = (
     "GeometricTruncated to [0, n]) has the same assumption")
 
 
-_ODP = "dpaudit.examples.opendp_measurements"
+_COUNT_NONZERO_ADD_REMOVE_CAUSE = (
+    "the relation: count_nonzero (tools/utils.py) is sum of the non-zero indicators with bounds (0, 1), i.e. "
+    "GeometricTruncated to [0, n]; under add/remove n is private and D1 = D0 + a non-zero record reaches n + 1, "
+    "which D0 never releases")
+_HISTOGRAM_REPLACE_CAUSE = (
+    "the relation: histogram (tools/histograms.py) adds GeometricTruncated noise with sensitivity 1 to every bin, "
+    "the add/remove sensitivity; replacing a record moves one count down and another up (L1 distance 2), so under "
+    "replace-one the release is 2-DP, not 1-DP")
+
+
+_ODP = "dpaudit.mechanisms.catalogue.opendp_measurements"
 _ODP_SUM = "clamp((0, 1)) >> sum on floats"
 _ODP_COUNT = "count of records (integer)"
 _ODP_SCORES = "quantile_score_candidates(candidates 0, 1/4, ..., 1, alpha 1/2) >>"
@@ -252,7 +283,7 @@ _ODP_FLOAT_DOC = ("make_laplace's docstring: internally, all sampling is done us
 def _odp(constructor: str, attr: str, configuration: str, epsilon: float = 1.0, delta: float = 0.0,
          neighbouring: str = "add-remove", domain: str = "records in [0, 1], 0 to 10 records", **kw) -> Entry:
     """An OpenDP row: ``constructor`` of ``opendp.measurements`` as the target ``attr`` of
-    :mod:`dpaudit.examples.opendp_measurements` builds it; the guarantee is the target's
+    :mod:`dpaudit.mechanisms.catalogue.opendp_measurements` builds it; the guarantee is the target's
     ``claim()`` (OpenDP's privacy map), calibrated to at most ``epsilon`` (and ``delta``)."""
     g = Guarantee(epsilon, delta, neighbouring, domain,
                   source=f"opendp.measurements.{constructor}: map(d_in) of the chain (target.claim())")
@@ -310,20 +341,20 @@ _OPENDP: tuple[Entry, ...] = (
          "median over candidates 0, 1/4, ..., 1, max_divergence(); map(1) <= 1; releases the candidate"),
 )
 """The OpenDP rows: every measurement constructor of ``opendp.measurements`` that takes a dataset,
-behind the transformations a user puts in front (``dpaudit.examples.opendp_measurements``)."""
+behind the transformations a user puts in front (``dpaudit.mechanisms.catalogue.opendp_measurements``)."""
 
 
-_PDP = "dpaudit.examples.pipelinedp_metrics"
+_PDP = "dpaudit.mechanisms.catalogue.pipelinedp_metrics"
 _PDP_UNITS = ("1 to {n} privacy units; one record = one unit with {k} contributions (partition 0..2, value in "
               "[-1, 2]); add/remove of a record = of a unit with all its contributions")
 _PDP_BOUNDS = "max_partitions_contributed=2, max_contributions_per_partition=2, min_value=0, max_value=1"
 _PDP_SELECTION_BOUNDS = "max_partitions_contributed=1, max_contributions_per_partition=2"
 _PDP_ACCOUNTANT = "NaiveBudgetAccountant(total_epsilon=1, total_delta={delta})"
 _PDP_NOISE_DOC = ("PipelineDP 0.3.1 and PyDP 1.1.5 (its noise, Google's C++ library) state no floating-point caveat. "
-                  "Measured here: PyDP's LaplaceMechanism returns multiples of a power-of-2 granularity whatever the "
-                  "input (2^-38 at scale 4: the input is rounded to the grid first, Google's secure-noise design), "
-                  "its GaussianMechanism returns the unrounded double sum value + noise. PyDP's noise cannot be "
-                  "seeded: these rows are not reproducible from --seed")
+                  "Both of PyDP's mechanisms round the value to the noise's granularity g and add a multiple of g "
+                  "(Google's secure-noise design): measured here, the Laplace's g (2^-38 at scale 4) is on the "
+                  "doubles' grid at every output size these rows reach, the Gaussian's (2^-54 at sigma 3.7) is not. "
+                  "PyDP's noise cannot be seeded: these rows are not reproducible from --seed")
 
 
 def _pdp_entry(attr: str, name: str, how: str, *, noise: str = "laplace", public: bool = True, n: int = 10,
@@ -404,7 +435,7 @@ _PIPELINEDP: tuple[Entry, ...] = (
                bounds="max_partitions_contributed=1, max_contributions_per_partition=1 (not enforced)",
                documented=_PDP_ENFORCED_DOC, cause=_PDP_ENFORCED_CAUSE),
 )
-"""The PipelineDP rows (``dpaudit.examples.pipelinedp_metrics``): one metric per entry, claim = the
+"""The PipelineDP rows (``dpaudit.mechanisms.catalogue.pipelinedp_metrics``): one metric per entry, claim = the
 ``NaiveBudgetAccountant``'s total budget, at the privacy-unit level."""
 
 
@@ -450,7 +481,12 @@ REGISTRY: tuple[Entry, ...] = (
     *(_tool(name, relation, how) for name, relation, how in _DPL_TOOLS),
     _tool("sum", "add-remove", "as tools.sum, audited under add/remove", attr="sum_add_remove",
           cause=_SUM_ADD_REMOVE_CAUSE),
-    *(Entry("diffprivlib", f"tools.{name}", f"dpaudit.examples.diffprivlib_tools:{name}",
+    _tool("mean", "add-remove", "as tools.mean, audited under add/remove (1 to 10 records)", attr="mean_add_remove"),
+    _tool("count_nonzero", "add-remove", "as tools.count_nonzero, audited under add/remove",
+          attr="count_nonzero_add_remove", cause=_COUNT_NONZERO_ADD_REMOVE_CAUSE),
+    _tool("histogram", "replace", "as tools.histogram, audited under replace-one: a replaced record moves two bins",
+          attr="histogram_replace", cause=_HISTOGRAM_REPLACE_CAUSE),
+    *(Entry("diffprivlib", f"tools.{name}", f"dpaudit.mechanisms.catalogue.diffprivlib_tools:{name}",
             f"epsilon=1, bins=2, range=((0, 1), (0, 1)) on 2-D records in [0, 1]^2 ({call}; GeometricTruncated "
             "per cell, sensitivity 1; the 4 cells released flattened)",
             Guarantee(1.0, domain="2-D records in [0, 1]^2, 0 to 10 records",
@@ -482,6 +518,16 @@ LEFT_OUT = {
         "bounds for a later aggregation (not an aggregation itself), the PLD accountant and thresholding are other "
         "budget/selection options of the same metrics, custom combiners are the user's code, and the Beam and "
         "Spark wrappers run the same DPEngine on other backends (the rows use the local backend)",
+        "add_dp_noise, weighted Gaussian thresholding, the PLD accountant's output": "not in the registry yet "
+        "(issue 36 item 6)",
+    },
+    "Not yet audited": {
+        "diffprivlib.models (LogisticRegression, LinearRegression, GaussianNB, KMeans, PCA, RandomForestClassifier, "
+        "StandardScaler)": "not in the registry yet (issue 36 item 6): to be audited through their fitted parameters",
+        "OpenDP's Polars API (make_private_lazyframe)": "Polars is not installed here (issue 36 item 6)",
+        "PyDP's own algorithms (python-dp 1.1.5 is installed, as PipelineDP's noise), SmartNoise SQL and "
+        "synthesizers, Tumult Analytics": "not in the registry yet (issue 36 item 6): not installed here or not "
+        "wired; the published record (Re:cord-play, PoPETs 2026) was not available to check against",
     },
 }
 """Parts of the scope with no entry yet, and why; printed under the tables."""
@@ -490,7 +536,7 @@ NOTES = {
     "OpenDP": "`opendp.measurements` 0.16.0 has 20 `make_` constructors: the 16 that take a dataset have rows "
               "(21 rows: several transformations in front of make_laplace, make_geometric, make_gaussian, "
               "make_noisy_max), the other 4 are listed under Left out. Claims are OpenDP's own: each row's guarantee is the privacy map of the chain as built "
-              "(`target.claim()` in `dpaudit.examples.opendp_measurements`), with scales calibrated by OpenDP's "
+              "(`target.claim()` in `dpaudit.mechanisms.catalogue.opendp_measurements`), with scales calibrated by OpenDP's "
               "binary search to epsilon <= 1; zCDP measurements (Gaussian, noisy max with Gumbel noise, Gaussian "
               "threshold) are converted by OpenDP's `make_zCDP_to_approxDP` and `make_fix_delta(1e-5)`. OpenDP "
               "draws its noise from the operating system and cannot be seeded: `--seed` replays the pairs "
@@ -499,6 +545,255 @@ NOTES = {
               "near the threshold could flip; the reruns below count how often exact rows are accused.",
 }
 """A note printed under a library's heading (how its rows are built and read)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Relations, causes, leak sizes, adversarial inputs, power
+# ---------------------------------------------------------------------------------------------
+
+_DPL_NO_RELATION = "no diffprivlib 0.6.6 docstring names a neighbouring relation"
+_ODP_CONTRIBUTIONS = ('input metric SymmetricDistance at d_in {d}: "Greatest number of records or identifiers a '
+                      'privacy unit may contribute to microdata" (opendp/context.py, unit_of, contributions)')
+_PDP_UNIT = ('add/remove of a privacy unit: "max_partitions_contributed: A bound on the number of partitions to which '
+             'one unit of privacy (e.g., a user) can contribute" (pipeline_dp/aggregate_params.py, AggregateParams); '
+             'no relation is named, and the noise is calibrated to one unit\'s bounded contributions '
+             '(l0 * linf), the add/remove sensitivity')
+
+
+def relation_note(entry: Entry) -> str:
+    """Where ``entry``'s relation comes from: ``"documented: <the library's words> (<source>)"`` or
+    ``"inferred: <what it is read from>"`` (:attr:`Entry.relation_note` when set)."""
+    if entry.relation_note or entry.guarantee is None:
+        return entry.relation_note
+    rel = entry.guarantee.neighbouring
+    if entry.library == "diffprivlib":
+        if entry.name.startswith("tools."):
+            tool = entry.name.split(".", 1)[1]
+            assumed = next((r for n, r, _ in _DPL_TOOLS if n == tool), rel)
+            why = " (its sensitivity or truncation uses n, so n is public)" if assumed == "replace" else \
+                " (one record moves one bin by one)"
+            if assumed != rel:
+                return (f"inferred: {_DPL_NO_RELATION}; the calibration assumes {assumed}{why}; this row audits the "
+                        f"other relation, {rel}, which a user may mean")
+            return (f"inferred: {_DPL_NO_RELATION}; {rel} is what the calibration assumes{why}; "
+                    "sum, mean, count_nonzero and histogram are audited under the other relation too")
+        if rel == "replace":
+            return f"inferred: {_DPL_NO_RELATION}; a local randomiser's guarantee is for any two inputs"
+        return (f"inferred: {_DPL_NO_RELATION}; a mechanism is private for inputs at most `sensitivity` apart, so "
+                "the relation is the query's (here add/remove, under which the sum or count moves by at most 1)")
+    if entry.library == "OpenDP":
+        if rel == "replace" and "mean" in entry.target:
+            return "documented: " + _ODP_CONTRIBUTIONS.format(d=2) + "; a replaced record is 2 contributions"
+        if rel == "replace":
+            return "documented: input metric DiscreteDistance at d_in 1 (the measurement's own input metric): any two inputs"
+        return "documented: " + _ODP_CONTRIBUTIONS.format(d=1)
+    if entry.library == "PipelineDP":
+        return "inferred: " + _PDP_UNIT
+    return ""
+
+
+_MIRONOV = ("the set of doubles the outputs take depends on the input (Mironov 2012): {how}, so the output's low "
+            "bits carry the true value (outputs near 0 are on the noise's fine grid for a true value 0, on the "
+            "coarser grid of the noise near -1 for a true value 1). The claim may hold in exact arithmetic")
+FLOAT_CAUSES = {
+    "laplace": "mechanisms/laplace.py: Laplace.randomise returns value - scale * standard_laplace in float64",
+    "laplace_truncated": "mechanisms/laplace.py: LaplaceTruncated.randomise truncates Laplace.randomise's value - "
+                         "scale * standard_laplace (float64) to the bounds",
+    "laplace_folded": "mechanisms/laplace.py: LaplaceFolded.randomise folds Laplace.randomise's float64 value - scale "
+                      "* standard_laplace into the bounds",
+    "laplace_bounded_domain": "mechanisms/laplace.py: LaplaceBoundedDomain.randomise returns value + scale * "
+                              "laplace_sampler(...) in float64 (resampled until inside the domain)",
+    "laplace_bounded_noise": "mechanisms/laplace.py: LaplaceBoundedNoise.randomise adds the bounded float64 noise "
+                             "to the value",
+    "gaussian": "mechanisms/gaussian.py: Gaussian.randomise returns value + standard_normal * scale in float64",
+    "gaussian_analytic": "mechanisms/gaussian.py: GaussianAnalytic inherits Gaussian.randomise (value + "
+                         "standard_normal * scale, float64)",
+    "staircase": "mechanisms/staircase.py: Staircase.randomise returns value + sign * (...) * sensitivity in float64",
+    "uniform": "mechanisms/uniform.py: Uniform.randomise returns value + unif_rv in float64",
+    "mean": "tools/utils.py: mean releases LaplaceTruncated.randomise(the float mean)",
+    "nanmean": "tools/utils.py: nanmean releases LaplaceTruncated.randomise(the float mean)",
+    "sum": "tools/utils.py: _sum releases LaplaceTruncated.randomise(the float sum)",
+    "nansum": "tools/utils.py: _sum releases LaplaceTruncated.randomise(the float sum)",
+    "var": "tools/utils.py: _var releases LaplaceBoundedDomain.randomise(the float variance)",
+    "nanvar": "tools/utils.py: _var releases LaplaceBoundedDomain.randomise(the float variance)",
+}
+"""The library code each diffprivlib floating-point leak comes from (diffprivlib 0.6.6, read in the
+installed package)."""
+
+PYDP_GAUSSIAN_CAUSE = (
+    "not plain float64 noise. PipelineDP adds Gaussian noise through PyDP (pipeline_dp/dp_computations.py: "
+    "GaussianMechanism wraps pydp's dp_mechanisms.GaussianMechanism, whose add_noise is Google's C++ "
+    "GaussianMechanism::AddDoubleNoise): RoundToNearestMultiple(value, g) + sample, with sample = "
+    "SampleBinomial(2 sigma / g) * g and g = GetNextPowerOfTwo(2 sigma / 2^57) (algorithms/distributions.cc), "
+    "Google's secure-noise design. g is 2^-54 at sigma 3.73 (epsilon 1, delta 1e-5, L2 sensitivity 1, measured) "
+    "and 2^-52 at sigma 10.6 (L2 sensitivity 2 sqrt 2, the COUNT and SUM rows), finer than the spacing of "
+    "doubles wherever |sample| >= 2^52 g: the sample is itself rounded to its binade's spacing, and so is the sum. A true value 0 releases the sample as drawn "
+    "(outputs near 0 on the 2^-54 grid); a true value c != 0 releases c + sample with sample near -c, on the "
+    "coarser grid of |c|'s binade, so outputs near 0 miss the finer grid entirely. The Laplace mechanism of the "
+    "same library does not leak (its granularity is coarse enough for the output's binade)")
+
+
+def float_cause(entry: Entry) -> str:
+    """The cause of ``entry``'s floating-point leak, read from the library's source."""
+    attr = entry.target.rsplit(":", 1)[1] if entry.target else ""
+    if entry.library == "PipelineDP" and "gaussian" in attr:
+        return PYDP_GAUSSIAN_CAUSE
+    if attr in FLOAT_CAUSES:
+        return _MIRONOV.format(how=FLOAT_CAUSES[attr]) + "; a snapping mechanism or an exact sampler removes the leak"
+    return _MIRONOV.format(how="the release is the true value plus noise rounded to float64")
+
+
+_DPL_FLOAT_KNOWN = ("known: Mironov 2012 (the attack), and IBM/differential-privacy-library#19 'Floating-point privacy "
+                    "vulnerabilities' (closed by #47, which secured the samplers with four uniforms; the final "
+                    "float64 addition, the leak sized here, is unchanged in 0.6.6; Snapping was added as the fix)")
+RECORD = {
+    **{f"diffprivlib.{k}": _DPL_FLOAT_KNOWN for k in FLOAT_CAUSES},
+    "diffprivlib.mean_add_remove": _DPL_FLOAT_KNOWN,
+    "diffprivlib.sum_add_remove": "relation-dependent, not a bug under the replace-one relation diffprivlib's "
+                                  "calibration assumes; no diffprivlib docstring states the relation (not found in its "
+                                  "tracker as a report)",
+    "diffprivlib.count_nonzero_add_remove": "relation-dependent, as tools.sum under add/remove",
+    "diffprivlib.histogram_replace": "relation-dependent: 2-DP under replace-one, 1-DP under the add/remove its "
+                                     "calibration assumes; no docstring states which",
+    "pipelinedp.count_gaussian": "candidate new: not found in the PipelineDP, PyDP or google/differential-privacy "
+                                 "trackers searched (the Gaussian's binomial grid finer than the doubles). Jin et al. "
+                                 "(S&P 2022) attack floating-point Gaussian samplers in general; whether they cover "
+                                 "Google's binomial sampler was not checked, nor the Re:cord-play record",
+    "pipelinedp.vector_sum_public": "candidate new (a crash, not a privacy leak): not found in the PipelineDP tracker "
+                                    "searched; VectorSumCombiner.create_accumulator clips per contribution since "
+                                    "OpenMined/PipelineDP#556 (fixing #551), and its empty public partitions then clip "
+                                    "None",
+    "pipelinedp.count_bounds_enforced": "a documented misuse, kept as a row on purpose",
+}
+"""Each finding against the record: known (with the reference), relation-dependent, or a candidate new
+finding (searched for in the library's tracker; the published record, Re:cord-play (PoPETs 2026),
+was not available to check)."""
+for _k in ("privacy_id_count_gaussian", "sum_gaussian", "vector_sum_gaussian"):
+    RECORD[f"pipelinedp.{_k}"] = RECORD["pipelinedp.count_gaussian"] + " (same cause as Metrics.COUNT, Gaussian)"
+ADVERSARIAL_RECORD = {
+    "diffprivlib": "known: IBM/differential-privacy-library#80 'Handling of NaNs' (open): a NaN record makes most "
+                   "tools release NaN, a distinguishing event (np.clip keeps NaN, tools/utils.py)",
+    "PipelineDP": "candidate new: a unit's NaN value makes SUM, MEAN and VARIANCE release NaN for its partition, "
+                  "every time: their combiners' create_accumulator (pipeline_dp/combiners.py: SumCombiner, "
+                  "MeanCombiner, VarianceCombiner) clip with np.clip, which keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; "
+                  "google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, "
+                  "a different code path. Reproducer: reproducers/pipelinedp_sum_laplace_nan.py",
+}
+"""The record of the adversarial-input findings, per library."""
+
+
+LEAK_SAMPLES = 20000
+"""Outputs per dataset drawn to size a leak (half choose the set, half count it)."""
+
+
+def _dataset(records) -> "np.ndarray":
+    import numpy as np  # noqa: PLC0415
+
+    arr = np.asarray(records if records is not None else [], dtype=float)
+    return arr.reshape(len(arr), -1) if arr.size else arr.reshape(0, 1)
+
+
+def size_leak(entry: Entry, witness: dict, *, samples: int = LEAK_SAMPLES, seed: int = 0, beta: float = 0.01) -> dict:
+    """Size the leak of a floating-point or distributional finding on its witness pair.
+
+    Draws ``samples`` outputs of the target on each dataset of ``witness`` (in this process) and
+    certifies the largest float grid set (:func:`dpaudit.audit.leak_size.size_float_leak`) or range
+    (:func:`~dpaudit.audit.leak_size.size_range_leak`) one side reaches and the other does not
+    (confidence ``1 - beta``, split between the two).
+
+    Returns
+    -------
+    dict
+        ``samples``, ``seconds``, and, when a set was found, ``leak`` (the LeakSize fields),
+        ``delta_at_claim`` (the certified delta at the claimed epsilon), ``epsilon_horizon`` (every
+        epsilon up to it fails at the claimed delta) and ``text`` (one sentence).
+    """
+    import numpy as np  # noqa: PLC0415
+
+    import dataclasses  # noqa: PLC0415
+
+    from dpaudit.audit.leak_size import size_float_leak, size_range_leak  # noqa: PLC0415
+    from dpaudit.audit.targets import load_target  # noqa: PLC0415
+    from dpaudit.mechanisms.base import draw  # noqa: PLC0415
+
+    mech, _ = load_target(entry.target)
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    y0 = draw(mech, _dataset(witness.get("d0")), samples, rng)
+    y1 = draw(mech, _dataset(witness.get("d1")), samples, rng)
+    g = entry.guarantee
+    # a float grid or a range one side misses: each at beta / 2, the better one reported
+    found = [lk for lk in (size_float_leak(y0, y1, beta=beta / 2, epsilon=g.epsilon),
+                           size_range_leak(y0, y1, beta=beta / 2, epsilon=g.epsilon)) if lk is not None]
+    leak = max(found, key=lambda lk: lk.delta_lower(g.epsilon), default=None)
+    if leak is not None:
+        leak = dataclasses.replace(leak, beta=beta)
+    out = {"samples": samples, "seed": seed, "seconds": round(time.perf_counter() - t0, 1)}
+    if leak is not None:
+        out.update(leak=leak.to_dict(), delta_at_claim=leak.delta_lower(g.epsilon),
+                   epsilon_horizon=leak.epsilon_horizon(g.delta), text=leak.describe(g.epsilon, g.delta))
+    return out
+
+
+ADVERSARIAL_SAMPLES = 1000
+"""Outputs per dataset per adversarial input (:func:`dpaudit.audit.adversarial.screen`)."""
+
+
+def screen_entry(entry: Entry, *, samples: int = ADVERSARIAL_SAMPLES, float_grids: bool = True) -> dict:
+    """Run the adversarial-values stage on ``entry``'s target (in this process).
+
+    Returns
+    -------
+    dict
+        ``samples``, ``seconds``, ``accepts`` (the target's declared note) and ``results`` (one
+        :class:`dpaudit.audit.adversarial.ScreenResult` dict per input tried).
+    """
+    from dpaudit.audit.adversarial import screen  # noqa: PLC0415
+    from dpaudit.audit.targets import load_target  # noqa: PLC0415
+
+    mech, _ = load_target(entry.target)
+    g = entry.guarantee
+    t0 = time.perf_counter()
+    results = screen(mech, epsilon=g.epsilon, delta=g.delta, samples=samples, beta=BETA, seed=entry.budget.seed,
+                     float_grids=float_grids)
+    accepts = getattr(mech, "accepts", None)
+    return {"samples": samples, "seconds": round(time.perf_counter() - t0, 1),
+            "accepts": getattr(accepts, "note", "") or "every kind (no declaration)",
+            "results": [r.to_dict() for r in results]}
+
+
+def planted_target(entry: Entry) -> str | None:
+    """The planted-leak twin of ``entry``'s target (:mod:`dpaudit.mechanisms.catalogue.planted`), or None."""
+    from dpaudit.mechanisms.catalogue import planted  # noqa: PLC0415
+
+    return planted.TARGETS.get(entry.target or "")
+
+
+def power_entry(entry: Entry, *, processes: str = "1", timeout: float | None = None) -> dict | None:
+    """Audit the planted-leak twin of ``entry`` at ``entry``'s budget and claim: caught or not.
+
+    Returns
+    -------
+    dict or None
+        The :func:`run_audit` summary of the planted target plus ``target`` and ``caught``
+        (a violation or floating-point leak was reported); None when the entry has no twin.
+    """
+    twin = planted_target(entry)
+    if twin is None:
+        return None
+    row = run_audit(replace(entry, target=twin), processes=processes, timeout=timeout)
+    row["target"] = twin
+    row["caught"] = row["outcome"] in ("violation", "floating-point leak")
+    return row
+
+
+REPRODUCERS = ROOT / "reproducers"
+"""One standalone script per non-pass row (``reproducers/<key>.py``, library and NumPy only)."""
+
+
+def reproducer_path(entry: Entry) -> Path:
+    """Where ``entry``'s reproducer lives (it may not exist)."""
+    return REPRODUCERS / (entry.key.replace(".", "_") + ".py")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -753,6 +1048,62 @@ def _fmt_data(data) -> str:
         else f"{(r[0] if isinstance(r, list) else r):.4g}" for r in data) + "]"
 
 
+def _command(entry: Entry, run: dict) -> str:
+    """The run's ``dpaudit test`` command with the entry's current target path (the cached one may
+    name the module's old place)."""
+    if "seed" in run and "samples" in run:
+        return " ".join(entry.command(run["seed"], run["samples"]))
+    return str(run.get("command"))
+
+
+def _fmt_leak(rec: dict) -> str:
+    leak = rec.get("leak_size")
+    if not leak:
+        return "not sized" if rec.get("verdict") in ("floating-point leak", "violation") else "-"
+    if not leak.get("leak"):
+        return "no disjoint grid or range"
+    if leak["delta_at_claim"] <= 0.0:
+        return "none certified (a finite epsilon)"
+    return f"delta >= {leak['delta_at_claim']:.3g} at the claimed epsilon"
+
+
+def _fmt_power(entry: Entry, rec: dict) -> str:
+    if rec.get("verdict") != "pass":
+        return "-"
+    power = rec.get("power")
+    if not power:
+        return "not run" if planted_target(entry) else "no planted twin"
+    if power.get("outcome") == "error":
+        return "error"
+    word = "caught" if power.get("caught") else "missed"
+    return f"{word} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))})"
+
+
+def _fmt_adversarial(rec: dict) -> str:
+    adv = rec.get("adversarial")
+    if not adv:
+        return "not run"
+    res = adv["results"]
+    ours = [r["kind"] for r in res if r["status"] == "not reached" or (
+        r["status"] == "rejected" and r["detail"].startswith("dpaudit's adapter"))]
+    rejected = [r["kind"] for r in res if r["status"] == "rejected" and r["kind"] not in ours]
+    leaks = [r["kind"] for r in res if r["status"] == "leak"]
+    parts = [f"{len(res) - len(ours)} tried"]
+    if ours:
+        parts.append(f"not reached (the row's query raised): {', '.join(ours)}")
+    if rejected:
+        parts.append(f"rejected: {', '.join(rejected)}")
+    parts.append(f"**leak**: {', '.join(leaks)}" if leaks else "no leak")
+    return "; ".join(parts)
+
+
+def _fmt_reproducer(entry: Entry, rec: dict) -> str:
+    path = reproducer_path(entry)
+    if path.exists():
+        return f"[{path.name}](../reproducers/{path.name})"
+    return "missing" if rec.get("verdict") not in ("pass", "not auditable") else "-"
+
+
 def render(entries, cache: dict, reruns: dict | None = None) -> str:
     """``docs/library_audits.md`` from the cached records of ``entries``.
 
@@ -788,6 +1139,20 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "second run (the next seed, twice the samples) finds the same kind; otherwise it is **unconfirmed**. "
         "beta = 0.01 per audit (the CLI default).",
         "",
+        "Further columns (`--stages all` runs them all; each stage writes into the cache, so a row keeps its "
+        "last values and the date it was audited): **relation**: *documented* (the library's own words, quoted "
+        "under each table) or *inferred* (from the calibration; diffprivlib and PipelineDP name no relation, so "
+        "the tools whose calibration assumes one are audited under both). **leak size**: for a finding, an "
+        "output set one dataset of the witness pair reaches and the other does not, chosen on half of the "
+        "outputs drawn per dataset (stated with each finding) and counted on the other half: with confidence 0.99, delta >= P[S | D] - e^epsilon P[S | D'] "
+        "for every epsilon, so no epsilon below the stated horizon holds at the claimed delta "
+        "(`dpaudit.audit.leak_size`); the set is described in words with each finding. **power**: the same "
+        "mechanism with its noise scaled by 0.7 (`dpaudit.mechanisms.catalogue.planted`), audited at the row's "
+        "budget and claim: caught or missed, with its epsilon lower bound (the tightest certified epsilon of the "
+        "row itself is the epsilon lower bound column). **adversarial inputs**: the edges the target's API "
+        "accepts (`dpaudit.audit.adversarial`; a rejected input is a pass). **reproducer**: a standalone script "
+        "(library and NumPy only) in `reproducers/`.",
+        "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
         "Times are the wall time of the first run's process (the confirmation run's in the violations list).",
         "",
@@ -800,21 +1165,27 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         counts = [verdicts.count(v) for v in (*OUTCOMES, "unconfirmed", "not run")]
         lines.append(f"| {lib} | {library_version(lib)} | {len(mine)} | " + " | ".join(map(str, counts)) + " |")
     for lib, parts in LEFT_OUT.items():
-        if lib not in libraries:
+        if lib not in libraries and lib in PACKAGES:
             lines.append(f"| {lib} | {library_version(lib)} | 0 | " + " | ".join("0" * 7) + " |")
     violations = []
     for lib in libraries:
         lines += ["", f"## {lib} {library_version(lib)}", ""] + ([NOTES[lib], ""] if lib in NOTES else []) + [
-                  "| entry | configuration | documented guarantee | budget | verdict | epsilon lower bound | time |",
-                  "|---|---|---|---|---|---:|---:|"]
+                  "| entry | configuration | documented guarantee | relation | budget | verdict | epsilon lower bound "
+                  "| leak size | power (noise x0.7) | adversarial inputs | reproducer | time (audited) |",
+                  "|---|---|---|---|---|---|---:|---|---|---|---|---:|"]
+        notes = {}
         for e in (e for e in entries if e.library == lib):
             rec = fresh.get(e.key)
             if e.not_auditable:
-                lines.append(f"| `{e.name}` | {e.configuration} | - | - | not auditable: {e.not_auditable} | - | - |")
+                lines.append(f"| `{e.name}` | {e.configuration} | - | - | - | not auditable: {e.not_auditable} "
+                             "| - | - | - | - | - | - |")
                 continue
+            note = relation_note(e)
+            mark = notes.setdefault(note, len(notes) + 1)
+            relation = f"{note.split(':', 1)[0]} [{mark}]" if note else "-"
             if rec is None:
-                lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {e.budget.describe()} "
-                             "| not run | - | - |")
+                lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {relation} "
+                             f"| {e.budget.describe()} | not run | - | - | - | - | - | - |")
                 continue
             first = rec["first"]
             verdict = rec["verdict"]
@@ -822,9 +1193,14 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
                 violations.append((e, rec))
                 verdict = f"**{verdict}** (see below)"
             elif verdict == "error":
+                violations.append((e, rec))
                 verdict = f"error: {first.get('message', '')}"
-            lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {e.budget.describe()} "
-                         f"| {verdict} | {_fmt_eps(first.get('epsilon_lower_bound'))} | {first['seconds']:.0f} s |")
+            lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {relation} "
+                         f"| {e.budget.describe()} | {verdict} | {_fmt_eps(first.get('epsilon_lower_bound'))} "
+                         f"| {_fmt_leak(rec)} | {_fmt_power(e, rec)} | {_fmt_adversarial(rec)} "
+                         f"| {_fmt_reproducer(e, rec)} | {first['seconds']:.0f} s ({rec.get('ran_at', '?')[:10]}) |")
+        if notes:
+            lines += ["", "Relations:", ""] + [f"{i}. {n}" for n, i in notes.items()]
     shown = [(e, r) for e in entries if (r := (reruns or {}).get(e.key)) and r.get("fingerprint") == replace(
         e, budget=replace(e.budget, samples=r["samples"], trials=r["trials"])).fingerprint()]
     if shown:
@@ -850,35 +1226,104 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         for e, rec in violations:
             first, confirm = rec["first"], rec.get("confirm") or {}
             w = first.get("witness") or {}
-            lines += [f"### {e.library} `{e.name}`: {rec['verdict']}", "",
-                      f"* witness: D0 = {_fmt_data(w.get('d0'))}, D1 = {_fmt_data(w.get('d1'))}, direction "
-                      f"{w.get('direction')}; found by the {first.get('tester')} tester"
-                      f" (epsilon lower bound {_fmt_eps(first.get('epsilon_lower_bound'))}).",
-                      f"* reproduce: `{first['command']}` (exit {first['exit_code']}, {first['seconds']:.0f} s)",
-                      f"* second run: `{confirm.get('command')}`: {confirm.get('outcome')}, epsilon lower bound "
-                      f"{_fmt_eps(confirm.get('epsilon_lower_bound'))} (exit {confirm.get('exit_code')}, "
-                      f"{confirm.get('seconds', 0):.0f} s)"]
+            lines += [f"### {e.library} `{e.name}`: {rec['verdict']}", ""]
+            if w:
+                lines.append(f"* witness: D0 = {_fmt_data(w.get('d0'))}, D1 = {_fmt_data(w.get('d1'))}, direction "
+                             f"{w.get('direction')}; found by the {first.get('tester')} tester"
+                             f" (epsilon lower bound {_fmt_eps(first.get('epsilon_lower_bound'))}).")
+            if rec["verdict"] == "error":
+                lines.append(f"* message: {first.get('message', '')}")
+            lines.append(f"* reproduce: `{_command(e, first)}` "
+                         f"(exit {first['exit_code']}, {first['seconds']:.0f} s)")
+            if confirm:
+                lines.append(f"* second run: `{_command(e, confirm)}`: "
+                             f"{confirm.get('outcome')}, epsilon lower bound "
+                             f"{_fmt_eps(confirm.get('epsilon_lower_bound'))} (exit {confirm.get('exit_code')}, "
+                             f"{confirm.get('seconds', 0):.0f} s)")
             if first.get("note"):
                 lines.append(f"* note of the audit: {first['note'][:400]}")
+            lines.append(f"* relation: {relation_note(e) or e.guarantee.neighbouring}")
+            leak = (rec.get("leak_size") or {})
+            if leak.get("text"):
+                lines.append(f"* leak size (witness pair, {leak['samples']:,} outputs per dataset, half to choose the "
+                             f"set, half to count it): {leak['text']}")
             if rec["verdict"] == "floating-point leak":
-                lines.append("* cause: the set of doubles the outputs take depends on the input (Mironov 2012): "
-                             "the release is the true value plus noise rounded to float64, so the outputs' lowest "
-                             "set bits (their granularity within a binade, the cells in the note) carry the true "
-                             "value. The claim may hold in exact arithmetic; a snapping mechanism or an exact "
-                             "sampler removes the leak.")
+                lines.append(f"* cause: {e.cause or float_cause(e)}.")
             elif e.cause:
                 lines.append(f"* cause: {e.cause}")
             else:
                 lines.append("* cause: not analysed yet.")
+            if e.key in RECORD:
+                lines.append(f"* against the record: {RECORD[e.key]}.")
+            if reproducer_path(e).exists():
+                lines.append(f"* reproducer: `python {reproducer_path(e).relative_to(ROOT)}` (the library and NumPy "
+                             "only; prints both frequencies and the text to paste into the library's tracker)")
             if e.documented:
                 lines.append(f"* documented: {e.documented}.")
             lines.append("")
+    new = [e for e in entries if RECORD.get(e.key, "").startswith("candidate new") and fresh.get(e.key)
+           and fresh[e.key]["verdict"] not in ("pass", "not auditable")]
+    if new:
+        lines += ["", "## Candidate new findings", "",
+                  "Findings not found in the library's tracker (searched by issue text) nor in the older reports "
+                  "(Mironov 2012 on Laplace; the diffprivlib issues cited above); the published record of "
+                  "Re:cord-play (PoPETs 2026) was not available to this session, so each is a candidate until "
+                  "checked against it.", ""]
+        for e in new:
+            rec = fresh[e.key]
+            leak = (rec.get("leak_size") or {}).get("text", "")
+            path = reproducer_path(e)
+            repro = f"`python {path.relative_to(ROOT)}`" if path.exists() else "no reproducer"
+            lines.append(f"* {e.library} {library_version(e.library)} `{e.name}` ({e.key}): {rec['verdict']}"
+                         + (f"; {leak}" if leak else "") + f". Reproducer: {repro}.")
+        for lib, text in ADVERSARIAL_RECORD.items():
+            if text.startswith("candidate new"):
+                lines.append(f"* {lib} {library_version(lib)}, adversarial input: {text}.")
+    adversarial = [(e, r) for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")
+                   for r in rec["adversarial"]["results"] if r["status"] == "leak"]
+    tried = [e for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")]
+    if tried:
+        lines += ["", "## Adversarial inputs", "",
+                  f"{len(tried)} rows were run on the adversarial inputs their target declares "
+                  "(`dpaudit.audit.adversarial.screen`, "
+                  f"the outputs per dataset per input stated with each finding, beta {BETA:g} per row over its inputs): NaN, "
+                  "+-inf, -0.0, the smallest subnormal, +-the largest double, the bounds plus/minus their width, "
+                  "int64 records and 2^53 + 1, the empty dataset. A rejected input (the library raises) is a pass "
+                  "for that input. A leak is an output set one dataset reaches and the other does not, certified "
+                  "on held-out outputs; rows already leaking through their float grid are screened for non-finite "
+                  "outputs and exact atoms only.", ""]
+        for lib, known in ADVERSARIAL_RECORD.items():
+            if any(e.library == lib for e, _ in adversarial):
+                lines.append(f"{lib}: {known}.")
+        lines.append("")
+        for e, r in adversarial:
+            n = fresh[e.key]["adversarial"]["samples"]
+            lines.append(f"* {e.library} `{e.name}` ({e.key}), {r['kind']} ({r['description']}; {n:,} outputs per "
+                         f"dataset): {r['detail']}")
+        if not adversarial:
+            lines.append("* no adversarial input certified a leak.")
     return "\n".join(lines).rstrip() + "\n"
 
 
 def load_cache(path: Path = CACHE) -> dict:
     """The cached records, ``key -> record`` (empty when there is no cache)."""
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _save(cache: dict, key: str) -> None:
+    """Write ``cache[key]`` into the cache file, re-read first, so that two runs of this script on
+    different entries (e.g. stages side by side) do not overwrite each other's rows."""
+    disk = load_cache()
+    mine = cache[key]
+    if (disk.get(key) or {}).get("fingerprint") == mine.get("fingerprint"):  # same audit: merge the stages' fields
+        disk[key] = {**disk[key], **mine}
+    else:
+        disk[key] = mine
+    cache.update(disk)
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    tmp = CACHE.with_suffix(".tmp")
+    tmp.write_text(json.dumps(disk, indent=1, sort_keys=True) + "\n")
+    tmp.replace(CACHE)
 
 
 def main(argv=None) -> None:
@@ -895,7 +1340,18 @@ def main(argv=None) -> None:
                          "(written to benchmarks/results/library_reruns.json and the doc's reruns section)")
     ap.add_argument("--rerun-samples", type=int, default=5000, help="--samples of each rerun")
     ap.add_argument("--rerun-trials", type=int, default=2, help="--trials of each rerun")
+    ap.add_argument("--leak-samples", type=int, default=LEAK_SAMPLES, help="outputs per dataset to size a leak")
+    ap.add_argument("--adversarial-samples", type=int, default=ADVERSARIAL_SAMPLES,
+                    help="outputs per dataset per adversarial input")
+    ap.add_argument("--stages", default="audit",
+                    help="comma-separated stages to run on the chosen entries: audit (dpaudit test, cached by "
+                         "fingerprint), leak (size the findings' leaks on their witness pairs), adversarial "
+                         "(the adversarial-values screen), power (the planted-leak twin of each pass); "
+                         "'all' for every stage. The later stages need a current audit record")
     args = ap.parse_args(argv)
+    stages = {"audit", "leak", "adversarial", "power"} if args.stages == "all" else set(args.stages.split(","))
+    if stages - {"audit", "leak", "adversarial", "power"}:
+        raise SystemExit(f"unknown stages {sorted(stages - {'audit', 'leak', 'adversarial', 'power'})}")
 
     if args.list:
         for e in REGISTRY:
@@ -935,11 +1391,31 @@ def main(argv=None) -> None:
                   f"{first.get('seconds', 0):6.0f} s", flush=True)
             return rec
 
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            for rec in pool.map(work, todo):
-                cache[rec["key"]] = rec
-                CACHE.parent.mkdir(parents=True, exist_ok=True)
-                CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+        if "audit" in stages:
+            with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+                for rec in pool.map(work, todo):
+                    cache[rec["key"]] = rec
+                    _save(cache, rec["key"])
+        chosen = [e for e in REGISTRY if (not args.entries or e.key in args.entries) and e.target
+                  and (cache.get(e.key) or {}).get("fingerprint") == e.fingerprint()]
+        for e in chosen:
+            rec = cache[e.key]
+            first = rec.get("first") or {}
+            if "leak" in stages and rec["verdict"] in ("floating-point leak", "violation") and first.get("witness"):
+                rec["leak_size"] = size_leak(e, first["witness"], samples=args.leak_samples, beta=BETA)
+                print(f"{e.key:40s} leak: {rec['leak_size'].get('text', 'no disjoint set')[:150]} "
+                      f"({rec['leak_size']['seconds']:.0f} s)", flush=True)
+                _save(cache, e.key)
+            if "adversarial" in stages:
+                rec["adversarial"] = screen_entry(e, samples=args.adversarial_samples,
+                                                  float_grids=rec["verdict"] != "floating-point leak")
+                print(f"{e.key:40s} adversarial: {_fmt_adversarial(rec)} ({rec['adversarial']['seconds']:.0f} s)",
+                      flush=True)
+                _save(cache, e.key)
+            if "power" in stages and rec["verdict"] == "pass" and planted_target(e):
+                rec["power"] = power_entry(e, processes=args.processes, timeout=args.timeout)
+                print(f"{e.key:40s} power: {_fmt_power(e, rec)} ({rec['power']['seconds']:.0f} s)", flush=True)
+                _save(cache, e.key)
     DOC.write_text(render(REGISTRY, cache, reruns))
     print(f"wrote {DOC.relative_to(ROOT)}")
 

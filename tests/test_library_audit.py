@@ -1,5 +1,5 @@
 """Tests of ``benchmarks/library_audit.py`` (the table of audits of real DP libraries) and of the
-diffprivlib targets it audits (``dpaudit.examples.diffprivlib_mechanisms``).
+diffprivlib targets it audits (``dpaudit.mechanisms.catalogue.diffprivlib_mechanisms``).
 
 The outcome classification and the confirmation logic run on canned results; two rows run for
 real at a small seeded budget (diffprivlib is seeded, so they are deterministic): Snapping passes
@@ -157,7 +157,7 @@ def test_diffprivlib_snapping_passes():
 
 def test_targets_sample_valid_outputs():
     pytest.importorskip("diffprivlib")
-    from dpaudit.examples import diffprivlib_mechanisms as m
+    from dpaudit.mechanisms.catalogue import diffprivlib_mechanisms as m
 
     rng = np.random.default_rng(0)
     for name, mech in m.TARGETS.items():
@@ -166,3 +166,54 @@ def test_targets_sample_valid_outputs():
         assert out.shape[0] == 20 and np.all(np.isfinite(out)), name
         assert np.array_equal(mech.sample(d0, 5, np.random.default_rng(3)),
                               mech.sample(d0, 5, np.random.default_rng(3))), name  # seeded
+
+
+# ------------------------------------------------------------------ relations, power twins, leak sizes
+
+def test_every_row_states_where_its_relation_comes_from():
+    for e in REGISTRY:
+        if e.not_auditable:
+            continue
+        note = library_audit.relation_note(e)
+        assert note.startswith(("documented: ", "inferred: ")), e.key
+        if e.library == "diffprivlib":  # no diffprivlib docstring names a relation
+            assert note.startswith("inferred: "), e.key
+        if e.library == "OpenDP":  # the chain's input metric
+            assert note.startswith("documented: "), e.key
+    # the tools whose calibration assumes one relation are audited under the other too
+    both = {}
+    for e in REGISTRY:
+        if e.name in ("tools.sum", "tools.mean", "tools.count_nonzero", "tools.histogram"):
+            both.setdefault(e.name, set()).add(e.guarantee.neighbouring)
+    assert all(v == {"add-remove", "replace"} for v in both.values()) and len(both) == 4
+
+
+def test_planted_twins_scale_the_noise_by_0_7():
+    pytest.importorskip("diffprivlib")
+    from dpaudit.mechanisms.catalogue import diffprivlib_mechanisms as m
+    from dpaudit.mechanisms.catalogue import planted
+
+    assert planted.TARGETS  # every diffprivlib mechanism and tool has a twin
+    for e in REGISTRY:
+        if e.library == "diffprivlib" and e.target:
+            assert library_audit.planted_target(e) is not None, e.key
+    d0 = np.array([[0.0]])
+    base = m.laplace.sample(d0, 1500, np.random.default_rng(1)).std()
+    twin = planted.laplace.sample(d0, 1500, np.random.default_rng(1)).std()
+    assert 0.6 < twin / base < 0.8  # Laplace scale 1/epsilon: x0.7 (both samples seeded)
+
+
+def test_render_shows_leak_size_power_adversarial_and_the_float_cause():
+    entry = next(e for e in REGISTRY if e.key == "pipelinedp.count_gaussian")
+    run = {"outcome": "floating-point leak", "exit_code": 1, "seed": 1, "samples": 20000, "seconds": 5.0,
+           "epsilon_lower_bound": 1.3, "tester": "float-bits", "witness": {"d0": [[0.0]], "d1": [[1.0]], "direction": "P||Q"}}
+    leak = {"samples": 20000, "leak": {"description": "S"}, "delta_at_claim": 0.07, "text": "S: 806/10000 vs 0/10000"}
+    adv = {"samples": 100, "seconds": 1.0, "accepts": "", "results": [
+        {"kind": "nan", "description": "add", "status": "rejected", "detail": "the library raised", "leak": None},
+        {"kind": "+inf", "description": "add a record holding inf", "status": "leak", "detail": "NaN outputs", "leak": {}}]}
+    cache = {entry.key: {"key": entry.key, "fingerprint": entry.fingerprint(), "verdict": "floating-point leak",
+                         "first": run, "leak_size": leak, "adversarial": adv, "ran_at": "2026-11-27 22:00"}}
+    text = library_audit.render(REGISTRY, cache)
+    assert "delta >= 0.07 at the claimed epsilon" in text and "S: 806/10000 vs 0/10000" in text
+    assert "2 tried; rejected: nan; **leak**: +inf" in text and "GetNextPowerOfTwo" in text
+    assert "inferred [" in text and "documented [" in text and "(2026-11-27)" in text

@@ -1,4 +1,4 @@
-"""Tests of the OpenDP rows of ``benchmarks/library_audit.py`` (``dpaudit.examples.opendp_measurements``),
+"""Tests of the OpenDP rows of ``benchmarks/library_audit.py`` (``dpaudit.mechanisms.catalogue.opendp_measurements``),
 of its seeded reruns (``--reruns K``) and of what the OpenDP adapter gained for them (``postprocess``,
 tuple ``d_in``).
 
@@ -26,7 +26,7 @@ _DIMS = {"laplace_threshold": 3, "noise_threshold": 3, "gaussian_threshold": 3, 
 
 def _targets():
     pytest.importorskip("opendp")
-    from dpaudit.examples import opendp_measurements as m
+    from dpaudit.mechanisms.catalogue import opendp_measurements as m
 
     return m
 
@@ -35,7 +35,7 @@ def test_opendp_block_is_contiguous_and_every_row_is_in_the_registry():
     keys = [e.key for e in REGISTRY]
     first = keys.index(OPENDP[0].key)
     assert keys[first:first + len(OPENDP)] == [e.key for e in library_audit._OPENDP]
-    assert all(e.target and e.target.startswith("dpaudit.examples.opendp_measurements:") for e in OPENDP)
+    assert all(e.target and e.target.startswith("dpaudit.mechanisms.catalogue.opendp_measurements:") for e in OPENDP)
 
 
 def test_every_measurement_constructor_has_a_row_or_is_left_out_with_why():

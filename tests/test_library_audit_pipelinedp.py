@@ -1,5 +1,5 @@
 """Tests of the PipelineDP rows of ``benchmarks/library_audit.py`` (targets in
-``dpaudit.examples.pipelinedp_metrics``) and of diffprivlib's ``tools.histogram2d``/``histogramdd`` rows.
+``dpaudit.mechanisms.catalogue.pipelinedp_metrics``) and of diffprivlib's ``tools.histogram2d``/``histogramdd`` rows.
 
 PipelineDP's noise cannot be seeded, so the PipelineDP checks here only assert what holds on every
 run (shapes, partitions that can never be released, the misuse row flagged with overwhelming
@@ -48,7 +48,7 @@ def test_every_pipelinedp_metric_has_laplace_and_gaussian_rows():
 
 
 def test_pipelinedp_claims_are_the_accountants_budget():
-    from dpaudit.examples import pipelinedp_metrics as m
+    from dpaudit.mechanisms.catalogue import pipelinedp_metrics as m
 
     for e in PIPELINEDP:
         g = e.guarantee
@@ -74,7 +74,7 @@ def test_histogram2d_and_histogramdd_rows_cover_the_last_diffprivlib_tools():
 # ------------------------------------------------------------------ the targets
 
 def test_unit_contributions_maps_a_record_to_one_privacy_unit():
-    from dpaudit.examples.pipelinedp_metrics import unit_contributions, unit_vector_contributions
+    from dpaudit.mechanisms.catalogue.pipelinedp_metrics import unit_contributions, unit_vector_contributions
 
     rows = unit_contributions([[0.2, 1.0, 1.6, 2.0, 5.0, -1.0, 0.0, 0.5], [1.0, 0.0] * 4])
     assert [(r.privacy_id, r.partition, r.value) for r in rows[:4]] == [(0, 0, 1.0), (0, 2, 2.0), (0, 2, -1.0),
@@ -89,7 +89,7 @@ def test_unit_contributions_maps_a_record_to_one_privacy_unit():
 def test_pipelinedp_targets_give_outputs_of_their_shape_under_their_relation():
     pytest.importorskip("pipeline_dp")
     from dpaudit.errors import MechanismError
-    from dpaudit.examples import pipelinedp_metrics as m
+    from dpaudit.mechanisms.catalogue import pipelinedp_metrics as m
 
     rng = np.random.default_rng(0)
     for name, mech in m.TARGETS.items():
@@ -113,7 +113,7 @@ def test_pipelinedp_targets_give_outputs_of_their_shape_under_their_relation():
 
 def test_partition_selection_releases_a_crowded_partition_and_never_an_empty_one():
     pytest.importorskip("pipeline_dp")
-    from dpaudit.examples import pipelinedp_metrics as m
+    from dpaudit.mechanisms.catalogue import pipelinedp_metrics as m
 
     crowded = np.array([[0.0, 1.0] * m.CONTRIBUTIONS] * 16)
     out = m.select_partitions_geometric.sample(crowded, 50, np.random.default_rng(0))
@@ -123,7 +123,7 @@ def test_partition_selection_releases_a_crowded_partition_and_never_an_empty_one
 
 def test_count_targets_follow_the_added_unit():
     pytest.importorskip("pipeline_dp")
-    from dpaudit.examples import pipelinedp_metrics as m
+    from dpaudit.mechanisms.catalogue import pipelinedp_metrics as m
 
     d0, d1 = (np.array(d, dtype=float) for d in m.count_bounds_enforced.witness_pairs[0])
     rng = np.random.default_rng(0)
@@ -138,7 +138,7 @@ def test_count_targets_follow_the_added_unit():
 
 def test_histogram2d_and_histogramdd_agree_and_are_seeded():
     pytest.importorskip("diffprivlib")
-    from dpaudit.examples import diffprivlib_tools as t
+    from dpaudit.mechanisms.catalogue import diffprivlib_tools as t
 
     d = np.array([[0.0, 0.0], [1.0, 1.0], [0.2, 0.9]])
     a = t.histogram2d.sample(d, 30, np.random.default_rng(4))

@@ -12,13 +12,17 @@ References: paper 000, Definition 2.1 and Remark 2.2.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from .errors import NeighbouringError
 
 __all__ = [
+    "ADVERSARIAL_KINDS",
+    "AcceptedInputs",
     "AddRemove",
     "Domain",
     "LabelledAddRemove",
@@ -28,6 +32,7 @@ __all__ = [
     "PrivacyUnitDomain",
     "Replace",
     "DEFAULT_MAX_SIZE",
+    "adversarial_value",
     "as_dataset",
     "make_relation",
 ]
@@ -632,3 +637,80 @@ _STRUCTURED_RELATIONS = {
     LabelledReplace.name: LabelledReplace,
 }
 """Relations :func:`make_relation` builds by name besides ``add-remove`` and ``replace``."""
+
+
+# ------------------------------------------------------------------ adversarial inputs
+# What a target's API accepts at the edges (dpaudit.search.adversarial builds the pairs, and
+# dpaudit.audit.adversarial runs them); declared here, beside the domain, so that mechanisms can
+# carry it without importing the search.
+
+ADVERSARIAL_KINDS = ("nan", "+inf", "-inf", "-0.0", "subnormal", "max-double", "-max-double", "above-bounds", "below-bounds",
+         "integer-dtype", "above-2^53", "empty")
+"""The adversarial inputs, in the order tried:
+
+* ``nan``, ``+inf``, ``-inf``, ``-0.0``: the IEEE specials;
+* ``subnormal``: the smallest positive double, 2^-1074; ``max-double`` / ``-max-double``: +-(2 - 2^-52) 2^1023;
+* ``above-bounds`` / ``below-bounds``: the declared domain's upper (lower) bound plus (minus) its width;
+* ``integer-dtype``: the first witness-style pair, records as ``int64``; ``above-2^53``: an ``int64``
+  record ``2^53 + 1`` (no double equals it);
+* ``empty``: the empty dataset against one ordinary record (add/remove only).
+"""
+
+
+def adversarial_value(kind: str, lower: float = 0.0, upper: float = 1.0):
+    """The value of one scalar ``kind`` (every kind but ``integer-dtype`` and ``empty``).
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`KINDS`.
+    lower, upper : float
+        The declared bounds of a record coordinate (for ``above-bounds``/``below-bounds``).
+
+    Returns
+    -------
+    float or int
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind or one that is not a single value.
+    """
+    width = upper - lower if upper > lower else 1.0
+    values = {"nan": float("nan"), "+inf": float("inf"), "-inf": float("-inf"), "-0.0": -0.0,
+              "subnormal": 5e-324, "max-double": sys.float_info.max, "-max-double": -sys.float_info.max,
+              "above-bounds": upper + width, "below-bounds": lower - width, "above-2^53": 2**53 + 1}
+    if kind not in values:
+        raise ValueError(f"{kind!r} is not a single adversarial value; kinds: {', '.join(ADVERSARIAL_KINDS)}")
+    return values[kind]
+
+
+@dataclass(frozen=True)
+class AcceptedInputs:
+    """The adversarial inputs a target's API accepts: declared with the target, tried by the audit.
+
+    Attributes
+    ----------
+    kinds : tuple of str
+        Members of :data:`ADVERSARIAL_KINDS` to try (default: all). Leave a kind out when the API's documented
+        input type excludes it (e.g. a function typed on integers does not take NaN); a kind the
+        library rejects by raising may stay in: the rejection is recorded as a pass.
+    record : callable, optional
+        ``value -> record`` (a 1-D sequence) building the record that carries an adversarial value
+        (e.g. a privacy unit whose contributions all hold it); by default every coordinate holds it.
+    base : sequence of records, optional
+        ``D0`` of the add/remove pairs and the unchanged records of the replace pairs (default: one
+        record at the domain's lower corner).
+    note : str
+        What the declaration rests on (the library's documented input type), for the report.
+    """
+
+    kinds: tuple = ADVERSARIAL_KINDS
+    record: Callable | None = field(default=None, compare=False)
+    base: tuple | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = [k for k in self.kinds if k not in ADVERSARIAL_KINDS]
+        if unknown:
+            raise ValueError(f"unknown adversarial kinds {unknown}; known: {', '.join(ADVERSARIAL_KINDS)}")

@@ -67,9 +67,12 @@ def import_optional(module: str, library: str, extra: str, *, also: tuple[str, .
 
 
 def read_only(dataset) -> np.ndarray:
-    """A private float copy of ``dataset`` that cannot be written to, shared by all the calls of
-    one :meth:`~LibraryMechanism.sample` (a call that writes to its input fails loudly)."""
-    arr = np.array(dataset, dtype=float)
+    """A private copy of ``dataset`` that cannot be written to, shared by all the calls of
+    one :meth:`~LibraryMechanism.sample` (a call that writes to its input fails loudly). Float,
+    except that an integer dataset stays integer (``int64``): the adversarial stage passes integer
+    dtypes on purpose (:mod:`dpaudit.search.adversarial`)."""
+    src = np.asarray(dataset)
+    arr = np.array(src, dtype=np.int64 if np.issubdtype(src.dtype, np.integer) else float)
     arr.setflags(write=False)
     return arr
 
@@ -111,6 +114,28 @@ class LibraryMechanism(Mechanism):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return runner.sample(dataset, num_samples, rng)
+
+    def sample_raw(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
+        """As :meth:`sample`, but NaN and infinite outputs are returned, not refused: what the
+        library releases on adversarial inputs (:func:`dpaudit.audit.adversarial.screen`).
+
+        Returns
+        -------
+        ndarray of float, shape (num_samples, output_dim)
+
+        Raises
+        ------
+        Exception
+            Whatever a call raises (the screen records it as a rejected input); ValueError if the
+            outputs are ragged or not numeric.
+        """
+        rows = []
+        with self._calls(read_only(dataset), rng) as one_call, warnings.catch_warnings():
+            if self.quiet:
+                warnings.simplefilter("ignore")
+            for _ in range(num_samples):
+                rows.append(np.asarray(one_call(dataset), dtype=float).reshape(-1))
+        return np.vstack(rows) if rows else np.empty((0, 1))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

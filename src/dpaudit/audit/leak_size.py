@@ -1,0 +1,436 @@
+"""Leaks sized to the end: a set of outputs one dataset reaches and its neighbour does not.
+
+A floating-point leak (Mironov 2012) is often not a finite privacy loss at all: the outputs of the
+mechanism on ``D0`` take doubles that its outputs on ``D1`` never take (a grid ``D1`` cannot
+reach). Then no epsilon holds below a certain delta, and reporting "epsilon >= 1.5" under-states
+it. This module certifies such a leak from samples:
+
+For any output set ``S`` fixed in advance and any epsilon, an (epsilon, delta)-DP mechanism has
+``P_D0(S) <= e^epsilon P_D1(S) + delta``, so ``delta >= P_D0(S) - e^epsilon P_D1(S)`` (the
+hockey-stick divergence of the two output distributions is at least the difference on ``S``;
+Dwork & Roth 2014, Def. 2.4). With a Clopper-Pearson lower bound ``p_lo`` on ``P_D0(S)`` and
+upper bound ``q_hi`` on ``P_D1(S)`` (Clopper & Pearson 1934; ``q_hi = 1 - (beta/2)^(1/n)`` when
+``S`` is never hit under ``D1``), with probability at least ``1 - beta`` every
+``(epsilon, delta)`` guarantee of the mechanism has ``delta >= p_lo - e^epsilon q_hi`` at the same
+time (:class:`LeakSize`). The bound is on the safe side: it never exceeds the true
+``P_D0(S) - e^epsilon P_D1(S)`` except with probability ``beta``.
+
+The set is chosen on one half of each sample and counted on the other (:func:`size_float_leak`),
+so the choice does not bias the counts; the candidate sets are the float *grids* of each sign and
+binade ("outputs in +[2^-2, 2^-1) that are not multiples of 2^-53"), so each is a set a reader can
+state and check in a line of code (:func:`describe_cells`).
+
+Functions
+---------
+* :func:`certify_set` — the certified bound from the four counts of one set.
+* :func:`float_cells` — each double's sign, binade and lowest set bit.
+* :func:`size_float_leak` — choose a grid set on a selection half, certify it on the other half.
+* :func:`size_range_leak` — the same for outputs beyond the other side's range (a truncation).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+
+__all__ = ["LeakSize", "certify_set", "describe_cells", "float_cells", "size_float_leak", "size_range_leak"]
+
+
+@dataclass(frozen=True)
+class LeakSize:
+    """A certified lower bound on the delta of every (epsilon, delta) guarantee, from one set.
+
+    Attributes
+    ----------
+    description : str
+        The output set ``S`` in words.
+    hits_p, n_p : int
+        Outputs in ``S`` and outputs drawn on the dataset that reaches ``S`` (``D0`` of the
+        direction), counted on samples not used to choose ``S``.
+    hits_q, n_q : int
+        The same on the other dataset (``D1``); 0 hits for a set that dataset never reached.
+    p_lower : float
+        Clopper-Pearson lower bound on ``P_D0(S)`` at level ``beta / 2``.
+    q_upper : float
+        Clopper-Pearson upper bound on ``P_D1(S)`` at level ``beta / 2``.
+    beta : float
+        The probability that ``p_lower`` or ``q_upper`` is wrong (the bound's failure probability).
+    column : int or None
+        The output coordinate ``S`` is about (None for a set of whole outputs).
+    direction : str
+        ``"P||Q"`` (``S`` reached under ``D0``) or ``"Q||P"`` (under ``D1``; the counts are then
+        named from the reaching side).
+    grid : tuple of (sign, binade, k)
+        For a grid set (:func:`size_float_leak`): the outputs of that sign in ``[2^binade,
+        2^(binade+1))`` that are not multiples of ``2^(k+1)``; empty for other sets.
+    """
+
+    description: str
+    hits_p: int
+    n_p: int
+    hits_q: int
+    n_q: int
+    p_lower: float
+    q_upper: float
+    beta: float
+    column: int | None = None
+    direction: str = "P||Q"
+    grid: tuple = ()
+
+    def delta_lower(self, epsilon: float) -> float:
+        """Certified lower bound on delta at ``epsilon`` (nats): ``max(0, p_lower - e^epsilon q_upper)``.
+
+        Raises
+        ------
+        ValueError
+            If epsilon is negative or NaN.
+        """
+        if not epsilon >= 0:
+            raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+        if math.isinf(epsilon):
+            return 0.0 if self.q_upper > 0 else self.p_lower
+        return max(0.0, self.p_lower - math.exp(epsilon) * self.q_upper)
+
+    def epsilon_horizon(self, delta: float) -> float:
+        """The largest epsilon below which no (epsilon, ``delta``) guarantee holds (with prob. 1 - beta).
+
+        ``delta_lower(e) > delta`` for every ``e`` below the returned value: ``log((p_lower -
+        delta) / q_upper)``; 0 when ``p_lower <= delta`` (nothing certified at that delta).
+
+        Raises
+        ------
+        ValueError
+            If delta is not in [0, 1].
+        """
+        if not 0.0 <= delta <= 1.0:
+            raise ValueError(f"delta must be in [0, 1], got {delta!r}")
+        if self.p_lower <= delta:
+            return 0.0
+        if self.q_upper <= 0:
+            return math.inf
+        return max(0.0, math.log((self.p_lower - delta) / self.q_upper))
+
+    @property
+    def disjoint(self) -> bool:
+        """True when the set was never hit under the other dataset (a support the other side misses)."""
+        return self.hits_q == 0
+
+    def describe(self, epsilon: float, delta: float = 0.0) -> str:
+        """One sentence for a report: the set, both counts, the certified delta at the claim.
+
+        Parameters
+        ----------
+        epsilon, delta : float
+            The claimed guarantee.
+        """
+        side = "D0" if self.direction == "P||Q" else "D1"
+        other = "D1" if side == "D0" else "D0"
+        col = f" (output coordinate {self.column})" if self.column is not None else ""
+        head = (f"{self.description}{col}: {self.hits_p}/{self.n_p} outputs on {side}, "
+                f"{self.hits_q}/{self.n_q} on {other}")
+        d = self.delta_lower(epsilon)
+        horizon = self.epsilon_horizon(delta)
+        conf = f"confidence {1 - self.beta:g}"
+        if d <= delta:
+            return f"{head}; certifies no delta above the claim at epsilon {epsilon:g} ({conf})"
+        horizon_text = "every epsilon" if math.isinf(horizon) else f"every epsilon <= {horizon:.3g}"
+        return (f"{head}; delta >= {d:.3g} at the claimed epsilon {epsilon:g}, and the claimed delta "
+                f"{delta:g} fails for {horizon_text} ({conf})")
+
+    def to_dict(self) -> dict:
+        """Plain-JSON form (the bound's inputs and outputs)."""
+        return {"description": self.description, "hits_p": self.hits_p, "n_p": self.n_p, "hits_q": self.hits_q,
+                "n_q": self.n_q, "p_lower": self.p_lower, "q_upper": self.q_upper, "beta": self.beta,
+                "column": self.column, "direction": self.direction, "grid": [list(g) for g in self.grid]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LeakSize":
+        """Rebuild from :meth:`to_dict` output."""
+        d = dict(d)
+        d["grid"] = tuple(tuple(int(v) for v in g) for g in d.get("grid", ()))
+        return cls(**d)
+
+
+def certify_set(hits_p: int, n_p: int, hits_q: int, n_q: int, *, beta: float, description: str = "S",
+                column: int | None = None, direction: str = "P||Q") -> LeakSize:
+    """The certified bound ``delta >= P_D0(S) - e^epsilon P_D1(S)`` from the counts of one fixed set.
+
+    Parameters
+    ----------
+    hits_p, n_p : int
+        Outputs in ``S`` out of ``n_p`` independent outputs on ``D0`` (``0 <= hits_p <= n_p``, ``n_p > 0``).
+    hits_q, n_q : int
+        The same on ``D1``.
+    beta : float
+        Failure probability in (0, 1), split evenly between the two Clopper-Pearson bounds. ``S``
+        must not have been chosen with these counts (choose it on other samples).
+    description : str
+        ``S`` in words.
+    column, direction
+        Stored on the result (:class:`LeakSize`).
+
+    Returns
+    -------
+    LeakSize
+
+    Raises
+    ------
+    ValueError
+        If a count is negative, above its total, a total is not positive, or beta is not in (0, 1).
+
+    References
+    ----------
+    Clopper & Pearson (1934) for the two bounds; Dwork & Roth (2014), Def. 2.4, for the
+    inequality a set gives.
+    """
+    for name, k, n in (("hits_p", hits_p, n_p), ("hits_q", hits_q, n_q)):
+        if int(n) != n or n <= 0:
+            raise ValueError(f"the sample size for {name} must be a positive integer, got {n!r}")
+        if int(k) != k or not 0 <= k <= n:
+            raise ValueError(f"{name} must be an integer in [0, {n}], got {k!r}")
+    if not 0.0 < beta < 1.0:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    p_lo = float(clopper_pearson_lower(int(hits_p), int(n_p), beta / 2))
+    q_hi = float(clopper_pearson_upper(int(hits_q), int(n_q), beta / 2))
+    return LeakSize(description, int(hits_p), int(n_p), int(hits_q), int(n_q), p_lo, q_hi, float(beta),
+                    column, direction)
+
+
+_MANTISSA_BITS = 52
+
+
+def float_cells(values) -> np.ndarray:
+    """Each double's sign, binade and lowest set bit, as integer columns.
+
+    Parameters
+    ----------
+    values : array_like of float, shape (n,)
+        Finite doubles (zero allowed).
+
+    Returns
+    -------
+    ndarray of int64, shape (n, 3)
+        ``(sign, binade, lowest)``: sign ``+1``, ``-1`` or 0 for a zero; binade ``e`` with
+        ``|y|`` in ``[2^e, 2^(e+1))`` (for subnormals the binade of the value itself); lowest
+        ``k`` with the lowest set bit of ``|y|`` equal to ``2^k`` (``y`` a multiple of ``2^k``
+        but not of ``2^(k+1)``). Zeros are ``(0, 0, 0)``.
+
+    Raises
+    ------
+    ValueError
+        If a value is NaN or infinite.
+    """
+    y = np.asarray(values, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(y)):
+        bad = y[~np.isfinite(y)][0]
+        raise ValueError(f"float_cells needs finite values, got {bad!r}")
+    a = np.abs(y)
+    mant, exp = np.frexp(a)  # a = mant * 2^exp, mant in [0.5, 1)
+    # mant * 2^53 is an integer for every double (subnormals included: frexp normalises them)
+    m = (np.ldexp(mant, _MANTISSA_BITS + 1)).astype(np.int64)
+    tz = np.zeros_like(m)
+    nz = m != 0
+    low = m[nz] & -m[nz]
+    tz[nz] = np.log2(low.astype(np.float64)).astype(np.int64)
+    binade = (exp - 1).astype(np.int64)
+    lowest = (exp - (_MANTISSA_BITS + 1) + tz).astype(np.int64)
+    sign = np.sign(y).astype(np.int64)
+    sign[~nz] = 0
+    binade[~nz] = 0
+    lowest[~nz] = 0
+    return np.stack([sign, binade, lowest], axis=1)
+
+
+def _fmt_pow2(k: int) -> str:
+    return f"2^{k}"
+
+
+def describe_cells(groups: dict) -> str:
+    """A grid set in words.
+
+    Parameters
+    ----------
+    groups : dict
+        ``(sign, binade) -> k``: the set holds the outputs of that sign in ``[2^binade,
+        2^(binade+1))`` whose lowest set bit is at most ``2^k`` (not multiples of ``2^(k+1)``).
+
+    Returns
+    -------
+    str
+        E.g. ``"outputs in +[2^-4, 2^-1) not a multiple of 2^-53"``: consecutive binades of one
+        sign with the same ``k`` are merged into one range, ranges joined by ``" or "`` (the first
+        four, then how many more).
+    """
+    runs = []  # consecutive binades of one sign with the same k merge into one range
+    for (sign, binade), k in sorted(groups.items()):
+        if runs and runs[-1][0] == sign and runs[-1][2] == binade and runs[-1][3] == k:
+            runs[-1][2] = binade + 1
+        else:
+            runs.append([sign, binade, binade + 1, k])
+    parts = []
+    for sign, lo, hi, k in runs:
+        s = "+" if sign > 0 else "-"
+        parts.append(f"{s}[{_fmt_pow2(lo)}, {_fmt_pow2(hi)}) not a multiple of {_fmt_pow2(k + 1)}")
+    if not parts:
+        return "the empty set"
+    if len(parts) > 4:
+        return "outputs in " + " or ".join(parts[:4]) + f" or {len(parts) - 4} more such ranges"
+    return "outputs in " + " or ".join(parts)
+
+
+_MIN_OTHER = 16
+"""Outputs of the other side a binade needs before its grid is read from them: ``m`` outputs on a
+grid of spacing ``s`` all look coarser (lowest bit ``>= 2s``) with probability about ``2^-m``."""
+
+
+def _grid_set(cells_p: np.ndarray, cells_q: np.ndarray) -> dict:
+    """``(sign, binade) -> k``: per sign and binade where ``cells_q`` has at least
+    ``_MIN_OTHER`` values, the largest ``k``
+    such that ``cells_q`` has no value there with lowest bit ``<= 2^k`` while ``cells_p`` has one
+    (a finer grid than the other side reaches in that binade)."""
+    groups = {}
+    keys_p = {(int(s), int(b)) for s, b, _ in cells_p if s != 0}
+    for key in keys_p:
+        mine = cells_p[(cells_p[:, 0] == key[0]) & (cells_p[:, 1] == key[1]), 2]
+        theirs = cells_q[(cells_q[:, 0] == key[0]) & (cells_q[:, 1] == key[1]), 2]
+        if theirs.size < _MIN_OTHER:  # too few of the other side's outputs here to see its grid
+            continue
+        cut = int(theirs.min()) - 1
+        if (mine <= cut).any():
+            groups[key] = min(cut, int(mine.max()))
+    return groups
+
+
+def _in_grid_set(cells: np.ndarray, groups: dict) -> np.ndarray:
+    hit = np.zeros(len(cells), dtype=bool)
+    for (sign, binade), k in groups.items():
+        hit |= (cells[:, 0] == sign) & (cells[:, 1] == binade) & (cells[:, 2] <= k)
+    return hit
+
+
+def size_float_leak(samples_0, samples_1, *, beta: float, epsilon: float | None = None,
+                    selection_fraction: float = 0.5) -> LeakSize | None:
+    """Certify the largest grid set one dataset's outputs reach and the other's do not.
+
+    On the first ``selection_fraction`` of each sample (assumed i.i.d. rows, in the order drawn),
+    for every output coordinate and both directions, the candidate set is the union, over the signs
+    and binades the other side visits at least 16 times, of "not a multiple of ``2^(k+1)``", with ``k`` as large as the
+    other side's selection outputs allow (none of them in the set). Each candidate is then counted on the remaining
+    outputs and certified by :func:`certify_set` at ``beta / (number of candidates)`` (Bonferroni),
+    so the returned bound holds with probability at least ``1 - beta`` whichever candidate is
+    returned.
+
+    Parameters
+    ----------
+    samples_0, samples_1 : array_like of float, shape (n0,) or (n0, d) and (n1,) or (n1, d)
+        Outputs on ``D0`` and ``D1`` (same ``d``), finite.
+    beta : float
+        Failure probability in (0, 1).
+    epsilon : float, optional
+        The claimed epsilon: the candidate with the largest certified delta there is returned
+        (by default the one with the largest ``p_lower``).
+    selection_fraction : float
+        Share of each sample used to choose the sets, in (0, 1).
+
+    Returns
+    -------
+    LeakSize or None
+        The strongest certified set, or None when no coordinate has a grid set one side reaches
+        on the selection half and the other does not.
+
+    Raises
+    ------
+    ValueError
+        For samples of different dimension, too few rows (< 4 each), non-finite values, beta or
+        selection_fraction out of range.
+    """
+    if not 0.0 < beta < 1.0:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    if not 0.0 < selection_fraction < 1.0:
+        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction!r}")
+    x0 = np.asarray(samples_0, dtype=np.float64)
+    x1 = np.asarray(samples_1, dtype=np.float64)
+    x0 = x0.reshape(len(x0), -1)
+    x1 = x1.reshape(len(x1), -1)
+    if x0.shape[1] != x1.shape[1]:
+        raise ValueError(f"samples of dimension {x0.shape[1]} and {x1.shape[1]}: the outputs must match")
+    if len(x0) < 4 or len(x1) < 4:
+        raise ValueError(f"need at least 4 outputs per dataset, got {len(x0)} and {len(x1)}")
+    s0, s1 = int(len(x0) * selection_fraction), int(len(x1) * selection_fraction)
+    candidates = []
+    for col in range(x0.shape[1]):
+        c0, c1 = float_cells(x0[:, col]), float_cells(x1[:, col])
+        for direction, (cp, cq, n_sel_p, n_sel_q) in (("P||Q", (c0, c1, s0, s1)), ("Q||P", (c1, c0, s1, s0))):
+            groups = _grid_set(cp[:n_sel_p], cq[:n_sel_q])
+            if groups:
+                candidates.append((col, direction, groups, cp[n_sel_p:], cq[n_sel_q:]))
+    if not candidates:
+        return None
+    level = beta / len(candidates)
+    best, best_score = None, -1.0
+    for col, direction, groups, vp, vq in candidates:
+        leak = certify_set(int(_in_grid_set(vp, groups).sum()), len(vp), int(_in_grid_set(vq, groups).sum()), len(vq),
+                           beta=level, description=describe_cells(groups), column=col, direction=direction)
+        leak = replace(leak, grid=tuple((s, b, k) for (s, b), k in sorted(groups.items())))
+        score = leak.delta_lower(epsilon) if epsilon is not None else leak.p_lower
+        if score > best_score:
+            best, best_score = leak, score
+    return replace(best, beta=float(beta))  # Bonferroni: the returned bound holds at the overall beta
+
+
+def size_range_leak(samples_0, samples_1, *, beta: float, epsilon: float | None = None,
+                    selection_fraction: float = 0.5) -> LeakSize | None:
+    """Certify outputs beyond the other dataset's range (a truncation or support the other side misses).
+
+    On the selection part of each sample, for every output coordinate and both directions, the
+    candidate set is "coordinate above the other side's largest selection output" (and "below its
+    smallest"), kept when the reaching side's selection outputs fall in it; each candidate is counted
+    on the remaining outputs and certified by :func:`certify_set` at ``beta / (number of
+    candidates)``, so the returned bound holds with probability at least ``1 - beta``.
+
+    Parameters and errors are those of :func:`size_float_leak` (finite samples, same dimension).
+
+    Returns
+    -------
+    LeakSize or None
+        The strongest certified set ("outputs of coordinate j above t"), or None when no side's
+        selection outputs leave the other's range.
+    """
+    if not 0.0 < beta < 1.0:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    if not 0.0 < selection_fraction < 1.0:
+        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction!r}")
+    x0 = np.asarray(samples_0, dtype=np.float64)
+    x1 = np.asarray(samples_1, dtype=np.float64)
+    x0, x1 = x0.reshape(len(x0), -1), x1.reshape(len(x1), -1)
+    if x0.shape[1] != x1.shape[1]:
+        raise ValueError(f"samples of dimension {x0.shape[1]} and {x1.shape[1]}: the outputs must match")
+    if len(x0) < 4 or len(x1) < 4:
+        raise ValueError(f"need at least 4 outputs per dataset, got {len(x0)} and {len(x1)}")
+    if not (np.all(np.isfinite(x0)) and np.all(np.isfinite(x1))):
+        raise ValueError("size_range_leak needs finite outputs")
+    s0, s1 = int(len(x0) * selection_fraction), int(len(x1) * selection_fraction)
+    candidates = []
+    for col in range(x0.shape[1]):
+        for direction, (p, q, sp, sq) in (("P||Q", (x0, x1, s0, s1)), ("Q||P", (x1, x0, s1, s0))):
+            top, bottom = q[:sq, col].max(), q[:sq, col].min()
+            if (p[:sp, col] > top).any():
+                candidates.append((col, direction, f"outputs above {top:.6g}", p[sp:, col] > top, q[sq:, col] > top))
+            if (p[:sp, col] < bottom).any():
+                candidates.append((col, direction, f"outputs below {bottom:.6g}", p[sp:, col] < bottom,
+                                   q[sq:, col] < bottom))
+    if not candidates:
+        return None
+    level = beta / len(candidates)
+    best, best_score = None, -1.0
+    for col, direction, words, hp, hq in candidates:
+        leak = certify_set(int(hp.sum()), len(hp), int(hq.sum()), len(hq), beta=level, description=words,
+                           column=col, direction=direction)
+        score = leak.delta_lower(epsilon) if epsilon is not None else leak.p_lower
+        if score > best_score:
+            best, best_score = leak, score
+    return replace(best, beta=float(beta))

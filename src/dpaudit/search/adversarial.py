@@ -1,0 +1,111 @@
+"""Adversarial record values: the edges of what an API accepts, as neighbouring pairs to try.
+
+Real bugs of DP libraries live where the search's ordinary box of floats never goes: NaN and
+infinities, negative zero, subnormals and the largest finite doubles, values outside the declared
+bounds, integer dtypes (and integers above 2^53, which a double cannot hold), the empty dataset
+(Casacuberta et al. 2022 list such implementation bugs; Mironov 2012 the floating-point ones).
+This module names those values (:data:`KINDS`), lets a target declare which of them its API
+accepts (:class:`AcceptedInputs`, the target's ``accepts`` attribute), and builds the pairs to try
+(:func:`adversarial_pairs`): ``D1`` is ``D0`` with one record that holds the value added (add/remove)
+or in place of a record (replace).
+
+The pairs are raw arrays, not :class:`~dpaudit.datasets.NeighbouringPair` objects: a NaN record is
+outside every :class:`~dpaudit.datasets.Domain` and a pair of them could not be checked or stored
+by the ordinary audit. They are run by :func:`dpaudit.audit.adversarial.screen`, which counts a
+rejected input (the library raises) as a pass for that input and sizes any output set only one side
+reaches. The stage is opt-in (nothing in the ordinary search proposes these values); a target opts
+out of a value by leaving it out of its ``accepts``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..datasets import ADVERSARIAL_KINDS as KINDS
+from ..datasets import AcceptedInputs, adversarial_value
+
+__all__ = ["KINDS", "AcceptedInputs", "AdversarialPair", "adversarial_pairs", "adversarial_value"]
+
+@dataclass(frozen=True)
+class AdversarialPair:
+    """One adversarial pair: ``d1`` differs from ``d0`` by one record holding the value of ``kind``.
+
+    Attributes
+    ----------
+    kind : str
+    d0, d1 : ndarray, shape (n0, d) and (n1, d)
+        Float64 arrays (``int64`` for the integer kinds); may hold NaN or infinities.
+    description : str
+        E.g. ``"add a record holding nan"``.
+    """
+
+    kind: str
+    d0: np.ndarray = field(repr=False)
+    d1: np.ndarray = field(repr=False)
+    description: str
+
+
+def adversarial_pairs(relation, accepts: AcceptedInputs | None = None) -> list:
+    """The adversarial pairs of ``relation`` for the inputs ``accepts`` declares.
+
+    Parameters
+    ----------
+    relation : AddRemove or Replace
+        Its domain gives the bounds (``above-bounds``/``below-bounds``) and the record dimension;
+        ``relation.name`` ("add-remove" or "replace") how the pairs differ.
+    accepts : AcceptedInputs, optional
+        The declared accepted set (default: every kind).
+
+    Returns
+    -------
+    list of AdversarialPair
+        One per kind accepted (``empty`` only under add/remove), in :data:`KINDS` order.
+
+    Raises
+    ------
+    ValueError
+        If the relation is neither add/remove nor replace, or ``accepts.record`` builds a record of
+        the wrong dimension.
+    """
+    accepts = accepts or AcceptedInputs()
+    name = getattr(relation, "name", "")
+    if name not in ("add-remove", "replace"):
+        raise ValueError(f"adversarial pairs need an add-remove or replace relation, got {name!r}")
+    lo = np.asarray(relation.domain.lower, dtype=float)
+    hi = np.asarray(relation.domain.upper, dtype=float)
+    dim = lo.size
+    base = np.asarray(accepts.base, dtype=float).reshape(-1, dim) if accepts.base is not None else lo.reshape(1, dim)
+
+    def record(value) -> np.ndarray:
+        rec = accepts.record(value) if accepts.record is not None else [value] * dim
+        arr = np.asarray(rec, dtype=np.int64 if isinstance(value, (int, np.integer)) else float).reshape(-1)
+        if arr.size != dim:
+            raise ValueError(f"accepts.record({value!r}) has {arr.size} coordinates, the domain {dim}")
+        return arr
+
+    def pair(kind: str, rec: np.ndarray, verb: str, d0: np.ndarray) -> AdversarialPair:
+        if name == "add-remove":
+            d1 = np.vstack([d0.astype(rec.dtype), rec.reshape(1, dim)])
+            return AdversarialPair(kind, d0.astype(rec.dtype), d1, f"add a record {verb}")
+        d1 = d0.astype(rec.dtype).copy()
+        d1[-1] = rec
+        return AdversarialPair(kind, d0.astype(rec.dtype), d1, f"replace the last record by one {verb}")
+
+    out = []
+    for kind in accepts.kinds:
+        if kind == "empty":
+            if name == "add-remove" and relation.min_size == 0:
+                out.append(AdversarialPair(kind, np.zeros((0, dim)), base[:1].copy(), "the empty dataset vs one record"))
+            continue
+        if kind == "integer-dtype":
+            ints = np.rint(np.clip(hi, -2.0**62, 2.0**62)).astype(np.int64)
+            out.append(pair(kind, ints, "with integer (int64) coordinates, the dataset as int64",
+                            np.rint(base).astype(np.int64)))
+            continue
+        value = adversarial_value(kind, float(lo.min()), float(hi.max()))
+        d0 = np.rint(base).astype(np.int64) if kind == "above-2^53" else base
+        out.append(pair(kind, record(value), f"holding {value!r}" if kind != "above-2^53" else
+                        f"holding the int64 {value} (2^53 + 1)", d0))
+    return out
