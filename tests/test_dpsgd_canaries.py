@@ -21,11 +21,11 @@ from dpaudit.dpsgd import Canaries, sampler_check  # noqa: E402
 SIGMA_Q1_T10 = 6.30859375  # noise_for_epsilon(2, 1e-5, 1.0, 10)
 SIGMA_Q1_T5 = SIGMA_Q1_T10 * math.sqrt(0.5)  # the same Gaussian-DP mu = sqrt(T) / sigma, so the same epsilon
 SIGMA_Q01_T30 = 1.5048828125  # noise_for_epsilon(2, 1e-5, 0.1, 30)
-DEEP = (64, 32, 32, 32, 32, 10)  # 10 parameter tensors, 5 of them with >= 256 coordinates
+DEEP = (64, 32, 32, 32, 32, 32, 32, 10)  # 14 parameter tensors, 13 of them observed (>= 32 coordinates)
 
 
 def test_rows_positions_shapes_and_observations():
-    shapes = [(3, 20), (3,), (20, 20)]
+    shapes = [(30, 20), (3,), (20, 20)]
     can = Canaries(shapes, noise_multiplier=1.0, max_grad_norm=2.0, sampling_rate=1.0, canaries=30, seed=1)
     assert can.kinds == ("dirac", "spread", "large") and can.shapes[-1] == (can.block_size,) == (20,)
     step = can.begin_step(batch_size=7)
@@ -83,10 +83,11 @@ def test_one_run_sees_clipping_bugs_of_a_users_step(bug, expect):
 
 
 def test_spread_canaries_see_per_layer_clipping_that_block_canaries_cannot():
-    """Each of 10 tensors clipped to C with noise for one overall norm: sensitivity sqrt(10) C,
-    true epsilon 7.5 against the accountant's 2.0 (q = 1, 5 steps). A spread canary's
-    observation (over the 5 large tensors) carries sqrt(5) of it; the correct step with the same
-    canaries is not accused."""
+    """Each of 14 tensors clipped to C with noise for one overall norm: sensitivity sqrt(14) C,
+    true epsilon 9.2 against the accountant's 2.0 (q = 1, 5 steps). A spread canary's
+    observation carries about sqrt(13) times a correct step's signal; the correct step with the
+    same canaries is not accused. (A dedicated block is one tensor: per-layer clipping treats a
+    block canary exactly as flat clipping does.)"""
     kw = dict(sigma=SIGMA_Q1_T5, steps=5, n=50, widths=DEEP, canaries=2000, kinds=("spread",))
     bug = run_user_loop("per-layer", **kw).audit()
     assert bug.violated and bug.epsilon_lower_bound > bug.accountant_epsilon, bug.summary()

@@ -75,7 +75,7 @@ DEFAULT_KINDS = ("dirac", "spread", "large")
 #: Coordinates a ``"spread"`` canary touches in each parameter tensor (at most the tensor's size).
 SPREAD_COORDINATES = 16
 #: A ``"spread"`` canary is observed on the tensors of at least this many coordinates only.
-SPREAD_OBSERVED_MIN_SIZE = 256
+SPREAD_OBSERVED_MIN_SIZE = 32
 
 
 def _shape_of(p) -> tuple:

@@ -216,11 +216,10 @@ class OpacusCanaries:
             raise RuntimeError("the optimizer holds no model parameters")
         self.max_grad_norm = float(opt.max_grad_norm)
         self.sampling_rate = check_rate(sampling_rate, "sampling_rate")
-        divisor = float(opt.expected_batch_size * opt.accumulated_iterations) if opt.loss_reduction == "mean" else 1.0
         self.engine = Canaries([tuple(p.shape) for p in self._real], noise_multiplier=float(opt.noise_multiplier),
                                max_grad_norm=self.max_grad_norm, sampling_rate=self.sampling_rate, canaries=canaries,
                                kinds=kinds, dataset_size=dataset_size, data_canaries=data_canaries,
-                               canary_norm=canary_norm, batch_divisor=divisor, seed=seed)
+                               canary_norm=canary_norm, seed=seed)  # batch_divisor: set at each step
         self.block = None
         if self.engine.block_size:
             self.block = torch.nn.Parameter(torch.zeros(self.engine.block_size, device=self._real[0].device))
@@ -251,6 +250,8 @@ class OpacusCanaries:
         rows = step.insert(gs)
         for p, r in zip(self._real + ([self.block] if self.block is not None else []), rows):
             p.grad_sample = r
+        if opt.loss_reduction == "mean":  # Opacus divides by the expected batch size (times accumulation)
+            eng.batch_divisor = float(opt.expected_batch_size * opt.accumulated_iterations)
         out = opt.step(closure)
         if self._real[0].grad is None:  # a skipped step (gradient accumulation): nothing was released
             eng.cancel_step()
