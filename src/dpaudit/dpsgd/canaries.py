@@ -59,6 +59,7 @@ Jagielski (2023) (inclusion with probability 1/2); Andrew et al. (2024) (random 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Optional
@@ -76,6 +77,15 @@ DEFAULT_KINDS = ("dirac", "spread", "large")
 SPREAD_COORDINATES = 16
 #: A ``"spread"`` canary is observed on the tensors of at least this many coordinates only.
 SPREAD_OBSERVED_MIN_SIZE = 32
+
+
+@functools.lru_cache(maxsize=64)
+def _accountant(noise_multiplier: float, sampling_rate: float, steps: int, delta: float):
+    """The certified accountant's answer for DP-SGD at these settings (a deterministic computation,
+    kept for the process: audits of runs with the same claim reuse it)."""
+    from ..accounting import Composition, get_epsilon
+
+    return get_epsilon(Composition.dpsgd(noise_multiplier, sampling_rate, steps), delta)
 
 
 def _shape_of(p) -> tuple:
@@ -120,11 +130,10 @@ def _scatter(real, canary, real_pos, canary_pos, n: int):
         out[torch.as_tensor(real_pos, device=out.device)] = real
         out[torch.as_tensor(canary_pos, device=out.device)] = canary.to(real.dtype)
         return out
-    if mod.startswith("jax"):
+    if mod.startswith("jax"):  # scattered on the host, moved once (no compilation per batch size)
         import jax.numpy as jnp
 
-        out = jnp.zeros((n, *real.shape[1:]), dtype=real.dtype)
-        return out.at[np.asarray(real_pos)].set(real).at[np.asarray(canary_pos)].set(canary.astype(real.dtype))
+        return jnp.asarray(_scatter(np.asarray(real), np.asarray(canary), real_pos, canary_pos, n))
     real = np.asarray(real)
     out = np.empty((n, *real.shape[1:]), dtype=real.dtype)
     out[real_pos] = real
@@ -197,7 +206,9 @@ class CanaryStep:
             if tuple(r.shape) != (b, *c.shape[1:]):
                 raise ValueError(f"a real row array has shape {tuple(r.shape)}, expected {(b, *c.shape[1:])} "
                                  f"({b} real examples in this step)")
-            out.append(_scatter(r, _like(c, r), self._real_pos, self.positions, self.size))
+            c = c if type(r).__module__.startswith("jax") else _like(c, r)
+            out.append(_scatter(r, c.astype(np.asarray(r).dtype) if isinstance(c, np.ndarray) else c,
+                                self._real_pos, self.positions, self.size))
         return out if keys is None else dict(zip(keys, out))
 
     _block: bool = field(repr=False, default=True)
@@ -759,7 +770,7 @@ class Canaries:
         ValueError
             Before the first step, or on invalid delta or beta.
         """
-        from ..accounting import get_epsilon
+        from .._validate import check_delta
         from .audit import audit_run
 
         beta = check_probability(beta, "beta")
@@ -770,7 +781,8 @@ class Canaries:
         has_block = any(k != "spread" for k in self.kinds)
         parts = len(runs) + has_block + (sampler is not None)
         share = beta / parts
-        acc = get_epsilon(next(iter(runs.values())).config.composition(), delta)
+        delta = check_delta(delta)
+        acc = _accountant(self.sigma, self.q, self.steps, delta)
         audits = {k: audit_run(r, delta=delta, beta=share, accountant=acc, **kwargs) for k, r in runs.items()}
         clip = self.clipping_check()
         eps = float(acc.epsilon)
