@@ -15,6 +15,7 @@ USER_BUGS = {
     "unclipped-last": "the last row of every batch left unclipped (an off-by-one in a micro-batch loop)",
     "fast-clip": "a fast clipping path that clips to 1 whatever max_grad_norm says (Opacus #664)",
     "realised-batch": "the noisy sum divided by the realised number of rows instead of q N (Opacus #819)",
+    "noise-reused": "a noise generator re-seeded before every step: the same noise vector at every step",
 }
 #: How the user's loader draws a step's batch (the accountant assumes "poisson").
 USER_SAMPLERS = ("poisson", "shuffle", "shuffle-drop-last", "weighted")
@@ -61,6 +62,8 @@ def user_step(rows, *, bug, C, sigma, divisor, rng):
             f[-1] = 1.0
         rows = [r * f.reshape(-1, *[1] * (r.ndim - 1)) for r in rows]
     d = max(1, n) if bug == "realised-batch" else divisor
+    if bug == "noise-reused":
+        rng = np.random.default_rng(1234)
     return [(r.sum(axis=0) + rng.normal(0.0, sigma * C, r.shape[1:])) / d for r in rows]
 
 

@@ -120,3 +120,16 @@ def test_sampler_check_is_exact_under_poisson_and_names_the_deviation():
         sampler_check(np.ones(5), 0.1)
     with pytest.raises(ValueError, match="rate"):
         sampler_check(np.ones((2, 2), dtype=int), 1.0)
+
+
+def test_reference_trainer_offers_spread_canaries():
+    """train_with_canaries(canary_kind="spread"): norm canary_norm in each of the MLP's 4 tensors,
+    observed along its unit direction; correct clipping cuts it to C (signal 1 in units of C)."""
+    pytest.importorskip("torch")
+    from dpaudit.dpsgd import DPSGDConfig, audit_run, train_with_canaries
+
+    run = train_with_canaries(DPSGDConfig(noise_multiplier=1.0, steps=4), canaries=400, canary_kind="spread",
+                              data=run_user_loop.__globals__["load_digits_task"](num_train=40), hidden=8)
+    o = run.observations
+    assert run.details["canary_kind"] == "spread" and abs(o[run.participation].mean() - o[:, ~run.mask].mean() - 1) < 0.3
+    assert not audit_run(run).violated

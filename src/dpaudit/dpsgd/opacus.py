@@ -26,6 +26,9 @@ expected batch size. After the step the block's gradient is the white-box observ
 back to units of ``max_grad_norm``). Every real-data line of the user's loop is Opacus's own
 code, so a bug in its clipping, noise or scaling shows in the canaries.
 
+With ``kinds="default"`` the hook runs on :class:`dpaudit.dpsgd.Canaries` instead: several
+canary kinds at random positions among the batch's rows (``docs/dpsgd.md`` §7).
+
 Opacus is an optional dependency (``pip install 'dpaudit[opacus]'``), imported lazily.
 """
 
@@ -68,7 +71,19 @@ class OpacusCanaries:
         sign-corrected observations have the Dirac canaries' law, so the sign costs nothing;
         against noise shared across steps (a noise generator re-seeded in the loop, noise reused
         every epoch) the ``"whitened"`` score sees signed canaries exactly, where Dirac canaries,
-        constant like the shared noise, cancel with it (``docs/dpsgd.md`` §3).
+        constant like the shared noise, cancel with it (``docs/dpsgd.md`` §3). Ignored with
+        ``kinds``.
+    kinds : "default" or sequence of str, optional
+        Use the multi-kind canaries of :class:`dpaudit.dpsgd.Canaries` instead (``"default"``:
+        ``dirac``, ``spread``, ``large``, and ``data`` with ``dataset_size``): rows at random
+        positions among the batch's, canaries spread over every parameter tensor (per-layer
+        clipping shows), canaries of norm ``1000 C`` (a skipped clipping shows), and data
+        canaries the user's loader draws (``step(batch_indices=...)``; the sampler shows).
+        :meth:`audit` then returns a :class:`~dpaudit.dpsgd.canaries.CanaryAudit`. ``None``
+        (default): the single-kind hook above (rows appended at the end of the batch).
+    dataset_size, data_canaries : int, optional
+        With ``kinds``: the real examples ``N`` and the number of data canaries, dataset indices
+        ``N ..`` (:class:`~dpaudit.dpsgd.Canaries`).
 
     Attributes
     ----------
@@ -84,7 +99,7 @@ class OpacusCanaries:
     TypeError
         If ``optimizer`` is not an Opacus ``DPOptimizer``.
     ValueError
-        On invalid counts or rates, or an unknown canary kind.
+        On invalid counts or rates, or an unknown canary kind (or ``kinds``).
 
     References
     ----------
@@ -295,7 +310,9 @@ class OpacusCanaries:
 
     def run(self, noise_multiplier: Optional[float] = None):
         """The observations so far as a :class:`~dpaudit.dpsgd.reference.TrainingRun` (config from
-        the optimizer: its noise multiplier and clipping norm, this hook's rate, the steps taken)."""
+        the optimizer: its noise multiplier and clipping norm, this hook's rate, the steps taken).
+        With ``kinds=...``: the ``"dirac"`` canaries' run (the first kind's without them); all of
+        them: ``self.engine.runs()``."""
         from .reference import DPSGDConfig, TrainingRun
 
         if self.engine is not None:
