@@ -185,3 +185,35 @@ def test_multi_kind_canaries_in_opacus_see_per_layer_and_position_dependent_clip
     assert per_layer.violated and per_layer.epsilon_lower_bound > per_layer.accountant_epsilon, per_layer.summary()
     last = _opacus_kinds_loop(("dirac", "large"), bug=_buggy_optimizer(skip_last=True), canaries=300).audit()
     assert last.violated and last.clipping["max_excess"] > 100, last.summary()
+
+
+@pytest.mark.parametrize("poisson", [True, False])
+def test_data_canaries_in_opacus_go_through_its_loader(poisson):
+    """Data canaries are entries of the user's dataset; Opacus's loader draws them. Its Poisson
+    DPDataLoader passes the sampler check; a plain shuffled DataLoader (fixed-size batches, every
+    example once per epoch) accounted as Poisson at rate batch / N does not."""
+    from opacus import PrivacyEngine
+
+    warnings.filterwarnings("ignore")
+    n, extra, batch = 100, 300, 40
+    x, y = load_digits_task(num_train=n, seed=0)
+    xs = torch.cat([torch.tensor(x), torch.zeros(extra, 64)])  # placeholders: dpaudit supplies their rows
+    ys = torch.cat([torch.tensor(y), torch.zeros(extra, dtype=torch.long)])
+    data = torch.utils.data.TensorDataset(xs, ys, torch.arange(n + extra))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 16), torch.nn.Tanh(), torch.nn.Linear(16, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    loader = torch.utils.data.DataLoader(data, batch_size=batch, shuffle=True)
+    model, opt, loader = PrivacyEngine().make_private(module=model, optimizer=opt, data_loader=loader,
+                                                      noise_multiplier=1.5, max_grad_norm=1.0, poisson_sampling=poisson)
+    hook = OpacusCanaries(opt, canaries=400, sampling_rate=batch / (n + extra), seed=0, kinds=("dirac", "data"),
+                          dataset_size=n, data_canaries=extra)
+    for _ in range(3):
+        for xb, yb, ib in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xb), yb).backward()
+            hook.step(batch_indices=ib)
+    a = hook.audit()
+    assert a.sampler is not None and a.violated == (not poisson), a.summary()
+    run = hook.engine.runs()["data"]
+    assert run.participation.sum() > 0 and not run.participation[:, ~run.mask].any()
