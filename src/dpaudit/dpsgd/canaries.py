@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -483,6 +484,8 @@ class Canaries:
         self._pattern = {k: [] for k in kinds}
         self._data_counts: list = []
         self._step = None
+        self._start = time.perf_counter()
+        self.seconds = 0.0  # wall time from construction to the last observed step
 
     # -- construction -------------------------------------------------------------------------------
     def _directions(self, m: int, rng) -> list:
@@ -677,13 +680,15 @@ class Canaries:
                 off = self._offset[k]
                 o = arrs[-1][off:off + self.counts[k]].copy()
             o *= scale
-            if not np.all(np.isfinite(o)):
+            if not np.all(np.isfinite(o)):  # nothing recorded; the step stays open
                 raise ValueError(f"the update holds non-finite values on the {k!r} canaries")
+            out[k] = o
+        for k, o in out.items():
             self._obs[k].append(o)
             self._part[k].append(part[k])
             self._pattern[k].append(signs[k])
-            out[k] = o
         self._step = None
+        self.seconds = time.perf_counter() - self._start
         return out
 
     def cancel_step(self) -> None:
@@ -718,7 +723,7 @@ class Canaries:
                               steps=self.steps, canary_norm=self.norms[k])
             part = np.array(self._part[k])
             out[k] = TrainingRun(observations=np.array(self._obs[k]), mask=self.masks[k], sampled=part.sum(axis=0),
-                                 participation=part, config=cfg, variant=f"canaries:{k}", seconds=float("nan"),
+                                 participation=part, config=cfg, variant=f"canaries:{k}", seconds=self.seconds,
                                  train_accuracy=float("nan"), pattern=np.array(self._pattern[k]),
                                  details={"canary_kind": k, "canary_norm": self.norms[k],
                                           "api": "dpaudit.dpsgd.canaries"})
