@@ -104,16 +104,49 @@ def controls(seeds: int):
           f"{seeds} accused; largest bound {max(a.epsilon_lower_bound for a in rows):.3f}", flush=True)
 
 
+def readme_controls(seeds: int):
+    """The README's three DP-SGD examples (correct steps) run ``seeds`` times, seeds substituted
+    into their text (torch's, NumPy's and JAX's generators and the canaries' own seed)."""
+    import contextlib
+    import io
+    import re
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_readme import readme_blocks
+
+    for line, code in readme_blocks():
+        if "canaries.audit" not in code:
+            continue
+        bounds, accused = [], 0
+        for s in range(seeds):
+            c = code.replace("manual_seed(0)", f"manual_seed({s})").replace("default_rng(0)", f"default_rng({s})")
+            c = c.replace("PRNGKey(t)", f"PRNGKey({s} * 1000 + t)")
+            c = re.sub(r'(kinds="default"|batch_divisor=q \* n)\)', rf"\1, seed={s})", c)
+            ns = {"__name__": "__main__"}
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(c, f"README.md:{line}", "exec"), ns)  # noqa: S102 - our own README
+            a = ns["canaries"].audit(delta=1e-5)
+            bounds.append(a.epsilon_lower_bound)
+            accused += a.violated
+        print(f"README.md:{line} example: {accused} of {seeds} accused; largest bound {max(bounds):.3f} "
+              f"(accountant {a.accountant_epsilon:.2f})", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--skip-bugs", action="store_true")
+    ap.add_argument("--readme-only", action="store_true", help="only the README examples over --seeds seeds")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     logging.getLogger("absl").setLevel(logging.ERROR)
+    if args.readme_only:
+        readme_controls(args.seeds)
+        return
     if not args.skip_bugs:
         bug_rows()
     controls(args.seeds)
+    readme_controls(args.seeds)
 
 
 if __name__ == "__main__":
