@@ -268,7 +268,9 @@ class OpacusCanaries:
         if opt.loss_reduction == "mean":  # Opacus divides by the expected batch size (times accumulation)
             eng.batch_divisor = float(opt.expected_batch_size * opt.accumulated_iterations)
         out = opt.step(closure)
-        if self._real[0].grad is None:  # a skipped step (gradient accumulation): nothing was released
+        skipped = getattr(opt, "_is_last_step_skipped", False) or \
+            (self.block is not None and self.block.grad is None)
+        if skipped:  # a skipped step (gradient accumulation, Poisson's skip): nothing was released
             eng.cancel_step()
             return out
         update = [p.grad for p in self._real] + ([self.block.grad] if self.block is not None else [])
