@@ -118,3 +118,102 @@ def test_signed_canaries_in_opacus_catch_a_noise_generator_reseeded_every_step()
     assert 0.5 < fine.epsilon_estimate_fit / fine.accountant_epsilon < 1.5, fine.summary()
     with pytest.raises(ValueError, match="canary_kind"):
         OpacusCanaries(ok.optimizer, canaries=10, canary_kind="input")
+
+
+def _clip_factors(opt, per_layer: bool, skip_last: bool):
+    """Per-sample clip factors as a buggy DPOptimizer computes them: one per tensor (per-layer
+    clipping to C each) or one overall; with the batch's last row left unclipped (off by one)."""
+    gs = opt.grad_samples
+    if per_layer:
+        return [(opt.max_grad_norm / (g.reshape(len(g), -1).norm(dim=1) + 1e-6)).clamp(max=1.0) for g in gs]
+    norms = torch.stack([g.reshape(len(g), -1).norm(dim=1) for g in gs], dim=1).norm(dim=1)
+    f = (opt.max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
+    if skip_last and len(f):
+        f[-1] = 1.0
+    return [f] * len(gs)
+
+
+def _buggy_optimizer(per_layer=False, skip_last=False):
+    from opacus.optimizers import DPOptimizer
+
+    class Buggy(DPOptimizer):
+        def clip_and_accumulate(self):
+            for p, f in zip(self.params, _clip_factors(self, per_layer, skip_last)):
+                grad = torch.einsum("i,i...", f.to(p.dtype), self._get_flat_grad_sample(p).to(p.dtype))
+                p.summed_grad = grad if p.summed_grad is None else p.summed_grad + grad
+
+    return Buggy
+
+
+def _opacus_kinds_loop(kinds, *, bug=None, widths=(64, 32, 32, 32, 32, 32, 32, 10), noise=6.30859375 * 0.5 ** 0.5, n=50,
+                       steps=5, canaries=2000, seed=0):
+    """An Opacus loop at q = 1 (every example in every step; epsilon 2 at delta 1e-5 for 5 steps at
+    this noise), with the multi-kind canaries; ``bug``: a DPOptimizer subclass swapped in."""
+    from opacus import PrivacyEngine
+
+    warnings.filterwarnings("ignore")
+    x, y = load_digits_task(num_train=n, seed=seed)
+    data = torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y))
+    torch.manual_seed(seed)
+    layers = []
+    for a, b in zip(widths[:-1], widths[1:]):
+        layers += [torch.nn.Linear(a, b), torch.nn.Tanh()]
+    model = torch.nn.Sequential(*layers[:-1])
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    loader = torch.utils.data.DataLoader(data, batch_size=n)
+    model, opt, loader = PrivacyEngine().make_private(module=model, optimizer=opt, data_loader=loader,
+                                                      noise_multiplier=noise, max_grad_norm=1.0, poisson_sampling=False)
+    if bug is not None:
+        opt.__class__ = bug
+    hook = OpacusCanaries(opt, canaries=canaries, sampling_rate=1.0, seed=seed, kinds=kinds)
+    for _ in range(steps):
+        for xb, yb in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xb), yb).backward()
+            hook.step()
+    return hook
+
+
+def test_multi_kind_canaries_in_opacus_see_per_layer_and_position_dependent_clipping():
+    """Opacus's own DPOptimizer with the default kinds is not accused; a subclass clipping each of
+    the 14 tensors on its own (noise for one overall norm; true epsilon 9.2 vs 2.0) is caught by
+    spread canaries, one leaving the batch's last row unclipped by the large canaries placed at
+    random positions (the clipping check: an observation near 1000 C / sigma)."""
+    ok = _opacus_kinds_loop("default", canaries=1500).audit()
+    assert not ok.violated and set(ok.audits) == {"dirac", "spread", "large"}, ok.summary()
+    per_layer = _opacus_kinds_loop(("spread",), bug=_buggy_optimizer(per_layer=True)).audit()
+    assert per_layer.violated and per_layer.epsilon_lower_bound > per_layer.accountant_epsilon, per_layer.summary()
+    last = _opacus_kinds_loop(("dirac", "large"), bug=_buggy_optimizer(skip_last=True), canaries=300).audit()
+    assert last.violated and last.clipping["max_excess"] > 100, last.summary()
+
+
+@pytest.mark.parametrize("poisson", [True, False])
+def test_data_canaries_in_opacus_go_through_its_loader(poisson):
+    """Data canaries are entries of the user's dataset; Opacus's loader draws them. Its Poisson
+    DPDataLoader passes the sampler check; a plain shuffled DataLoader (fixed-size batches, every
+    example once per epoch) accounted as Poisson at rate batch / N does not."""
+    from opacus import PrivacyEngine
+
+    warnings.filterwarnings("ignore")
+    n, extra, batch = 100, 300, 40
+    x, y = load_digits_task(num_train=n, seed=0)
+    xs = torch.cat([torch.tensor(x), torch.zeros(extra, 64)])  # placeholders: dpaudit supplies their rows
+    ys = torch.cat([torch.tensor(y), torch.zeros(extra, dtype=torch.long)])
+    data = torch.utils.data.TensorDataset(xs, ys, torch.arange(n + extra))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 16), torch.nn.Tanh(), torch.nn.Linear(16, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    loader = torch.utils.data.DataLoader(data, batch_size=batch, shuffle=True)
+    model, opt, loader = PrivacyEngine().make_private(module=model, optimizer=opt, data_loader=loader,
+                                                      noise_multiplier=1.5, max_grad_norm=1.0, poisson_sampling=poisson)
+    hook = OpacusCanaries(opt, canaries=400, sampling_rate=batch / (n + extra), seed=0, kinds=("dirac", "data"),
+                          dataset_size=n, data_canaries=extra)
+    for _ in range(3):
+        for xb, yb, ib in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xb), yb).backward()
+            hook.step(batch_indices=ib)
+    a = hook.audit()
+    assert a.sampler is not None and a.violated == (not poisson), a.summary()
+    run = hook.engine.runs()["data"]
+    assert run.participation.sum() > 0 and not run.participation[:, ~run.mask].any()

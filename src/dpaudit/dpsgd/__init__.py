@@ -15,17 +15,27 @@ its common bugs as variants, and the one-run audit of a run next to its accounta
   half with an input and a gradient canary, audited from two samples (``audit_many``);
 * :func:`shuffled_epsilon_lower_bound` — a certified lower bound on the epsilon of shuffled
   fixed-size batches (Chua et al. 2024's pair), to set against the Poisson accountant;
-* :mod:`dpaudit.dpsgd.opacus` — ``OpacusCanaries``, the canaries in a user's own Opacus loop.
+* :mod:`dpaudit.dpsgd.opacus` — ``OpacusCanaries``, the canaries in a user's own Opacus loop;
+* :class:`Canaries` — the canaries in any DP-SGD step (plain PyTorch, JAX/Optax, NumPy): each
+  step's canary gradient rows over the user's parameter shapes and where to insert them, the
+  noisy update handed back, several canary kinds at once (:data:`CANARY_KINDS`) audited together
+  (:class:`CanaryAudit`), with a clipping check and a sampler check (:func:`sampler_check`).
 
 Derivations and measurements: ``docs/dpsgd.md``.
 """
 
+from .canaries import CANARY_KINDS, CanaryAudit, Canaries, CanaryStep, sampler_check
 from .audit import DEFAULT_SCORES, SCORE_FUNCTIONS, DPSGDAudit, audit_run, canary_scores, whitened_scores
 from .plot import audit_plot, epsilon_plot
 from .shuffle import shuffled_epsilon_lower_bound
 from .reference import VARIANTS, DPSGDConfig, TrainingRun, load_digits_task, noise_for_epsilon, train_with_canaries
 
 __all__ = [
+    "CANARY_KINDS",
+    "CanaryAudit",
+    "CanaryStep",
+    "Canaries",
+    "sampler_check",
     "DEFAULT_SCORES",
     "DPSGDAudit",
     "DPSGDConfig",

@@ -26,6 +26,9 @@ expected batch size. After the step the block's gradient is the white-box observ
 back to units of ``max_grad_norm``). Every real-data line of the user's loop is Opacus's own
 code, so a bug in its clipping, noise or scaling shows in the canaries.
 
+With ``kinds="default"`` the hook runs on :class:`dpaudit.dpsgd.Canaries` instead: several
+canary kinds at random positions among the batch's rows (``docs/dpsgd.md`` §7).
+
 Opacus is an optional dependency (``pip install 'dpaudit[opacus]'``), imported lazily.
 """
 
@@ -68,7 +71,19 @@ class OpacusCanaries:
         sign-corrected observations have the Dirac canaries' law, so the sign costs nothing;
         against noise shared across steps (a noise generator re-seeded in the loop, noise reused
         every epoch) the ``"whitened"`` score sees signed canaries exactly, where Dirac canaries,
-        constant like the shared noise, cancel with it (``docs/dpsgd.md`` §3).
+        constant like the shared noise, cancel with it (``docs/dpsgd.md`` §3). Ignored with
+        ``kinds``.
+    kinds : "default" or sequence of str, optional
+        Use the multi-kind canaries of :class:`dpaudit.dpsgd.Canaries` instead (``"default"``:
+        ``dirac``, ``spread``, ``large``, and ``data`` with ``dataset_size``): rows at random
+        positions among the batch's, canaries spread over every parameter tensor (per-layer
+        clipping shows), canaries of norm ``1000 C`` (a skipped clipping shows), and data
+        canaries the user's loader draws (``step(batch_indices=...)``; the sampler shows).
+        :meth:`audit` then returns a :class:`~dpaudit.dpsgd.canaries.CanaryAudit`. ``None``
+        (default): the single-kind hook above (rows appended at the end of the batch).
+    dataset_size, data_canaries : int, optional
+        With ``kinds``: the real examples ``N`` and the number of data canaries, dataset indices
+        ``N ..`` (:class:`~dpaudit.dpsgd.Canaries`).
 
     Attributes
     ----------
@@ -84,7 +99,7 @@ class OpacusCanaries:
     TypeError
         If ``optimizer`` is not an Opacus ``DPOptimizer``.
     ValueError
-        On invalid counts or rates, or an unknown canary kind.
+        On invalid counts or rates, or an unknown canary kind (or ``kinds``).
 
     References
     ----------
@@ -93,7 +108,8 @@ class OpacusCanaries:
     """
 
     def __init__(self, optimizer, canaries: int = 1000, *, sampling_rate: float = 1.0,
-                 canary_norm: Optional[float] = None, seed: int = 0, canary_kind: str = "signed"):
+                 canary_norm: Optional[float] = None, seed: int = 0, canary_kind: str = "signed",
+                 kinds=None, dataset_size: Optional[int] = None, data_canaries: Optional[int] = None):
         import torch
 
         try:
@@ -106,6 +122,10 @@ class OpacusCanaries:
             raise ValueError(f"canary_kind must be one of {OPACUS_CANARY_KINDS}, got {canary_kind!r}")
         self.canary_kind = canary_kind
         self.optimizer = optimizer
+        self.engine = None
+        if kinds is not None:
+            self._init_engine(canaries, sampling_rate, canary_norm, seed, kinds, dataset_size, data_canaries)
+            return
         self.m = check_int(canaries, "canaries", 2)
         self.sampling_rate = check_rate(sampling_rate, "sampling_rate")
         self.max_grad_norm = float(optimizer.max_grad_norm)
@@ -194,13 +214,89 @@ class OpacusCanaries:
             self._block_marks = marks
         return buf[:n]
 
-    def step(self, closure=None):
-        """``optimizer.step()`` with the canaries: append their gradient rows, step, observe.
+    def _init_engine(self, canaries, sampling_rate, canary_norm, seed, kinds, dataset_size, data_canaries):
+        """The multi-kind path (``kinds`` given): a :class:`~dpaudit.dpsgd.canaries.Canaries` over
+        the optimizer's parameters, its block (if any) held by the optimizer at learning rate 0."""
+        import torch
+
+        from .canaries import DEFAULT_KINDS, Canaries
+
+        opt = self.optimizer
+        if isinstance(kinds, str):
+            if kinds != "default":
+                raise ValueError(f"kinds must be 'default' or a sequence of canary kinds, got {kinds!r}")
+            kinds = DEFAULT_KINDS + (("data",) if dataset_size is not None else ())
+        self._real = [p for p in opt.params]
+        if not self._real:
+            raise RuntimeError("the optimizer holds no model parameters")
+        self.max_grad_norm = float(opt.max_grad_norm)
+        self.sampling_rate = check_rate(sampling_rate, "sampling_rate")
+        self.engine = Canaries([tuple(p.shape) for p in self._real], noise_multiplier=float(opt.noise_multiplier),
+                               max_grad_norm=self.max_grad_norm, sampling_rate=self.sampling_rate, canaries=canaries,
+                               kinds=kinds, dataset_size=dataset_size, data_canaries=data_canaries,
+                               canary_norm=canary_norm, seed=seed)  # batch_divisor: set at each step
+        self.block = None
+        if self.engine.block_size:
+            self.block = torch.nn.Parameter(torch.zeros(self.engine.block_size, device=self._real[0].device))
+            opt.original_optimizer.add_param_group({"params": [self.block], "lr": 0.0, "weight_decay": 0.0,
+                                                    "momentum": 0.0})
+        self.m = sum(self.engine.counts.values())
+        self.mask = np.concatenate([self.engine.masks[k] for k in self.engine.kinds])
+        self.observations, self.participation, self.patterns = [], [], []
+        self.seconds = 0.0
+        self._start = time.perf_counter()
+
+    def _engine_step(self, closure, batch_indices):
+        opt, eng = self.optimizer, self.engine
+        gs = [opt._get_flat_grad_sample(p) for p in self._real]
+        batch = gs[0].shape[0]
+        if batch_indices is None and "data" not in eng.kinds:
+            step = eng.begin_step(batch_size=batch)
+        else:
+            import torch
+
+            bi = batch_indices.detach().cpu().numpy() if isinstance(batch_indices, torch.Tensor) else batch_indices
+            step = eng.begin_step(batch_indices=np.asarray(bi))
+            if step.real_mask.size != batch:
+                eng.cancel_step()
+                raise ValueError(f"batch_indices has {step.real_mask.size} entries, the batch {batch} rows")
+            keep = torch.as_tensor(step.real_mask, device=gs[0].device)
+            gs = [g[keep] for g in gs]
+        rows = step.insert(gs)
+        for p, r in zip(self._real + ([self.block] if self.block is not None else []), rows):
+            p.grad_sample = r
+        if opt.loss_reduction == "mean":  # Opacus divides by the expected batch size (times accumulation)
+            eng.batch_divisor = float(opt.expected_batch_size * opt.accumulated_iterations)
+        out = opt.step(closure)
+        skipped = getattr(opt, "_is_last_step_skipped", False) or \
+            (self.block is not None and self.block.grad is None)
+        if skipped:  # a skipped step (gradient accumulation, Poisson's skip): nothing was released
+            eng.cancel_step()
+            return out
+        update = [p.grad for p in self._real] + ([self.block.grad] if self.block is not None else [])
+        eng.observe(update)
+        self.seconds = time.perf_counter() - self._start
+        return out
+
+    def step(self, closure=None, batch_indices=None):
+        """``optimizer.step()`` with the canaries: add their gradient rows, step, observe.
+
+        Parameters
+        ----------
+        closure : callable, optional
+            Passed to ``optimizer.step``.
+        batch_indices : array or tensor of int, optional
+            Multi-kind path with ``"data"`` canaries only: the dataset indices of this step's
+            batch, in the order of its rows (the user's dataset returns them with each example).
 
         Returns
         -------
         Whatever ``optimizer.step`` returns.
         """
+        if self.engine is not None:
+            return self._engine_step(closure, batch_indices)
+        if batch_indices is not None:
+            raise ValueError("batch_indices needs the multi-kind canaries (OpacusCanaries(..., kinds=...))")
         self._append_canaries()
         out = self.optimizer.step(closure)
         g = self.block.grad
@@ -216,9 +312,14 @@ class OpacusCanaries:
 
     def run(self, noise_multiplier: Optional[float] = None):
         """The observations so far as a :class:`~dpaudit.dpsgd.reference.TrainingRun` (config from
-        the optimizer: its noise multiplier and clipping norm, this hook's rate, the steps taken)."""
+        the optimizer: its noise multiplier and clipping norm, this hook's rate, the steps taken).
+        With ``kinds=...``: the ``"dirac"`` canaries' run (the first kind's without them); all of
+        them: ``self.engine.runs()``."""
         from .reference import DPSGDConfig, TrainingRun
 
+        if self.engine is not None:
+            runs = self.engine.runs()
+            return runs["dirac"] if "dirac" in runs else next(iter(runs.values()))
         if not self.observations:
             raise ValueError("no step observed yet: call canaries.step() in the training loop")
         sigma = float(self.optimizer.noise_multiplier if noise_multiplier is None else noise_multiplier)
@@ -269,4 +370,8 @@ class OpacusCanaries:
         """
         from .audit import audit_run
 
+        if self.engine is not None:
+            if noise_multiplier is not None:
+                raise ValueError("noise_multiplier cannot be overridden with kinds=...; the claim is the optimizer's")
+            return self.engine.audit(delta=delta, beta=beta, **kwargs)
         return audit_run(self.run(noise_multiplier), delta=delta, beta=beta, **kwargs)

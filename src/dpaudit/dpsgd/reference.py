@@ -394,7 +394,7 @@ def _task_tensors(data, default, label_dtype, device):
     return x_np, y_np, torch.as_tensor(x_np, device=device), torch.as_tensor(y_np, device=device), time.perf_counter()
 
 
-CANARY_KINDS = ("dirac", "alternating", "signed", "random", "input")
+CANARY_KINDS = ("dirac", "alternating", "signed", "random", "spread", "input")
 
 
 def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: str = "correct", data=None,
@@ -421,6 +421,12 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
       own parameter space (Andrew et al. 2024): it trains the model like any example, and real
       gradients and the other canaries interfere; observation: the noisy sum's component along
       the direction, over ``C``.
+    * ``"spread"``: as ``"random"`` with the direction's norm split equally over the model's ``L``
+      parameter tensors and ``canary_norm`` in each (``sqrt(L) canary_norm`` in all), so that
+      anything done per tensor (clipping, noise, scaling) changes the observation (the kind
+      :class:`dpaudit.dpsgd.Canaries` calls ``"spread"``). A canary of norm far above ``C``
+      (``DPSGDConfig(canary_norm=1000 * C)``) is the ``"large"`` kind: a skipped clipping shows
+      as an observation near ``canary_norm / C``.
     * ``"input"``: a crafted example (uniform random pixels, a random label) whose gradient the
       model computes like any other; observation: the inner product of its clipped gradient at
       the step's parameters with the noisy sum, over ``C^2``. Its final-model score (minus its
@@ -441,7 +447,7 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
         :func:`load_digits_task`.
     hidden : int
         Width of the MLP's hidden layer.
-    canary_kind : {"dirac", "alternating", "signed", "random", "input"}
+    canary_kind : {"dirac", "alternating", "signed", "random", "spread", "input"}
         See above.
     seed : int
         Seeds the mask, the sampling, the noise and the initial parameters.
@@ -498,9 +504,18 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
     mask = rng.random(m) < 0.5
     included = np.flatnonzero(mask)
     d_model = sum(v.numel() for v in params.values())
-    if canary_kind == "random":
+    if canary_kind in ("random", "spread"):
         dirs = torch.randn(m, d_model, generator=gen, device=device)
-        dirs = dirs / dirs.norm(dim=1, keepdim=True)
+        if canary_kind == "spread":  # norm 1/sqrt(L) in each of the L parameter tensors
+            offset = 0
+            for v in params.values():
+                sl = slice(offset, offset + v.numel())
+                dirs[:, sl] /= dirs[:, sl].norm(dim=1, keepdim=True) * math.sqrt(len(params))
+                offset += v.numel()
+        else:
+            dirs = dirs / dirs.norm(dim=1, keepdim=True)
+        if canary_kind == "spread":  # canary_norm in each tensor: clipping any one tensor alone cuts it
+            cnorm = cnorm * math.sqrt(len(params))
     elif canary_kind == "input":
         cx = torch.rand(m, feats, generator=gen, device=device) * float(x.max())
         cy = torch.randint(0, int(y_np.max()) + 1, (m,), generator=gen, device=device)
@@ -563,7 +578,7 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
             noisy_model = g_sum + noise[:d_model]
             obs[t] = (block + noise[d_model:].cpu().numpy()) / C
         else:
-            if canary_kind == "random":
+            if canary_kind in ("random", "spread"):
                 cg = dirs * (min(C, cnorm) if per_example_clip else cnorm)
             else:
                 cgr = per_example(params, cx, cy)
@@ -575,8 +590,8 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
             if variant == "batch-clipping":
                 total = total * torch.clamp(C / (total.norm() + 1e-12), max=1.0)
             noisy_model = total + noise
-            direction = dirs if canary_kind == "random" else cg
-            obs[t] = (direction @ noisy_model).cpu().numpy() / (C if canary_kind == "random" else C * C)
+            direction = cg if canary_kind == "input" else dirs
+            obs[t] = (direction @ noisy_model).cpu().numpy() / (C * C if canary_kind == "input" else C)
         if variant == "realised-batch-size":
             # The update divides by the realised |B| (at least 1) instead of the public expected size;
             # the observation is the update times the public normaliser, so it carries the same factor.

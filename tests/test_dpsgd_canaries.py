@@ -1,0 +1,135 @@
+"""dpaudit.dpsgd.Canaries: canaries for any DP-SGD step, its kinds, and the bug classes one run catches.
+
+The user's step is NumPy (``tests/_dpsgd_user_loops.py``): dpaudit sees only the rows it hands out
+and the noisy update it gets back. Noise multipliers are the accountant's for epsilon 2 at
+delta 1e-5 (``noise_for_epsilon(2, 1e-5, q, steps)``, given as literals to keep the tests fast).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+
+from _dpsgd_user_loops import run_user_loop  # noqa: E402
+
+from dpaudit.dpsgd import Canaries, sampler_check  # noqa: E402
+
+SIGMA_Q1_T10 = 6.30859375  # noise_for_epsilon(2, 1e-5, 1.0, 10)
+SIGMA_Q1_T5 = SIGMA_Q1_T10 * math.sqrt(0.5)  # the same Gaussian-DP mu = sqrt(T) / sigma, so the same epsilon
+SIGMA_Q01_T30 = 1.5048828125  # noise_for_epsilon(2, 1e-5, 0.1, 30)
+DEEP = (64, 32, 32, 32, 32, 32, 32, 10)  # 14 parameter tensors, 13 of them observed (>= 32 coordinates)
+
+
+def test_rows_positions_shapes_and_observations():
+    shapes = [(30, 20), (3,), (20, 20)]
+    can = Canaries(shapes, noise_multiplier=1.0, max_grad_norm=2.0, sampling_rate=1.0, canaries=30, seed=1)
+    assert can.kinds == ("dirac", "spread", "large") and can.shapes[-1] == (can.block_size,) == (20,)
+    step = can.begin_step(batch_size=7)
+    k = len(step.positions)
+    assert k == sum(int(m.sum()) for m in can.masks.values()) and step.size == 7 + k
+    assert sorted(step.positions) != list(range(7, 7 + k))  # among the real rows, not appended
+    norms = np.sqrt(sum(np.square(r.reshape(k, -1)).sum(axis=1) for r in step.rows))
+    per_tensor = np.array([np.linalg.norm(r.reshape(k, -1), axis=1) for r in step.rows[:3]])
+    spread = per_tensor.sum(axis=0) > 0
+    assert np.allclose(per_tensor[:, spread], 8.0)  # canary_norm 4C in each user tensor
+    assert set(np.round(norms[~spread], 6)) == {8.0, 2000.0}  # dirac 4C, large 1000C on the block
+    real = [np.full((7, *s), 0.5) for s in shapes]
+    rows = step.insert(real)  # the block's zero rows are added when left out
+    assert [r.shape for r in rows] == [(step.size, *s) for s in can.shapes]
+    assert np.all(rows[0][np.setdiff1d(np.arange(step.size), step.positions)] == 0.5)
+    # an update that is the plain sum of the canary rows: each observation is its norm along its
+    # direction, in units of C, times its sign (the spread ones over the large tensor only)
+    obs = can.observe([r[step.positions].sum(axis=0) for r in rows])
+    run = can.runs()["dirac"]
+    assert np.allclose(obs["dirac"][run.participation[0]] * run.pattern[0][run.participation[0]], 4.0)
+    sp = can.runs()["spread"]
+    assert np.allclose((obs["spread"] * sp.pattern[0])[sp.participation[0]], 4.0 * math.sqrt(3), rtol=0.2)
+    torch = pytest.importorskip("torch")
+    step = can.begin_step(batch_size=2)
+    out = step.insert([torch.ones((2, *s), dtype=torch.float32) for s in shapes])
+    assert all(isinstance(o, torch.Tensor) and o.dtype == torch.float32 for o in out)
+    with pytest.raises(ValueError, match="begin_step called twice"):
+        can.begin_step(batch_size=2)
+    with pytest.raises(ValueError, match="shapes"):
+        can.observe([np.zeros(s) for s in shapes])
+    can.cancel_step()
+    with pytest.raises(ValueError, match="without begin_step"):
+        can.observe([np.zeros(s) for s in can.shapes])
+    with pytest.raises(ValueError, match="dataset_size"):
+        Canaries(shapes, noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.1, kinds=("data",))
+    with pytest.raises(ValueError, match="block"):
+        Canaries(shapes, noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.1, block=False, kinds=("dirac",))
+    with pytest.raises(ValueError, match="kinds"):
+        Canaries(shapes, noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.1, kinds=("input",))
+
+
+@pytest.mark.parametrize("bug, expect", [
+    ("correct", None),
+    ("unclipped-last", "clipping norm"),  # large canaries at random positions: one is last, unclipped
+    ("fast-clip", "certify"),  # clipped to 1 while C = 0.25: 4x the claimed sensitivity
+])
+def test_one_run_sees_clipping_bugs_of_a_users_step(bug, expect):
+    can = run_user_loop(bug, sigma=SIGMA_Q1_T5, steps=5, n=50, C=0.25 if bug == "fast-clip" else 1.0)
+    a = can.audit(delta=1e-5, beta=0.05)
+    assert a.violated == (expect is not None), a.summary()
+    if expect:
+        assert any(expect in f for f in a.findings), a.summary()
+    else:
+        assert a.epsilon_lower_bound < a.accountant_epsilon and a.clipping["p_value"] > 0.05 / 4
+
+
+def test_spread_canaries_see_per_layer_clipping_that_block_canaries_cannot():
+    """Each of 14 tensors clipped to C with noise for one overall norm: sensitivity sqrt(14) C,
+    true epsilon 9.2 against the accountant's 2.0 (q = 1, 5 steps). A spread canary's
+    observation carries about sqrt(13) times a correct step's signal; the correct step with the
+    same canaries is not accused. (A dedicated block is one tensor: per-layer clipping treats a
+    block canary exactly as flat clipping does.)"""
+    kw = dict(sigma=SIGMA_Q1_T5, steps=5, n=50, widths=DEEP, canaries=2000, kinds=("spread",))
+    bug = run_user_loop("per-layer", **kw).audit()
+    assert bug.violated and bug.epsilon_lower_bound > bug.accountant_epsilon, bug.summary()
+    ok = run_user_loop("correct", **kw).audit()
+    assert not ok.violated, ok.summary()
+
+
+@pytest.mark.parametrize("sampler", ["poisson", "shuffle", "weighted"])
+def test_data_canaries_see_the_users_sampler(sampler):
+    can = run_user_loop(sigma=SIGMA_Q01_T30, q=0.1, steps=30, n=100, canaries=600, kinds=("dirac", "data"),
+                        sampler=sampler, data_canaries=400)
+    a = can.audit()
+    assert a.sampler is not None and a.violated == (sampler != "poisson"), a.summary()
+    run = can.runs()["data"]
+    assert not run.participation[:, ~run.mask].any() and run.participation.any()
+
+
+def test_sampler_check_is_exact_under_poisson_and_names_the_deviation():
+    rng = np.random.default_rng(0)
+    ps = [sampler_check((rng.random((20, 50)) < 0.1).astype(int), 0.1, draws=199, seed=s)["p_value"] for s in range(40)]
+    assert sum(p <= 0.05 for p in ps) <= 5  # at most beta of them, with binomial slack (40 x 0.05 = 2)
+    shuffled = np.zeros((20, 50), dtype=int)
+    for e in range(2):
+        for j, t in enumerate(rng.permutation(50) // 5):
+            shuffled[10 * e + t, j] = 1
+    out = sampler_check(shuffled, 0.1)
+    assert out["p_value"] < 0.01 and out["variance"] == 0
+    assert sampler_check(np.full((3, 4), 2), 0.1)["repeats"] == 12
+    with pytest.raises(ValueError, match="counts"):
+        sampler_check(np.ones(5), 0.1)
+    with pytest.raises(ValueError, match="rate"):
+        sampler_check(np.ones((2, 2), dtype=int), 1.0)
+
+
+def test_reference_trainer_offers_spread_canaries():
+    """train_with_canaries(canary_kind="spread"): norm canary_norm in each of the MLP's 4 tensors,
+    observed along its unit direction; correct clipping cuts it to C (signal 1 in units of C)."""
+    pytest.importorskip("torch")
+    from dpaudit.dpsgd import DPSGDConfig, audit_run, train_with_canaries
+
+    run = train_with_canaries(DPSGDConfig(noise_multiplier=1.0, steps=4), canaries=400, canary_kind="spread",
+                              data=run_user_loop.__globals__["load_digits_task"](num_train=40), hidden=8)
+    o = run.observations
+    assert run.details["canary_kind"] == "spread" and abs(o[run.participation].mean() - o[:, ~run.mask].mean() - 1) < 0.3
+    assert not audit_run(run).violated
