@@ -15,7 +15,10 @@ its common bugs as variants, and the one-run audit of a run next to its accounta
   half with an input and a gradient canary, audited from two samples (``audit_many``);
 * :func:`shuffled_epsilon_lower_bound` — a certified lower bound on the epsilon of shuffled
   fixed-size batches (Chua et al. 2024's pair), to set against the Poisson accountant;
-* :mod:`dpaudit.dpsgd.opacus` — ``OpacusCanaries``, the canaries in a user's own Opacus loop.
+* :mod:`dpaudit.dpsgd.opacus` — ``OpacusCanaries``, the canaries in a user's own Opacus loop;
+* :mod:`dpaudit.dpsgd.harness` — many-run audits of the user's own DP-SGD step or training
+  function (``run_step_many``/``run_train_many``, ``audit_user_code``): batch-level clipping and
+  data-dependent normalisation.
 
 Derivations and measurements: ``docs/dpsgd.md``.
 """
@@ -24,6 +27,7 @@ from .audit import DEFAULT_SCORES, SCORE_FUNCTIONS, DPSGDAudit, audit_run, canar
 from .plot import audit_plot, epsilon_plot
 from .shuffle import shuffled_epsilon_lower_bound
 from .reference import VARIANTS, DPSGDConfig, TrainingRun, load_digits_task, noise_for_epsilon, train_with_canaries
+from .harness import audit_user_code, make_task, run_step_many, run_train_many
 
 __all__ = [
     "DEFAULT_SCORES",
@@ -34,10 +38,14 @@ __all__ = [
     "VARIANTS",
     "audit_plot",
     "audit_run",
+    "audit_user_code",
     "canary_scores",
     "epsilon_plot",
     "load_digits_task",
+    "make_task",
     "noise_for_epsilon",
+    "run_step_many",
+    "run_train_many",
     "shuffled_epsilon_lower_bound",
     "train_with_canaries",
     "whitened_scores",

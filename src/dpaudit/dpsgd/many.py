@@ -24,6 +24,7 @@ dpsgd_many.py`` sets this against a Python loop over Opacus runs on the same tas
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -391,8 +392,8 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
     Nasr et al. (2023) §5 (many-run white-box audits); Jagielski et al. (2020); Clopper & Pearson
     (1934); ``docs/dpsgd.md`` §3 (the scale statistic).
     """
-    from ..accounting import get_epsilon
     from ..scores import clopper_pearson_audit
+    from .audit import _claimed_accountant
 
     views = tuple(views)
     if not views or any(v not in VIEWS for v in views):
@@ -409,7 +410,9 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
         raise ValueError("the 'scale' view needs the scale scores of train_many")
     if "epoch_max" in views and result.epoch_max_in.size < 2:
         raise ValueError("the 'epoch_max' view needs the epoch-maximum scores of train_many")
-    acc = float(get_epsilon(result.config.composition(), delta).epsilon)
+    cfg = result.config
+    acc = float(_claimed_accountant(float(cfg.noise_multiplier), float(cfg.sampling_rate), int(cfg.steps),
+                                    float(delta)).epsilon)
     out = {"accountant_epsilon": acc, "runs": int(result.details["runs"]), "seconds": result.seconds}
     pairs = {"black_box": (result.black_box_in, result.black_box_out),
              "white_box": (result.white_box_in, result.white_box_out),
@@ -427,6 +430,15 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
     if profile is not None:
         out["profile_violated"] = any(out[v]["profile_violated"] for v in views)
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _accountant_delta(composition, epsilon: float) -> float:
+    """``get_delta(composition, epsilon).delta``, cached (a composition is hashable): audits of
+    several views, halves or repetitions of one claim compute each grid point once."""
+    from ..accounting import get_delta
+
+    return float(get_delta(composition, epsilon).delta)
 
 
 def profile_check(evidence, composition, epsilons) -> dict:
@@ -464,13 +476,11 @@ def profile_check(evidence, composition, epsilons) -> dict:
     Kairouz, Oh, Viswanath (2015) (a privacy profile as a family of (eps, delta) statements);
     Balle et al. (2018) (the hockey-stick divergence); paper 000 Alg. 6 (profile comparison).
     """
-    from ..accounting import get_delta
-
     grid = np.asarray(list(epsilons), dtype=float)
     if grid.size == 0 or np.any(~np.isfinite(grid)) or np.any(grid < 0):
         raise ValueError(f"epsilons must be a non-empty grid of finite values >= 0, got {epsilons!r}")
     lb = np.atleast_1d(np.asarray(evidence.delta_lower_bound(grid), dtype=float))
-    acc = np.array([float(get_delta(composition, float(e)).delta) for e in grid])
+    acc = np.array([_accountant_delta(composition, float(e)) for e in grid])
     diff = lb - acc
     j = int(np.argmax(diff))
     return {"violated": bool(diff[j] > 0), "witness_epsilon": float(grid[j]), "delta_lower_bound": float(lb[j]),
