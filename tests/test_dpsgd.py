@@ -317,3 +317,23 @@ def test_training_run_checks_its_fields_when_built():
     back = dataclasses.replace(run, observations=torch.as_tensor(run.observations), mask=run.mask.astype(int))
     assert isinstance(back.observations, np.ndarray) and np.array_equal(back.observations, run.observations)
     assert back.mask.dtype == bool
+
+
+def test_train_many_outputs_do_not_depend_on_the_chunk():
+    # Randomness is drawn per block of RNG_BLOCK runs, the initial model is seeded: the same seed gives
+    # the same scores at any chunk (the default one is chosen from the device's memory).
+    from dpaudit.dpsgd import load_digits_task
+    from dpaudit.dpsgd.many import RNG_BLOCK, choose_chunk, train_many
+
+    cfg = DPSGDConfig(noise_multiplier=1.0, sampling_rate=0.5, steps=2)
+    runs = RNG_BLOCK + 10
+    fields = ("black_box_in", "black_box_out", "white_box_in", "white_box_out", "scale_in", "epoch_max_out")
+    x, y = load_digits_task(num_train=40, seed=0)
+    kw = {"data": (x, (y % 2).astype(np.float32)), "opposing": 1, "null_block": 8, "hidden": 2}
+    results = [train_many(cfg, runs=runs, chunk=c, seed=4, **kw) for c in (RNG_BLOCK, 2 * RNG_BLOCK, None)]
+    assert [r.details["chunk"] for r in results[:2]] == [RNG_BLOCK, 2 * RNG_BLOCK]
+    for r in results[1:]:
+        assert all(np.array_equal(getattr(results[0], f), getattr(r, f)) for f in fields)
+    other = train_many(cfg, runs=runs, chunk=RNG_BLOCK, seed=5, **kw)
+    assert not np.array_equal(other.white_box_in, results[0].white_box_in)
+    assert RNG_BLOCK <= choose_chunk(10**6, 10**4, "cpu") <= 10**6 and choose_chunk(10, 1, "cpu") == RNG_BLOCK
