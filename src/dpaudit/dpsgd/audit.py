@@ -610,7 +610,7 @@ def _claimed_accountant(sigma: float, q: float, steps: int, delta: float):
 
 
 def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SCORES, accountant=None,
-              seed: int = 0) -> DPSGDAudit:
+              seed: int = 0, estimates: bool = True) -> DPSGDAudit:
     """Certified one-run audit and labelled estimates of a DP-SGD run with gradient canaries.
 
     Parameters
@@ -628,6 +628,11 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
         The accountant's answer for the run's config at ``delta`` (computed when not given).
     seed : int
         Tie-breaking of the one-run audits.
+    estimates : bool
+        Compute the two estimates (default). ``False`` skips them (``nan``, the note says so):
+        the audit's fixed cost is then the certified bounds and the accountant, which is cached
+        per ``(sigma, q, steps, delta)`` — about a third of the default audit's time on a
+        typical run (``benchmarks/results/dpsgd_audit_cost.md``).
 
     Returns
     -------
@@ -673,10 +678,10 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
     mu = max(a.mu_lower_bound for a in audits.values())
     lb = audits[best].epsilon_lower_bound
     notes = {}
-    if o is None:  # 'final' only: no white-box observations to fit
+    if o is None or not estimates:  # 'final' only (no white-box observations to fit), or skipped
         fit, eps_fit, eps_pld = {}, math.nan, math.nan
-        notes = {"fit": "not computed: white-box observations not scored", "pld": "not computed: white-box "
-                 "observations not scored"}
+        why = "not computed: white-box observations not scored" if estimates else "not computed: estimates=False"
+        notes = {"fit": why, "pld": why}
     else:
         signed = o if pattern is None else o * pattern
         excluded = signed[:, ~run.mask]
