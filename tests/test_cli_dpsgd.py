@@ -252,6 +252,8 @@ def test_audit_plot_draws_the_scores_and_rejects_another_run(saved, tmp_path):
     assert (tmp_path / "a.svg").read_text().lstrip().startswith("<?xml")
     with pytest.raises(ValueError, match="score must be one of"):
         audit_plot(r, a, score="final")
-    fewer = dataclasses.replace(r, observations=r.observations[:, :400], mask=r.mask[:400])
+    fewer = dataclasses.replace(r, observations=r.observations[:, :400], mask=r.mask[:400], sampled=r.sampled[:400],
+                                participation=r.participation[:, :400],
+                                pattern=None if r.pattern is None else r.pattern[:, :400])
     with pytest.raises(ValueError, match="not the audited run"):
         audit_plot(fewer, a)

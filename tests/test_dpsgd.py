@@ -144,7 +144,8 @@ def test_fitted_estimate_composes_like_the_accountant_within_one_percent():
 
     for sigma, q, steps in [(3.42, 1.0, 10), (11.8, 1.0, 10), (1.1, 0.05, 200), (50.0, 0.2, 30)]:
         comp = Composition.dpsgd(sigma, q, steps)
-        est, acc = _composed_epsilon_estimate(comp, DELTA), get_epsilon(comp, DELTA).epsilon
+        (est, note), acc = _composed_epsilon_estimate(comp, DELTA, sigma=sigma, q=q, steps=steps), get_epsilon(comp, DELTA).epsilon
+        assert note == "", note
         assert acc <= est <= 1.01 * acc, (sigma, q, steps, est, acc)
 
 
@@ -211,3 +212,128 @@ def test_random_direction_and_input_canaries(data, kind):
             audit_run(run, scores=("final",))
     with pytest.raises(ValueError, match="canary_kind"):
         train_with_canaries(cfg, canaries=10, canary_kind="pixel", data=data)
+
+
+def _constructed_run(T, m, q, sigma_claimed, sigma_true, seed=0, **cfg):
+    """A TrainingRun built from observations directly: included canaries sampled at rate q add 1
+    (one clipping norm), noise sigma_true (a run whose noise is sigma_claimed / sigma_true too small)."""
+    from dpaudit.dpsgd import TrainingRun
+
+    rng = np.random.default_rng(seed)
+    mask = rng.random(m) < 0.5
+    part = (rng.random((T, m)) < q) & mask
+    o = part + rng.normal(0.0, sigma_true, (T, m))
+    config = DPSGDConfig(noise_multiplier=sigma_claimed, sampling_rate=q, steps=T, **cfg)
+    return TrainingRun(observations=o, mask=mask, sampled=part.sum(axis=0), participation=part, config=config,
+                       variant="constructed", seconds=0.0, train_accuracy=math.nan)
+
+
+def test_blatant_bug_audit_is_bounded_and_its_estimates_are_never_bare():
+    # Issue 35 item 5 at a smaller size: noise 350x too small, q = 0.05. Each estimate is finite and
+    # labelled, or absent (nan, never inf) with a reason; below the certified bound it is flagged.
+    sigma = 1.2
+    a = audit_run(_constructed_run(100, 600, 0.05, sigma, sigma / 350), delta=DELTA)
+    assert a.violated and a.epsilon_lower_bound > a.accountant_epsilon
+    for which, v in (("fit", a.epsilon_estimate_fit), ("pld", a.epsilon_estimate_pld)):
+        assert v != math.inf and v != 0.0, (which, v)
+        text, note = a.estimate_text(which), a.estimate_notes[which]
+        assert text.startswith("not computed: ") if math.isnan(v) else "estimate, no confidence statement" in text
+        assert (v < a.epsilon_lower_bound) == ("below the certified lower bound" in note), (which, v, note)
+    assert "coarsened" in a.estimate_notes["fit"]  # the fitted mechanism is nearly noiseless: 1e5 nats
+    assert a.epsilon_estimate_fit > a.epsilon_lower_bound
+    assert " inf" not in a.summary() and "estimate, no confidence statement" in a.summary()
+    assert a.to_dict()["estimate_notes"] == a.estimate_notes
+    # A flag in words, and how far below.
+    from dpaudit.dpsgd.audit import _flag_below
+
+    assert _flag_below(1.0, "", 6.6).startswith("far below the certified lower bound 6.6")
+    assert _flag_below(5.0, "coarsened", 6.6).startswith("coarsened; below the certified")
+    assert _flag_below(7.0, "", 6.6) == "" and _flag_below(math.nan, "x", 6.6) == "x"
+
+
+def test_fitted_estimate_of_a_nearly_noiseless_mechanism_stays_within_memory(monkeypatch):
+    # The path that blew up (5-21 GB at noise multiplier 0.005, q = 0.05, 200 steps): the composed PLD
+    # of the fitted mechanism. Its peak traced allocation stays far below the uncapped FFT's size
+    # (2.7e8 points on the coarsest grid, 4 GB per complex array).
+    import tracemalloc
+
+    from dpaudit.dpsgd import audit as audit_module
+
+    sigma, q, steps = 0.005, 0.05, 200
+    assert steps * audit_module._gaussian_loss_range(sigma, q) / audit_module._ESTIMATE_GRIDS[0] > 2e8
+    tracemalloc.start()
+    try:
+        value, note = audit_module._composed_epsilon_estimate(Composition.dpsgd(sigma, q, steps), DELTA,
+                                                              sigma=sigma, q=q, steps=steps)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 300 * 2**20, peak
+    assert math.isfinite(value) and value > 1e4 and note.startswith("coarsened"), (value, note)
+    # An estimate that runs out of memory says so: nan and a reason, never a silent inf.
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr("dpaudit.accounting._pld.build_pld", no_memory)
+    a = audit_run(_constructed_run(5, 200, 1.0, 1.0, 1.0), delta=DELTA, scores=("lr",))
+    assert math.isnan(a.epsilon_estimate_fit) and "out of memory" in a.estimate_notes["fit"]
+    assert a.estimate_text("fit").startswith("not computed: out of memory")
+
+
+def test_training_run_checks_its_fields_when_built():
+    import dataclasses
+
+    import torch
+
+    from dpaudit.dpsgd import TrainingRun
+
+    run = _constructed_run(6, 20, 0.5, 1.0, 1.0)
+    o = run.observations.copy()
+    o[3, 7] = np.nan
+    with pytest.raises(ValueError, match=r"observations\[3, 7\] = nan .*step 3, canary 7"):
+        dataclasses.replace(run, observations=o)
+    with pytest.raises(ValueError, match="'mask' must hold 0/1"):
+        dataclasses.replace(run, mask=np.full(20, 2))
+    with pytest.raises(ValueError, match=r"'mask' must have shape \(20,\)"):
+        dataclasses.replace(run, mask=run.mask[:19])
+    with pytest.raises(ValueError, match="6 steps .* steps=7"):
+        dataclasses.replace(run, config=dataclasses.replace(run.config, steps=7))
+    with pytest.raises(ValueError, match="marks an excluded canary"):
+        dataclasses.replace(run, participation=np.ones((6, 20), dtype=bool), sampled=np.full(20, 6))
+    with pytest.raises(ValueError, match="'sampled' must be"):
+        dataclasses.replace(run, sampled=run.sampled + 1)
+    with pytest.raises(ValueError, match="'pattern' must hold"):
+        dataclasses.replace(run, pattern=np.zeros((6, 20)))
+    with pytest.raises(ValueError, match="real array"):
+        dataclasses.replace(run, observations=np.array([["a"] * 20] * 6))
+    with pytest.raises(ValueError, match="sampling_rate must be in"):
+        forged = dataclasses.replace(run.config)
+        object.__setattr__(forged, "sampling_rate", 1.5)
+        dataclasses.replace(run, config=forged)
+    with pytest.raises(TypeError, match="DPSGDConfig"):
+        dataclasses.replace(run, config={"noise_multiplier": 1.0})
+    # Torch tensors (any device) are converted once; 0/1 masks become bool.
+    back = dataclasses.replace(run, observations=torch.as_tensor(run.observations), mask=run.mask.astype(int))
+    assert isinstance(back.observations, np.ndarray) and np.array_equal(back.observations, run.observations)
+    assert back.mask.dtype == bool
+
+
+def test_train_many_outputs_do_not_depend_on_the_chunk():
+    # Randomness is drawn per block of RNG_BLOCK runs, the initial model is seeded: the same seed gives
+    # the same scores at any chunk (the default one is chosen from the device's memory).
+    from dpaudit.dpsgd import load_digits_task
+    from dpaudit.dpsgd.many import RNG_BLOCK, choose_chunk, train_many
+
+    cfg = DPSGDConfig(noise_multiplier=1.0, sampling_rate=0.5, steps=2)
+    runs = RNG_BLOCK + 10
+    fields = ("black_box_in", "black_box_out", "white_box_in", "white_box_out", "scale_in", "epoch_max_out")
+    x, y = load_digits_task(num_train=40, seed=0)
+    kw = {"data": (x, (y % 2).astype(np.float32)), "opposing": 1, "null_block": 8, "hidden": 2}
+    results = [train_many(cfg, runs=runs, chunk=c, seed=4, **kw) for c in (RNG_BLOCK, 2 * RNG_BLOCK, None)]
+    assert [r.details["chunk"] for r in results[:2]] == [RNG_BLOCK, 2 * RNG_BLOCK]
+    for r in results[1:]:
+        assert all(np.array_equal(getattr(results[0], f), getattr(r, f)) for f in fields)
+    other = train_many(cfg, runs=runs, chunk=RNG_BLOCK, seed=5, **kw)
+    assert not np.array_equal(other.white_box_in, results[0].white_box_in)
+    assert RNG_BLOCK <= choose_chunk(10**6, 10**4, "cpu") <= 10**6 and choose_chunk(10, 1, "cpu") == RNG_BLOCK

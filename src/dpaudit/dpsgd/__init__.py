@@ -20,6 +20,9 @@ its common bugs as variants, and the one-run audit of a run next to its accounta
   step's canary gradient rows over the user's parameter shapes and where to insert them, the
   noisy update handed back, several canary kinds at once (:data:`CANARY_KINDS`) audited together
   (:class:`CanaryAudit`), with a clipping check and a sampler check (:func:`sampler_check`).
+* :mod:`dpaudit.dpsgd.harness` — many-run audits of the user's own DP-SGD step or training
+  function (``run_step_many``/``run_train_many``, ``audit_user_code``): batch-level clipping and
+  data-dependent normalisation.
 
 Derivations and measurements: ``docs/dpsgd.md``.
 """
@@ -29,6 +32,7 @@ from .audit import DEFAULT_SCORES, SCORE_FUNCTIONS, DPSGDAudit, audit_run, canar
 from .plot import audit_plot, epsilon_plot
 from .shuffle import shuffled_epsilon_lower_bound
 from .reference import VARIANTS, DPSGDConfig, TrainingRun, load_digits_task, noise_for_epsilon, train_with_canaries
+from .harness import audit_user_code, make_task, run_step_many, run_train_many
 
 __all__ = [
     "CANARY_KINDS",
@@ -44,10 +48,14 @@ __all__ = [
     "VARIANTS",
     "audit_plot",
     "audit_run",
+    "audit_user_code",
     "canary_scores",
     "epsilon_plot",
     "load_digits_task",
+    "make_task",
     "noise_for_epsilon",
+    "run_step_many",
+    "run_train_many",
     "shuffled_epsilon_lower_bound",
     "train_with_canaries",
     "whitened_scores",

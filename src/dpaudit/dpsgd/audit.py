@@ -38,6 +38,7 @@ Chaudhuri (2025); paper 001 §9.2; ``docs/dpsgd.md``.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -284,7 +285,9 @@ class DPSGDAudit:
         Score function -> :class:`~dpaudit.scores.OneRunAudit`.
     epsilon_estimate_fit, epsilon_estimate_pld : float
         Estimates (no confidence statement): the fitted per-step mechanism composed by the
-        accountant, and the histogram PLD composed ``steps`` times.
+        accountant, and the histogram PLD composed ``steps`` times. ``nan`` when not computed
+        (never a silent ``inf``): ``estimate_notes`` says why. Read them through
+        :meth:`estimate_text`, which never gives a bare number.
     fit : dict
         The fitted per-step signal, noise and noise multiplier.
     delta, beta : float
@@ -313,6 +316,38 @@ class DPSGDAudit:
     train_seconds: float
     audit_seconds: float
     details: dict = field(default_factory=dict)
+    estimate_notes: dict = field(default_factory=dict)
+    """``{"fit": str, "pld": str}``: for each estimate, why it is absent (``nan``), how it was
+    coarsened, and whether it lies below the certified lower bound (then it understates the leak:
+    the certified bound holds with probability ``>= 1 - beta``, the estimate has no confidence
+    statement). An empty string: computed as documented, nothing to flag."""
+
+    def estimate_text(self, which: str) -> str:
+        """One estimate as text with its label and notes, never a bare number.
+
+        Parameters
+        ----------
+        which : {"fit", "pld"}
+            The fitted per-step mechanism composed, or the histogram PLD composed.
+
+        Returns
+        -------
+        str
+            ``"<value> (estimate, no confidence statement[; note])"``, or ``"not computed:
+            <reason>"``.
+
+        Raises
+        ------
+        ValueError
+            On another name.
+        """
+        if which not in ("fit", "pld"):
+            raise ValueError(f"which must be 'fit' or 'pld', got {which!r}")
+        value = self.epsilon_estimate_fit if which == "fit" else self.epsilon_estimate_pld
+        note = self.estimate_notes.get(which, "")
+        if not math.isfinite(value):
+            return note if note.startswith("not ") else f"not computed: {note or 'no reason recorded'}"
+        return f"{value:.4g} (estimate, no confidence statement{'; ' + note if note else ''})"
 
     @property
     def fraction_of_accountant(self) -> float:
@@ -335,8 +370,8 @@ class DPSGDAudit:
             f"({self.fraction_of_accountant:.2f} x the accountant; score {self.best_score!r}, "
             f"{a.guess.correct} of {a.guess.guesses} guesses correct, beta={self.beta:g})",
             f"  certified GDP mu lower bound:          {self.mu_lower_bound:.4g}",
-            f"  estimate, fitted per-step mechanism:   {self.epsilon_estimate_fit:.4g} (no confidence statement)",
-            f"  estimate, histogram PLD composed:      {self.epsilon_estimate_pld:.4g} (no confidence statement)",
+            f"  estimate, fitted per-step mechanism:   {self.estimate_text('fit')}",
+            f"  estimate, histogram PLD composed:      {self.estimate_text('pld')}",
             f"  time: training {self.train_seconds:.2f} s, audit {self.audit_seconds:.2f} s",
         ])
 
@@ -352,6 +387,7 @@ class DPSGDAudit:
             "fraction_of_accountant": self.fraction_of_accountant, "violated": self.violated,
             "best_score": self.best_score, "one_run": {k: v.to_dict() for k, v in self.one_run.items()},
             "epsilon_estimate_fit": self.epsilon_estimate_fit, "epsilon_estimate_pld": self.epsilon_estimate_pld,
+            "estimate_notes": dict(self.estimate_notes),
             "fit": self.fit, "train_seconds": self.train_seconds, "audit_seconds": self.audit_seconds,
             "details": self.details,
         })
@@ -362,9 +398,32 @@ class DPSGDAudit:
 _ESTIMATE_GRIDS = tuple(1.6e-2 / 4 ** i for i in range(5))
 #: Relative agreement of two successive grids at which the fitted estimate stops.
 _ESTIMATE_TOLERANCE = 1e-2
+#: Most loss-grid points an estimate's composed PLD may span (``steps x`` the per-step loss range
+#: over the grid): 2**21 points, a few tens of MB per array of the FFT composition. Past it the
+#: grid is coarsened to fit (the estimate then errs high by at most ``steps x`` the grid, said so).
+ESTIMATE_MAX_POINTS = 2 ** 21
+#: Most points of one step's PLD: dp_accounting builds it point by point in Python (~30 us each, ~0.5 s).
+ESTIMATE_MAX_STEP_POINTS = 2 ** 14
+#: dp_accounting truncates each Gaussian at tail mass 1e-15 (``tail_mass_truncation``): about
+#: 8 standard deviations each side; the prediction of the loss range uses 8.5.
+_TAIL_SD = 8.5
 
 
-def _composed_epsilon_estimate(composition, delta: float) -> float:
+def _gaussian_loss_range(sigma: float, q: float) -> float:
+    """Width (nats) of the per-step privacy-loss support of the Poisson-subsampled Gaussian with
+    noise multiplier ``sigma`` and rate ``q`` as dp_accounting discretises it (observations within
+    :data:`_TAIL_SD` standard deviations of either mean): for ``q = 1`` ``(1 + 2 k sigma) /
+    sigma^2``, for ``q < 1`` ``log(1 - q + q e^{a}) - log(1 - q + q e^{-a})`` with ``a = (1/2 +
+    k sigma) / sigma^2`` (the larger of the two directions, which mirror each other)."""
+    a = (0.5 + _TAIL_SD * sigma) / sigma ** 2
+    if q >= 1.0:
+        return 2.0 * a
+    lq, l1q = math.log(q), math.log1p(-q)
+    return float(np.logaddexp(l1q, lq + a) - np.logaddexp(l1q, lq - a))
+
+
+def _composed_epsilon_estimate(composition, delta: float, *, sigma: float = None, q: float = None,
+                               steps: int = None) -> tuple[float, str]:
     """eps(delta) of a composition, as an estimate: dp_accounting's pessimistic PLD on the grids
     :data:`_ESTIMATE_GRIDS`, coarse to fine, until two successive grids agree to
     :data:`_ESTIMATE_TOLERANCE` (relative); the finer one's value.
@@ -375,9 +434,20 @@ def _composed_epsilon_estimate(composition, delta: float) -> float:
     statement) that is enough: within 0.1 % of ``get_epsilon`` on the benchmark's DP-SGD
     configurations (q = 1 with 10 steps and q = 0.05 with 200 steps, accountant epsilon 1-8,
     noise multiplier +-10 %) and within 0.6 % at noise multipliers 0.1-200; 2-5x faster at
-    q = 0.05 (most of the certified call is its RDP cross-check), 1.2-2x at q = 1. Where the PLD
-    cannot answer (an infinite epsilon, round-off comparable to
-    ``delta``) it falls back on ``get_epsilon``.
+    q = 0.05 (most of the certified call is its RDP cross-check), 1.2-2x at q = 1.
+
+    **Bounded cost.** With ``sigma``, ``q`` and ``steps`` given (a DP-SGD composition), the
+    composed PLD's length is predicted before it is built (``steps x`` the per-step loss range,
+    :func:`_gaussian_loss_range`, over the grid); grids past :data:`ESTIMATE_MAX_POINTS` (or
+    whose single step passes :data:`ESTIMATE_MAX_STEP_POINTS`, built point by point) are
+    skipped, and when even the coarsest is past it the grid is coarsened to fit: the value then
+    errs high by at most ``steps x`` the grid (pessimistic rounding of each step's loss), and the
+    note says so. A fitted noise multiplier 350x below the claimed one (a blatant bug) needs
+    ~10^8 points on the coarsest grid (5-21 GB); coarsened, a few seconds and ~0.2 GB.
+    Where the PLD cannot answer (an infinite epsilon, round-off comparable to ``delta``) it falls
+    back on ``get_epsilon`` when the grids were not coarsened (its first grid, 4x finer than ours,
+    then spans at most ``4 x`` :data:`ESTIMATE_MAX_POINTS` points); on a coarsened grid there is no
+    value and the note says why.
 
     Parameters
     ----------
@@ -385,27 +455,53 @@ def _composed_epsilon_estimate(composition, delta: float) -> float:
         E.g. ``Composition.dpsgd(sigma, q, steps)``.
     delta : float
         In (0, 1).
+    sigma, q, steps : float, float, int, optional
+        The composition's DP-SGD parameters, for the cost prediction (none: no prediction).
 
     Returns
     -------
-    float
-        An estimate of epsilon at ``delta`` (it errs high, by the grid's pessimism).
+    (float, str)
+        An estimate of epsilon at ``delta`` (it errs high, by the grid's pessimism), or ``nan``;
+        and a note (empty when computed as above on an uncoarsened grid).
+
+    Raises
+    ------
+    MemoryError
+        Only if the PLD outgrows memory despite the prediction (the caller reports it).
     """
     from ..accounting import get_epsilon
     from ..accounting._pld import build_pld, pmf_epsilon, pmf_parts
 
+    grids, note = _ESTIMATE_GRIDS, ""
+    if sigma is not None:
+        width = _gaussian_loss_range(sigma, q)
+        span = steps * width
+        floor = max(span / ESTIMATE_MAX_POINTS, width / ESTIMATE_MAX_STEP_POINTS)
+        grids = tuple(g for g in _ESTIMATE_GRIDS if g >= floor)
+        if not grids:
+            grids = (floor,)
+            note = (f"coarsened: loss grid {floor:.3g} nats instead of <= {_ESTIMATE_GRIDS[0]:g} (the fitted "
+                    f"mechanism's losses span {width:.3g} nats per step, {span:.3g} composed), so it errs high by at "
+                    f"most {steps * floor:.3g}")
     previous = None
-    for interval in _ESTIMATE_GRIDS:
+    for interval in grids:
         value = -math.inf
         for losses, probs, inf_mass in pmf_parts(build_pld(composition, interval)):
             eps, charge = pmf_epsilon(losses, probs, inf_mass, delta)
             if not math.isfinite(eps) or charge > 0.5 * delta:
-                return float(get_epsilon(composition, delta).epsilon)
+                if note:
+                    return math.nan, ("not resolved: the PLD on the grid that fits in memory puts more than delta at "
+                                      "infinity or in round-off")
+                return float(get_epsilon(composition, delta).epsilon), ""
             value = max(value, eps)
         if previous is not None and abs(previous - value) <= _ESTIMATE_TOLERANCE * max(value, 1e-3):
             break
         previous = value
-    return float(value)
+    else:
+        if not note and len(grids) < len(_ESTIMATE_GRIDS):
+            note = (f"refinement stopped at loss grid {grids[-1]:.3g} nats by the cost cap before two grids agreed "
+                    f"to {_ESTIMATE_TOLERANCE:g}; it errs high")
+    return float(value), note
 
 
 def _sign_corrected(run) -> np.ndarray:
@@ -417,11 +513,20 @@ def _sign_corrected(run) -> np.ndarray:
     return o if pattern is None else o * _pattern(pattern, o.shape)
 
 
-def _fit_estimate(run, delta: float, observations=None, excluded=None) -> tuple[dict, float]:
+def _not_computed(exc: BaseException) -> str:
+    """The note of an estimate whose computation raised ``exc``."""
+    if isinstance(exc, MemoryError):
+        return "not computed: out of memory (MemoryError); the certified bounds are unaffected"
+    return f"not computed: {type(exc).__name__}: {exc}"
+
+
+def _fit_estimate(run, delta: float, observations=None, excluded=None) -> tuple[dict, float, str]:
     """Per-step signal (included canaries at their sampled steps) and noise (excluded canaries),
     the fitted noise multiplier and its composed epsilon (an estimate,
-    :func:`_composed_epsilon_estimate`). ``observations``: the sign-corrected observations
-    (:func:`_sign_corrected`) and ``excluded`` their columns ``[:, ~mask]``, if at hand."""
+    :func:`_composed_epsilon_estimate`), and a note. ``observations``: the sign-corrected
+    observations (:func:`_sign_corrected`) and ``excluded`` their columns ``[:, ~mask]``, if at
+    hand. No value (``nan``, never ``inf``) when there is no signal, no noise, or the estimate
+    fails (a ``MemoryError`` included): the note says which."""
     from ..accounting import Composition
 
     o = _sign_corrected(run) if observations is None else observations
@@ -430,36 +535,82 @@ def _fit_estimate(run, delta: float, observations=None, excluded=None) -> tuple[
     noise = float(out.std()) if out.size > 1 else float("nan")
     base = float(out.mean()) if out.size else 0.0
     signal = float(o[part].mean()) - base if part.any() else float("nan")
-    fit = {"signal": signal, "noise": noise, "noise_multiplier": noise / signal if signal and signal > 0 else math.inf}
-    eps = math.inf
-    if math.isfinite(fit["noise_multiplier"]) and fit["noise_multiplier"] > 0:
-        try:
-            eps = _composed_epsilon_estimate(Composition.dpsgd(fit["noise_multiplier"], run.config.sampling_rate,
-                                                              run.config.steps), delta)
-        except Exception:  # noqa: BLE001 - an estimate that cannot be computed is reported as inf
-            eps = math.inf
-    return fit, eps
+    ratio = noise / signal if signal > 0 and noise > 0 else math.nan
+    fit = {"signal": signal, "noise": noise, "noise_multiplier": ratio}
+    if not part.any():
+        return fit, math.nan, "not computed: no included canary was sampled in any step (no signal to fit)"
+    if not (signal > 0):
+        return fit, math.nan, (f"not computed: the included canaries' mean observation is not above the excluded "
+                               f"ones' (signal {signal:.3g}): no per-step mechanism to fit")
+    if not (noise > 0):
+        return fit, math.nan, "not computed: the excluded canaries' observations have no spread (no noise to fit)"
+    cfg = run.config
+    try:
+        eps, note = _composed_epsilon_estimate(Composition.dpsgd(ratio, cfg.sampling_rate, cfg.steps), delta,
+                                               sigma=ratio, q=float(cfg.sampling_rate), steps=int(cfg.steps))
+    except (MemoryError, ValueError, ArithmeticError, RuntimeError) as exc:
+        return fit, math.nan, _not_computed(exc)
+    return fit, eps, note
 
 
-def _pld_estimate(run, delta: float, observations=None, excluded=None) -> float:
+def _pld_estimate(run, delta: float, observations=None, excluded=None) -> tuple[float, str]:
     """Paper 001's histogram PLD of the per-step sign-corrected observations (included vs excluded
-    canaries), composed over the steps (an estimate). ``observations`` and ``excluded`` as for
-    :func:`_fit_estimate`."""
+    canaries), composed over the steps (an estimate), and a note. ``observations`` and
+    ``excluded`` as for :func:`_fit_estimate`. The composed PLD is kept within
+    :data:`ESTIMATE_MAX_POINTS` grid points by coarsening the loss grid (said so in the note);
+    ``nan`` with a reason when it cannot be computed or is not finite."""
     from ..scores import estimate_pld
 
     o = _sign_corrected(run) if observations is None else observations
     p, q_ = o[:, run.mask].ravel(), (o[:, ~run.mask] if excluded is None else excluded).ravel()
     if p.size < 10 or q_.size < 10:
-        return float("nan")
+        return math.nan, f"not computed: too few observations ({p.size} included, {q_.size} excluded; 10 each needed)"
+    steps, note = int(run.config.steps), ""
     try:
         pld = estimate_pld(p, q_)
-        return float(pld.epsilon(delta, steps=run.config.steps))
-    except Exception:  # noqa: BLE001 - reported as not available
-        return float("nan")
+        with np.errstate(divide="ignore"):
+            lp, lq = np.log(pld.p_mass), np.log(pld.q_mass)
+        both = (pld.p_mass > 0) & (pld.q_mass > 0)
+        span = float(np.ptp(lp[both] - lq[both])) * 2.0 if both.sum() > 1 else 0.0  # both directions
+        interval = pld.value_discretization_interval
+        if steps * span / interval > ESTIMATE_MAX_POINTS:
+            coarse = steps * span / ESTIMATE_MAX_POINTS
+            note = (f"coarsened: loss grid {coarse:.3g} nats instead of {interval:g} (the composed histogram PLD "
+                    f"spans about {steps * span:.3g} nats), so it errs high by at most {steps * coarse:.3g}")
+            pld = estimate_pld(p, q_, value_discretization_interval=coarse)
+        value = float(pld.epsilon(delta, steps=steps))
+    except (MemoryError, ValueError, ArithmeticError, RuntimeError) as exc:
+        return math.nan, _not_computed(exc)
+    if not math.isfinite(value):
+        share = pld.infinity_mass_p
+        return math.nan, (f"not finite: {share:.3g} of the included canaries' per-step observations fall in bins no "
+                          f"excluded canary reaches (loss infinity), more than delta after {steps} steps")
+    return value, note
+
+
+def _flag_below(value: float, note: str, certified: float) -> str:
+    """Add to an estimate's note that it lies below the certified lower bound (it then
+    understates the leak), with how far."""
+    if math.isfinite(value) and value < certified:
+        far = "far " if value < 0.5 * certified else ""
+        flag = (f"{far}below the certified lower bound {certified:.4g}: it understates the leak (the bound holds "
+                f"with probability >= 1 - beta; the estimate has no confidence statement)")
+        return f"{note}; {flag}" if note else flag
+    return note
+
+
+@functools.lru_cache(maxsize=256)
+def _claimed_accountant(sigma: float, q: float, steps: int, delta: float):
+    """The accountant's answer for the claimed DP-SGD at ``delta`` (``get_epsilon`` of
+    ``Composition.dpsgd(sigma, q, steps)``), cached per ``(sigma, q, steps, delta)``: an audit
+    of many runs of one configuration (seeds, canary kinds, a benchmark) computes it once."""
+    from ..accounting import Composition, get_epsilon
+
+    return get_epsilon(Composition.dpsgd(sigma, q, steps), delta)
 
 
 def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SCORES, accountant=None,
-              seed: int = 0) -> DPSGDAudit:
+              seed: int = 0, estimates: bool = True) -> DPSGDAudit:
     """Certified one-run audit and labelled estimates of a DP-SGD run with gradient canaries.
 
     Parameters
@@ -477,6 +628,11 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
         The accountant's answer for the run's config at ``delta`` (computed when not given).
     seed : int
         Tie-breaking of the one-run audits.
+    estimates : bool
+        Compute the two estimates (default). ``False`` skips them (``nan``, the note says so):
+        the audit's fixed cost is then the certified bounds and the accountant, which is cached
+        per ``(sigma, q, steps, delta)`` — about a third of the default audit's time on a
+        typical run (``benchmarks/results/dpsgd_audit_cost.md``).
 
     Returns
     -------
@@ -493,7 +649,6 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
     """
     import time
 
-    from ..accounting import get_epsilon
     from ..scores import one_run_audit
 
     delta = check_delta(delta)
@@ -503,13 +658,16 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
         raise ValueError(f"scores must be a non-empty subset of {SCORE_FUNCTIONS}, got {scores!r}")
     t0 = time.perf_counter()
     cfg = run.config
-    acc = accountant if accountant is not None else get_epsilon(cfg.composition(), delta)
+    acc = accountant if accountant is not None else _claimed_accountant(
+        float(cfg.noise_multiplier), float(cfg.sampling_rate), int(cfg.steps), float(delta))
     audits = {}
     if "final" in scores and getattr(run, "final_scores", None) is None:
         raise ValueError("the 'final' score needs input canaries (train_with_canaries(..., canary_kind='input'))")
     o = pattern = None
     if any(kind != "final" for kind in scores):  # checked once for all the score functions
         o = _observations(run.observations)
+        if o.shape[1] < 2:
+            raise ValueError(f"the one-run audit needs at least 2 canaries, the run has {o.shape[1]}")
         pattern = getattr(run, "pattern", None)
         pattern = None if pattern is None else _pattern(pattern, o.shape)
     for kind in scores:
@@ -518,14 +676,21 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
         audits[kind] = one_run_audit(sc, run.mask, delta=delta, beta=beta / len(scores), rng=seed)
     best = max(audits, key=lambda k: audits[k].epsilon_lower_bound)
     mu = max(a.mu_lower_bound for a in audits.values())
-    signed = _sign_corrected(run) if pattern is None or o is None else o * pattern
-    excluded = signed[:, ~run.mask]
-    fit, eps_fit = _fit_estimate(run, delta, signed, excluded)
-    eps_pld = _pld_estimate(run, delta, signed, excluded)
     lb = audits[best].epsilon_lower_bound
+    notes = {}
+    if o is None or not estimates:  # 'final' only (no white-box observations to fit), or skipped
+        fit, eps_fit, eps_pld = {}, math.nan, math.nan
+        why = "not computed: white-box observations not scored" if estimates else "not computed: estimates=False"
+        notes = {"fit": why, "pld": why}
+    else:
+        signed = o if pattern is None else o * pattern
+        excluded = signed[:, ~run.mask]
+        fit, eps_fit, notes["fit"] = _fit_estimate(run, delta, signed, excluded)
+        eps_pld, notes["pld"] = _pld_estimate(run, delta, signed, excluded)
+        notes = {k: _flag_below(v, notes[k], lb) for k, v in (("fit", eps_fit), ("pld", eps_pld))}
     return DPSGDAudit(
         accountant_epsilon=float(acc.epsilon), accountant_kind=str(getattr(acc, "kind", "")), epsilon_lower_bound=lb,
         mu_lower_bound=mu, violated=bool(lb > float(acc.epsilon)), best_score=best, one_run=audits,
         epsilon_estimate_fit=eps_fit, epsilon_estimate_pld=eps_pld, fit=fit, delta=delta, beta=beta, config=cfg,
-        variant=run.variant, canaries=int(run.mask.size), train_seconds=run.seconds,
+        variant=run.variant, canaries=int(run.mask.size), train_seconds=run.seconds, estimate_notes=notes,
         audit_seconds=time.perf_counter() - t0, details={"scores": scores, "accountant_method": getattr(acc, "method", "")})

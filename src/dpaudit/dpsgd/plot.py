@@ -181,15 +181,21 @@ def audit_plot(run, audit, path=None, *, score=None, title=None):
             ("certified lower bound", audit.epsilon_lower_bound, "C3" if audit.violated else "C2", None),
             ("estimate: fitted mechanism", audit.epsilon_estimate_fit, "0.8", "//"),
             ("estimate: histogram PLD", audit.epsilon_estimate_pld, "0.8", "//")]
-    shown = [v for _, v, _, _ in rows if math.isfinite(v) and v > 0]
+    # The scale follows the accountant and the certified bound; an estimate far above both (a
+    # nearly noiseless fitted mechanism: 10^5) is drawn to the edge with its value written.
+    anchor = max(audit.accountant_epsilon, audit.epsilon_lower_bound)
+    shown = [v for _, v, _, _ in rows if math.isfinite(v) and 0 < v <= 5 * anchor]
     top = 1.15 * max(shown) if shown else 1.0
+    notes = getattr(audit, "estimate_notes", {}) or {}
     for i, (label, v, colour, hatch) in enumerate(rows):
         y = len(rows) - 1 - i
+        note = notes.get(("fit", "pld")[i - 2], "") if i >= 2 else ""
         if math.isfinite(v):
-            bx.barh(y, v, color=colour, hatch=hatch, edgecolor="0.3")
-            bx.text(min(v, top) + 0.01 * top, y, f"{v:.3g}", va="center", fontsize=8)
+            bx.barh(y, min(v, top * 1.1), color=colour, hatch=hatch, edgecolor="0.3")
+            text = f"{v:.3g}" + (" (off scale)" if v > top * 1.1 else "") + (" (below certified)" if "below the certified" in note else "")
+            bx.text(min(v, top) + 0.01 * top, y, text, va="center", fontsize=8)
         else:
-            bx.text(0.01 * top, y, "inf" if v == math.inf else "not available", va="center", fontsize=8)
+            bx.text(0.01 * top, y, "not computed (see the audit's estimate_notes)", va="center", fontsize=8)
     bx.axvline(audit.accountant_epsilon, color="0.3", ls="--", lw=1)
     bx.set_yticks(range(len(rows)))
     bx.set_yticklabels([r[0] for r in reversed(rows)], fontsize=8)

@@ -176,6 +176,24 @@ class TrainingRun:
         chosen before the run, independent of the mask): all ``+1`` for ``"dirac"`` canaries,
         ``(-1)^t`` for ``"alternating"`` ones, random for ``"signed"`` ones. ``None`` means
         all ``+1``. The scores read it (:func:`dpaudit.dpsgd.canary_scores`).
+
+    Every field is checked when the run is built (:func:`validate_run_fields`, shared with
+    :meth:`load`); arrays may be given as NumPy arrays, array-likes or torch tensors (on any
+    device: converted to NumPy once, here, so a training loop can keep its observations on the
+    device and hand them over at the end). 0/1 ``mask`` and ``participation`` become bool.
+
+    Raises
+    ------
+    TypeError
+        When ``config`` is not a :class:`DPSGDConfig` or ``details`` not a dict.
+    ValueError
+        Naming the field and what is wrong: ``observations`` not a real ``(steps, m)`` array with
+        ``steps == config.steps``, or holding a NaN/inf (the message names the step and the
+        canary); ``mask`` not 0/1 of shape ``(m,)``; ``participation`` not 0/1 of shape
+        ``(steps, m)`` or marking an excluded canary; ``sampled`` not its column sums; ``pattern``
+        not ``+-1`` of shape ``(steps, m)``; ``final_scores`` not finite of shape ``(m,)``; a
+        config whose noise multiplier is not ``> 0``, sampling rate not in ``(0, 1]`` or steps
+        not an integer ``>= 1``.
     """
 
     observations: np.ndarray
@@ -189,6 +207,16 @@ class TrainingRun:
     final_scores: Optional[np.ndarray] = None
     details: dict = field(default_factory=dict)
     pattern: Optional[np.ndarray] = None
+
+    def __post_init__(self):
+        if not isinstance(self.config, DPSGDConfig):
+            raise TypeError(f"config must be a DPSGDConfig, got {type(self.config).__name__}")
+        if not isinstance(self.details, dict):
+            raise TypeError(f"details must be a dict, got {type(self.details).__name__}")
+        fields = validate_run_fields(self.config, self.observations, self.mask, self.participation,
+                                     sampled=self.sampled, pattern=self.pattern, final_scores=self.final_scores)
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
 
     def save(self, path) -> Path:
         """Write the run to ``path`` as a ``.npz`` archive that :meth:`load` reads back exactly.
@@ -314,42 +342,14 @@ class TrainingRun:
             raise bad(f"invalid config: {exc}") from None
 
         o = arrays["observations"]
-        if o.ndim != 2 or o.dtype.kind != "f" or not np.all(np.isfinite(o)):
-            raise bad(f"'observations' must be a finite float array of shape (steps, m), got {o.dtype} of shape "
-                      f"{o.shape}")
-        steps, m = o.shape
-        if m < 2:
-            raise bad(f"'observations' must have at least 2 canaries (columns), got {m}")
-        if steps != config.steps:
-            raise bad(f"'observations' has {steps} steps (rows), the config says steps={config.steps}")
-
-        def zero_one(key: str, shape: tuple) -> np.ndarray:
-            a = arrays[key]
-            if a.shape != shape:
-                raise bad(f"{key!r} must have shape {shape}, got {a.shape}")
-            if a.dtype != bool:
-                if a.dtype.kind not in "iuf" or not np.all(np.isin(a, (0, 1))):
-                    raise bad(f"{key!r} must hold 0/1 (bool), got {a.dtype}")
-                a = a.astype(bool)
-            return a
-
-        mask = zero_one("mask", (m,))
-        part = zero_one("participation", (steps, m))
-        if part[:, ~mask].any():
-            raise bad("'participation' marks an excluded canary (mask 0) in a step's batch")
-        if "sampled" in arrays:
-            sampled = arrays["sampled"]
-            if sampled.shape != (m,) or sampled.dtype.kind not in "iu" or not np.array_equal(sampled, part.sum(axis=0)):
-                raise bad("'sampled' must be the per-canary count of steps in 'participation'")
-        else:
-            sampled = part.sum(axis=0)
-        pattern = arrays.get("pattern")
-        if pattern is not None and (pattern.shape != (steps, m) or pattern.dtype.kind not in "iuf"
-                                    or not np.all(np.abs(pattern) == 1)):
-            raise bad(f"'pattern' must hold +1/-1 in shape {(steps, m)}, got {pattern.dtype} of shape {pattern.shape}")
-        final = arrays.get("final_scores")
-        if final is not None and (final.shape != (m,) or final.dtype.kind != "f" or not np.all(np.isfinite(final))):
-            raise bad(f"'final_scores' must be a finite float array of shape ({m},), got shape {final.shape}")
+        if o.ndim == 2 and o.shape[1] < 2:
+            raise bad(f"'observations' must have at least 2 canaries (columns), got {o.shape[1]}")
+        try:
+            fields = validate_run_fields(config, o, arrays["mask"], arrays["participation"],
+                                         sampled=arrays.get("sampled"), pattern=arrays.get("pattern"),
+                                         final_scores=arrays.get("final_scores"))
+        except ValueError as exc:
+            raise bad(str(exc)) from None
         details = meta.get("details", {})
         if not isinstance(details, dict):
             raise bad("'meta' details must be a JSON object")
@@ -357,9 +357,106 @@ class TrainingRun:
             seconds, accuracy = float(meta.get("seconds", math.nan)), float(meta.get("train_accuracy", math.nan))
         except (TypeError, ValueError):
             raise bad("'meta' seconds and train_accuracy must be numbers") from None
-        return cls(observations=o, mask=mask, sampled=sampled, participation=part, config=config,
-                   variant=str(meta.get("variant", "unknown")), seconds=seconds, train_accuracy=accuracy,
-                   final_scores=final, details=details, pattern=pattern)
+        return cls(config=config, variant=str(meta.get("variant", "unknown")), seconds=seconds,
+                   train_accuracy=accuracy, details=details, **fields)
+
+
+def _host_array(value) -> np.ndarray:
+    """``value`` as a NumPy array: a torch tensor (any device) is detached and copied to the host
+    once; anything else goes through ``np.asarray`` (no copy when it already is an array)."""
+    if hasattr(value, "detach") and hasattr(value, "cpu"):
+        value = value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def validate_run_fields(config, observations, mask, participation, *, sampled=None, pattern=None,
+                        final_scores=None) -> dict:
+    """Check a DP-SGD run's arrays against each other and the claimed config; return them converted.
+
+    The one check behind :class:`TrainingRun` (when built) and :meth:`TrainingRun.load`.
+
+    Parameters
+    ----------
+    config : DPSGDConfig
+        The claim; its noise multiplier (``> 0``), sampling rate (``(0, 1]``) and steps
+        (integer ``>= 1``) are checked again (a frozen config can still be forged).
+    observations : array or torch tensor, shape (steps, m)
+        Real numbers (bool/int are converted to float64; float32 is kept), all finite, ``steps
+        == config.steps``, ``m >= 0``.
+    mask : array, shape (m,)
+        0/1 or bool.
+    participation : array, shape (steps, m)
+        0/1 or bool; never 1 for a canary whose mask is 0.
+    sampled : array of int, shape (m,), optional
+        Must equal ``participation.sum(axis=0)`` (computed when not given).
+    pattern : array, shape (steps, m), optional
+        ``+1``/``-1``.
+    final_scores : array, shape (m,), optional
+        Finite.
+
+    Returns
+    -------
+    dict
+        ``observations``, ``mask`` (bool), ``participation`` (bool), ``sampled``, ``pattern`` and
+        ``final_scores`` (``None`` where not given), ready for ``TrainingRun(**fields, ...)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the array and what is wrong; a NaN or infinite observation names its step and
+        canary (the first one in step order).
+    """
+    try:
+        DPSGDConfig.__post_init__(config)
+    except (TypeError, AttributeError) as exc:
+        raise ValueError(f"invalid config: {exc}") from None
+    o = _host_array(observations)
+    if o.ndim != 2 or o.dtype.kind not in "biuf":
+        raise ValueError(f"'observations' must be a real array of shape (steps, m), got {o.dtype} of shape {o.shape}")
+    if o.dtype.kind != "f":
+        o = o.astype(float)
+    bad_obs = ~np.isfinite(o)
+    if bad_obs.any():
+        t, i = (int(v) for v in np.argwhere(bad_obs)[0])
+        raise ValueError(f"'observations' must be finite: observations[{t}, {i}] = {float(o[t, i])!r} (step {t}, canary {i}; "
+                         f"{int(bad_obs.sum())} non-finite value(s) in all)")
+    steps, m = o.shape
+    if steps != config.steps:
+        raise ValueError(f"'observations' has {steps} steps (rows), the config says steps={config.steps}")
+
+    def zero_one(key: str, value, shape: tuple) -> np.ndarray:
+        a = _host_array(value)
+        if a.shape != shape:
+            raise ValueError(f"{key!r} must have shape {shape}, got {a.shape}")
+        if a.dtype != bool:
+            if a.dtype.kind not in "iuf" or not np.all((a == 0) | (a == 1)):
+                raise ValueError(f"{key!r} must hold 0/1 (bool), got {a.dtype}")
+            a = a.astype(bool)
+        return a
+
+    mask = zero_one("mask", mask, (m,))
+    part = zero_one("participation", participation, (steps, m))
+    if part[:, ~mask].any():
+        raise ValueError("'participation' marks an excluded canary (mask 0) in a step's batch")
+    counts = part.sum(axis=0)
+    if sampled is None:
+        sampled = counts
+    else:
+        sampled = _host_array(sampled)
+        if sampled.shape != (m,) or sampled.dtype.kind not in "iu" or not np.array_equal(sampled, counts):
+            raise ValueError("'sampled' must be the per-canary count of steps in 'participation'")
+    if pattern is not None:
+        pattern = _host_array(pattern)
+        if pattern.shape != (steps, m) or pattern.dtype.kind not in "iuf" or not np.all(np.abs(pattern) == 1):
+            raise ValueError(f"'pattern' must hold +1/-1 in shape {(steps, m)}, got {pattern.dtype} of shape "
+                             f"{pattern.shape}")
+    if final_scores is not None:
+        final_scores = _host_array(final_scores)
+        if final_scores.shape != (m,) or final_scores.dtype.kind != "f" or not np.all(np.isfinite(final_scores)):
+            raise ValueError(f"'final_scores' must be a finite float array of shape ({m},), got shape "
+                             f"{final_scores.shape}")
+    return {"observations": o, "mask": mask, "participation": part, "sampled": sampled, "pattern": pattern,
+            "final_scores": final_scores}
 
 
 #: The ``meta["format"]`` and ``meta["version"]`` of :meth:`TrainingRun.save`'s archives.
