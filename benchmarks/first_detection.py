@@ -57,16 +57,21 @@ def replayed_witnesses(entry, trials: int):
     return [pairs[i % len(pairs)] for i in range(trials)]
 
 
-TESTERS = ("hockey-stick", "default")
+TESTERS = ("hockey-stick", "default", "hockey-stick-0.9")
+"""``--compare-testers``: the hockey-stick tester alone at beta (the old default), the default
+(float screen), and the hockey-stick tester alone at 0.9 beta (what the split leaves the
+distributional tester on float outputs, whichever tester would have fired first)."""
 
 
 def run_one(entry, eps, seed, stages, num_samples, trials, beta, tester: str = "hockey-stick") -> dict:
     mech, claim = entry.mechanism(eps), entry.claim(eps)
     finder = GridFinder(replayed_witnesses(entry, trials))
     t0 = time.perf_counter()
+    if tester == "hockey-stick-0.9":
+        beta = beta * (1.0 - dpaudit.testers.FLOAT_SCREEN_SHARE)
     result = dpaudit.audit(mech, claim, finder, num_samples=num_samples, trials=trials, beta=beta,
                            seed=seed, stages=stages, processes=1,
-                           tester=dpaudit.HockeyStickTester() if tester == "hockey-stick" else None)
+                           tester=None if tester == "default" else dpaudit.HockeyStickTester())
     wall = time.perf_counter() - t0
     calls, first = 0, None
     for rec in sorted(result.trials, key=lambda r: r.index):
@@ -101,8 +106,10 @@ def render_testers(cache, rows, args, meta) -> str:
            f"Command: `{meta['command']}`", "",
            f"Machine: {meta['machine']}. Load averages (1/5/15 min) at start {meta['load0']}, at end {meta['load1']}.",
            "", "Per audit as above with `stages=\"auto\"`; medians over the seeds that detected (else over all).", "",
-           "| mechanism | eps | float outputs | detected hs / default | calls hs | default | ratio | first trial hs | default | found by (default) |",
-           "|---|---:|---|---|---:|---:|---:|---|---|---|"]
+           "hs: hockey-stick alone at beta (the default before); default: float screen at beta/10 on float outputs; "
+           "hs 0.9: hockey-stick alone at 0.9 beta (the distributional tester's share under the split).", "",
+           "| mechanism | eps | float outputs | detected hs / default / hs 0.9 | calls hs | default | hs 0.9 | ratio default/hs | ratio hs 0.9/hs | first trial hs | default | hs 0.9 | found by (default) |",
+           "|---|---:|---|---|---:|---:|---:|---:|---:|---|---|---|---|"]
     tot = {t: 0 for t in TESTERS}
     for e, eps in rows:
         recs = {t: [cache.get(key_of(e.name, eps, s, "auto", args.num_samples, args.trials, args.beta, t))
@@ -117,13 +124,13 @@ def render_testers(cache, rows, args, meta) -> str:
         for t in TESTERS:
             tot[t] += sum(r["calls"] for r in recs[t])
         found = ",".join(sorted({str(r["found_by"]) for r in recs["default"] if r["detected"]})) or "-"
-        out.append(f"| {e.name} | {eps:g} | {recs['default'][0].get('float_outputs')} | "
-                   f"{sum(r['detected'] for r in recs['hockey-stick'])}/{len(recs['hockey-stick'])} / "
-                   f"{sum(r['detected'] for r in recs['default'])}/{len(recs['default'])} | "
-                   f"{calls['hockey-stick']:,.0f} | {calls['default']:,.0f} | {calls['default'] / calls['hockey-stick']:.3g} | "
-                   f"{first['hockey-stick']} | {first['default']} | {found} |")
-    out += ["", f"All audits together (every seed): calls hockey-stick {tot['hockey-stick']:,.0f}, default "
-            f"{tot['default']:,.0f} (ratio {tot['default'] / max(tot['hockey-stick'], 1):.3g}).", ""]
+        det = " / ".join(f"{sum(r['detected'] for r in recs[t])}/{len(recs[t])}" for t in TESTERS)
+        h = calls["hockey-stick"]
+        out.append(f"| {e.name} | {eps:g} | {recs['default'][0].get('float_outputs')} | {det} | "
+                   f"{h:,.0f} | {calls['default']:,.0f} | {calls['hockey-stick-0.9']:,.0f} | {calls['default'] / h:.3g} | "
+                   f"{calls['hockey-stick-0.9'] / h:.3g} | {first['hockey-stick']} | {first['default']} | "
+                   f"{first['hockey-stick-0.9']} | {found} |")
+    out += ["", "All audits together (every seed): calls " + ", ".join(f"{t} {tot[t]:,.0f}" for t in TESTERS) + ".", ""]
     return "\n".join(out)
 
 
@@ -142,6 +149,8 @@ def plan(args):
         rows.append((e, 1.0))
         if e.violates(0.01):
             rows.append((e, 0.01))
+    if args.epsilons:
+        rows = [(e, eps) for e, eps in rows if eps in args.epsilons]
     return rows
 
 
@@ -248,6 +257,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dpsniper", action="store_true", help="include the dpsniper-* entries")
     ap.add_argument("--no-private", action="store_true", help="leave out the correct entries")
     ap.add_argument("--only-private", action="store_true", help="only the correct entries")
+    ap.add_argument("--epsilons", type=float, nargs="*", default=None, help="only these of 1 and 0.01")
     ap.add_argument("--compare-testers", action="store_true",
                     help="stages auto, the hockey-stick tester alone vs the default tester (float screen)")
     ap.add_argument("--cache", type=Path, default=RESULTS / "first_detection.json")

@@ -306,7 +306,7 @@ def audit(
         in_flight.clear()
 
     try:
-        if not stop and (pending or next_index < budget) and tester.peek_samples:
+        if not stop and (pending or next_index < budget) and getattr(tester, "peek_samples", 0):
             # The tester settles its configuration (the default: whether to screen float outputs)
             # from a peek at the first pair, drawn from a stream no trial uses.
             first = known_pairs[min(known_pairs)] if known_pairs else None  # a resumed audit's trial 0
