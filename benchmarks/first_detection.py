@@ -21,6 +21,12 @@ rule's savings) and that none is flagged.
 Results are cached per audit in ``--cache`` (JSON) so interrupted runs add up; the Markdown is
 rewritten from the cache at the end.
 
+``--compare-testers`` instead runs every audit with ``stages="auto"`` twice, with the hockey-stick
+tester alone (``tester=HockeyStickTester()``, the default before issue 37) and with the default
+tester (``tester=None``: on non-integer float outputs the float-bits screen takes a tenth of beta,
+:class:`dpaudit.testers.FloatScreenTester`), and prints what the split costs: detections, calls
+and trials to the first detection, and which tester detected.
+
 Run: ``python benchmarks/first_detection.py`` (defaults: ``--seeds 3 --num-samples 50000
 --trials 10 --beta 0.01``).
 """
@@ -51,12 +57,21 @@ def replayed_witnesses(entry, trials: int):
     return [pairs[i % len(pairs)] for i in range(trials)]
 
 
-def run_one(entry, eps, seed, stages, num_samples, trials, beta) -> dict:
+TESTERS = ("hockey-stick", "default", "hockey-stick-0.9")
+"""``--compare-testers``: the hockey-stick tester alone at beta (the old default), the default
+(float screen), and the hockey-stick tester alone at 0.9 beta (what the split leaves the
+distributional tester on float outputs, whichever tester would have fired first)."""
+
+
+def run_one(entry, eps, seed, stages, num_samples, trials, beta, tester: str = "hockey-stick") -> dict:
     mech, claim = entry.mechanism(eps), entry.claim(eps)
     finder = GridFinder(replayed_witnesses(entry, trials))
     t0 = time.perf_counter()
+    if tester == "hockey-stick-0.9":
+        beta = beta * (1.0 - dpaudit.testers.FLOAT_SCREEN_SHARE)
     result = dpaudit.audit(mech, claim, finder, num_samples=num_samples, trials=trials, beta=beta,
-                           seed=seed, stages=stages, processes=1)
+                           seed=seed, stages=stages, processes=1,
+                           tester=None if tester == "default" else dpaudit.HockeyStickTester())
     wall = time.perf_counter() - t0
     calls, first = 0, None
     for rec in sorted(result.trials, key=lambda r: r.index):
@@ -73,11 +88,50 @@ def run_one(entry, eps, seed, stages, num_samples, trials, beta) -> dict:
         "outer_seconds": wall,
         "stop_reasons": [r.stopped_by for r in sorted(result.trials, key=lambda r: r.index)],
         "claim": claim.describe(),
+        "found_by": (None if first is None else result.trials[[r.index for r in result.trials].index(first)]
+                     .outcome.strongest_part.tester),
+        "float_outputs": result.tester.get("float_outputs"),
     }
 
 
-def key_of(name, eps, seed, mode, n, trials, beta):
-    return f"{name}|{eps:g}|{seed}|{mode}|{n}|{trials}|{beta:g}"
+def key_of(name, eps, seed, mode, n, trials, beta, tester="hockey-stick"):
+    # the hockey-stick tester was the default before issue 37: its keys stay as they were
+    return f"{name}|{eps:g}|{seed}|{mode}|{n}|{trials}|{beta:g}" + ("" if tester == "hockey-stick" else f"|{tester}")
+
+
+def render_testers(cache, rows, args, meta) -> str:
+    """The ``--compare-testers`` table: hockey-stick alone vs the default (float screen, beta split)."""
+    med = statistics.median
+    out = ["# First detection: the hockey-stick tester alone vs the default (float-bits screen at beta/10)", "",
+           f"Command: `{meta['command']}`", "",
+           f"Machine: {meta['machine']}. Load averages (1/5/15 min) at start {meta['load0']}, at end {meta['load1']}.",
+           "", "Per audit as above with `stages=\"auto\"`; medians over the seeds that detected (else over all).", "",
+           "hs: hockey-stick alone at beta (the default before); default: float screen at beta/10 on float outputs; "
+           "hs 0.9: hockey-stick alone at 0.9 beta (the distributional tester's share under the split).", "",
+           "| mechanism | eps | float outputs | detected hs / default / hs 0.9 | calls hs | default | hs 0.9 | ratio default/hs | ratio hs 0.9/hs | first trial hs | default | hs 0.9 | found by (default) |",
+           "|---|---:|---|---|---:|---:|---:|---:|---:|---|---|---|---|"]
+    tot = {t: 0 for t in TESTERS}
+    for e, eps in rows:
+        recs = {t: [cache.get(key_of(e.name, eps, s, "auto", args.num_samples, args.trials, args.beta, t))
+                    for s in range(args.seeds)] for t in TESTERS}
+        recs = {t: [r for r in v if r is not None] for t, v in recs.items()}
+        if not all(recs.values()):
+            continue
+        use = {t: [r for r in v if r["detected"]] or v for t, v in recs.items()}
+        calls = {t: med([r["calls"] for r in use[t]]) for t in TESTERS}
+        first = {t: ",".join(str(r["first_trial"] + 1) if r["first_trial"] is not None else "-" for r in recs[t])
+                 for t in TESTERS}
+        for t in TESTERS:
+            tot[t] += sum(r["calls"] for r in recs[t])
+        found = ",".join(sorted({str(r["found_by"]) for r in recs["default"] if r["detected"]})) or "-"
+        det = " / ".join(f"{sum(r['detected'] for r in recs[t])}/{len(recs[t])}" for t in TESTERS)
+        h = calls["hockey-stick"]
+        out.append(f"| {e.name} | {eps:g} | {recs['default'][0].get('float_outputs')} | {det} | "
+                   f"{h:,.0f} | {calls['default']:,.0f} | {calls['hockey-stick-0.9']:,.0f} | {calls['default'] / h:.3g} | "
+                   f"{calls['hockey-stick-0.9'] / h:.3g} | {first['hockey-stick']} | {first['default']} | "
+                   f"{first['hockey-stick-0.9']} | {found} |")
+    out += ["", "All audits together (every seed): calls " + ", ".join(f"{t} {tot[t]:,.0f}" for t in TESTERS) + ".", ""]
+    return "\n".join(out)
 
 
 def plan(args):
@@ -95,6 +149,8 @@ def plan(args):
         rows.append((e, 1.0))
         if e.violates(0.01):
             rows.append((e, 0.01))
+    if args.epsilons:
+        rows = [(e, eps) for e, eps in rows if eps in args.epsilons]
     return rows
 
 
@@ -201,6 +257,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dpsniper", action="store_true", help="include the dpsniper-* entries")
     ap.add_argument("--no-private", action="store_true", help="leave out the correct entries")
     ap.add_argument("--only-private", action="store_true", help="only the correct entries")
+    ap.add_argument("--epsilons", type=float, nargs="*", default=None, help="only these of 1 and 0.01")
+    ap.add_argument("--compare-testers", action="store_true",
+                    help="stages auto, the hockey-stick tester alone vs the default tester (float screen)")
     ap.add_argument("--cache", type=Path, default=RESULTS / "first_detection.json")
     ap.add_argument("--out", type=Path, default=None, help="Markdown output (default: print)")
     args = ap.parse_args(argv)
@@ -212,17 +271,18 @@ def main(argv=None) -> int:
     if args.only_private:
         rows = [(e, eps) for e, eps in rows if e.private]
     cache = json.loads(args.cache.read_text()) if args.cache.exists() else {}
+    runs = ([("auto", t) for t in TESTERS] if args.compare_testers else [(m, "hockey-stick") for m in MODES])
     for e, eps in rows:
         for seed in range(args.seeds):
-            for mode in (MODES if seed % 2 == 0 else MODES[::-1]):
-                k = key_of(e.name, eps, seed, mode, args.num_samples, args.trials, args.beta)
+            for mode, tester in (runs if seed % 2 == 0 else runs[::-1]):
+                k = key_of(e.name, eps, seed, mode, args.num_samples, args.trials, args.beta, tester)
                 if k in cache:
                     continue
-                rec = run_one(e, eps, seed, mode, args.num_samples, args.trials, args.beta)
+                rec = run_one(e, eps, seed, mode, args.num_samples, args.trials, args.beta, tester)
                 rec["load1"] = os.getloadavg()[0]
                 cache[k] = rec
                 args.cache.write_text(json.dumps(cache, indent=1, sort_keys=True))
-                print(f"{e.name:34s} eps={eps:<5g} seed={seed} {mode:4s} detected={rec['detected']!s:5s} "
+                print(f"{e.name:34s} eps={eps:<5g} seed={seed} {mode:4s} {tester:12s} detected={rec['detected']!s:5s} "
                       f"calls={rec['calls']:>9,} wall={rec['wall_seconds']:7.2f}s trials={rec['trials_run']} "
                       f"load={rec['load1']:.2f}", file=sys.stderr, flush=True)
     load1 = " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -236,7 +296,7 @@ def main(argv=None) -> int:
                    f"{platform.machine()}, {os.cpu_count()} cores, pinned to CPUs {affinity}",
         "load0": load0, "load1": load1,
     }
-    text = render(cache, rows, args, meta)
+    text = (render_testers if args.compare_testers else render)(cache, rows, args, meta)
     if args.out:
         args.out.write_text(text)
         print(f"wrote {args.out}", file=sys.stderr)

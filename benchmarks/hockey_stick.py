@@ -271,6 +271,40 @@ def zoo_bounds(n, seeds, beta, epsilons=(0.01, 1.0)):
     return rows
 
 
+def ratio(n, repeats, beta):
+    """Test time / draw time of the default hockey-stick tester on 1-D outputs (issue 37's goal: at
+    most 10x at 500,000 per dataset). Cases: NonDPLaplace1 at eps = 0.01 (the timing table's
+    violation) and zoo:dp-laplace at eps = 1 on its first witness pair (a pass); draw = numpy
+    ``rng.laplace`` of 2n values (the reference above). Medians over ``repeats``, draw and test
+    interleaved on the same generator; CPU time of this process (``time.process_time``, one
+    thread), which a busy machine inflates far less than wall time."""
+    from dpaudit.mechanisms import zoo
+
+    entry = zoo.get("dp-laplace")
+    pair = entry.witnesses()[0]
+    cases = (("NonDPLaplace1 eps=0.01", NonDPLaplace1(EPS), D0, D1, PureDP(EPS)),
+             ("zoo:dp-laplace eps=1", entry.mechanism(1.0), pair.d0, pair.d1, entry.claim(1.0)))
+    tester = HockeyStickTester()
+    warm = np.random.default_rng(0)
+    tester.test(warm.laplace(size=(4000, 1)), warm.laplace(size=(4000, 1)), PureDP(1.0), beta=beta, rng=0)
+    rows = []
+    for label, mech, d0, d1, claim in cases:
+        draw_s, test_s = [], []
+        for rep in range(repeats):
+            rng = np.random.default_rng([n, rep])
+            t0 = time.process_time()
+            rng.laplace(0.0, 1.0, 2 * n)
+            draw_s.append(time.process_time() - t0)
+            x0 = draw(mech, d0, n, rng)
+            x1 = draw(mech, d1, n, rng, output_dim=x0.shape[1])
+            t0 = time.process_time()
+            out = tester.test(x0, x1, claim, beta=beta, rng=rep)
+            test_s.append(time.process_time() - t0)
+        d, t = statistics.median(draw_s), statistics.median(test_s)
+        rows.append(f"| {label} | {n:,} | {d:.4f} | {t:.3f} | {t / d:.1f} | {out.margin:.6g} |")
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, nargs="+", default=[50_000, 500_000],
@@ -284,8 +318,18 @@ def main(argv=None):
     parser.add_argument("--bound-samples", type=int, default=500_000,
                         help="outputs per dataset for the zoo bounds table (default 500000; 0 skips it)")
     parser.add_argument("--bound-seeds", type=int, default=5, help="seeds averaged in the bounds table (default 5)")
+    parser.add_argument("--ratio", action="store_true",
+                        help="only the test time / draw time table of the default tester on 1-D outputs "
+                             "(at the first --samples size)")
     args = parser.parse_args(argv)
 
+    if args.ratio:
+        print(f"dpaudit {dpaudit.__version__} from {os.path.dirname(dpaudit.__file__)}; load {os.getloadavg()[0]:.2f}; "
+              f"beta = {args.beta}, median of {args.repeats} repeats")
+        print("| case | n per dataset | numpy draw of 2n (CPU s) | test (CPU s) | test / draw | margin (last repeat) |")
+        print("|---|---:|---:|---:|---:|---:|")
+        print("\n".join(ratio(args.samples[0], args.repeats, args.beta)))
+        return 0
     load0 = os.getloadavg()
     timings, paths5, exact5 = run(args.samples, args.repeats, args.beta, args.threads)
     load1 = os.getloadavg()

@@ -17,6 +17,7 @@ import pytest
 dp = pytest.importorskip("opendp.prelude")
 
 from dpaudit import GridFinder, audit  # noqa: E402
+from dpaudit.testers import HockeyStickTester  # noqa: E402
 from dpaudit.privacy.claims import ApproxDP, PureDP  # noqa: E402
 from dpaudit.datasets import AddRemove, Domain, Replace  # noqa: E402
 from dpaudit.errors import DPAuditError, MechanismError  # noqa: E402
@@ -213,7 +214,8 @@ def test_example_mechanisms_pickle_and_rebuild():
 
 def _witness_audit(mech, samples, seed):
     pairs = [mech.neighbouring.pair(d0, d1) for d0, d1 in mech.witness_pairs]
-    return audit(mech, PureDP(1.0), GridFinder(pairs), num_samples=samples, trials=len(pairs), beta=0.01, seed=seed)
+    return audit(mech, PureDP(1.0), GridFinder(pairs), num_samples=samples, trials=len(pairs), beta=0.01, seed=seed,
+                 tester=HockeyStickTester())  # (its detection; the default also screens float bits)
 
 
 def test_wrong_d_in_sum_is_flagged_at_its_witness_pair():

@@ -99,7 +99,7 @@ def test_user_function_targets(user_module):
                 "--pairs", "[[[1.0], [1.0, 1.0]]]", "--search", "grid", "--quiet")
     assert leaky.exit_code == 1, leaky.output
     ok = run("test", "usermech:noisy_sum", "--epsilon", "1", "--samples", "3000", "--seed", "0",
-             "--pairs", "[[[1.0], [1.0, 1.0]]]", "--search", "grid", "--quiet")
+             "--pairs", "[[[1.0], [1.0, 1.0]]]", "--search", "grid", "--quiet", "--tester", "hockey-stick")
     assert ok.exit_code == 0, ok.output
 
 

@@ -87,7 +87,9 @@ def test_empty_shortcut_is_flagged_by_default_with_no_size_option(search):
 
 
 def test_a_correct_mean_is_not_accused_with_the_empty_dataset_in_the_search():
-    code, out = run_json("test", "zoo:dp-laplace", "--epsilon", "1", "--trials", "4")
+    # the hockey-stick tester alone: dp-laplace is private in exact arithmetic only (the default's
+    # float screen names it a floating-point leak); this test is about the empty dataset
+    code, out = run_json("test", "zoo:dp-laplace", "--epsilon", "1", "--trials", "4", "--tester", "hockey-stick")
     assert code == 0, out
     assert any(t["pair"]["d0"] == [] for t in out["trials"])  # the empty dataset was audited
 
@@ -96,8 +98,8 @@ def test_a_correct_mean_is_not_accused_with_the_empty_dataset_in_the_search():
 
 
 def test_rdp_claims_default_to_hockey_stick_and_renyi_with_beta_split():
-    assert default_tester_name(RenyiDP(2.0, 1.0)) == "hockey-stick+renyi"
-    assert default_tester_name(PureDP(1.0)) == "hockey-stick"
+    assert default_tester_name(RenyiDP(2.0, 1.0)) == "hockey-stick+renyi+float-screen"
+    assert default_tester_name(PureDP(1.0)) == "hockey-stick+float-screen"
     tester = make_tester("hockey-stick+renyi")
     assert isinstance(tester, CombinedTester) and [t.name for t in tester.testers] == ["hockey-stick", "renyi"]
     assert tester.config()["tester"] == "hockey-stick+renyi"
@@ -124,7 +126,7 @@ def test_rdp_bug_is_flagged_by_default_and_missed_by_hockey_stick_alone():
     args = ("test", "zoo:rdp-gaussian-conversion-calibrated", "--epsilon", "1", "--alpha", "2")
     code, out = run_json(*args)
     assert code == 1 and len(out["trials"]) == 1  # trial 1 (seeds 0-4 measured)
-    assert out["tester"]["tester"] == "hockey-stick+renyi"
+    assert out["tester"]["tester"] == "hockey-stick+renyi+float-screen"
     code, out = run_json(*args, "--tester", "hockey-stick", "--trials", "3")
     assert code == 0 and len(out["trials"]) == 3
 
@@ -135,8 +137,13 @@ def test_assert_dp_uses_the_renyi_default_too():
 
 
 def test_the_correct_rdp_gaussian_is_not_accused_by_default():
+    # private in exact arithmetic: neither distributional tester accuses it (the default's float
+    # screen may name its float64 outputs a floating-point leak: docs/floating_point.md §4b)
     code, out = run_json("test", "zoo:rdp-gaussian", "--epsilon", "1", "--alpha", "2", "--trials", "3")
-    assert code == 0, out
+    assert out["violation_kind"] != "distributional", out
+    parts = [p for t in out["trials"] for p in (t["outcome"]["parts"] or [t["outcome"]])]
+    assert {p["tester"] for p in parts} >= {"hockey-stick", "renyi"}
+    assert not any(p["violation"] for p in parts if p["tester"] != "float-bits")
 
 
 # --- vacuous tests ----------------------------------------------------------------------------
@@ -161,7 +168,8 @@ def test_a_mechanism_that_raises_on_the_empty_dataset_is_audited_from_one_record
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
-    res = run("test", "cornermean:mean", "--epsilon", "1", "--samples", "2000", "--trials", "2", "--seed", "0")
+    res = run("test", "cornermean:mean", "--epsilon", "1", "--samples", "2000", "--trials", "2", "--seed", "0",
+              "--tester", "hockey-stick")  # (float64 Laplace: the default's float screen would flag it)
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert "the empty dataset is left out" in text and "ZeroDivisionError" in text and "--min-size 0" in text

@@ -5,14 +5,20 @@ see the zoo docstrings): at eps = 0.01, non-dp-laplace-1 0.2475, non-dp-laplace-
 non-dp-gaussian-1 0.3209, non-dp-gaussian-2 0.0171 (P||Q) / 0.0193 (Q||P); at eps = 1,
 non-dp-laplace-1 0.1037 and non-dp-gaussian-1 0.1976, while non-dp-laplace-2 and
 non-dp-gaussian-2 satisfy their claims at that pair (0 and 5.6e-25).
+
+Every audit here runs the hockey-stick tester alone (``HOCKEY_STICK``): these are its detection
+measurements (the default's float-bits screen names the float64 mechanisms' floating-point leaks,
+``tests/test_violation_kinds.py``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from dpaudit import GridFinder, audit
+from dpaudit import GridFinder, HockeyStickTester, audit
 from dpaudit.mechanisms import zoo
+
+HOCKEY_STICK = HockeyStickTester()
 
 # (name, epsilon, samples per dataset): the smallest sample size on a 10x grid at which the
 # violation is certain enough to be caught every time; non-dp-gaussian-2's divergence (0.017)
@@ -31,6 +37,7 @@ def _audit_witnesses(entry, epsilon, samples, seed):
     return audit(
         entry.mechanism(epsilon), entry.claim(epsilon), GridFinder(entry.witnesses()),
         num_samples=samples, trials=len(entry.witness_pairs), beta=0.01, seed=seed, exhaustive=True,
+        tester=HOCKEY_STICK,
     )
 
 
@@ -68,7 +75,7 @@ def test_diffprivlib_examples():
 
     for mech, expect in ((ex.broken_mean, True), (ex.dpl_mean, False)):
         pairs = [mech.neighbouring.pair(d0, d1) for d0, d1 in mech.witness_pairs]
-        result = audit(mech, __import__("dpaudit").PureDP(ex.EPSILON), GridFinder(pairs),
+        result = audit(mech, __import__("dpaudit").PureDP(ex.EPSILON), GridFinder(pairs), tester=HOCKEY_STICK,
                        num_samples=4000, trials=len(pairs), beta=0.01, seed=11, exhaustive=True)
         assert result.violation is expect, (mech.name, result.to_dict()["evidence"])
 
@@ -113,7 +120,7 @@ def test_new_buggy_zoo_mechanisms_are_flagged_at_their_witness_pair(name, epsilo
     assert entry.violates(epsilon)
     result = audit(
         entry.mechanism(epsilon), entry.claim(epsilon), GridFinder(entry.witnesses()[:1]),
-        num_samples=samples, trials=1, beta=0.01, seed=2024,
+        num_samples=samples, trials=1, beta=0.01, seed=2024, tester=HOCKEY_STICK,
     )
     assert result.violation, result.to_dict()["evidence"]
     assert result.strongest.outcome.epsilon_lower_bound > epsilon

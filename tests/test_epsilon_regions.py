@@ -244,3 +244,33 @@ def test_pruned_projection_keeps_the_maximum_and_its_argmax(kind, ratio):
         assert np.count_nonzero(pruned != exact) > 0  # the pruning did leave candidates out
         _, use_all = _projected_scores_all(k_in, n_fit, k_out, n_fit, 3 * n_fit, 3 * n_fit, target, 0.01, True)
         assert use[top] == use_all[top]
+
+
+@pytest.mark.parametrize("kind", ["margin", "epsilon", "epsilon-delta"])
+def test_the_fast_selection_paths_give_the_checked_functions_numbers(kind):
+    """ratio_certification's unchecked Clopper-Pearson calls and its skip of the ratio bound where
+    it cannot win (issue 37 item 5) give, bit for bit, what the public checked bounds give when
+    both certifications are computed for every candidate."""
+    from dpaudit.bounds import clopper_pearson_lower, poisson_rate, poisson_ratio_lower
+    from dpaudit.estimators.region import RATIO_SHARE, projected_mass_bounds, ratio_certification
+
+    grid = np.array([0.0, 0.05, 0.1, 0.5])
+    target = {"margin": RegionTarget.margin(grid, np.array([0.05, 0.01, 0.0, 0.0]), ratio=True),
+              "epsilon": RegionTarget.epsilon(0.0, ratio=True),
+              "epsilon-delta": RegionTarget.epsilon(1e-3, ratio=True)}[kind]
+    rng = np.random.default_rng(11)
+    n_fit, n = 20_000, 60_000
+    k_in = np.concatenate([rng.integers(0, n_fit, 400), rng.integers(0, 40, 200), [0, 0, 5, n_fit]]).astype(float)
+    k_out = np.concatenate([np.clip(k_in[:400] * rng.uniform(0.3, 1.0, 400), 0, n_fit),
+                            rng.integers(0, 3, 200), [0, 7, 0, n_fit]]).astype(float)
+    lam_in, lam_out = poisson_rate(n), poisson_rate(n)
+    plain = target.score(*projected_mass_bounds(k_in, n_fit, k_out, n_fit, n, n, 0.01))
+    p_lo = clopper_pearson_lower(np.minimum(k_in * (n / n_fit), n), n, (1.0 - RATIO_SHARE) * 0.01)
+    r_lo = poisson_ratio_lower(np.minimum(k_in * (lam_in / n_fit), lam_in), lam_in,
+                               np.minimum(k_out * (lam_out / n_fit), lam_out), lam_out, RATIO_SHARE * 2.0 * 0.01)
+    with_ratio = target.ratio_score(p_lo, r_lo)
+    values, use = ratio_certification(k_in, n_fit, k_out, n_fit, n, n, target, 0.01)
+    assert np.array_equal(use, with_ratio > plain) and np.array_equal(values, np.where(use, with_ratio, plain))
+    assert 0 < np.count_nonzero(use) < len(use)  # both certifications win somewhere
+    v1, u1 = ratio_certification(k_in[-3], n_fit, k_out[-3], n_fit, n, n, target, 0.01)  # scalar counts
+    assert np.shape(v1) == () and v1 == values[-3] and u1 == use[-3]

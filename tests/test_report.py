@@ -54,7 +54,7 @@ def test_report_format():
 def test_html_report_of_test_is_self_contained(tmp_path):
     out = tmp_path / "r.html"
     res = _run("test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "4000", "--trials", "1",
-               "--seed", "5", "--quiet", "--report", str(out))
+               "--seed", "5", "--quiet", "--report", str(out), "--tester", "hockey-stick")
     assert res.exit_code == 1, res.output
     html = out.read_text()
     assert 'id="verdict"' in html and "VIOLATION" in html

@@ -110,7 +110,7 @@ def test_assert_dp_names_the_kind():
     assert VIOLATION_KINDS["floating-point"].advice in msg
     assert info.value.result.violation_kind == "floating-point"
     with pytest.raises(DPViolation) as info:
-        assert_dp("zoo:non-dp-laplace-1", epsilon=1.0, samples=20_000, trials=1, seed=3)
+        assert_dp("zoo:non-dp-laplace-1", epsilon=1.0, samples=20_000, trials=1, seed=3, tester="hockey-stick")
     assert str(info.value).startswith("dpaudit found a DP violation (violation kind: distributional)")
     assert VIOLATION_KINDS["distributional"].advice in str(info.value)
 
@@ -128,3 +128,84 @@ def test_the_zoo_says_which_entries_are_private_only_in_exact_arithmetic():
     assert "yes in exact arithmetic" in rows["dp-laplace"]
     assert "no in float64" in rows["float-laplace"]
     assert "exact arithmetic" not in rows["snapping-laplace"] and "yes" in rows["snapping-laplace"]
+
+
+# --- the default tester's floating-point screen (issue 37) --------------------------------------
+
+
+def _default_audit(name, eps, samples, seed, tester=None):
+    """The Python API's default audit of a zoo entry at its witness pairs (one trial, one stage)."""
+    from dpaudit.audit.loop import audit
+    from dpaudit.audit.targets import assemble, load_target, make_finder
+
+    setup = assemble(*load_target(f"zoo:{name}"), epsilon=eps)
+    finder = make_finder("grid", setup.known, setup.relation, seed)
+    return audit(setup.mechanism, setup.claim, finder, tester=tester, num_samples=samples, trials=1, seed=seed,
+                 stages="off")
+
+
+def test_the_default_screens_float_outputs_with_a_tenth_of_beta():
+    # zoo:float-laplace (textbook float64 Laplace, Mironov 2012) at its first witness pair: the
+    # float-bits screen at beta/10 finds the leak at 2,000 samples (margin ~0.26, seed 0)
+    cli = run("test", "zoo:float-laplace", "-e", "1", "--samples", "2000", "--trials", "1", "--stages", "off",
+              "--search", "grid", "--seed", "0", "--json")
+    assert cli.exit_code == 1, cli.output
+    d = json.loads(cli.stdout)
+    assert d["violation_kind"] == "floating-point"
+    t = d["tester"]
+    assert t["tester"] == "hockey-stick+float-screen" and t["float_outputs"] is True
+    assert t["shares"] == pytest.approx([0.9, 0.1]) and "float-bits screen at 0.1" in t["beta_split"]
+    parts = d["trials"][0]["outcome"]["parts"]
+    assert [(p["tester"], p["beta"]) for p in parts] == [("hockey-stick", pytest.approx(0.009)),
+                                                        ("float-bits", pytest.approx(0.001))]
+    assert "beta split" in d["trials"][0]["outcome"]["note"]
+    api = _default_audit("float-laplace", 1.0, 2000, 0)  # the Python API's default is the CLI's
+    assert api.violation_kind == "floating-point" and api.tester == t
+    assert api.trials[0].outcome.margin == pytest.approx(d["trials"][0]["outcome"]["margin"])
+    # --tester hockey-stick: the hockey-stick tester alone, at the whole beta
+    alone = json.loads(run("test", "zoo:float-laplace", "-e", "1", "--samples", "2000", "--trials", "1", "--stages",
+                           "off", "--search", "grid", "--seed", "0", "--json", "--tester", "hockey-stick").stdout)
+    assert alone["tester"]["tester"] == "hockey-stick" and "parts" not in alone["tester"]
+    assert alone["trials"][0]["outcome"]["beta"] == pytest.approx(0.01)
+
+
+def test_the_default_leaves_integer_outputs_unsplit():
+    # randomized response outputs bits: no screen, the whole beta, the hockey-stick tester's outcome
+    from dpaudit.testers import HockeyStickTester
+
+    res = _default_audit("randomized-response", 1.0, 4000, 3)
+    assert res.tester["float_outputs"] is False and "parts" not in res.tester
+    assert "no floating-point screen" in res.tester["beta_split"]
+    o = res.trials[0].outcome
+    assert o.tester == "hockey-stick" and not o.parts and o.beta == pytest.approx(res.beta_per_trial)
+    plain = _default_audit("randomized-response", 1.0, 4000, 3, tester=HockeyStickTester())
+    assert o == plain.trials[0].outcome  # bit for bit what the hockey-stick tester alone gives
+
+
+def test_the_float_screen_tester_alone_and_its_inputs():
+    import numpy as np
+
+    from dpaudit import PureDP, RenyiDP
+    from dpaudit.testers import CombinedTester, FloatScreenTester, HockeyStickTester, make_tester
+    from dpaudit.testers.screened import has_noninteger_floats
+
+    assert not has_noninteger_floats(np.arange(5.0)) and not has_noninteger_floats(np.array([1, 2]))
+    assert not has_noninteger_floats(np.array([np.inf, 2.0])) and has_noninteger_floats(np.array([[1.0, 0.5]]))
+    with pytest.raises(ValueError, match="numeric"):
+        has_noninteger_floats(np.array(["a"]))
+    screened = make_tester("hockey-stick+float-screen")
+    assert isinstance(screened, FloatScreenTester) and screened.peek_samples == 16 and screened.float_outputs is None
+    assert screened.resolve(np.array([[1.0], [2.0]])).peek_samples == 0
+    rdp = make_tester("hockey-stick+renyi+float-screen").resolve(np.array([[0.5]]))
+    assert [p["tester"] for p in rdp.config()["parts"]] == ["hockey-stick", "renyi", "float-bits"]
+    assert rdp.config()["shares"] == pytest.approx([0.45, 0.45, 0.1]) and rdp.supports(RenyiDP(2.0, 1.0))
+    # undecided (no peek): integer samples get the hockey-stick tester at (1 - share) beta, the
+    # screen's share stays reserved (the split never depends on the samples)
+    rng = np.random.default_rng(0)
+    x0, x1 = rng.integers(0, 2, (400, 1)).astype(float), rng.integers(0, 2, (400, 1)).astype(float)
+    o = screened.test(x0, x1, PureDP(1.0), beta=0.1, rng=1)
+    assert o.beta == pytest.approx(0.09) and o == HockeyStickTester().test(x0, x1, PureDP(1.0), beta=(1 - 0.1) * 0.1, rng=1)
+    with pytest.raises(ValueError, match="shares"):
+        CombinedTester([HockeyStickTester()], shares=[0.0])
+    with pytest.raises(ValueError, match="share"):
+        FloatScreenTester(HockeyStickTester(), share=1.5)

@@ -176,7 +176,7 @@ def test_cli_flags_buggy_entry_at_its_witness_pair(capsys, name, tester):
     assert cli(capsys, *args, *(["--tester", tester] if tester else [])) == 1
 
 
-@pytest.mark.parametrize("tester", [None, "histogram"])
+@pytest.mark.parametrize("tester", ["hockey-stick", "histogram"])  # (the default's float screen names its float64 leak)
 def test_cli_does_not_flag_the_correct_sum(capsys, tester):
     args = ["test", "zoo:laplace-sum", "--epsilon", "1", "--search", "grid", "--samples", "20000", "--seed", "3",
             "--quiet", "--exhaustive"]

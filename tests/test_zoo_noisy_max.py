@@ -12,6 +12,7 @@ import pytest
 from scipy import integrate
 
 from dpaudit import GridFinder, audit
+from dpaudit.testers import HockeyStickTester
 from dpaudit.datasets import Domain
 from dpaudit.mechanisms import draw
 from dpaudit.mechanisms.zoo import get
@@ -181,7 +182,7 @@ def test_value_release_divergence_at_the_witness():
 def _audit(name, eps, samples, seed):
     entry = get(name)
     return audit(entry.mechanism(eps), entry.claim(eps), GridFinder(entry.witnesses()[:1]),
-                 num_samples=samples, trials=1, beta=0.01, seed=seed)
+                 num_samples=samples, trials=1, beta=0.01, seed=seed, tester=HockeyStickTester())
 
 
 def test_half_noise_is_flagged_at_eps_one():

@@ -85,12 +85,25 @@ def clopper_pearson_lower(successes, trials, beta: float):
     """
     beta = _check_levels(beta)
     k, n = _check_counts(successes, trials)
+    lo = _cp_lower(k, n, beta)
+    return float(lo) if np.ndim(lo) == 0 else lo
+
+
+def _cp_lower(k, n, beta):
+    """:func:`clopper_pearson_lower` without the argument checks, for callers whose counts are
+    valid by construction (``0 <= k <= n``, ``n > 0``, floats; ``beta`` in (0, 1)): always an array."""
     with np.errstate(invalid="ignore", divide="ignore"):
         # The Beta(k, n - k + 1) quantile; special.betaincinv is what scipy.stats.beta.ppf
         # evaluates, without its per-call argument handling (selection calls this thousands of times).
         lo = special.betaincinv(np.where(k > 0, k, 1.0), n - k + 1.0, beta)
-    lo = np.where(k <= 0, 0.0, lo)
-    return float(lo) if np.ndim(lo) == 0 else lo
+    return np.where(k <= 0, 0.0, lo)
+
+
+def _cp_upper(k, n, beta):
+    """:func:`clopper_pearson_upper` without the argument checks (as :func:`_cp_lower`)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hi = special.betainccinv(k + 1.0, np.where(k < n, n - k, 1.0), beta)  # = stats.beta.isf(beta, k + 1, n - k)
+    return np.where(k >= n, 1.0, hi)
 
 
 def clopper_pearson_upper(successes, trials, beta: float):
@@ -106,9 +119,7 @@ def clopper_pearson_upper(successes, trials, beta: float):
     """
     beta = _check_levels(beta)
     k, n = _check_counts(successes, trials)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        hi = special.betainccinv(k + 1.0, np.where(k < n, n - k, 1.0), beta)  # = stats.beta.isf(beta, k + 1, n - k)
-    hi = np.where(k >= n, 1.0, hi)
+    hi = _cp_upper(k, n, beta)
     return float(hi) if np.ndim(hi) == 0 else hi
 
 
@@ -601,5 +612,7 @@ def poisson_ratio_lower(x, lam_x, y, lam_y, beta: float):
     with np.errstate(invalid="ignore", divide="ignore"):
         pi_lo = special.betaincinv(np.maximum(x, 1e-300), y + 1.0, beta)  # the Beta(x, y + 1) beta-quantile
         ratio = np.where(x > 0, pi_lo / (1.0 - pi_lo) * (float(lam_y) / float(lam_x)), 0.0)
-    ratio = np.nan_to_num(ratio, nan=0.0)
+    # as np.nan_to_num(ratio, nan=0.0) (NaN to 0, +-inf to the largest finite doubles), in two ufuncs
+    big = np.finfo(float).max
+    ratio = np.clip(np.where(np.isnan(ratio), 0.0, ratio), -big, big)
     return float(ratio) if np.ndim(ratio) == 0 else ratio

@@ -252,7 +252,7 @@ def _command(target, eps, delta, alpha, *, neighbouring, domain, min_size, max_s
         ("--max-size", None if max_size is None else str(max_size)),
         ("--pairs", pairs_json),
         ("--samples", str(samples)), ("--trials", str(trials)), ("--beta", _num(beta)), ("--seed", str(seed)),
-        ("--tester", None if tester is None or (tester == "hockey-stick" and alpha is None) else tester),
+        ("--tester", None if tester is None else tester),  # (the default is not hockey-stick alone)
         ("--search", None if search == "auto" else search),
         ("--exhaustive", True if exhaustive else None),
         ("--device", None if device == "cpu" else device),
@@ -450,7 +450,8 @@ def assert_dp(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, ne
         mechanism that draws its own noise outside the given ``rng`` (e.g. OpenDP) still varies.
     tester : {"hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all"}, optional
         Which divergence bound decides (``--tester``). Default: hockey-stick, and for a Rényi-DP
-        claim hockey-stick and Rényi together, beta split (:func:`dpaudit.testers.default_tester_name`).
+        claim hockey-stick and Rényi together, beta split, plus the float-bits screen at a tenth of
+        beta on non-integer float outputs (:func:`dpaudit.testers.default_tester_name`).
     search : {"auto", "grid", "random", "bayes", "evolution"}, default "auto"
         How pairs are chosen (``--search``): auto tests the known pairs first, then searches.
     exhaustive : bool, default False

@@ -31,7 +31,7 @@ from ..datasets import NeighbouringPair
 from ..mechanisms.base import Mechanism
 from ..privacy.claims import Claim
 from ..search.finders import Finder, as_finder
-from ..testers import HockeyStickTester, Tester
+from ..testers import Tester, default_tester_name, make_tester
 from .executors import DEFAULT_CHUNK_SIZE, Executor, InProcessExecutor, TrialSpec
 from .ledger import resolve_study, stored_setting
 from .sequential import normalise_stages, stage_schedule
@@ -42,6 +42,28 @@ __all__ = ["AuditResult", "TrialRecord", "audit", "library_versions"]
 DEFAULT_NUM_SAMPLES = 50_000
 DEFAULT_TRIALS = 10
 DEFAULT_BETA = 0.01
+
+
+PEEK_SPAWN_KEY = 2**32
+"""Spawn key of the peek's random stream under the root seed (trials use keys 0..T-1 < 2**32)."""
+
+
+def _peek_resolve(tester: Tester, mechanism: Mechanism, pair: NeighbouringPair, seed: int) -> Tester:
+    """``tester.resolve(outputs)`` on ``tester.peek_samples`` outputs per dataset of ``pair``, drawn
+    from spawn key :data:`PEEK_SPAWN_KEY` of the root seed (independent of every trial's samples,
+    and the same on resume). A mechanism that fails here is left to fail in its trial, where the
+    error is reported: the tester is then returned unresolved (it stays sound without a peek)."""
+    from ..errors import MechanismError
+    from ..mechanisms.base import draw
+
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PEEK_SPAWN_KEY,)))
+    n = int(tester.peek_samples)
+    try:
+        x0 = draw(mechanism, pair.d0, n, rng)
+        x1 = draw(mechanism, pair.d1, n, rng, output_dim=x0.shape[1])
+    except (MechanismError, ValueError):
+        return tester
+    return tester.resolve(np.concatenate([x0, x1]))
 
 
 def _check_inputs(num_samples, trials, beta) -> None:
@@ -94,8 +116,14 @@ def audit(
         Proposes pairs (``GridFinder``, ``RandomFinder``, ``SpaceGridFinder``, ``BayesFinder``,
         ``EvolutionFinder``, ``ChainFinder``...).
     tester : Tester, optional
-        Default: ``HockeyStickTester()`` on CPU. Any :class:`~dpaudit.testers.Tester`, e.g.
-        ``make_tester("all")``.
+        Default: ``make_tester(default_tester_name(claim))`` on CPU, as ``dpaudit test``: the
+        hockey-stick tester (with the Rényi tester for a Rényi claim), plus the float-bits screen
+        at a tenth of beta when the outputs are non-integer floats
+        (:class:`~dpaudit.testers.FloatScreenTester`). Any :class:`~dpaudit.testers.Tester`, e.g.
+        ``make_tester("all")``. A tester with ``peek_samples > 0`` is resolved
+        (:meth:`~dpaudit.testers.Tester.resolve`) before the first trial from that many outputs
+        per dataset of the first pair, drawn from spawn key :data:`PEEK_SPAWN_KEY` of the seed; the
+        result records the resolved tester's ``config()``.
     num_samples : int, default 50_000
         Outputs drawn on **each** dataset per trial.
     trials : int, default 10
@@ -177,7 +205,7 @@ def audit(
     stages = normalise_stages(stages)
     if num_samples is not None:
         stage_schedule(num_samples, stages)  # bad explicit stages fail before any storage is opened
-    tester = tester or HockeyStickTester()
+    tester = tester or make_tester(default_tester_name(claim))
     tester.require(claim)
     name = getattr(mechanism, "name", type(mechanism).__name__)
     finder = as_finder(finder)
@@ -235,6 +263,7 @@ def audit(
             ledger.close(0.0, 0)
             raise
         by_index = {idx: p for (idx, _, _), p in zip(ledger.assigned, restored)}
+        known_pairs = dict(by_index)
         previous = dict(ledger.finished)
         pending = [(p.index, by_index.get(p.index, p.pair), p.finder) for p in ledger.pending]
         next_index = ledger.next_index
@@ -247,6 +276,7 @@ def audit(
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**63))
         run, next_index = 0, 0
+        known_pairs = {}
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         earlier_wall = 0.0
     beta_trial = beta / budget
@@ -276,6 +306,21 @@ def audit(
         in_flight.clear()
 
     try:
+        if not stop and (pending or next_index < budget) and getattr(tester, "peek_samples", 0):
+            # The tester settles its configuration (the default: whether to screen float outputs)
+            # from a peek at the first pair, drawn from a stream no trial uses.
+            first = known_pairs[min(known_pairs)] if known_pairs else None  # a resumed audit's trial 0
+            if first is None and next_index < budget:
+                pair = finder.ask()
+                if pair is None:
+                    exhausted = True
+                else:
+                    kill_point("search.asked")
+                    pending.append((next_index, pair, finder.last_finder or fallback_name))
+                    next_index += 1
+                    first = pair
+            if first is not None:
+                tester = _peek_resolve(tester, mechanism, first, int(seed))
         if not stop and (pending or next_index < budget):
             executor.start(mechanism, tester, claim, num_samples=int(num_samples), chunk_size=chunk)
             execution = executor.describe()

@@ -457,7 +457,7 @@ def test_cmd(
     domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain: LOWER:UPPER per coordinate. Default: the mechanism's, else 0:1."),
     min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset (records) of every pair. Default: the mechanism's, else 0 (add-remove) or 1 (replace)."),
     max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset (records) of every pair. Default: the mechanism's, else 10."),
-    tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which divergence bound decides: hockey-stick (exact regions; a classifier for vectors), renyi, mmd, histogram, float-bits (sets of doubles) or all (beta split). Default: hockey-stick; for a Rényi claim (--alpha) hockey-stick and renyi together, beta split."),
+    tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which divergence bound decides: hockey-stick (exact regions; a classifier for vectors), renyi, mmd, histogram, float-bits (sets of doubles) or all (beta split). Default: hockey-stick (with renyi for --alpha), and float-bits at beta/10 when the outputs are non-integer floats; --tester hockey-stick runs it alone."),
     device: str = option("device", "cpu", "of trained testers"),
     json_out: bool = option("json", False),
     quiet: bool = option("quiet", False),

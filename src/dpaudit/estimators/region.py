@@ -34,6 +34,8 @@ from scipy import special
 
 from .._validate import check_delta
 from ..bounds import (
+    _cp_lower,
+    _cp_upper,
     clopper_pearson_lower,
     clopper_pearson_upper,
     poisson_rate,
@@ -95,6 +97,16 @@ def projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: in
     k_in_test = np.minimum(k_in * (n_in / n_fit_in), n_in)
     k_out_test = np.minimum(k_out * (n_out / n_fit_out), n_out)
     return clopper_pearson_lower(k_in_test, n_in, beta_cp), clopper_pearson_upper(k_out_test, n_out, beta_cp)
+
+
+def _projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int, beta_cp: float):
+    """:func:`projected_mass_bounds` without the argument checks, for the selection's inner loop
+    (counts of regions among the choosing samples: ``0 <= k <= n_fit``; sizes > 0): the same numbers."""
+    if not (n_in > 0 and n_out > 0 and n_fit_in > 0 and n_fit_out > 0):
+        return projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)  # its errors
+    k_in_test = np.minimum(np.asarray(k_in, dtype=float) * (n_in / n_fit_in), n_in)
+    k_out_test = np.minimum(np.asarray(k_out, dtype=float) * (n_out / n_fit_out), n_out)
+    return _cp_lower(k_in_test, float(n_in), beta_cp), _cp_upper(k_out_test, float(n_out), beta_cp)
 
 
 def projected_margins(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
@@ -167,7 +179,10 @@ class RegionTarget:
         """The objective of candidate regions with mass bounds ``p_lo``, ``q_hi`` (arrays of one shape)."""
         p_lo, q_hi = np.asarray(p_lo, dtype=float), np.asarray(q_hi, dtype=float)
         if self.kind == "margin":
-            m = p_lo[..., None] - np.exp(self.eps_grid) * q_hi[..., None] - self.allowed
+            # p_lo - e^eps' q_hi - allowed(eps'), maximised over the grid (in place: one array)
+            m = q_hi[..., None] * np.exp(self.eps_grid)
+            np.subtract(p_lo[..., None], m, out=m)
+            np.subtract(m, self.allowed, out=m)
             return m.max(axis=-1)
         return np.log(np.maximum(p_lo - self.delta, 1e-300)) - np.log(np.maximum(q_hi, 1e-300))
 
@@ -218,7 +233,12 @@ projected (:func:`projected_scores`)."""
 
 PRUNE_BLOCK = 64
 """Candidates evaluated at a time by :func:`projected_scores` (in decreasing order of an upper
-bound on their objective, until the bound falls below the best value found)."""
+bound on their objective, until the bound falls below the best value found): blocks of
+:data:`PRUNE_FIRST`, doubling up to this size."""
+
+PRUNE_FIRST = 8
+"""The first block of :func:`projected_scores` (fewer calls of the bounds after a block that
+already holds the maximum; any block sizes give the same maximum and argmax)."""
 
 
 def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
@@ -249,7 +269,7 @@ def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     k_in, k_out = np.asarray(k_in, dtype=float), np.asarray(k_out, dtype=float)
     shape = np.broadcast_shapes(k_in.shape, k_out.shape)
     size = int(np.prod(shape)) if shape else 1
-    if size <= PRUNE_BLOCK:
+    if size <= PRUNE_FIRST:
         return _projected_scores_all(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp, with_choice)
     k_in_f = np.broadcast_to(k_in, shape).reshape(-1)
     k_out_f = np.broadcast_to(k_out, shape).reshape(-1)
@@ -264,9 +284,11 @@ def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     values, use = upper.copy(), np.zeros(size, dtype=bool)
     order = np.argsort(-upper, kind="stable")
     best, start = -math.inf, 0
+    step = PRUNE_FIRST
     while start < size and upper[order[start]] >= best:
-        block = order[start:start + PRUNE_BLOCK]
-        start += PRUNE_BLOCK
+        block = order[start:start + step]
+        start += step
+        step = min(2 * step, PRUNE_BLOCK)
         v, u = _projected_scores_all(k_in_f[block], n_fit_in, k_out_f[block], n_fit_out, n_in, n_out, target,
                                      beta_cp, True)
         values[block], use[block] = v, u
@@ -282,10 +304,14 @@ def _projected_scores_all(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: in
         # Guard against selection bias: the largest ratio among many small candidate regions is
         # mostly noise, so the choosing counts are first moved to one-sided 90 % bounds (toward no
         # effect) before the projection; large regions barely move.
-        k_in = clopper_pearson_lower(k_in, n_fit_in, EPSILON_SHRINK) * n_fit_in
-        k_out = clopper_pearson_upper(k_out, n_fit_out, EPSILON_SHRINK) * n_fit_out
+        if n_fit_in > 0 and n_fit_out > 0:  # (choosing counts: 0 <= k <= n_fit; the checks' numbers without them)
+            k_in = _cp_lower(np.asarray(k_in, dtype=float), float(n_fit_in), EPSILON_SHRINK) * n_fit_in
+            k_out = _cp_upper(np.asarray(k_out, dtype=float), float(n_fit_out), EPSILON_SHRINK) * n_fit_out
+        else:
+            k_in = clopper_pearson_lower(k_in, n_fit_in, EPSILON_SHRINK) * n_fit_in
+            k_out = clopper_pearson_upper(k_out, n_fit_out, EPSILON_SHRINK) * n_fit_out
     if not target.ratio:
-        p_lo, q_hi = projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
+        p_lo, q_hi = _projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
         scores = target.score(p_lo, q_hi)
         return (scores, np.zeros(np.shape(scores), dtype=bool)) if with_choice else scores
     scores, use = ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp)
@@ -324,15 +350,29 @@ def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
         Shape (num_candidates,) each (0-d for scalar counts).
     """
     k_in, k_out = np.asarray(k_in, dtype=float), np.asarray(k_out, dtype=float)
-    plain = np.asarray(target.score(*projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)),
-                       dtype=float)
+    p_plain, q_plain = _projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
+    plain = np.asarray(target.score(p_plain, q_plain), dtype=float)
     lam_in, lam_out = poisson_rate(n_in), poisson_rate(n_out)
     if lam_in <= 0 or lam_out <= 0:
         return plain, np.zeros(plain.shape, dtype=bool)
-    p_lo = clopper_pearson_lower(np.minimum(k_in * (n_in / n_fit_in), n_in), n_in, (1.0 - RATIO_SHARE) * beta_cp)
-    r_lo = poisson_ratio_lower(np.minimum(k_in * (lam_in / n_fit_in), lam_in), lam_in,
-                               np.minimum(k_out * (lam_out / n_fit_out), lam_out), lam_out, RATIO_SHARE * 2.0 * beta_cp)
-    with_ratio = np.asarray(target.ratio_score(p_lo, r_lo), dtype=float)
+    x = np.minimum(k_in * (lam_in / n_fit_in), lam_in)
+    y = np.minimum(k_out * (lam_out / n_fit_out), lam_out)
+    # The ratio certification is computed only where it could win: its objective is at most
+    # ratio_score(P_lo at beta_cp, x/y * lam_out/lam_in) (a lower level lowers P_lo, and the ratio
+    # bound's Clopper-Pearson bound on x / (x + y) is below the point estimate); elsewhere
+    # with_ratio <= plain, so the candidate keeps plain, as if it had been computed.
+    x_b, y_b = np.broadcast_arrays(x, y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r_hat = np.where(x_b > 0, np.where(y_b > 0, x_b / np.where(y_b > 0, y_b, 1.0) * (lam_out / lam_in), np.inf), 0.0)
+        ceiling = np.asarray(target.ratio_score(np.broadcast_to(p_plain, r_hat.shape), r_hat), dtype=float)
+    may = ~(np.broadcast_to(ceiling, np.shape(plain)) <= plain)
+    with_ratio = np.full(np.shape(plain), -np.inf)
+    if np.any(may):
+        xs, ys = np.broadcast_to(x_b, np.shape(plain))[may], np.broadcast_to(y_b, np.shape(plain))[may]
+        ks = np.broadcast_to(np.minimum(k_in * (n_in / n_fit_in), n_in), np.shape(plain))[may]
+        p_lo = _cp_lower(ks, float(n_in), (1.0 - RATIO_SHARE) * beta_cp)
+        r_lo = poisson_ratio_lower(xs, lam_in, ys, lam_out, RATIO_SHARE * 2.0 * beta_cp)
+        with_ratio[may] = np.asarray(target.ratio_score(p_lo, r_lo), dtype=float)
     use = with_ratio > plain
     return np.where(use, with_ratio, plain), use
 

@@ -261,6 +261,8 @@ def _untrained_settings_removed(tester: dict, bound_types: set) -> tuple[dict, l
         cfg = dict(cfg)
         if "parts" in cfg:
             cfg["parts"] = [strip(c) if isinstance(c, dict) else c for c in cfg["parts"]]
+        if isinstance(cfg.get("primary"), dict):  # the default tester's (FloatScreenTester) primary
+            cfg["primary"] = strip(cfg["primary"])
         if name in _TRAINED_BY and _TRAINED_BY[name] not in bound_types:
             for k in MODEL_SETTINGS:
                 if k in cfg:

@@ -10,6 +10,10 @@ histogram      hockey-stick over a finite (or binned) output space   paper 000 A
 float-bits     hockey-stick over sets of doubles (bit features, atoms) Mironov 2012
 all            every tester that supports the claim, beta split      union bound
 ============== ===================================================== =========================
+
+The default (:func:`default_tester_name`) is ``hockey-stick+float-screen``
+(:class:`~dpaudit.testers.screened.FloatScreenTester`): the hockey-stick tester, plus the
+float-bits tester at a tenth of beta when the mechanism's outputs are non-integer floats.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ import importlib
 from .base import VIOLATION_KINDS, NotApplicable, Tester, TestOutcome, ViolationKind, profile_outcome
 from .combined import CombinedTester
 from .hockey_stick import HockeyStickTester
+from .screened import FLOAT_SCREEN_SHARE, FloatScreenTester
 
 __all__ = [
     "CombinedTester",
+    "FLOAT_SCREEN_SHARE",
+    "FloatScreenTester",
     "HockeyStickTester",
     "NotApplicable",
     "TESTER_NAMES",
@@ -47,15 +54,23 @@ TESTER_NAMES = (*_TESTERS, "all")
 RENYI_DEFAULT = ("hockey-stick", "renyi")
 """The testers run together (beta split) when a Rényi-DP claim is tested and none is chosen."""
 
+SCREEN = "float-screen"
+"""The last part of a tester name that adds the floating-point screen (:class:`FloatScreenTester`)."""
+
 
 def default_tester_name(claim) -> str:
-    """The tester ``dpaudit test`` and ``assert_dp`` use when none is chosen: ``"hockey-stick"``,
-    or for a Rényi-DP claim ``"hockey-stick+renyi"`` (both, beta split: the hockey-stick tester
-    checks the (eps', delta') guarantees the claim converts to, which hide noise too small for the
-    Rényi claim itself; the Rényi tester tests the claim at its order; see docs/testers.md)."""
+    """The tester ``dpaudit test``, ``assert_dp`` and :func:`dpaudit.audit` use when none is chosen:
+    ``"hockey-stick+float-screen"``, or for a Rényi-DP claim ``"hockey-stick+renyi+float-screen"``.
+
+    ``hockey-stick+renyi``: both, beta split (the hockey-stick tester checks the (eps', delta')
+    guarantees the claim converts to, which hide noise too small for the Rényi claim itself; the
+    Rényi tester tests the claim at its order; see docs/testers.md). ``+float-screen``: when the
+    outputs are non-integer floats, the float-bits tester also runs, at
+    :data:`FLOAT_SCREEN_SHARE` of beta (:class:`FloatScreenTester`; docs/floating_point.md §4);
+    integer outputs are tested without it, at the whole beta."""
     from ..privacy.claims import RenyiDP
 
-    return "+".join(RENYI_DEFAULT) if isinstance(claim, RenyiDP) else "hockey-stick"
+    return "+".join((*RENYI_DEFAULT, SCREEN) if isinstance(claim, RenyiDP) else ("hockey-stick", SCREEN))
 
 
 def _tester_class(name: str):
@@ -70,7 +85,8 @@ def make_tester(name: str = "hockey-stick", *, device: str | None = None) -> Tes
     ----------
     name : {"hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all"} or "A+B"
         A tester, ``"all"``, or several names joined by ``+`` (a :class:`CombinedTester` of
-        those, beta split, e.g. :func:`default_tester_name`'s ``"hockey-stick+renyi"``).
+        those, beta split, e.g. ``"hockey-stick+renyi"``); ending in ``"+float-screen"``, the
+        :class:`FloatScreenTester` of the rest (:func:`default_tester_name`).
     device : str, optional
         Torch device for the trained testers (hockey-stick, renyi); default CPU.
 
@@ -85,6 +101,8 @@ def make_tester(name: str = "hockey-stick", *, device: str | None = None) -> Tes
     """
     if name == "all":
         return CombinedTester([make_tester(n, device=device) for n in _TESTERS])
+    if isinstance(name, str) and name.endswith("+" + SCREEN) and name != "+" + SCREEN:
+        return FloatScreenTester(make_tester(name[: -len(SCREEN) - 1], device=device))
     if isinstance(name, str) and "+" in name:
         parts = name.split("+")
         if len(set(parts)) != len(parts) or not all(p in _TESTERS for p in parts):

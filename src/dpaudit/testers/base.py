@@ -222,6 +222,16 @@ class Tester(ABC):
 
     name: str = ""
 
+    peek_samples: int = 0
+    """Outputs per dataset the tester asks to see once, before an audit's first trial, to settle
+    its configuration (:meth:`resolve`); 0 (the default): none."""
+
+    def resolve(self, outputs) -> "Tester":
+        """The tester to run for a mechanism whose outputs look like ``outputs`` (a peek of
+        :attr:`peek_samples` per dataset of the first pair, drawn from a random stream no trial
+        uses, so that the configuration is independent of every test's samples); default ``self``."""
+        return self
+
     def supports(self, claim: Claim) -> bool:
         """Whether this tester can test ``claim`` (default: every claim)."""
         return True

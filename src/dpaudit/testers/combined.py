@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..privacy.claims import Claim
 from ..errors import InvalidClaimError
 from .._validate import as_rng, check_probability
@@ -11,11 +13,13 @@ __all__ = ["CombinedTester"]
 
 
 class CombinedTester(Tester):
-    """Runs every given tester that supports the claim, each at ``beta / k`` (k testers run).
+    """Runs every given tester that supports the claim, each at ``beta / k`` (k testers run), or
+    at its share of ``beta`` when ``shares`` are given.
 
     By the union bound, a mechanism that satisfies the claim is accused by *any* of them with
     probability at most ``beta``, whatever the dependence between the testers (they see the
-    same samples).
+    same samples): the shares are fixed before the samples are seen (they depend on the claim
+    only) and sum to 1.
 
     Parameters
     ----------
@@ -24,20 +28,28 @@ class CombinedTester(Tester):
         objective (finders need one scale across trials).
     name : str, default "all"
         How the combination is called in reports (``"hockey-stick+renyi"``...).
+    shares : sequence of float, optional
+        One positive weight per tester: the testers that support the claim split ``beta`` in
+        proportion to their weights (renormalised over them). Default: equal shares.
 
     Raises
     ------
     ValueError
-        If ``testers`` is empty.
+        If ``testers`` is empty, or ``shares`` is not one positive finite number per tester.
     """
 
     name = "all"
 
-    def __init__(self, testers, *, name: str = "all"):
+    def __init__(self, testers, *, name: str = "all", shares=None):
         self.name = str(name)
         self.testers = tuple(testers)
         if not self.testers:
             raise ValueError("CombinedTester needs at least one tester")
+        if shares is not None:
+            shares = tuple(float(w) for w in shares)
+            if len(shares) != len(self.testers) or not all(math.isfinite(w) and w > 0 for w in shares):
+                raise ValueError(f"shares must be one positive number per tester ({len(self.testers)}), got {shares!r}")
+        self.shares = shares
 
     def supports(self, claim: Claim) -> bool:
         return any(t.supports(claim) for t in self.testers)
@@ -46,11 +58,20 @@ class CombinedTester(Tester):
         """The testers that will run for ``claim``."""
         return tuple(t for t in self.testers if t.supports(claim))
 
+    def beta_shares(self, claim: Claim) -> tuple:
+        """The fraction of ``beta`` each tester of :meth:`applicable` gets (summing to 1)."""
+        run = [i for i, t in enumerate(self.testers) if t.supports(claim)]
+        w = [1.0 if self.shares is None else self.shares[i] for i in run]
+        return tuple(x / sum(w) for x in w)
+
     def config(self) -> dict:
-        return {"tester": self.name, "parts": [t.config() for t in self.testers]}
+        out = {"tester": self.name, "parts": [t.config() for t in self.testers]}
+        if self.shares is not None:
+            out["shares"] = [w / sum(self.shares) for w in self.shares]
+        return out
 
     def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
-        """Run the applicable testers at ``beta / k`` each and combine their outcomes.
+        """Run the applicable testers at ``beta / k`` each (or their shares) and combine their outcomes.
 
         The combined outcome is a violation if any part is; ``margin`` is the largest part
         margin (each in its own divergence's units, so positive iff some part found a violation);
@@ -75,9 +96,10 @@ class CombinedTester(Tester):
         # beta is split over every applicable tester, including any that turn out not to apply
         # to these samples (the split must not depend on the data).
         parts, skipped = [], []
-        for t, s in zip(run, seeds):
+        for t, s, w in zip(run, seeds, self.beta_shares(claim)):
             try:
-                parts.append(t.test(p_samples, q_samples, claim, beta=beta / len(run), rng=s))
+                share = beta / len(run) if self.shares is None else beta * w  # (equal shares: as before, bit for bit)
+                parts.append(t.test(p_samples, q_samples, claim, beta=share, rng=s))
             except NotApplicable as exc:
                 skipped.append(f"{t.name}: skipped ({exc})")
         if not parts:
