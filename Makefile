@@ -23,8 +23,8 @@ install: $(BIN)/activate
 demo: install
 	@echo "== A buggy mean (true count leaks): expect a violation, exit code 1 =="
 	$(BIN)/dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01 --report demo-report.json; test $$? -eq 1
-	@echo "== A correct Laplace mean (distributional test; its float64 outputs leak, see docs/floating_point.md): expect exit code 0 =="
-	$(BIN)/dpaudit test zoo:dp-laplace --epsilon 0.01 --tester hockey-stick
+	@echo "== A correct Laplace sum (Mironov's snapping mechanism, safe in floating point): expect no violation, exit code 0 =="
+	$(BIN)/dpaudit test zoo:snapping-laplace --epsilon 0.01
 
 browser:
 	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then \
