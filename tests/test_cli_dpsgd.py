@@ -71,6 +71,9 @@ def test_correct_reference_exits_0_with_the_verdict_and_a_plot(tmp_path, sigma):
                 "no confidence statement", f"sigma={sigma:.4g} (for epsilon 2)", "seed 0", "lr (best)"):
         assert row in out, row
     assert max(len(line) for line in out.splitlines()) <= 80
+    # DPSGDAudit.estimate_text: each estimate labelled, or "not computed: <reason>"
+    flat = " ".join(out.replace("\u2502", " ").split())  # the panel's wrapped lines joined
+    assert flat.count("(estimate, no confidence") + flat.count("not computed:") == 2, out
     assert "Training the reference DP-SGD" in res.stderr and "Plot written to" in res.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
