@@ -288,7 +288,8 @@ def main(argv=None) -> int:
                     f"{med(lambda r: r[0].epsilon_estimate_pld):.3f} | {sum(r[0].violated for r in res)}/{len(res)} | "
                     f"{med(lambda r: r[1]):.1f} | {med(lambda r: r[0].train_seconds):.1f} | {med(lambda r: r[0].audit_seconds):.1f} |")
     if args.opacus and not args.zoo_only:
-        lines += ["", "## Opacus 1.6 itself (OpacusCanaries in an Opacus loop, same task and settings; signed canaries: the single-kind hook, canary_kind=\"signed\")", "",
+        lines += ["", "## Opacus 1.6 itself (OpacusCanaries in an Opacus loop, same task and settings; signed "
+                  "canaries: the single-kind hook, canary_kind=\"signed\")", "",
                   "| q, steps | sigma | accountant eps | canaries | lb | lb/acc | ideal lb/acc | real / ideal | estimate (fit) | "
                   "estimate (PLD) | violated | train s | audit s |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for q, T in settings:

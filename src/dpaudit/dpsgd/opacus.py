@@ -21,11 +21,12 @@ and ``data`` with ``dataset_size``), ``beta`` split equally over the kinds and t
 fixed before the run, rows at random positions among the batch's (``docs/dpsgd.md`` §7).
 
 ``canary_kind=`` alone selects the single-kind hook of earlier versions (the measurements of
-``docs/dpsgd.md`` §1-§4). How it works: the canaries live in an extra parameter block of ``m`` coordinates that the optimizer holds
-(learning rate 0, so it never moves) and the model never reads. Before each step the hook appends
-one per-example gradient row for every canary sampled in this step (included with probability
-1/2 once, then Poisson-sampled at rate ``q`` like the real examples): ``canary_norm`` on its own
-coordinate, with a random sign per step by default (``canary_kind``), zeros elsewhere; real examples get zeros on the block. Opacus then does what it
+``docs/dpsgd.md`` §1-§4). How it works: the canaries live in an extra parameter block of ``m``
+coordinates that the optimizer holds (learning rate 0, so it never moves) and the model never
+reads. Before each step the hook appends one per-example gradient row for every canary sampled in
+this step (included with probability 1/2 once, then Poisson-sampled at rate ``q`` like the real
+examples): ``canary_norm`` on its own coordinate, with a random sign per step for ``"signed"``
+(``canary_kind``), zeros elsewhere; real examples get zeros on the block. Opacus then does what it
 always does, unchanged: per-example clipping over all parameters, the sum, Gaussian noise of
 standard deviation ``noise_multiplier * max_grad_norm`` on every parameter, division by the
 expected batch size. After the step the block's gradient is the white-box observation (scaled
