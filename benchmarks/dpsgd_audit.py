@@ -59,7 +59,7 @@ def opacus_run(sigma: float, q: float, steps: int, m: int, seed: int):
     loader = torch.utils.data.DataLoader(data, batch_size=max(1, round(q * 500)))
     model, opt, loader = PrivacyEngine().make_private(module=model, optimizer=opt, data_loader=loader,
                                                       noise_multiplier=sigma, max_grad_norm=1.0, poisson_sampling=True)
-    hook = OpacusCanaries(opt, canaries=m, sampling_rate=q, seed=seed)
+    hook = OpacusCanaries(opt, canaries=m, sampling_rate=q, seed=seed, canary_kind="signed")  # single-kind hook
     t = time.perf_counter()
     while len(hook.observations) < steps:
         for xb, yb in loader:
@@ -288,7 +288,8 @@ def main(argv=None) -> int:
                     f"{med(lambda r: r[0].epsilon_estimate_pld):.3f} | {sum(r[0].violated for r in res)}/{len(res)} | "
                     f"{med(lambda r: r[1]):.1f} | {med(lambda r: r[0].train_seconds):.1f} | {med(lambda r: r[0].audit_seconds):.1f} |")
     if args.opacus and not args.zoo_only:
-        lines += ["", "## Opacus 1.6 itself (OpacusCanaries in an Opacus loop, same task and settings; signed canaries, the default)", "",
+        lines += ["", "## Opacus 1.6 itself (OpacusCanaries in an Opacus loop, same task and settings; signed "
+                  "canaries: the single-kind hook, canary_kind=\"signed\")", "",
                   "| q, steps | sigma | accountant eps | canaries | lb | lb/acc | ideal lb/acc | real / ideal | estimate (fit) | "
                   "estimate (PLD) | violated | train s | audit s |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for q, T in settings:

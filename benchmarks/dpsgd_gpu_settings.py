@@ -57,7 +57,7 @@ def train(n, batch, steps, sigma, m, device, seed=0):
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     t = time.perf_counter()
-    hook = OpacusCanaries(opt, canaries=m, sampling_rate=batch / n, seed=seed) if m else None
+    hook = OpacusCanaries(opt, canaries=m, sampling_rate=batch / n, seed=seed, canary_kind="signed") if m else None
     step = hook.step if hook is not None else opt.step
     done = 0
     while done < steps:

@@ -96,7 +96,8 @@ def opacus_train(cfg, m: int, hidden: int, data, seed: int):
                                                       noise_multiplier=cfg.noise_multiplier,
                                                       max_grad_norm=cfg.max_grad_norm, poisson_sampling=True)
     t = time.perf_counter()
-    hook = OpacusCanaries(opt, canaries=m, sampling_rate=cfg.sampling_rate, seed=seed) if m else None
+    hook = OpacusCanaries(opt, canaries=m, sampling_rate=cfg.sampling_rate, seed=seed,
+                          canary_kind="signed") if m else None
     step = hook.step if hook is not None else opt.step
     done = 0
     while done < cfg.steps:

@@ -71,6 +71,9 @@ def test_correct_reference_exits_0_with_the_verdict_and_a_plot(tmp_path, sigma):
                 "no confidence statement", f"sigma={sigma:.4g} (for epsilon 2)", "seed 0", "lr (best)"):
         assert row in out, row
     assert max(len(line) for line in out.splitlines()) <= 80
+    # DPSGDAudit.estimate_text: each estimate labelled, or "not computed: <reason>"
+    flat = " ".join(out.replace("\u2502", " ").split())  # the panel's wrapped lines joined
+    assert flat.count("(estimate, no confidence") + flat.count("not computed:") == 2, out
     assert "Training the reference DP-SGD" in res.stderr and "Plot written to" in res.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -133,6 +136,8 @@ def test_run_audits_a_saved_run_like_audit_run(saved, tmp_path):
 
 
 def test_opacus_canaries_save_is_what_the_cli_audits(tmp_path):
+    """Both Opacus hooks: the single-kind one (``canary_kind="signed"``) saves its run; the
+    multi-kind default saves its Dirac canaries' run. The CLI audits exactly what was saved."""
     pytest.importorskip("opacus")
     import warnings
 
@@ -144,24 +149,33 @@ def test_opacus_canaries_save_is_what_the_cli_audits(tmp_path):
 
     warnings.filterwarnings("ignore")
     x, y = load_digits_task(num_train=100, seed=0)
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(64, 10))
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)),
-                                         batch_size=20)
-    sgd = torch.optim.SGD(model.parameters(), lr=0.5)
-    model, opt, loader = PrivacyEngine().make_private(module=model, optimizer=sgd, data_loader=loader,
-                                                      noise_multiplier=1.0, max_grad_norm=1.0, poisson_sampling=True)
-    canaries = OpacusCanaries(opt, canaries=300, sampling_rate=0.2, seed=0)
-    for xb, yb in loader:
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(xb), yb).backward()
-        canaries.step()
-    path = canaries.save(tmp_path / "run.npz")
-    res = run("--run", str(path), "--seed", "1", "--json")
-    assert res.exit_code == 0, res.output
-    data = json.loads(res.stdout)
-    _same_audit(data, canaries.audit(delta=1e-5, seed=1).to_dict())
-    assert data["variant"] == "opacus" and data["inputs"]["canary_kind"] == "signed"
+    for kw, kind in ((dict(canary_kind="signed"), "signed"), ({}, "dirac")):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 10))
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)),
+                                             batch_size=20)
+        sgd = torch.optim.SGD(model.parameters(), lr=0.5)
+        model, opt, loader = PrivacyEngine().make_private(module=model, optimizer=sgd, data_loader=loader,
+                                                          noise_multiplier=1.0, max_grad_norm=1.0,
+                                                          poisson_sampling=True)
+        canaries = OpacusCanaries(opt, canaries=300, sampling_rate=0.2, seed=0, **kw)
+        for xb, yb in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xb), yb).backward()
+            canaries.step()
+        path = canaries.save(tmp_path / f"run-{kind}.npz")
+        res = run("--run", str(path), "--seed", "1", "--json")
+        assert res.exit_code == 0, res.output
+        data = json.loads(res.stdout)
+        _same_audit(data, audit_run(canaries.run(), delta=1e-5, seed=1).to_dict())
+        assert data["inputs"]["canary_kind"] == kind
+        if kw:
+            assert data["variant"] == "opacus" and data["canaries"] == 300
+            _same_audit(data, canaries.audit(delta=1e-5, seed=1).to_dict())
+        else:  # the default: several kinds, the canaries split equally; save() keeps the Dirac ones
+            assert canaries.engine.kinds == ("dirac", "spread", "large") and data["canaries"] == 100
+            with pytest.raises(ValueError, match="noise_multiplier"):
+                canaries.save(tmp_path / "other.npz", noise_multiplier=2.0)
 
 
 def _npz(path, **arrays):

@@ -87,11 +87,15 @@ def test_opacus_canaries_refuse_a_plain_optimizer_and_an_empty_run():
 
     opt = DPOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), noise_multiplier=1.0, max_grad_norm=1.0,
                       expected_batch_size=4)
-    hook = OpacusCanaries(opt, canaries=10)
-    with pytest.raises(ValueError, match="no step"):
-        hook.audit()
-    with pytest.raises(ValueError):
-        OpacusCanaries(opt, canaries=1)
+    for kw in ({}, {"canary_kind": "signed"}):  # the multi-kind default, the single-kind hook
+        hook = OpacusCanaries(opt, canaries=10, **kw)
+        assert (hook.engine is None) == bool(kw)
+        with pytest.raises(ValueError, match="no step"):
+            hook.audit()
+        with pytest.raises(ValueError):
+            OpacusCanaries(opt, canaries=1, **kw)
+    with pytest.raises(ValueError, match="not both"):
+        OpacusCanaries(opt, canaries=10, kinds="default", canary_kind="signed")
 
 
 def test_signed_canaries_in_opacus_catch_a_noise_generator_reseeded_every_step():

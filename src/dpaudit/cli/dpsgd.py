@@ -345,11 +345,11 @@ def _render(a, inputs: dict, plot: Optional[Path]) -> None:
     head.add_row("confidence", f"each bound is wrong with probability <= {a.beta:g} (split over "
                                f"{len(a.one_run)} scores)")
     fit_sigma = a.fit.get("noise_multiplier")
-    head.add_row("estimate (fit)", f"{_fmt(a.epsilon_estimate_fit)}: fitted per-step mechanism composed"
+    # estimate_text: labelled, "not computed: <reason>" when absent, flagged when below the bound
+    head.add_row("estimate (fit)", "fitted per-step mechanism composed"
                                    + (f" (sigma {fit_sigma:.3g})" if fit_sigma and math.isfinite(fit_sigma) else "")
-                                   + "; no confidence statement")
-    head.add_row("estimate (PLD)", f"{_fmt(a.epsilon_estimate_pld)}: histogram PLD composed; no confidence "
-                                   "statement")
+                                   + f": {escape(a.estimate_text('fit'))}")
+    head.add_row("estimate (PLD)", f"histogram PLD composed: {escape(a.estimate_text('pld'))}")
     saved = " (as saved)" if inputs["run"] else ""
     head.add_row("time", f"training {a.train_seconds:.2f} s{saved}, audit {a.audit_seconds:.2f} s; "
                          f"seed {inputs['seed']}")

@@ -4,7 +4,7 @@
 lines::
 
     model, optimizer, loader = privacy_engine.make_private(...)      # as usual
-    canaries = OpacusCanaries(optimizer, canaries=1000, sampling_rate=q, seed=0)
+    canaries = OpacusCanaries(optimizer, canaries=1500, sampling_rate=q, seed=0)
     for x, y in loader:
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
@@ -15,19 +15,23 @@ or, where the job runs on another machine (a GPU box), ``canaries.save("run.npz"
 training and ``dpaudit dpsgd --run run.npz`` wherever the file is copied to
 (:meth:`OpacusCanaries.save`, :meth:`dpaudit.dpsgd.TrainingRun.load`).
 
-How: the canaries live in an extra parameter block of ``m`` coordinates that the optimizer holds
-(learning rate 0, so it never moves) and the model never reads. Before each step the hook appends
-one per-example gradient row for every canary sampled in this step (included with probability
-1/2 once, then Poisson-sampled at rate ``q`` like the real examples): ``canary_norm`` on its own
-coordinate, with a random sign per step by default (``canary_kind``), zeros elsewhere; real examples get zeros on the block. Opacus then does what it
+By default (``kinds=None``: the ``"default"`` kinds) the hook runs on
+:class:`dpaudit.dpsgd.Canaries`: several canary kinds at once (``dirac``, ``spread``, ``large``,
+and ``data`` with ``dataset_size``), ``beta`` split equally over the kinds and the checks, all
+fixed before the run, rows at random positions among the batch's (``docs/dpsgd.md`` §7).
+
+``canary_kind=`` alone selects the single-kind hook of earlier versions (the measurements of
+``docs/dpsgd.md`` §1-§4). How it works: the canaries live in an extra parameter block of ``m``
+coordinates that the optimizer holds (learning rate 0, so it never moves) and the model never
+reads. Before each step the hook appends one per-example gradient row for every canary sampled in
+this step (included with probability 1/2 once, then Poisson-sampled at rate ``q`` like the real
+examples): ``canary_norm`` on its own coordinate, with a random sign per step for ``"signed"``
+(``canary_kind``), zeros elsewhere; real examples get zeros on the block. Opacus then does what it
 always does, unchanged: per-example clipping over all parameters, the sum, Gaussian noise of
 standard deviation ``noise_multiplier * max_grad_norm`` on every parameter, division by the
 expected batch size. After the step the block's gradient is the white-box observation (scaled
 back to units of ``max_grad_norm``). Every real-data line of the user's loop is Opacus's own
 code, so a bug in its clipping, noise or scaling shows in the canaries.
-
-With ``kinds="default"`` the hook runs on :class:`dpaudit.dpsgd.Canaries` instead: several
-canary kinds at random positions among the batch's rows (``docs/dpsgd.md`` §7).
 
 Opacus is an optional dependency (``pip install 'dpaudit[opacus]'``), imported lazily.
 """
@@ -47,7 +51,8 @@ OPACUS_CANARY_KINDS = ("dirac", "alternating", "signed")
 
 
 class OpacusCanaries:
-    """Dirac gradient canaries riding on an Opacus ``DPOptimizer`` (see the module docstring).
+    """Gradient canaries riding on an Opacus ``DPOptimizer`` (see the module docstring): the
+    multi-kind canaries by default, the single-kind hook with ``canary_kind=``.
 
     Parameters
     ----------
@@ -63,24 +68,25 @@ class OpacusCanaries:
     seed : int
         Seeds the inclusion mask and the canaries' sampling (and, on a stream of its own, the
         signs of ``"signed"`` canaries).
-    canary_kind : {"signed", "alternating", "dirac"}
-        ``"signed"`` (default): ``+-canary_norm`` on the canary's coordinate, an independent
+    canary_kind : {"signed", "alternating", "dirac"}, optional
+        Given (and ``kinds`` not): the single-kind hook, rows appended at the end of the batch,
+        one kind. ``"signed"``: ``+-canary_norm`` on the canary's coordinate, an independent
         random sign per canary and step drawn from its own stream (independent of the mask and
         of the run); ``"alternating"``: ``(-1)^t canary_norm`` at step ``t``; ``"dirac"``:
         ``+canary_norm`` at every step (Nasr et al.'s canary). For a correct optimizer the
         sign-corrected observations have the Dirac canaries' law, so the sign costs nothing;
         against noise shared across steps (a noise generator re-seeded in the loop, noise reused
         every epoch) the ``"whitened"`` score sees signed canaries exactly, where Dirac canaries,
-        constant like the shared noise, cancel with it (``docs/dpsgd.md`` §3). Ignored with
-        ``kinds``.
+        constant like the shared noise, cancel with it (``docs/dpsgd.md`` §3).
     kinds : "default" or sequence of str, optional
         Use the multi-kind canaries of :class:`dpaudit.dpsgd.Canaries` instead (``"default"``:
         ``dirac``, ``spread``, ``large``, and ``data`` with ``dataset_size``): rows at random
         positions among the batch's, canaries spread over every parameter tensor (per-layer
         clipping shows), canaries of norm ``1000 C`` (a skipped clipping shows), and data
         canaries the user's loader draws (``step(batch_indices=...)``; the sampler shows).
-        :meth:`audit` then returns a :class:`~dpaudit.dpsgd.canaries.CanaryAudit`. ``None``
-        (default): the single-kind hook above (rows appended at the end of the batch).
+        :meth:`audit` then returns a :class:`~dpaudit.dpsgd.canaries.CanaryAudit`, :meth:`run`
+        and :meth:`save` the ``"dirac"`` canaries' run. ``None`` (default): ``"default"`` unless
+        ``canary_kind`` is given.
     dataset_size, data_canaries : int, optional
         With ``kinds``: the real examples ``N`` and the number of data canaries, dataset indices
         ``N ..`` (:class:`~dpaudit.dpsgd.Canaries`).
@@ -90,16 +96,20 @@ class OpacusCanaries:
     mask : ndarray of bool, shape (m,)
         Which canaries were included.
     observations : list of ndarray, shape (m,) each
-        One row per completed step.
+        Single-kind hook: one row per completed step (empty with the multi-kind canaries, whose
+        observations are ``engine.runs()``).
     patterns : list of ndarray, shape (m,) each
-        The canaries' signs at each completed step (all ``+1`` for ``"dirac"``).
+        Single-kind hook: the canaries' signs at each completed step (all ``+1`` for ``"dirac"``).
+    engine : Canaries or None
+        The multi-kind canaries (``None`` for the single-kind hook).
 
     Raises
     ------
     TypeError
         If ``optimizer`` is not an Opacus ``DPOptimizer``.
     ValueError
-        On invalid counts or rates, or an unknown canary kind (or ``kinds``).
+        On invalid counts or rates, an unknown canary kind (or ``kinds``), or both ``kinds``
+        and ``canary_kind``.
 
     References
     ----------
@@ -108,7 +118,7 @@ class OpacusCanaries:
     """
 
     def __init__(self, optimizer, canaries: int = 1000, *, sampling_rate: float = 1.0,
-                 canary_norm: Optional[float] = None, seed: int = 0, canary_kind: str = "signed",
+                 canary_norm: Optional[float] = None, seed: int = 0, canary_kind: Optional[str] = None,
                  kinds=None, dataset_size: Optional[int] = None, data_canaries: Optional[int] = None):
         import torch
 
@@ -118,13 +128,17 @@ class OpacusCanaries:
             raise ImportError("OpacusCanaries needs Opacus: pip install 'dpaudit[opacus]'") from exc
         if not isinstance(optimizer, DPOptimizer):
             raise TypeError(f"optimizer must be an opacus DPOptimizer, got {type(optimizer).__name__}")
-        if canary_kind not in OPACUS_CANARY_KINDS:
+        if kinds is not None and canary_kind is not None:
+            raise ValueError(f"give kinds (multi-kind canaries) or canary_kind (the single-kind hook), not both; "
+                             f"got kinds={kinds!r}, canary_kind={canary_kind!r}")
+        if canary_kind is not None and canary_kind not in OPACUS_CANARY_KINDS:
             raise ValueError(f"canary_kind must be one of {OPACUS_CANARY_KINDS}, got {canary_kind!r}")
         self.canary_kind = canary_kind
         self.optimizer = optimizer
         self.engine = None
-        if kinds is not None:
-            self._init_engine(canaries, sampling_rate, canary_norm, seed, kinds, dataset_size, data_canaries)
+        if canary_kind is None:
+            self._init_engine(canaries, sampling_rate, canary_norm, seed, "default" if kinds is None else kinds,
+                              dataset_size, data_canaries)
             return
         self.m = check_int(canaries, "canaries", 2)
         self.sampling_rate = check_rate(sampling_rate, "sampling_rate")
@@ -296,7 +310,7 @@ class OpacusCanaries:
         if self.engine is not None:
             return self._engine_step(closure, batch_indices)
         if batch_indices is not None:
-            raise ValueError("batch_indices needs the multi-kind canaries (OpacusCanaries(..., kinds=...))")
+            raise ValueError("batch_indices needs the multi-kind canaries (OpacusCanaries without canary_kind)")
         self._append_canaries()
         out = self.optimizer.step(closure)
         g = self.block.grad
@@ -313,11 +327,20 @@ class OpacusCanaries:
     def run(self, noise_multiplier: Optional[float] = None):
         """The observations so far as a :class:`~dpaudit.dpsgd.reference.TrainingRun` (config from
         the optimizer: its noise multiplier and clipping norm, this hook's rate, the steps taken).
-        With ``kinds=...``: the ``"dirac"`` canaries' run (the first kind's without them); all of
-        them: ``self.engine.runs()``."""
+        Multi-kind canaries (the default): the ``"dirac"`` canaries' run (the first kind's without
+        them); all of them: ``self.engine.runs()``; ``noise_multiplier`` cannot be overridden.
+
+        Raises
+        ------
+        ValueError
+            Before the first observed step, or on ``noise_multiplier`` with the multi-kind
+            canaries."""
         from .reference import DPSGDConfig, TrainingRun
 
         if self.engine is not None:
+            if noise_multiplier is not None:
+                raise ValueError("noise_multiplier cannot be overridden with the multi-kind canaries; the claim is "
+                                 "the optimizer's (canary_kind=... selects the single-kind hook)")
             runs = self.engine.runs()
             return runs["dirac"] if "dirac" in runs else next(iter(runs.values()))
         if not self.observations:
@@ -361,17 +384,27 @@ class OpacusCanaries:
         return self.run(noise_multiplier).save(path)
 
     def audit(self, *, delta: float = 1e-5, beta: float = 0.05, noise_multiplier: Optional[float] = None, **kwargs):
-        """:func:`dpaudit.dpsgd.audit_run` on this run's observations, against the accountant's
-        epsilon for the optimizer's ``(noise_multiplier, q, steps)``.
+        """The one-run audit against the accountant's epsilon for the optimizer's
+        ``(noise_multiplier, q, steps)``: multi-kind canaries (the default),
+        :meth:`Canaries.audit <dpaudit.dpsgd.canaries.Canaries.audit>` (every kind and the checks,
+        ``beta`` split over them); the single-kind hook, :func:`dpaudit.dpsgd.audit_run`.
 
         Returns
         -------
-        DPSGDAudit
+        CanaryAudit or DPSGDAudit
+            ``CanaryAudit`` for the multi-kind canaries, ``DPSGDAudit`` for the single-kind hook.
+
+        Raises
+        ------
+        ValueError
+            Before the first observed step, or on ``noise_multiplier`` with the multi-kind
+            canaries.
         """
         from .audit import audit_run
 
         if self.engine is not None:
             if noise_multiplier is not None:
-                raise ValueError("noise_multiplier cannot be overridden with kinds=...; the claim is the optimizer's")
+                raise ValueError("noise_multiplier cannot be overridden with the multi-kind canaries; the claim is the "
+                                 "optimizer's (canary_kind=... selects the single-kind hook)")
             return self.engine.audit(delta=delta, beta=beta, **kwargs)
         return audit_run(self.run(noise_multiplier), delta=delta, beta=beta, **kwargs)
