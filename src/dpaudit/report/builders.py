@@ -348,8 +348,9 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         *((("violation kind", f"{result.violation_kind} ({result.kind.headline})"),)
           if result.violation else ()),
         ("tester", str(result.tester.get("tester", "?"))),
-        ("confidence", f"a violation is reported wrongly with probability <= {result.beta:g} "
-                       f"(split over {result.trial_budget} trial(s): {result.beta_per_trial:g} each)"),
+        ("confidence", f"a violation is reported wrongly with probability <= {result.beta:g} ("
+                       + (f"{result.adversarial['beta']:g} to the adversarial inputs, the rest " if result.adversarial else "")
+                       + f"split over {result.trial_budget} trial(s): {result.beta_per_trial:g} each)"),
         ("trials", result.trials_summary),
         ("neighbouring", str(result.neighbouring.get("relation", "?"))),
         ("seed", str(result.seed)),
