@@ -68,3 +68,31 @@ def test_size_range_leak_finds_a_truncation_the_other_side_cannot_reach():
     assert leak.description.startswith("outputs above 1")
     same = size_range_leak(r.laplace(size=2000), r.laplace(size=2000), beta=0.01, epsilon=0.0)
     assert same is None or same.delta_lower(0.0) == 0.0
+
+
+def test_audit_result_sizes_a_region_one_dataset_never_reached():
+    """`dpaudit test`'s finding sized to the end: the deciding region's held-out counts, no new beta."""
+    import json
+
+    from dpaudit import audit
+    from dpaudit.audit import AuditResult
+    from dpaudit.datasets import AddRemove, Domain
+    from dpaudit.mechanisms.base import CallableMechanism
+    from dpaudit.privacy import PureDP
+    from dpaudit.search.finders import GridFinder
+
+    def shifted_coin(dataset, rng):  # outputs {n_ones, n_ones + 1}: D1 reaches a value D0 never does
+        return float(np.sum(dataset)) + float(rng.integers(0, 2))
+
+    rel = AddRemove(Domain((0.0,), (1.0,)))
+    finder = GridFinder([rel.pair([[0.0]], [[0.0], [1.0]])])
+    r = audit(CallableMechanism(shifted_coin, pass_rng=True), PureDP(1.0), finder, num_samples=2000, trials=1,
+              seed=0, stages="off")
+    b = r.strongest.outcome.bounds[r.strongest.outcome.strongest]
+    leak = r.leak_size
+    assert r.violation and leak is not None and leak.hits_q == 0 == b.q_count
+    assert (leak.p_lower, leak.q_upper, leak.beta) == (b.p_mass_lower, b.q_mass_upper, b.beta)  # the finding's own
+    d = json.loads(r.to_json())["evidence"]["leak_size"]
+    assert d["delta_at_claimed_epsilon"] == pytest.approx(leak.p_lower - math.e * leak.q_upper)
+    assert 0.4 < d["delta_at_claimed_epsilon"] < 0.5 and "never reached" in d["text"]
+    assert AuditResult.from_dict(json.loads(r.to_json())).leak_size == leak

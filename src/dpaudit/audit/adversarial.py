@@ -17,6 +17,19 @@ datasets and reports one of
 
 The screen is cheap next to an audit (a few thousand outputs per input) and sound: each ``leak`` is a
 certified lower bound on delta, Bonferroni-corrected over the checks of its input.
+
+Any target can be screened: ``dpaudit test TARGET --adversarial`` and ``dpaudit.audit(...,
+adversarial=True)`` run :func:`screen_stage` before the trials at :data:`ADVERSARIAL_BETA_SHARE` of
+beta (the trials get the rest), and a certified leak makes the audit's verdict a violation of kind
+``"adversarial input"``; or call :func:`screen` on a user's mechanism directly::
+
+    from dpaudit.audit.adversarial import screen
+    from dpaudit.datasets import AddRemove, Domain
+    from dpaudit.mechanisms.base import CallableMechanism
+
+    mech = CallableMechanism(my_function, pass_rng=True)  # my_function(dataset, rng) -> output
+    for r in screen(mech, AddRemove(Domain((0.0,), (1.0,))), epsilon=1.0, beta=0.01):
+        print(r.kind, r.status, r.detail)
 """
 
 from __future__ import annotations
@@ -30,7 +43,8 @@ from ..mechanisms.base import CallableMechanism
 from ..search.adversarial import AcceptedInputs, adversarial_pairs
 from .leak_size import LeakSize, certify_set, size_float_leak
 
-__all__ = ["ScreenResult", "screen", "screen_pair"]
+__all__ = ["ADVERSARIAL_BETA_SHARE", "ADVERSARIAL_SAMPLES", "ScreenResult", "screen", "screen_pair", "screen_stage",
+           "stage_advice", "stage_lines"]
 
 
 @dataclass(frozen=True)
@@ -229,3 +243,88 @@ def screen(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
             r = replace(r, leak=leak, detail=leak.describe(epsilon, delta))
         out.append(r)
     return out
+
+
+ADVERSARIAL_SAMPLES = 1000
+"""Outputs per dataset per adversarial input of :func:`screen_stage` (as the library table's stage)."""
+
+ADVERSARIAL_BETA_SHARE = 0.1
+"""The share of an audit's beta spent on the adversarial stage (``dpaudit test --adversarial``); the
+trials are tested at the rest, so a correct mechanism is accused with probability at most beta in
+all (union bound)."""
+
+ADVERSARIAL_SPAWN_KEY = 2**32 + 1
+"""Spawn key of the adversarial stage's random stream under the audit's root seed (trials use keys
+below 2**32, the tester's peek 2**32)."""
+
+
+def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, beta: float, seed: int,
+                 samples: int = ADVERSARIAL_SAMPLES, accepts: AcceptedInputs | None = None) -> dict:
+    """The adversarial stage of an audit: :func:`screen` on stream :data:`ADVERSARIAL_SPAWN_KEY` of ``seed``.
+
+    It looks for non-finite outputs, exact output values and output shapes one side never gives;
+    float grids are left to the trials (the default tester screens non-integer float outputs at a
+    tenth of their beta), so that the float leak of a textbook Laplace on ordinary records is not
+    reported as an adversarial-input one (``float_grids=False``).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    relation : AddRemove or Replace
+        The audit's relation (its domain gives the bounds of ``above-bounds``/``below-bounds``).
+    epsilon, delta : float
+        The claimed guarantee.
+    beta : float
+        The stage's failure probability (every certified leak holds together at ``1 - beta``).
+    seed : int
+        The audit's root seed.
+    samples : int
+        Outputs per dataset per input.
+    accepts : AcceptedInputs, optional
+        Default: the mechanism's ``accepts``, else every kind.
+
+    Returns
+    -------
+    dict
+        ``beta``, ``samples``, ``accepts`` (the declaration's note), ``seconds`` and ``results``
+        (one :meth:`ScreenResult.to_dict` per input tried), plain JSON (the ``adversarial`` field
+        of :class:`~dpaudit.audit.result.AuditResult`).
+
+    Raises
+    ------
+    ValueError
+        As :func:`screen` and :func:`~dpaudit.search.adversarial.adversarial_pairs` (e.g. a
+        structured relation, which has no adversarial pairs).
+    """
+    import time
+
+    stream = np.random.SeedSequence(int(seed), spawn_key=(ADVERSARIAL_SPAWN_KEY,))
+    t0 = time.perf_counter()
+    results = screen(mechanism, relation, accepts, epsilon=epsilon, delta=delta, samples=samples, beta=beta,
+                     seed=int(stream.generate_state(1, np.uint64)[0]), float_grids=False)
+    declared = accepts if accepts is not None else getattr(mechanism, "accepts", None)
+    return {"beta": float(beta), "samples": int(samples),
+            "accepts": getattr(declared, "note", "") or "every kind (no declaration)",
+            "seconds": round(time.perf_counter() - t0, 2), "results": [r.to_dict() for r in results]}
+
+
+def stage_lines(stage: dict) -> list:
+    """One line per adversarial input of a :func:`screen_stage` dict: ``"nan: leak: <sentence>"``,
+    ``"+inf: rejected: the library raised ValueError: ..."``, ``"-0.0: pass: nothing certified ..."``."""
+    return [f"{r['kind']}: {r['status']}: {r['detail']}" for r in stage.get("results", ())]
+
+
+def stage_advice(stage: dict) -> str:
+    """One sentence on the certified adversarial leaks of a :func:`screen_stage` dict (what to do)."""
+    leaks = [r for r in stage.get("results", ()) if r["status"] == "leak"]
+    if not leaks:
+        return ""
+    what = []
+    for r in leaks[:3]:
+        seen = (r.get("leak") or {}).get("description") or "outputs of another shape"
+        seen = seen if len(seen) <= 40 else "a set of outputs"
+        what.append(f"{seen} when a record is {r['kind']}")
+    more = f" (and {len(leaks) - 3} more inputs)" if len(leaks) > 3 else ""
+    return (f"The mechanism releases {'; '.join(what)}{more}, which the neighbouring dataset never gives: "
+            "validate and clip inputs before the noise (reject NaN and infinities, clip every record to the "
+            "declared bounds, cast to float), or raise on them.")

@@ -103,6 +103,7 @@ def audit(
     chunk_size: int | None = None,
     stages="auto",
     processes: int | str | None = None,
+    adversarial=False,
 ) -> AuditResult:
     """Search neighbouring datasets for a violation of ``claim`` (paper 000, Algorithm 1).
 
@@ -178,6 +179,15 @@ def audit(
         pay off, else 1 (:class:`~dpaudit.audit.executors.InProcessExecutor`; the result's
         ``execution`` states the choice), ``1`` in this process. Vectorised mechanisms are always
         sampled in this process. The result is the same for any value.
+    adversarial : bool or relation, default False
+        Run the adversarial-inputs stage before the trials
+        (:func:`dpaudit.audit.adversarial.screen_stage`: NaN, +-inf, -0.0, subnormals, the largest
+        doubles, out-of-bounds values, integer dtypes, the empty dataset, as the mechanism's
+        ``accepts`` declares) at ``beta * ADVERSARIAL_BETA_SHARE`` (a tenth); the trials share the
+        rest. A certified leak makes the result a violation of kind ``"adversarial input"``. True
+        takes the relation from the mechanism's ``neighbouring`` hint, else from ``neighbouring``
+        (add-remove or replace with a domain); or pass the relation itself. Not with ``storage``, nor
+        for a Rényi claim.
 
     Returns
     -------
@@ -188,7 +198,8 @@ def audit(
     ------
     ValueError
         On invalid num_samples, trials, beta, stages, chunk_size or processes, ``processes`` given
-        with an ``executor``, or ``resume`` without a storage.
+        with an ``executor``, ``resume`` without a storage, or ``adversarial`` with a storage or
+        without a relation it can use.
     DPAuditError
         If ``study_name`` is given without a storage (see :func:`dpaudit.audit.ledger.resolve_study`).
     InvalidClaimError
@@ -279,7 +290,22 @@ def audit(
         known_pairs = {}
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         earlier_wall = 0.0
-    beta_trial = beta / budget
+    stage = {}
+    if adversarial is not False and adversarial is not None:
+        from .adversarial import ADVERSARIAL_BETA_SHARE, screen_stage
+
+        if plan.storage is not None:
+            raise ValueError("the adversarial stage is not kept in a stored audit: leave storage/resume out")
+        if getattr(claim, "alpha", None) is not None:  # a set one side never reaches: not sized in Renyi terms
+            raise ValueError("the adversarial stage audits (epsilon, delta) claims, not a Renyi claim")
+        beta_stage = beta * ADVERSARIAL_BETA_SHARE
+        stage = screen_stage(mechanism, _adversarial_relation(adversarial, mechanism, neighbouring),
+                             epsilon=float(getattr(claim, "epsilon", 0.0)), delta=float(getattr(claim, "delta", 0.0) or 0.0),
+                             beta=beta_stage, seed=int(seed))
+        beta_trials = beta - beta_stage
+    else:
+        beta_trials = beta
+    beta_trial = beta_trials / budget
     schedule = stage_schedule(num_samples, stages)
     fallback_name = finder.name
 
@@ -391,13 +417,14 @@ def audit(
 
     ordered = tuple(records[i] for i in sorted(records))
     violation = any(r.outcome.violation for r in ordered)
+    leaked = any(r["status"] == "leak" for r in stage.get("results", ()))
     strongest = None
     if ordered:
         strongest = max(range(len(ordered)), key=lambda i: (ordered[i].outcome.violation, ordered[i].outcome.margin))
     return AuditResult(
         mechanism=name,
         claim=claim,
-        violation=violation,
+        violation=violation or leaked,
         beta=beta,
         beta_per_trial=beta_trial,
         trial_budget=budget,
@@ -413,4 +440,29 @@ def audit(
         wall_seconds=earlier_wall + wall,
         study=study_info,
         execution=execution,
+        adversarial=stage,
     )
+
+
+def _adversarial_relation(adversarial, mechanism, neighbouring: dict | None):
+    """The relation of the adversarial stage: ``adversarial`` itself, else the mechanism's hint,
+    else rebuilt from the ``neighbouring`` dict (``relation``, ``domain``, ``min_size``, ``max_size``).
+
+    Raises
+    ------
+    ValueError
+        If none of them gives a relation.
+    """
+    if adversarial is not True:
+        return adversarial
+    hint = getattr(mechanism, "neighbouring", None)
+    if hint is not None and not isinstance(hint, str):
+        return hint
+    d = neighbouring or {}
+    if d.get("relation") and d.get("domain"):
+        from ..datasets import Domain, make_relation
+
+        dom = Domain(tuple(d["domain"]["lower"]), tuple(d["domain"]["upper"]))
+        return make_relation(d["relation"], dom, d.get("min_size"), d.get("max_size"))
+    raise ValueError("adversarial=True needs a relation: pass adversarial=<relation>, neighbouring=relation.to_dict(), "
+                     "or give the mechanism a neighbouring hint")

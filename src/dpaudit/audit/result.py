@@ -198,6 +198,10 @@ class AuditResult:
         wall time, trials finished); empty otherwise.
     execution : dict
         Where trials ran: ``{"executor": "in-process"}`` or the Dask scheduler and workers.
+    adversarial : dict
+        The adversarial-inputs stage run before the trials
+        (:func:`dpaudit.audit.adversarial.screen_stage`: its beta, samples and one result per
+        input); empty when it was not run. A certified leak there makes ``violation`` True.
     """
 
     mechanism: str
@@ -218,6 +222,59 @@ class AuditResult:
     wall_seconds: float = 0.0
     study: dict = field(default_factory=dict)
     execution: dict = field(default_factory=dict)
+    adversarial: dict = field(default_factory=dict)
+
+    @property
+    def adversarial_leaks(self) -> list:
+        """The adversarial inputs with a certified leak (dicts of :attr:`adversarial`'s ``results``)."""
+        return [r for r in self.adversarial.get("results", ()) if r.get("status") == "leak"]
+
+    @property
+    def kind(self):
+        """The :class:`~dpaudit.testers.ViolationKind` of :attr:`violation_kind` (None without a violation)."""
+        name = self.violation_kind
+        if name != "adversarial input":
+            return None if name is None else VIOLATION_KINDS[name]
+        from ..testers.base import ViolationKind
+
+        return ViolationKind("adversarial input", "ADVERSARIAL-INPUT LEAK",
+                             "on an adversarial record value the outputs reach a set the neighbouring dataset never "
+                             "reaches (a certified leak)", self.advice or "")
+
+    @property
+    def leak_size(self):
+        """The finding sized to the end, or None: when the strongest trial is a violation whose
+        deciding region ``S`` held no held-out output of one dataset (``q_count == 0``), a finite
+        epsilon under-states it; this is the :class:`~dpaudit.audit.leak_size.LeakSize` of ``S``
+        from the bound's own held-out counts and Clopper-Pearson bounds (the finding's confidence,
+        no further beta): every (epsilon', delta') guarantee has ``delta' >= P(S) lower bound -
+        e^epsilon' Q(S) upper bound``.
+        """
+        s = self.strongest
+        if s is None or not s.outcome.violation or getattr(self.claim, "alpha", None) is not None:
+            return None
+        b = s.outcome.bounds[s.outcome.strongest]
+        counts = [getattr(b, a, None) for a in ("p_count", "n_test_p", "q_count", "n_test_q", "p_mass_lower",
+                                                  "q_mass_upper")]
+        if any(c is None for c in counts) or counts[2] != 0 or counts[0] <= 0:
+            return None
+        from .leak_size import LeakSize
+
+        return LeakSize(getattr(b, "region", "") or "the test region S", int(counts[0]), int(counts[1]), 0,
+                        int(counts[3]), float(counts[4]), float(counts[5]), float(b.beta), direction=b.direction)
+
+    def leak_size_dict(self) -> dict | None:
+        """:attr:`leak_size` in plain JSON with the certified delta at the claimed epsilon and a
+        sentence (``text``), or None."""
+        leak = self.leak_size
+        if leak is None:
+            return None
+        eps = float(self.claim.epsilon)
+        d = leak.delta_lower(eps)
+        text = (f"no epsilon <= {eps:g} holds below delta = {d:.3g} (an output set one dataset never reached: "
+                f"{leak.hits_p}/{leak.n_p} held-out outputs vs 0/{leak.n_q}; P(S) >= {leak.p_lower:.3g}, so delta "
+                f"may be that large at every epsilon; confidence {1 - leak.beta:g})")
+        return {**leak.to_dict(), "delta_at_claimed_epsilon": d, "text": text}
 
     @property
     def strongest(self) -> TrialRecord | None:
@@ -244,7 +301,8 @@ class AuditResult:
 
     @property
     def violation_kind(self) -> str | None:
-        """``"distributional"``, ``"floating-point"`` or None (no violation found).
+        """``"distributional"``, ``"floating-point"``, ``"adversarial input"`` (only the adversarial
+        stage, :attr:`adversarial`, certified a leak) or None (no violation found).
 
         ``"floating-point"`` when every violating trial's outcome is a floating-point one (only
         bit-level features of the outputs rejected the claim:
@@ -254,6 +312,8 @@ class AuditResult:
         if not self.violation:
             return None
         kinds = {t.outcome.violation_kind for t in self.trials if t.outcome.violation}
+        if not kinds and self.adversarial_leaks:  # only the adversarial stage found one
+            return "adversarial input"
         return "floating-point" if kinds == {"floating-point"} else "distributional"
 
     @property
@@ -261,6 +321,10 @@ class AuditResult:
         """One sentence on what the violation means and what to do (:class:`~dpaudit.testers.ViolationKind`);
         None when no violation was found."""
         kind = self.violation_kind
+        if kind == "adversarial input":
+            from .adversarial import stage_advice
+
+            return stage_advice(self.adversarial)
         return None if kind is None else VIOLATION_KINDS[kind].advice
 
     @property
@@ -292,6 +356,7 @@ class AuditResult:
                 "epsilon_lower_bound": o.epsilon_lower_bound,
                 "witness_epsilon": o.witness_epsilon,
                 "margin": o.margin,
+                "leak_size": self.leak_size_dict(),  # a region one dataset never reached, sized to the end
             }
         return {
             "schema_version": SCHEMA_VERSION,
@@ -317,6 +382,7 @@ class AuditResult:
             "wall_seconds": self.wall_seconds,
             "study": self.study,
             "execution": self.execution,
+            **({"adversarial": self.adversarial} if self.adversarial else {}),
             "trials": [t.to_dict() for t in self.trials],
         }
 
@@ -348,4 +414,5 @@ class AuditResult:
             wall_seconds=d.get("wall_seconds", 0.0),
             study=d.get("study", {}),
             execution=d.get("execution", {}),
+            adversarial=d.get("adversarial", {}),
         )

@@ -230,11 +230,10 @@ def _evidence_rows(ev: Table, s, claim) -> None:
 
 
 def _render(result, out: Console) -> None:
-    from ..testers.base import VIOLATION_KINDS
 
     claim = result.claim
     s = result.strongest
-    kind = VIOLATION_KINDS[result.violation_kind] if result.violation else None
+    kind = result.kind
     if kind is not None:
         headline = kind.headline + (" FOUND" if kind.name == "distributional" else "")
         verdict = f"[bold red]{headline}[/]: {kind.meaning}"
@@ -253,8 +252,9 @@ def _render(result, out: Console) -> None:
         head.add_row("what to do", kind.advice)
     head.add_row(
         "confidence",
-        f"a violation is reported wrongly with probability <= {result.beta:g} "
-        f"(beta split over {result.trial_budget} trial(s)"
+        f"a violation is reported wrongly with probability <= {result.beta:g} ("
+        + (f"{result.adversarial['beta']:g} to the adversarial inputs, the rest " if result.adversarial else "beta ")
+        + f"split over {result.trial_budget} trial(s)"
         + (f" x {len(result.tester.get('parts', []))} testers" if result.tester.get("parts") else "")
         + ", then within each test over the bounds it makes)",
     )
@@ -274,6 +274,17 @@ def _render(result, out: Console) -> None:
         head.add_row("processes", escape(f"{ex.get('processes', 1)} ({ex['processes_choice']})"))
     style = "red" if result.violation else ("yellow" if result.inconclusive else "green")
     out.print(Panel(head, title="dpaudit test", border_style=style))
+    if result.adversarial:
+        from ..audit.adversarial import stage_lines
+
+        adv = Table(title=f"Adversarial inputs ({result.adversarial['samples']:,} outputs per dataset each)",
+                    show_header=False)
+        adv.add_column(style="bold", no_wrap=True)
+        adv.add_column(overflow="fold")
+        for r, line in zip(result.adversarial["results"], stage_lines(result.adversarial)):
+            colour = {"leak": "red", "pass": "green"}.get(r["status"], "yellow")
+            adv.add_row(escape(r["kind"]), f"[{colour}]{escape(line[len(r['kind']) + 2:])}[/]")
+        out.print(adv)
 
     if s is not None:
         ev = Table(title=("Witness" if result.violation else "Strongest evidence") + f" (trial {s.index + 1})", show_header=False)
@@ -283,6 +294,9 @@ def _render(result, out: Console) -> None:
         ev.add_row("D0", escape(_fmt_dataset(s.pair.d0)))
         ev.add_row("D1", escape(_fmt_dataset(s.pair.d1)))
         _evidence_rows(ev, s, claim)
+        leak = result.leak_size_dict()  # the region held no output of one dataset: sized to the end
+        if leak is not None:
+            ev.add_row("leak size", escape(leak["text"]))
         out.print(ev)
 
     if len(result.trials) > 1:
@@ -467,6 +481,7 @@ def test_cmd(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run trials on this Dask scheduler (tcp://HOST:PORT); the mechanism must be picklable."),
     workers: Optional[str] = typer.Option(None, "--workers", help="Run trials on a local Dask cluster of N workers, or 'auto' (one per core)."),
     processes: Optional[str] = option("processes", None, "default: auto; not with --scheduler/--workers"),
+    adversarial: bool = typer.Option(False, "--adversarial", help="First screen NaN, inf, -0.0, huge, out-of-bounds and integer records (beta/10)."),
 ) -> None:
     """Test whether a mechanism satisfies the DP guarantee it claims.
 
@@ -569,6 +584,7 @@ def test_cmd(
                 stages="auto" if run_stages is None else run_stages,
                 on_trial_start=start, on_trial_end=end, on_start=on_start,
                 storage=storage, study_name=plan.study_name, resume=resume, executor=executor,
+                adversarial=relation if adversarial else False,
             )
     except KeyboardInterrupt:
         st = plain.state
@@ -812,7 +828,7 @@ _register_subcommands()
 _HELP_PANELS = {
     "test": {
         "Choosing the pairs": ["search", "pairs", "domain", "min_size", "max_size"],
-        "Sampling and statistics": ["stages", "exhaustive", "estimate", "device"],
+        "Sampling and statistics": ["stages", "exhaustive", "estimate", "device", "adversarial"],
         "Resuming, and where it runs": ["storage", "resume", "study_name", "scheduler", "workers", "processes"],
     },
 }

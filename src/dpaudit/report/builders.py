@@ -297,7 +297,6 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
     """
     from ..audit.result import AuditResult
     from ..estimators.base import profile_grid
-    from ..testers.base import VIOLATION_KINDS
 
     result = AuditResult.from_dict(data)
     claim = result.claim
@@ -305,12 +304,19 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
     s = result.strongest
     mech = result.mechanism
     entry = _zoo_entry(mech)
-    if result.violation:
+    if result.violation_kind == "adversarial input":
+        status = "violation"
+        kinds = ", ".join(r["kind"] for r in result.adversarial_leaks)
+        verdict = (f"{result.kind.headline}: {mech} does not satisfy {claim_txt}. Run on records holding adversarial "
+                   f"values ({kinds}), its outputs reach a set of outputs the neighbouring dataset never reaches "
+                   f"(see Adversarial inputs). A mechanism that keeps its claim is accused like this with probability "
+                   f"at most {result.beta:g}. What to do is below.")
+    elif result.violation:
         status = "violation"
         o = s.outcome
         b = o.bounds[o.strongest]
         eps_lb = o.epsilon_lower_bound
-        kind = VIOLATION_KINDS[result.violation_kind]
+        kind = result.kind
         if o.delta_lower_bound is not None and o.witness_epsilon is not None:
             found = (f"a set of outputs whose probabilities on the two differ more than the claim permits: at "
                      f"eps' = {o.witness_epsilon:.4g} the privacy loss bound delta is at least "
@@ -339,11 +345,12 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         ("mechanism", mech),
         ("claim", claim_txt),
         ("verdict", result.verdict),
-        *((("violation kind", f"{result.violation_kind} ({VIOLATION_KINDS[result.violation_kind].headline})"),)
+        *((("violation kind", f"{result.violation_kind} ({result.kind.headline})"),)
           if result.violation else ()),
         ("tester", str(result.tester.get("tester", "?"))),
-        ("confidence", f"a violation is reported wrongly with probability <= {result.beta:g} "
-                       f"(split over {result.trial_budget} trial(s): {result.beta_per_trial:g} each)"),
+        ("confidence", f"a violation is reported wrongly with probability <= {result.beta:g} ("
+                       + (f"{result.adversarial['beta']:g} to the adversarial inputs, the rest " if result.adversarial else "")
+                       + f"split over {result.trial_budget} trial(s): {result.beta_per_trial:g} each)"),
         ("trials", result.trials_summary),
         ("neighbouring", str(result.neighbouring.get("relation", "?"))),
         ("seed", str(result.seed)),
@@ -354,6 +361,15 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
     if entry is not None:
         sections.append(_mechanism_section(entry))
     sections.append(_next_steps(result, data, command, entry))
+    if result.adversarial:  # the adversarial-inputs stage run before the trials
+        adv = result.adversarial
+        sections.append(Section("Adversarial inputs", (Table(
+            header=("input", "pair", "result", "detail"),
+            rows=tuple((r["kind"], r["description"], r["status"], r["detail"]) for r in adv["results"]),
+            caption=(f"{adv['samples']:,} outputs per dataset per input, at beta {adv['beta']:g} (a share of the audit's "
+                     f"beta); accepted inputs: {adv.get('accepts', '')}. A rejected input (the code raised) is a pass "
+                     "for that input; a leak is a set of outputs one dataset reaches and the other, on held-out "
+                     "outputs, does not.")),), anchor="adversarial"))
 
     if s is not None:
         o = s.outcome
@@ -382,6 +398,8 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
             rows.append(("test region S (a set of outputs)", b.region))
         if getattr(b, "ratio_lower", None):
             rows.append(("ratio test", f"P(S)/Q(S) >= {_g(b.ratio_lower, 4)}"))
+        if (leak := result.leak_size_dict()) is not None:  # S held no output of one dataset
+            rows.append(("leak size", leak["text"]))
         if o.note:
             rows.append(("note", note_without_region(o.note, getattr(b, "region", ""))))
         blocks = [Table(header=(), rows=tuple(rows))]
@@ -521,7 +539,7 @@ def _fallback_command(result, entry) -> str | None:
     words = ["dpaudit", "test", f"zoo:{entry.name}", "--epsilon", f"{c['epsilon']:g}"]
     if c.get("kind") == "approx-dp":
         words += ["--delta", f"{c['delta']:g}"]
-    words += ["--seed", str(result.seed)]
+    words += ["--seed", str(result.seed)] + (["--adversarial"] if result.adversarial else [])
     return shlex.join(words)
 
 
@@ -530,13 +548,12 @@ def _next_steps(result, data: dict, command: str | None, entry) -> Section:
     that reproduces it and the witness pair as a regression test; for a pass or an inconclusive
     audit, what the result does not show and the command with a larger budget."""
     from ..testers import default_tester_name
-    from ..testers.base import VIOLATION_KINDS
 
     cmd = command or _fallback_command(result, entry)
     blocks = []
     s = result.strongest
     if result.violation:
-        kind = VIOLATION_KINDS[result.violation_kind]
+        kind = result.kind
         blocks.append(Text(f"1. Fix the mechanism. {result.advice or kind.advice}"
                            + (" The zoo's description of the bug is under The mechanism above." if entry is not None and entry.bug else "")))
         if cmd:
@@ -544,7 +561,7 @@ def _next_steps(result, data: dict, command: str | None, entry) -> Section:
             blocks.append(Code(cmd, language="sh"))
         else:
             blocks.append(Text(f"2. Reproduce the finding: re-run the audit with --seed {result.seed}."))
-        if s is not None:
+        if s is not None and s.outcome.violation:  # an adversarial-input leak has no witness trial
             d0 = json.dumps(s.pair.d0.tolist())
             d1 = json.dumps(s.pair.d1.tolist())
             blocks.append(Text("3. Keep the witness pair as a regression test, so the bug cannot come back unnoticed "
