@@ -38,6 +38,7 @@ import numpy as np
 from ...datasets import AddRemove, Domain, Replace
 from ...datasets import AcceptedInputs
 from ..adapters.diffprivlib import DiffprivlibMechanism
+from ._hints import with_hints
 
 __all__ = ["EPSILON", "BOUNDS", "TARGETS", "mean", "nanmean", "var", "nanvar", "std", "nanstd", "sum", "nansum",
            "count_nonzero", "histogram", "histogram2d", "histogramdd", "median", "quantile", "percentile", "sum_add_remove",
@@ -99,11 +100,7 @@ def _histogramdd(x, random_state=None, accountant=None, epsilon=EPSILON):
 
 
 def _target(func, name: str, relation, pairs) -> DiffprivlibMechanism:
-    mech = DiffprivlibMechanism(func, name=f"diffprivlib_tools:{name}")
-    mech.neighbouring = relation
-    mech.witness_pairs = pairs
-    mech.accepts = ACCEPTS
-    return mech
+    return with_hints(DiffprivlibMechanism(func, name=f"diffprivlib_tools:{name}"), relation, pairs, ACCEPTS)
 
 
 ACCEPTS = AcceptedInputs(note="diffprivlib.tools take an array_like of numbers with NumPy's semantics (no type or "

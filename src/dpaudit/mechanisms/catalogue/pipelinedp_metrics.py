@@ -85,6 +85,7 @@ import numpy as np
 
 from ...datasets import AcceptedInputs, AddRemove, Domain
 from ..adapters.pipelinedp import PipelineDPMechanism, UnitRow, import_pipeline_dp
+from ._hints import with_hints
 
 __all__ = [
     "EPSILON", "DELTA", "SELECTION_DELTA", "PARTITIONS", "CONTRIBUTIONS", "BOUNDS", "SELECTION_BOUNDS",
@@ -323,10 +324,7 @@ def _target(name: str, pipeline, fields: Sequence[str], *, presence: bool = Fals
     mech = PipelineDPMechanism(pipeline, partitions=PARTITIONS, metrics=tuple(fields), presence=presence,
                                name=f"pipelinedp_metrics:{name}",
                                to_rows=unit_vector_contributions if vector else unit_contributions)
-    mech.neighbouring = relation
-    mech.witness_pairs = pairs
-    mech.accepts = VECTOR_ACCEPTS if vector else ACCEPTS
-    return mech
+    return with_hints(mech, relation, pairs, VECTOR_ACCEPTS if vector else ACCEPTS)
 
 
 _ACCEPTS_NOTE = ("values are Python floats taken by PipelineDP's value_extractor (no type check); the adversarial "
