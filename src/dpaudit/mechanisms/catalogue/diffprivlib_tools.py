@@ -15,7 +15,7 @@ records are scalars in [0, 1]. The relation is the one each tool's calibration a
   variance) and ``quantile``/``median``/``percentile`` (the exponential mechanism over the ``n + 1``
   gaps between the sorted records, utility ``-|i - q n|``, then a uniform draw in the gap); the
   sensitivity of each depends on ``n``, so under add/remove they are not calibrated (see
-  ``dpaudit.examples.diffprivlib_mean``);
+  ``dpaudit.mechanisms.catalogue.diffprivlib_mean``);
   ``sum``/``nansum`` (LaplaceTruncated with sensitivity ``upper - lower``, the replace-one
   sensitivity, and truncation to ``[n * lower, n * upper]``, which needs ``n`` public) and
   ``count_nonzero`` (``sum`` of the non-zero indicators with bounds (0, 1), as an integer:
