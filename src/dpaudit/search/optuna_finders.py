@@ -241,8 +241,6 @@ def _mixed_sampler(model, random, initial_grid: int, random_fraction: float):
     random or not, is in the study, so the model is fitted on all of them."""
     global _MIXED_SAMPLER
     if _MIXED_SAMPLER is None:
-        optuna = _import_optuna()
-
         class MixedSampler(_wrapper_base()):
             def __init__(self, model, random, initial_grid, random_fraction):
                 self._model = model
