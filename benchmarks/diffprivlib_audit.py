@@ -1,6 +1,6 @@
 """End-to-end audits of IBM diffprivlib's mean: new defaults vs the old path, in one run.
 
-Runs ``dpaudit test dpaudit.examples.diffprivlib_mean:{broken_mean,dpl_mean} --epsilon 1 --json``
+Runs ``dpaudit test dpaudit.mechanisms.catalogue.diffprivlib_mean:{broken_mean,dpl_mean} --epsilon 1 --json``
 (10 trials, 50,000 samples per dataset, the mechanism's witness pairs then Bayesian search) in
 three modes, interleaved, each as a fresh process:
 
@@ -36,8 +36,8 @@ MODES = {
     "old": ["--stages", "off", "--processes", "1"],
 }
 TARGETS = {
-    "broken_mean": "dpaudit.examples.diffprivlib_mean:broken_mean",
-    "dpl_mean": "dpaudit.examples.diffprivlib_mean:dpl_mean",
+    "broken_mean": "dpaudit.mechanisms.catalogue.diffprivlib_mean:broken_mean",
+    "dpl_mean": "dpaudit.mechanisms.catalogue.diffprivlib_mean:dpl_mean",
 }
 
 

@@ -5,7 +5,7 @@ pair, default chunking) of a per-call mechanism serially and on a :class:`Sampli
 ``--processes`` processes (default: one per usable core), and prints calls per second for both.
 The pool is started and warmed on one trial first (its start-up is printed separately); the
 samples are checked to be identical. The mechanism is diffprivlib's mean
-(``dpaudit.examples.diffprivlib_mean:dpl_mean``) when diffprivlib is installed, else a pure-Python
+(``dpaudit.mechanisms.catalogue.diffprivlib_mean:dpl_mean``) when diffprivlib is installed, else a pure-Python
 Laplace mean doing ~90 us of work per call.
 
     python benchmarks/per_call.py --samples 20000
@@ -36,7 +36,7 @@ def _mechanism():
     try:
         import diffprivlib  # noqa: F401
 
-        from dpaudit.examples.diffprivlib_mean import dpl_mean
+        from dpaudit.mechanisms.catalogue.diffprivlib_mean import dpl_mean
 
         return dpl_mean, dpl_mean.neighbouring.pair(*dpl_mean.witness_pairs[0])
     except ImportError:

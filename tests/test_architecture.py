@@ -187,3 +187,20 @@ def test_every_file_over_1000_lines_says_why_in_the_architecture_doc():
                   if len(p.read_text().splitlines()) > 1000]
     unexplained = [f for f in long_files if f"- `{f}` (" not in section]
     assert not unexplained, f"files over 1,000 lines with no reason in docs/architecture.md: {unexplained}"
+
+
+def test_the_old_examples_paths_alias_the_library_catalogue():
+    # issue 38: the library targets have one home, dpaudit.mechanisms.catalogue; for a release the
+    # old dpaudit.examples.<module> paths are the same module objects, so "module:NAME" targets work
+    import importlib
+
+    from dpaudit.audit.targets import load_target
+
+    moved = ["diffprivlib_mean", "diffprivlib_mechanisms", "diffprivlib_tools", "opacus_sgd",
+             "opendp_measurements", "opendp_sum", "pipelinedp_daily", "pipelinedp_metrics"]
+    for name in moved:
+        home = importlib.import_module(f"dpaudit.mechanisms.catalogue.{name}")
+        assert importlib.import_module(f"dpaudit.examples.{name}") is home, name
+        assert not (SRC / "dpaudit" / "examples" / f"{name}.py").read_text().count("\ndef "), name
+    home = importlib.import_module("dpaudit.mechanisms.catalogue.opacus_sgd")
+    assert load_target("dpaudit.examples.opacus_sgd:stale_noise_step")[0] is home.stale_noise_step

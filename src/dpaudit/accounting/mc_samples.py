@@ -22,8 +22,19 @@ from .prv import REMOVE
 __all__ = ["ConditionalLossSamples", "PrivacyLossSamples"]
 
 
+class _Draws:
+    """What both kinds of draws share: ``losses``, an array of shape (m,), one entry per draw."""
+
+    losses: np.ndarray
+
+    @property
+    def num_samples(self) -> int:
+        """Number of draws m."""
+        return int(self.losses.shape[0])
+
+
 @dataclass(frozen=True, eq=False)
-class PrivacyLossSamples:
+class PrivacyLossSamples(_Draws):
     """Weighted draws of a privacy loss random variable (one direction of a dominating pair).
 
     ``E[w * g(L)] = E_P[g(L)]`` for every function g, with ``L = losses`` and ``w = exp(log_weights)``.
@@ -48,11 +59,6 @@ class PrivacyLossSamples:
     estimator: str = "simple"
     tilts: tuple = ()
     _cache: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def num_samples(self) -> int:
-        """Number of draws m."""
-        return int(self.losses.shape[0])
 
     def terms(self, epsilon: float) -> np.ndarray:
         """The unbiased terms ``w_i (1 - exp(eps - L_i))_+`` whose mean estimates delta(eps), shape (m,)."""
@@ -211,7 +217,7 @@ def _fit_weights(y: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class ConditionalLossSamples:
+class ConditionalLossSamples(_Draws):
     """Draws for the conditional Monte Carlo estimators ('cmc', and 'is-cmc' which combines them).
 
     Every draw tilts all k coordinates (as 'is' does) and picks one coordinate I uniformly; three
@@ -257,11 +263,6 @@ class ConditionalLossSamples:
     estimator: str = "is-cmc"
     tilts: tuple = ()
     _cache: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def num_samples(self) -> int:
-        """Number of draws m."""
-        return int(self.losses.shape[0])
 
     def components(self, epsilon: float, columns=(0, 1, 2)) -> np.ndarray:
         """The three unbiased per-draw estimates (is, cmc, cond) of delta(eps), shape (m, 3) (only

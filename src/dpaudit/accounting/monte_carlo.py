@@ -139,6 +139,15 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # the accountant
 # --------------------------------------------------------------------------------------------
+def _widen_untrusted(bound: float, how: str, diag: dict, rdp: float) -> tuple[float, str, bool]:
+    """``(bound, how, trusted)``: a normal-approximation ('wald') upper bound on terms whose
+    diagnostics fail (:func:`_trusted`) is widened to the RDP bound ``rdp`` (safe side: never lower)."""
+    trusted = _trusted(diag)
+    if not trusted and how == "wald":
+        return rdp, "rdp", trusted
+    return bound, how, trusted
+
+
 def _z(confidence: float) -> float:
     return float(special.ndtri(1.0 - (1.0 - confidence) / 2.0))
 
@@ -348,6 +357,33 @@ class MonteCarloAccountant:
     def _dirs(self, comp):
         return comp.directions
 
+    def _over_directions(self, comp, estimator: str, key: int, progress, upper: str, rdp_bound, one) -> dict:
+        """The per-direction records of :meth:`get_delta` / :meth:`get_epsilon`: for each direction d
+        (remove first), ``rdp = rdp_bound(d)``, the RDP upper bound on the quantity; the add
+        direction is skipped (its record is the RDP bound, which is safe: an upper bound) when that
+        bound is below the remove direction's lower confidence limit, since the maximum over
+        directions is then the remove one; otherwise the record is
+        ``one(d, est, rdp, dkey, prog)``, with ``est`` the estimator of d ('is-paper' runs as
+        'is-cmc' on the add direction, paper 004 §5), ``dkey`` d's counter key and ``prog`` the
+        progress callback scaled to all directions' samples."""
+        per = {}
+        dirs = self._dirs(comp)
+        for di, d in enumerate(dirs):
+            rdp = rdp_bound(d)
+            if d == ADD and REMOVE in per and rdp <= per[REMOVE]["ci_low"]:
+                per[d] = {"skipped": True, "rdp_upper_bound": rdp, upper: rdp,
+                          "note": "the RDP bound on this direction is below the other's confidence interval"}
+                continue
+            est = estimator if (estimator != "is-paper" or d == REMOVE) else "is-cmc"
+            prog = None if progress is None else (lambda a, b, di=di: progress(di * b + a, len(dirs) * b))
+            per[d] = one(d, est, rdp, splitmix64(key ^ di), prog)
+        return per
+
+    def _draw(self, comp, d, est, lam, target, dkey, ops, prog):
+        """``self.num_samples`` offline draws of direction d with tilts ``lam`` placed for ``target``."""
+        sampler = _Sampler(comp, d, est, lam, target, dkey, ops, self.chunk_elements, True)
+        return _samples_from(sampler, _run_offline(sampler, self.num_samples, prog), lam)
+
     @_sampler_errors()
     def get_delta(self, composition, epsilon: float, progress: ProgressFn | None = None, *,
                   cross_check: bool = False) -> DeltaEstimate:
@@ -379,29 +415,19 @@ class MonteCarloAccountant:
         eps = check_epsilon(epsilon)
         comp, estimator, ops, key = self._setup(composition)
         z = _z(self.confidence)
-        per = {}
-        dirs = self._dirs(comp)
-        for di, d in enumerate(dirs):
-            rdp = _prv.delta_upper_bound(comp, eps, d)
-            if d == ADD and REMOVE in per:
-                if rdp <= per[REMOVE]["ci_low"]:
-                    per[d] = {"skipped": True, "rdp_upper_bound": rdp, "delta_upper": rdp,
-                              "note": "the RDP bound on this direction is below the other's confidence interval"}
-                    continue
-            est = estimator if (estimator != "is-paper" or d == REMOVE) else "is-cmc"
+
+        def one(d, est, rdp, dkey, prog):
             lam = _tilts_for(est, comp, d, [eps])
-            sampler = _Sampler(comp, d, est, lam, eps, splitmix64(key ^ di), ops, self.chunk_elements, True)
-            prog = None if progress is None else (lambda a, b, di=di: progress(di * b + a, len(dirs) * b))
-            s = _samples_from(sampler, _run_offline(sampler, self.num_samples, prog), lam)
+            s = self._draw(comp, d, est, lam, eps, dkey, ops, prog)
             mean, se = s.delta(eps)
             diag = term_diagnostics(s.terms(eps))
-            du, how = _delta_upper(s, comp, d, eps, self.confidence, rdp)
-            trusted = _trusted(diag)
-            if not trusted and how == "wald":
-                du, how = rdp, "rdp"
-            per[d] = {"delta": mean, "std_error": se, "ci_low": max(0.0, mean - z * se), "ci_high": mean + z * se,
-                      "delta_upper": du, "upper_method": how, "rdp_upper_bound": rdp,
-                      "estimator": est, "tilts": list(s.tilts), "trusted": trusted, **diag}
+            du, how, trusted = _widen_untrusted(*_delta_upper(s, comp, d, eps, self.confidence, rdp), diag, rdp)
+            return {"delta": mean, "std_error": se, "ci_low": max(0.0, mean - z * se), "ci_high": mean + z * se,
+                    "delta_upper": du, "upper_method": how, "rdp_upper_bound": rdp,
+                    "estimator": est, "tilts": list(s.tilts), "trusted": trusted, **diag}
+
+        per = self._over_directions(comp, estimator, key, progress, "delta_upper",
+                                    lambda d: _prv.delta_upper_bound(comp, eps, d), one)
         best, summary = self._summarise(per, "delta", f"delta(eps={eps:g})")
         out = DeltaEstimate(
             epsilon=eps, delta=per[best]["delta"], confidence=self.confidence,
@@ -447,37 +473,26 @@ class MonteCarloAccountant:
         delta = check_delta(delta)
         comp, estimator, ops, key = self._setup(composition)
         z = _z(self.confidence)
-        per = {}
-        dirs = self._dirs(comp)
         m_pilot = max(256, int(self.num_samples * self.pilot_fraction))
-        for di, d in enumerate(dirs):
-            rdp = epsilon_upper_bound(comp, delta, d)
-            if d == ADD and REMOVE in per:
-                if rdp <= per[REMOVE]["ci_low"]:
-                    per[d] = {"skipped": True, "rdp_upper_bound": rdp, "epsilon_upper": rdp,
-                              "note": "the RDP bound on this direction is below the other's confidence interval"}
-                    continue
-            est = estimator if (estimator != "is-paper" or d == REMOVE) else "is-cmc"
-            dkey = splitmix64(key ^ di)
+
+        def one(d, est, rdp, dkey, prog):
             lam, target, history = (0.0,), None, []
             if est != "simple":
                 target, history = _pilot_epsilon(comp, d, delta, m_pilot, dkey, ops, self.chunk_elements)
                 lam = _tilts_for(est, comp, d, [target])
-            sampler = _Sampler(comp, d, est, lam, target, dkey, ops, self.chunk_elements, True)
-            prog = None if progress is None else (lambda a, b, di=di: progress(di * b + a, len(dirs) * b))
-            s = _samples_from(sampler, _run_offline(sampler, self.num_samples, prog), lam)
+            s = self._draw(comp, d, est, lam, target, dkey, ops, prog)
             e = s.epsilon(delta)
             diag = term_diagnostics(s.terms(e if math.isfinite(e) else rdp))
-            eu, how = _epsilon_upper(s, comp, d, delta, self.confidence, rdp)
-            trusted = _trusted(diag)
-            if not trusted and how == "wald":
-                eu, how = rdp, "rdp"  # a normal-approximation bound on untrusted terms is widened to RDP
-            per[d] = {"epsilon": e, "ci_low": s.epsilon(delta, -z), "ci_high": s.epsilon(delta, z),
-                      "epsilon_upper": eu, "upper_method": how, "rdp_upper_bound": rdp,
-                      "delta_at_epsilon": s.delta(e)[0], "estimator": est,
-                      "tilts": list(s.tilts), "pilot_epsilon": target,
-                      "pilot_history": [{"epsilon": h[0], "tilts": h[1], "pilot_epsilon": h[2]} for h in history],
-                      "trusted": trusted, **diag}
+            eu, how, trusted = _widen_untrusted(*_epsilon_upper(s, comp, d, delta, self.confidence, rdp), diag, rdp)
+            return {"epsilon": e, "ci_low": s.epsilon(delta, -z), "ci_high": s.epsilon(delta, z),
+                    "epsilon_upper": eu, "upper_method": how, "rdp_upper_bound": rdp,
+                    "delta_at_epsilon": s.delta(e)[0], "estimator": est,
+                    "tilts": list(s.tilts), "pilot_epsilon": target,
+                    "pilot_history": [{"epsilon": h[0], "tilts": h[1], "pilot_epsilon": h[2]} for h in history],
+                    "trusted": trusted, **diag}
+
+        per = self._over_directions(comp, estimator, key, progress, "epsilon_upper",
+                                    lambda d: epsilon_upper_bound(comp, delta, d), one)
         best, summary = self._summarise(per, "epsilon", f"eps(delta={delta:g})")
         out = EpsilonEstimate(
             delta=delta, epsilon=per[best]["epsilon"], confidence=self.confidence,

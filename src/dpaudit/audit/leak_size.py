@@ -312,6 +312,38 @@ def _in_grid_set(cells: np.ndarray, groups: dict) -> np.ndarray:
     return hit
 
 
+def _selection_split(samples_0, samples_1, beta: float, selection_fraction: float, finite: str | None = None):
+    """The checked inputs of the ``size_*_leak`` functions: ``(x0, x1, s0, s1)``, the samples as
+    float64 arrays of shape (n, d) and the number of rows of each used for selection; raises the
+    ValueErrors those functions document (``finite``: the caller's name, when it needs finite outputs)."""
+    if not 0.0 < beta < 1.0:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    if not 0.0 < selection_fraction < 1.0:
+        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction!r}")
+    x0 = np.asarray(samples_0, dtype=np.float64)
+    x1 = np.asarray(samples_1, dtype=np.float64)
+    x0, x1 = x0.reshape(len(x0), -1), x1.reshape(len(x1), -1)
+    if x0.shape[1] != x1.shape[1]:
+        raise ValueError(f"samples of dimension {x0.shape[1]} and {x1.shape[1]}: the outputs must match")
+    if len(x0) < 4 or len(x1) < 4:
+        raise ValueError(f"need at least 4 outputs per dataset, got {len(x0)} and {len(x1)}")
+    if finite is not None and not (np.all(np.isfinite(x0)) and np.all(np.isfinite(x1))):
+        raise ValueError(f"{finite} needs finite outputs")
+    return x0, x1, int(len(x0) * selection_fraction), int(len(x1) * selection_fraction)
+
+
+def _strongest(leaks, epsilon: float | None, beta: float) -> LeakSize:
+    """The candidate with the largest certified delta at ``epsilon`` (or the largest ``p_lower``),
+    the first on ties, carrying the overall ``beta``: each was certified at ``beta / (number of
+    candidates)``, so by Bonferroni the returned one holds at ``beta`` whichever it is."""
+    best, best_score = None, -1.0
+    for leak in leaks:
+        score = leak.delta_lower(epsilon) if epsilon is not None else leak.p_lower
+        if score > best_score:
+            best, best_score = leak, score
+    return replace(best, beta=float(beta))
+
+
 def size_float_leak(samples_0, samples_1, *, beta: float, epsilon: float | None = None,
                     selection_fraction: float = 0.5) -> LeakSize | None:
     """Certify the largest grid set one dataset's outputs reach and the other's do not.
@@ -348,19 +380,7 @@ def size_float_leak(samples_0, samples_1, *, beta: float, epsilon: float | None 
         For samples of different dimension, too few rows (< 4 each), non-finite values, beta or
         selection_fraction out of range.
     """
-    if not 0.0 < beta < 1.0:
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
-    if not 0.0 < selection_fraction < 1.0:
-        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction!r}")
-    x0 = np.asarray(samples_0, dtype=np.float64)
-    x1 = np.asarray(samples_1, dtype=np.float64)
-    x0 = x0.reshape(len(x0), -1)
-    x1 = x1.reshape(len(x1), -1)
-    if x0.shape[1] != x1.shape[1]:
-        raise ValueError(f"samples of dimension {x0.shape[1]} and {x1.shape[1]}: the outputs must match")
-    if len(x0) < 4 or len(x1) < 4:
-        raise ValueError(f"need at least 4 outputs per dataset, got {len(x0)} and {len(x1)}")
-    s0, s1 = int(len(x0) * selection_fraction), int(len(x1) * selection_fraction)
+    x0, x1, s0, s1 = _selection_split(samples_0, samples_1, beta, selection_fraction)
     candidates = []
     for col in range(x0.shape[1]):
         c0, c1 = float_cells(x0[:, col]), float_cells(x1[:, col])
@@ -371,15 +391,11 @@ def size_float_leak(samples_0, samples_1, *, beta: float, epsilon: float | None 
     if not candidates:
         return None
     level = beta / len(candidates)
-    best, best_score = None, -1.0
-    for col, direction, groups, vp, vq in candidates:
-        leak = certify_set(int(_in_grid_set(vp, groups).sum()), len(vp), int(_in_grid_set(vq, groups).sum()), len(vq),
-                           beta=level, description=describe_cells(groups), column=col, direction=direction)
-        leak = replace(leak, grid=tuple((s, b, k) for (s, b), k in sorted(groups.items())))
-        score = leak.delta_lower(epsilon) if epsilon is not None else leak.p_lower
-        if score > best_score:
-            best, best_score = leak, score
-    return replace(best, beta=float(beta))  # Bonferroni: the returned bound holds at the overall beta
+    return _strongest((replace(certify_set(int(_in_grid_set(vp, groups).sum()), len(vp),
+                                           int(_in_grid_set(vq, groups).sum()), len(vq), beta=level,
+                                           description=describe_cells(groups), column=col, direction=direction),
+                               grid=tuple((s, b, k) for (s, b), k in sorted(groups.items())))
+                       for col, direction, groups, vp, vq in candidates), epsilon, beta)
 
 
 def size_range_leak(samples_0, samples_1, *, beta: float, epsilon: float | None = None,
@@ -400,20 +416,7 @@ def size_range_leak(samples_0, samples_1, *, beta: float, epsilon: float | None 
         The strongest certified set ("outputs of coordinate j above t"), or None when no side's
         selection outputs leave the other's range.
     """
-    if not 0.0 < beta < 1.0:
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
-    if not 0.0 < selection_fraction < 1.0:
-        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction!r}")
-    x0 = np.asarray(samples_0, dtype=np.float64)
-    x1 = np.asarray(samples_1, dtype=np.float64)
-    x0, x1 = x0.reshape(len(x0), -1), x1.reshape(len(x1), -1)
-    if x0.shape[1] != x1.shape[1]:
-        raise ValueError(f"samples of dimension {x0.shape[1]} and {x1.shape[1]}: the outputs must match")
-    if len(x0) < 4 or len(x1) < 4:
-        raise ValueError(f"need at least 4 outputs per dataset, got {len(x0)} and {len(x1)}")
-    if not (np.all(np.isfinite(x0)) and np.all(np.isfinite(x1))):
-        raise ValueError("size_range_leak needs finite outputs")
-    s0, s1 = int(len(x0) * selection_fraction), int(len(x1) * selection_fraction)
+    x0, x1, s0, s1 = _selection_split(samples_0, samples_1, beta, selection_fraction, finite="size_range_leak")
     candidates = []
     for col in range(x0.shape[1]):
         for direction, (p, q, sp, sq) in (("P||Q", (x0, x1, s0, s1)), ("Q||P", (x1, x0, s1, s0))):
@@ -426,11 +429,6 @@ def size_range_leak(samples_0, samples_1, *, beta: float, epsilon: float | None 
     if not candidates:
         return None
     level = beta / len(candidates)
-    best, best_score = None, -1.0
-    for col, direction, words, hp, hq in candidates:
-        leak = certify_set(int(hp.sum()), len(hp), int(hq.sum()), len(hq), beta=level, description=words,
-                           column=col, direction=direction)
-        score = leak.delta_lower(epsilon) if epsilon is not None else leak.p_lower
-        if score > best_score:
-            best, best_score = leak, score
-    return replace(best, beta=float(beta))
+    return _strongest((certify_set(int(hp.sum()), len(hp), int(hq.sum()), len(hq), beta=level, description=words,
+                                   column=col, direction=direction)
+                       for col, direction, words, hp, hq in candidates), epsilon, beta)

@@ -1,13 +1,12 @@
-"""Ready-made mechanisms to audit, importable by the CLI as ``dpaudit.examples.<module>:<name>``.
+"""Sample code, importable by the CLI as ``dpaudit.examples.<module>:<name>``.
 
-* :mod:`dpaudit.examples.diffprivlib_mean`: IBM diffprivlib's mean, used correctly (``dpl_mean``)
-  and with data-dependent bounds (``broken_mean``); needs ``pip install 'dpaudit[diffprivlib]'``.
 * :mod:`dpaudit.examples.per_call`: plain functions called once per output, cheap
   (``noisy_sum``), costly (``slow_noisy_sum``) and raising (``broken_sum``), for trying
   ``--processes``.
 
-The library-audit targets (diffprivlib, OpenDP and PipelineDP configured as documented) moved to
-:mod:`dpaudit.mechanisms.catalogue`; ``dpaudit.examples.diffprivlib_mechanisms``,
-``diffprivlib_tools``, ``opendp_measurements`` and ``pipelinedp_metrics`` remain as aliases of
-those modules.
+The library targets (diffprivlib, OpenDP, PipelineDP and Opacus configured as documented, used
+correctly and with a planted mistake) moved to :mod:`dpaudit.mechanisms.catalogue`;
+``dpaudit.examples.diffprivlib_mean``, ``diffprivlib_mechanisms``, ``diffprivlib_tools``,
+``opacus_sgd``, ``opendp_measurements``, ``opendp_sum``, ``pipelinedp_daily`` and
+``pipelinedp_metrics`` remain for a release as aliases of those modules (the same module objects).
 """

@@ -599,6 +599,14 @@ def _next_steps(result, data: dict, command: str | None, entry) -> Section:
 # ------------------------------------------------------------------------------- audit-scores --
 
 
+def _claim_status(claim: dict | None) -> str:
+    """A score audit's report status: "violation" when its claim is refuted, "pass" when a claim
+    holds up, "info" without a claim."""
+    if claim is None:
+        return "info"
+    return "violation" if claim.get("violated") else "pass"
+
+
 def scores_document(data: dict, *, command: str | None = None, versions: dict | None = None) -> Document:
     """The report of ``dpaudit audit-scores`` from its JSON result.
 
@@ -620,17 +628,14 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
     claim = data.get("claim")
     delta = data.get("delta")
     eps_lb = data.get("epsilon_lower_bound")
-    if claim is not None and claim.get("violated"):
-        status = "violation"
-        verdict = (f"VIOLATION: the scores contradict the claim (epsilon lower bound {_g(eps_lb, 4)} at delta={_g(delta)}, "
-                   f"confidence {_g(data.get('confidence'))}).")
-    elif claim is not None:
-        status = "pass"
-        verdict = f"The scores do not contradict the claim; they prove epsilon >= {_g(eps_lb, 4)} at delta={_g(delta)}."
-    else:
-        status = "info"
-        verdict = (f"The scores prove epsilon >= {_g(eps_lb, 4)} at delta={_g(delta)} "
-                   f"(confidence {_g(data.get('confidence'))}).")
+    status = _claim_status(claim)
+    verdict = {
+        "violation": f"VIOLATION: the scores contradict the claim (epsilon lower bound {_g(eps_lb, 4)} at "
+                     f"delta={_g(delta)}, confidence {_g(data.get('confidence'))}).",
+        "pass": f"The scores do not contradict the claim; they prove epsilon >= {_g(eps_lb, 4)} at delta={_g(delta)}.",
+        "info": f"The scores prove epsilon >= {_g(eps_lb, 4)} at delta={_g(delta)} "
+                f"(confidence {_g(data.get('confidence'))}).",
+    }[status]
     summary = [
         ("IN (with canary)", f"{inp.get('in')}: {_g(inp.get('n_in'))} scores"),
         ("OUT (without)", f"{inp.get('out')}: {_g(inp.get('n_out'))} scores"),
@@ -717,12 +722,11 @@ def one_run_document(data: dict, *, command: str | None = None, versions: dict |
     delta, beta = data.get("delta"), data.get("beta")
     eps = data.get("epsilon_lower_bound")
     claim = data.get("claim")
-    if claim is not None and claim.get("violated"):
-        status = "violation"
+    status = _claim_status(claim)
+    if status == "violation":
         verdict = (f"VIOLATION: one run refutes the claim: epsilon >= {_g(eps, 4)} at delta={_g(delta)} "
                    f"(confidence {_g(1 - beta)}).")
     else:
-        status = "pass" if claim is not None else "info"
         verdict = (f"One run with {data.get('m')} canaries proves epsilon >= {_g(eps, 4)} at delta={_g(delta)} "
                    f"(confidence {_g(1 - beta)}).")
     g0 = data.get("guess", {})

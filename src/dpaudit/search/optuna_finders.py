@@ -99,6 +99,34 @@ def _position(study, number: int | None = None) -> int:
     return sum(1 for t in trials if number is None or t.number < number)
 
 
+_WRAPPER_BASE = None
+
+
+def _wrapper_base():
+    """The base class of this module's samplers that wrap other Optuna samplers (built on first use:
+    Optuna is optional). ``self._wrapped`` holds the wrapped samplers, the one that learns from
+    trials first: the trial hooks go to that one, ``reseed_rng`` to each."""
+    global _WRAPPER_BASE
+    if _WRAPPER_BASE is None:
+        optuna = _import_optuna()
+
+        class WrappingSampler(optuna.samplers.BaseSampler):
+            _wrapped: tuple = ()
+
+            def before_trial(self, study, trial):
+                self._wrapped[0].before_trial(study, trial)
+
+            def after_trial(self, study, trial, state, values):
+                self._wrapped[0].after_trial(study, trial, state, values)
+
+            def reseed_rng(self):
+                for sampler in self._wrapped:
+                    sampler.reseed_rng()
+
+        _WRAPPER_BASE = WrappingSampler
+    return _WRAPPER_BASE
+
+
 _PER_PROPOSAL_SAMPLER = None
 
 
@@ -111,9 +139,10 @@ def _per_proposal_sampler(inner, seed: int):
         optuna = _import_optuna()
         from optuna.samplers._lazy_random_state import LazyRandomState
 
-        class PerProposalSeeded(optuna.samplers.BaseSampler):
+        class PerProposalSeeded(_wrapper_base()):
             def __init__(self, inner, seed):
                 self._inner = inner
+                self._wrapped = (inner,)
                 self._seed = int(seed)
                 self._positions: dict[int, int] = {}
                 self._states = []
@@ -154,15 +183,6 @@ def _per_proposal_sampler(inner, seed: int):
             def sample_independent(self, study, trial, param_name, param_distribution):
                 self._reseed(study, trial, param_name)
                 return self._inner.sample_independent(study, trial, param_name, param_distribution)
-
-            def before_trial(self, study, trial):
-                self._inner.before_trial(study, trial)
-
-            def after_trial(self, study, trial, state, values):
-                self._inner.after_trial(study, trial, state, values)
-
-            def reseed_rng(self):
-                self._inner.reseed_rng()
 
         _PER_PROPOSAL_SAMPLER = PerProposalSeeded
     return _PER_PROPOSAL_SAMPLER(inner, seed)
@@ -221,12 +241,11 @@ def _mixed_sampler(model, random, initial_grid: int, random_fraction: float):
     random or not, is in the study, so the model is fitted on all of them."""
     global _MIXED_SAMPLER
     if _MIXED_SAMPLER is None:
-        optuna = _import_optuna()
-
-        class MixedSampler(optuna.samplers.BaseSampler):
+        class MixedSampler(_wrapper_base()):
             def __init__(self, model, random, initial_grid, random_fraction):
                 self._model = model
                 self._random = random
+                self._wrapped = (model, random)
                 self._initial_grid = int(initial_grid)
                 self._fraction = float(random_fraction)
                 self._random_trials: dict[int, bool] = {}
@@ -250,16 +269,6 @@ def _mixed_sampler(model, random, initial_grid: int, random_fraction: float):
             def sample_independent(self, study, trial, param_name, param_distribution):
                 inner = self._random if self._is_random(study, trial) else self._model
                 return inner.sample_independent(study, trial, param_name, param_distribution)
-
-            def before_trial(self, study, trial):
-                self._model.before_trial(study, trial)
-
-            def after_trial(self, study, trial, state, values):
-                self._model.after_trial(study, trial, state, values)
-
-            def reseed_rng(self):
-                self._model.reseed_rng()
-                self._random.reseed_rng()
 
         _MIXED_SAMPLER = MixedSampler
     return _MIXED_SAMPLER(model, random, initial_grid, random_fraction)

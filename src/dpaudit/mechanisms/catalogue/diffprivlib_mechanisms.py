@@ -42,11 +42,15 @@ Witness pairs: ``[0]`` vs ``[0, 1]`` (query 0 vs 1) is where Mironov's (2012) fl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 
 from ...datasets import AddRemove, Domain, Replace
 from ...datasets import ADVERSARIAL_KINDS, AcceptedInputs
 from ..adapters.diffprivlib import DiffprivlibMechanism
+from ._hints import with_hints
 
 __all__ = [
     "EPSILON", "DELTA", "UNIFORM_DELTA", "TARGETS",
@@ -100,57 +104,36 @@ _BOUNDS = {"lower": 0, "upper": MAX_RECORDS}
 _CATEGORIES = ["A", "B", "C"]
 
 
-def _f_laplace(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().Laplace(epsilon=epsilon, sensitivity=1, random_state=random_state).randomise(_sum(x))
+@dataclass(frozen=True)
+class _Randomised:
+    """``f(x) = diffprivlib.mechanisms.<cls>(epsilon, sensitivity=1, ...).randomise(query(x))``: the
+    rows whose mechanism randomises a number (``bounded``: with ``lower=0, upper=MAX_RECORDS``;
+    ``approx``: with ``delta=DELTA``). A module-level class, so that targets pickle."""
+
+    cls: str
+    query: Callable
+    bounded: bool = False
+    approx: bool = False
+
+    def __call__(self, x, random_state=None, epsilon=EPSILON):
+        extra = dict(_BOUNDS) if self.bounded else {}
+        if self.approx:
+            extra["delta"] = DELTA
+        mech = getattr(_mechanisms(), self.cls)(epsilon=epsilon, sensitivity=1, random_state=random_state, **extra)
+        return mech.randomise(self.query(x))
 
 
-def _f_laplace_truncated(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().LaplaceTruncated(epsilon=epsilon, sensitivity=1, random_state=random_state,
-                                          **_BOUNDS).randomise(_sum(x))
-
-
-def _f_laplace_folded(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().LaplaceFolded(epsilon=epsilon, sensitivity=1, random_state=random_state,
-                                       **_BOUNDS).randomise(_sum(x))
-
-
-def _f_laplace_bounded_domain(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().LaplaceBoundedDomain(epsilon=epsilon, sensitivity=1, random_state=random_state,
-                                              **_BOUNDS).randomise(_sum(x))
-
-
-def _f_laplace_bounded_noise(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().LaplaceBoundedNoise(epsilon=epsilon, delta=DELTA, sensitivity=1,
-                                             random_state=random_state).randomise(_sum(x))
-
-
-def _f_gaussian(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().Gaussian(epsilon=epsilon, delta=DELTA, sensitivity=1,
-                                  random_state=random_state).randomise(_sum(x))
-
-
-def _f_gaussian_analytic(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().GaussianAnalytic(epsilon=epsilon, delta=DELTA, sensitivity=1,
-                                          random_state=random_state).randomise(_sum(x))
-
-
-def _f_gaussian_discrete(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().GaussianDiscrete(epsilon=epsilon, delta=DELTA, sensitivity=1,
-                                          random_state=random_state).randomise(_count(x))
-
-
-def _f_geometric(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().Geometric(epsilon=epsilon, sensitivity=1, random_state=random_state).randomise(_count(x))
-
-
-def _f_geometric_truncated(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().GeometricTruncated(epsilon=epsilon, sensitivity=1, random_state=random_state,
-                                            **_BOUNDS).randomise(_count(x))
-
-
-def _f_geometric_folded(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().GeometricFolded(epsilon=epsilon, sensitivity=1, random_state=random_state,
-                                         **_BOUNDS).randomise(_count(x))
+_f_laplace = _Randomised("Laplace", _sum)
+_f_laplace_truncated = _Randomised("LaplaceTruncated", _sum, bounded=True)
+_f_laplace_folded = _Randomised("LaplaceFolded", _sum, bounded=True)
+_f_laplace_bounded_domain = _Randomised("LaplaceBoundedDomain", _sum, bounded=True)
+_f_laplace_bounded_noise = _Randomised("LaplaceBoundedNoise", _sum, approx=True)
+_f_gaussian = _Randomised("Gaussian", _sum, approx=True)
+_f_gaussian_analytic = _Randomised("GaussianAnalytic", _sum, approx=True)
+_f_gaussian_discrete = _Randomised("GaussianDiscrete", _count, approx=True)
+_f_geometric = _Randomised("Geometric", _count)
+_f_geometric_truncated = _Randomised("GeometricTruncated", _count, bounded=True)
+_f_geometric_folded = _Randomised("GeometricFolded", _count, bounded=True)
 
 
 def _f_exponential(x, random_state=None, epsilon=EPSILON):
@@ -187,13 +170,8 @@ def _f_binary(x, random_state=None, epsilon=EPSILON):
     return int(mech.randomise("yes" if float(np.asarray(x, dtype=float).ravel()[0]) >= 0.5 else "no") == "yes")
 
 
-def _f_snapping(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().Snapping(epsilon=epsilon, sensitivity=1, random_state=random_state,
-                                  **_BOUNDS).randomise(_sum(x))
-
-
-def _f_staircase(x, random_state=None, epsilon=EPSILON):
-    return _mechanisms().Staircase(epsilon=epsilon, sensitivity=1, random_state=random_state).randomise(_sum(x))
+_f_snapping = _Randomised("Snapping", _sum, bounded=True)
+_f_staircase = _Randomised("Staircase", _sum)
 
 
 def _f_uniform(x, random_state=None, delta=UNIFORM_DELTA):
@@ -216,11 +194,7 @@ _BINGHAM_PAIRS = (([[_H, _H]], [[_H, _H], [_H, -_H]]), ([[1e-3, 0.0]], [[1e-3, 0
 
 
 def _target(func, name: str, relation, pairs) -> DiffprivlibMechanism:
-    mech = DiffprivlibMechanism(func, name=f"diffprivlib_mechanisms:{name}")
-    mech.neighbouring = relation
-    mech.witness_pairs = pairs
-    mech.accepts = ACCEPTS
-    return mech
+    return with_hints(DiffprivlibMechanism(func, name=f"diffprivlib_mechanisms:{name}"), relation, pairs, ACCEPTS)
 
 
 ACCEPTS = AcceptedInputs(kinds=tuple(k for k in ADVERSARIAL_KINDS if k != "nan"),

@@ -15,7 +15,7 @@ records are scalars in [0, 1]. The relation is the one each tool's calibration a
   variance) and ``quantile``/``median``/``percentile`` (the exponential mechanism over the ``n + 1``
   gaps between the sorted records, utility ``-|i - q n|``, then a uniform draw in the gap); the
   sensitivity of each depends on ``n``, so under add/remove they are not calibrated (see
-  ``dpaudit.examples.diffprivlib_mean``);
+  ``dpaudit.mechanisms.catalogue.diffprivlib_mean``);
   ``sum``/``nansum`` (LaplaceTruncated with sensitivity ``upper - lower``, the replace-one
   sensitivity, and truncation to ``[n * lower, n * upper]``, which needs ``n`` public) and
   ``count_nonzero`` (``sum`` of the non-zero indicators with bounds (0, 1), as an integer:
@@ -38,6 +38,7 @@ import numpy as np
 from ...datasets import AddRemove, Domain, Replace
 from ...datasets import AcceptedInputs
 from ..adapters.diffprivlib import DiffprivlibMechanism
+from ._hints import with_hints
 
 __all__ = ["EPSILON", "BOUNDS", "TARGETS", "mean", "nanmean", "var", "nanvar", "std", "nanstd", "sum", "nansum",
            "count_nonzero", "histogram", "histogram2d", "histogramdd", "median", "quantile", "percentile", "sum_add_remove",
@@ -99,11 +100,7 @@ def _histogramdd(x, random_state=None, accountant=None, epsilon=EPSILON):
 
 
 def _target(func, name: str, relation, pairs) -> DiffprivlibMechanism:
-    mech = DiffprivlibMechanism(func, name=f"diffprivlib_tools:{name}")
-    mech.neighbouring = relation
-    mech.witness_pairs = pairs
-    mech.accepts = ACCEPTS
-    return mech
+    return with_hints(DiffprivlibMechanism(func, name=f"diffprivlib_tools:{name}"), relation, pairs, ACCEPTS)
 
 
 ACCEPTS = AcceptedInputs(note="diffprivlib.tools take an array_like of numbers with NumPy's semantics (no type or "

@@ -69,6 +69,7 @@ from ...datasets import AddRemove, Domain, Replace
 from ...datasets import ADVERSARIAL_KINDS as KINDS
 from ...datasets import AcceptedInputs
 from ..adapters.opendp import OpenDPMechanism, import_opendp
+from ._hints import with_hints
 
 __all__ = [
     "EPSILON", "DELTA", "CANDIDATES", "EXACT", "TARGETS",
@@ -507,11 +508,7 @@ def _threshold_pairs(threshold: int):
 
 
 def _target(builder, name, relation, pairs, **kw) -> OpenDPMechanism:
-    mech = OpenDPMechanism(builder, name=f"opendp_measurements:{name}", **kw)
-    mech.neighbouring = relation
-    mech.witness_pairs = pairs
-    mech.accepts = ACCEPTS
-    return mech
+    return with_hints(OpenDPMechanism(builder, name=f"opendp_measurements:{name}", **kw), relation, pairs, ACCEPTS)
 
 
 ACCEPTS = AcceptedInputs(kinds=tuple(k for k in KINDS if k != "nan"),

@@ -85,6 +85,7 @@ import numpy as np
 
 from ...datasets import AcceptedInputs, AddRemove, Domain
 from ..adapters.pipelinedp import PipelineDPMechanism, UnitRow, import_pipeline_dp
+from ._hints import with_hints
 
 __all__ = [
     "EPSILON", "DELTA", "SELECTION_DELTA", "PARTITIONS", "CONTRIBUTIONS", "BOUNDS", "SELECTION_BOUNDS",
@@ -135,7 +136,29 @@ VECTOR_DOMAIN = Domain((0.0, -1.0, -1.0) * VECTOR_CONTRIBUTIONS, (2.0, 2.0, 2.0)
 """One record = one unit: ``(p_1, x_1, y_1, ..., p_3, x_3, y_3)``, coordinates in [-1, 2]."""
 
 
-def _rows(dataset, width: int) -> list:
+def unit_contributions(dataset, width: int = 2) -> list:
+    """PipelineDP rows of a dataset whose records are privacy units of contributions
+    ``(p_1, v_1, ..., p_k, v_k)`` (``width = 2``: scalar values) or
+    ``(p_1, x_1, y_1, ..., p_k, x_k, y_k)`` (``width = 1 + VECTOR_SIZE = 3``: vector values).
+
+    Parameters
+    ----------
+    dataset : array_like, shape (n_units, width k)
+    width : int
+        Numbers per contribution: its partition, then its value's coordinates.
+
+    Returns
+    -------
+    list of UnitRow, length n_units * k
+        ``UnitRow(privacy_id=i, partition=PARTITIONS[round(p_j)], value=v_j)`` for record ``i``
+        and contribution ``j`` (partitions rounded to the nearest integer, clipped to 0..2; the
+        value a float, or the tuple ``(x_j, y_j)`` when ``width > 2``).
+
+    Raises
+    ------
+    ValueError
+        If a record's length is not a multiple of ``width``.
+    """
     arr = np.asarray(dataset, dtype=float)
     arr = arr.reshape(len(arr), -1) if arr.size else arr.reshape(0, width)
     if arr.shape[1] % width:
@@ -150,45 +173,10 @@ def _rows(dataset, width: int) -> list:
     return rows
 
 
-def unit_contributions(dataset) -> list:
-    """PipelineDP rows of a dataset whose records are privacy units ``(p_1, v_1, ..., p_k, v_k)``.
-
-    Parameters
-    ----------
-    dataset : array_like, shape (n_units, 2 k)
-
-    Returns
-    -------
-    list of UnitRow, length n_units * k
-        ``UnitRow(privacy_id=i, partition=PARTITIONS[round(p_j)], value=v_j)`` for record ``i``
-        and contribution ``j`` (partitions rounded to the nearest integer, clipped to 0..2).
-
-    Raises
-    ------
-    ValueError
-        If a record's length is odd.
-    """
-    return _rows(dataset, 2)
-
-
 def unit_vector_contributions(dataset) -> list:
-    """PipelineDP rows of a dataset whose records are ``(p_1, x_1, y_1, ..., p_k, x_k, y_k)``.
-
-    Parameters
-    ----------
-    dataset : array_like, shape (n_units, 3 k)
-
-    Returns
-    -------
-    list of UnitRow, length n_units * k
-        ``UnitRow(i, PARTITIONS[round(p_j)], (x_j, y_j))``.
-
-    Raises
-    ------
-    ValueError
-        If a record's length is not a multiple of 3.
-    """
-    return _rows(dataset, 1 + VECTOR_SIZE)
+    """``unit_contributions(dataset, width=1 + VECTOR_SIZE)``: the rows of VECTOR_SUM units, as
+    :func:`unit_contributions` documents (``to_rows`` of the vector targets)."""
+    return unit_contributions(dataset, 1 + VECTOR_SIZE)
 
 
 def _extractors(pdp):
@@ -323,10 +311,7 @@ def _target(name: str, pipeline, fields: Sequence[str], *, presence: bool = Fals
     mech = PipelineDPMechanism(pipeline, partitions=PARTITIONS, metrics=tuple(fields), presence=presence,
                                name=f"pipelinedp_metrics:{name}",
                                to_rows=unit_vector_contributions if vector else unit_contributions)
-    mech.neighbouring = relation
-    mech.witness_pairs = pairs
-    mech.accepts = VECTOR_ACCEPTS if vector else ACCEPTS
-    return mech
+    return with_hints(mech, relation, pairs, VECTOR_ACCEPTS if vector else ACCEPTS)
 
 
 _ACCEPTS_NOTE = ("values are Python floats taken by PipelineDP's value_extractor (no type check); the adversarial "
