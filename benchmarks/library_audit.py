@@ -63,7 +63,7 @@ OUTCOMES = ("pass", "violation", "floating-point leak", "inconclusive", "not aud
 """What an audited entry can come out as (:func:`classify`); ``unconfirmed`` is added when a
 violation's second run disagrees."""
 
-PACKAGES = {"diffprivlib": "diffprivlib", "OpenDP": "opendp", "PipelineDP": "pipeline-dp"}
+PACKAGES = {"diffprivlib": "diffprivlib", "OpenDP": "opendp", "PipelineDP": "pipeline-dp", "PyDP": "python-dp"}
 """Library name in the table -> its distribution name (for the version)."""
 
 
@@ -439,6 +439,37 @@ _PIPELINEDP: tuple[Entry, ...] = (
 ``NaiveBudgetAccountant``'s total budget, at the privacy-unit level."""
 
 
+_PYDP = "dpaudit.mechanisms.catalogue.pydp_algorithms"
+_PYDP_DOC = ("PyDP 1.1.5 states no floating-point caveat; its noise is Google's LaplaceMechanism (the value rounded "
+             "to a power-of-two granularity, a multiple of it added: Google's secure-noise design). PyDP's noise "
+             "cannot be seeded: these rows are not reproducible from --seed")
+
+
+def _pydp_entry(attr: str, cls: str, how: str, extra: str = "") -> Entry:
+    """A PyDP row: ``pydp.algorithms.laplacian.cls`` as ``pydp_algorithms:attr``, claim 1-DP, add/remove."""
+    args = "epsilon=1, dtype='float'" if cls == "Count" else \
+        f"epsilon=1{extra}, lower_bound=0, upper_bound=1, dtype='float'"
+    g = Guarantee(1.0, 0.0, "add-remove", "records in [0, 1], 0 to 10 records",
+                  f"pydp.algorithms.laplacian.{cls}({args}).quick_result(x)")
+    return Entry("PyDP", f"laplacian.{cls}", f"{_PYDP}:{attr}", f"{args}; {how}", g, documented=_PYDP_DOC)
+
+
+_PYDP_ROWS: tuple[Entry, ...] = (
+    _pydp_entry("count", "Count", "the number of records"),
+    _pydp_entry("bounded_sum", "BoundedSum", "sum of the records clamped to [0, 1]"),
+    _pydp_entry("bounded_mean", "BoundedMean", "noisy count and noisy sum of the records' offsets from the "
+                "midpoint, clamped to [0, 1]"),
+    _pydp_entry("bounded_variance", "BoundedVariance", "noisy count, sum and sum of squares; output clamped to [0, (upper - lower)^2]"),
+    _pydp_entry("bounded_standard_deviation", "BoundedStandardDeviation", "square root of BoundedVariance"),
+    _pydp_entry("max", "Max", "order statistic (Google's binary search over noisy counts)"),
+    _pydp_entry("min", "Min", "order statistic"),
+    _pydp_entry("median", "Median", "order statistic"),
+    _pydp_entry("percentile", "Percentile", "order statistic", extra=", percentile=0.75"),
+)
+"""The PyDP rows (``dpaudit.mechanisms.catalogue.pydp_algorithms``): every algorithm of
+``pydp.algorithms.laplacian``."""
+
+
 REGISTRY: tuple[Entry, ...] = (
     _dpl("Laplace", "laplace", f"sensitivity 1 on the {_SUM}", documented=_DPL_FLOAT_DOC),
     _dpl("LaplaceTruncated", "laplace_truncated", f"sensitivity 1, bounds [0, 10], on the {_SUM}",
@@ -500,6 +531,7 @@ REGISTRY: tuple[Entry, ...] = (
                         "(diffprivlib.models.LogisticRegression), not alone"),
     *_OPENDP,
     *_PIPELINEDP,
+    *_PYDP_ROWS,
 )
 """Every entry of the table, in the order it is printed."""
 
@@ -525,9 +557,18 @@ LEFT_OUT = {
         "diffprivlib.models (LogisticRegression, LinearRegression, GaussianNB, KMeans, PCA, RandomForestClassifier, "
         "StandardScaler)": "not in the registry yet (issue 36 item 6): to be audited through their fitted parameters",
         "OpenDP's Polars API (make_private_lazyframe)": "Polars is not installed here (issue 36 item 6)",
-        "PyDP's own algorithms (python-dp 1.1.5 is installed, as PipelineDP's noise), SmartNoise SQL and "
-        "synthesizers, Tumult Analytics": "not in the registry yet (issue 36 item 6): not installed here or not "
-        "wired; the published record (Re:cord-play, PoPETs 2026) was not available to check against",
+        "PyDP's other modules (pydp.algorithms.numerical_mechanisms, partition_selection, quantile_tree)": "not in "
+        "the registry yet: the Laplace and Gaussian mechanisms and partition selection are audited through "
+        "PipelineDP's rows, which call them",
+    },
+    "Left out (does not install here)": {
+        "SmartNoise SQL (smartnoise-sql 1.0.10)": "`pip install --dry-run smartnoise-sql` would install opendp 0.14.2, "
+        "a downgrade of the opendp 0.16.0 the OpenDP rows audit (smartnoise-sql pins opendp<0.15), and pandas",
+        "SmartNoise Synth (smartnoise-synth 1.0.8)": "`pip install --dry-run smartnoise-synth` would downgrade opendp "
+        "0.16.0 to 0.14.2 (through smartnoise-sql) and opacus 1.6.0 to 0.14.0",
+        "Tumult Analytics (tmlt.analytics 0.21.0)": "`pip install --dry-run tmlt.analytics` would downgrade numpy "
+        "2.4.6 to 1.26.4 and sympy 1.14.0 to 1.12.1 (and would install pandas 1.5.3 and pyspark 3.5.9, which also needs a "
+        "Java runtime)",
     },
 }
 """Parts of the scope with no entry yet, and why; printed under the tables."""
@@ -589,6 +630,10 @@ def relation_note(entry: Entry) -> str:
         return "documented: " + _ODP_CONTRIBUTIONS.format(d=1)
     if entry.library == "PipelineDP":
         return "inferred: " + _PDP_UNIT
+    if entry.library == "PyDP":
+        return ("inferred: no PyDP 1.1.5 docstring names a neighbouring relation; the algorithms take "
+                "l0_sensitivity and linf_sensitivity (default 1), bounds on one privacy unit's contributions, and "
+                "count the records with noise (no public n): the add/remove calibration, one record = one unit")
     return ""
 
 
@@ -760,6 +805,21 @@ def screen_entry(entry: Entry, *, samples: int = ADVERSARIAL_SAMPLES, float_grid
     return {"samples": samples, "seconds": round(time.perf_counter() - t0, 1),
             "accepts": getattr(accepts, "note", "") or "every kind (no declaration)",
             "results": [r.to_dict() for r in results]}
+
+
+_GAUSS_POWER = (
+    "missed at 20,000 x 3. Each twin is (1.48, 1e-5)-DP by OpenDP's own map (scale 2.83 = 0.7 x 4.05). Computed "
+    "for the continuous Gaussian of that scale (the count's discrete Gaussian has the same scale), not run: an oracle test that knows the best threshold set {y > t} for the pair (sum 0 vs 1) and sees the "
+    "expected counts certifies, with Clopper-Pearson bounds at beta 0.01, epsilon >= 0.50 on 10,000 held-out "
+    "outputs per dataset (the row's budget; the audit's 0.50 and 0.48 match it), 0.78 on 10^5, 1.01 on 10^6 and "
+    "1.10 on 3 x 10^6 (at beta 0.01/15, split over testers and trials: 0.96 on 10^6, 1.06 on 3 x 10^6): catching "
+    "this planted leak needs about 2 x 10^6 to 6 x 10^6 samples per dataset, 100 to 300 times the row's budget, "
+    "because at delta 1e-5 the certified set must be rare")
+POWER_NOTES = {"opendp.gaussian_sum": _GAUSS_POWER, "opendp.gaussian_count": _GAUSS_POWER}
+"""Rows whose power was computed beside the run: key -> what budget would catch the planted leak."""
+
+POWER_SKIPPED: dict = {}
+"""Rows with a planted twin whose power stage was left out on purpose: key -> why."""
 
 
 def planted_target(entry: Entry) -> str | None:
@@ -1072,11 +1132,20 @@ def _fmt_power(entry: Entry, rec: dict) -> str:
         return "-"
     power = rec.get("power")
     if not power:
-        return "not run" if planted_target(entry) else "no planted twin"
+        if planted_target(entry):
+            secs = (rec.get("first") or {}).get("seconds", 0)
+            return (f"not run: {POWER_SKIPPED[entry.key]}" if entry.key in POWER_SKIPPED else
+                    f"not run (CPU time: the row's audit took {secs:.0f} s, a twin 1.5 to 5 times that)")
+        from dpaudit.mechanisms.catalogue import planted  # noqa: PLC0415
+
+        return f"no planted twin: {planted.NO_TWIN.get(entry.target or '', 'none written yet')}"
     if power.get("outcome") == "error":
         return "error"
     word = "caught" if power.get("caught") else "missed"
-    return f"{word} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))})"
+    text = f"{word} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))})"
+    if not power.get("caught") and entry.key in POWER_NOTES:
+        text += "; budget to catch it: see the note above the table"
+    return text
 
 
 def _fmt_adversarial(rec: dict) -> str:
@@ -1095,6 +1164,30 @@ def _fmt_adversarial(rec: dict) -> str:
         parts.append(f"rejected: {', '.join(rejected)}")
     parts.append(f"**leak**: {', '.join(leaks)}" if leaks else "no leak")
     return "; ".join(parts)
+
+
+def adversarial_leaks(rec: dict | None) -> list[str]:
+    """The adversarial input kinds (``"nan"``, ...) on which ``rec``'s screen certified a leak."""
+    adv = (rec or {}).get("adversarial") or {}
+    return [r["kind"] for r in adv.get("results", ()) if r["status"] == "leak"]
+
+
+PASS_ADVERSARIAL = "pass, leak on adversarial input"
+"""The summary's column for a row that passed its audit on ordinary records but whose adversarial
+screen certified a leak (it is not counted as a pass)."""
+
+
+def summary_verdict(rec: dict | None) -> str:
+    """The verdict a row is counted under in the summary: its audit's, except a pass whose
+    adversarial screen found a leak, which is :data:`PASS_ADVERSARIAL`."""
+    if rec is None:
+        return "not run"
+    if rec["verdict"] == "pass" and adversarial_leaks(rec):
+        return PASS_ADVERSARIAL
+    return rec["verdict"]
+
+
+_KIND_WORDS = {"nan": "NaN", "inf": "+inf", "-inf": "-inf"}
 
 
 def _fmt_reproducer(entry: Entry, rec: dict) -> str:
@@ -1124,6 +1217,7 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         every violation its witness pair, both runs' commands and its cause.
     """
     libraries = list(dict.fromkeys(e.library for e in entries))
+    columns = (OUTCOMES[0], PASS_ADVERSARIAL, *OUTCOMES[1:], "unconfirmed", "not run")
     fresh = {e.key: cache.get(e.key) for e in entries
              if cache.get(e.key) and cache[e.key].get("fingerprint") == e.fingerprint()}
     lines = [
@@ -1133,7 +1227,9 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "`--entries KEY --force`); do not edit by hand. Each row is `dpaudit test TARGET --epsilon E "
         "[--delta D] --tester all --samples N --trials T --seed S` on the configuration stated, against "
         "the guarantee the library documents for it. Verdicts: **pass** (no violation at that budget: not a "
-        "proof), **violation** (distributional), **floating-point leak** (only the set of doubles the outputs "
+        "proof), **pass on ordinary inputs; leak on an adversarial input** (the audit passed on records from the "
+        "domain, but the adversarial screen certified a leak on an input the API accepts, e.g. a NaN record; "
+        "counted apart from the passes in the summary), **violation** (distributional), **floating-point leak** (only the set of doubles the outputs "
         "take rejects the claim, which may hold in exact arithmetic; `docs/floating_point.md`), "
         "**inconclusive** (exit code 3), **not auditable** (with the reason). A violation counts only when a "
         "second run (the next seed, twice the samples) finds the same kind; otherwise it is **unconfirmed**. "
@@ -1156,20 +1252,23 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
         "Times are the wall time of the first run's process (the confirmation run's in the violations list).",
         "",
-        "| library | version | entries | " + " | ".join(OUTCOMES) + " | unconfirmed | not run |",
-        "|---|---|---:|" + "---:|" * (len(OUTCOMES) + 2),
+        "| library | version | entries | " + " | ".join(columns) + " |",
+        "|---|---|---:|" + "---:|" * len(columns),
     ]
     for lib in libraries:
         mine = [e for e in entries if e.library == lib]
-        verdicts = [(fresh.get(e.key) or {}).get("verdict", "not run") for e in mine]
-        counts = [verdicts.count(v) for v in (*OUTCOMES, "unconfirmed", "not run")]
+        verdicts = [summary_verdict(fresh.get(e.key)) for e in mine]
+        counts = [verdicts.count(v) for v in columns]
         lines.append(f"| {lib} | {library_version(lib)} | {len(mine)} | " + " | ".join(map(str, counts)) + " |")
     for lib, parts in LEFT_OUT.items():
         if lib not in libraries and lib in PACKAGES:
-            lines.append(f"| {lib} | {library_version(lib)} | 0 | " + " | ".join("0" * 7) + " |")
+            lines.append(f"| {lib} | {library_version(lib)} | 0 | " + " | ".join("0" * len(columns)) + " |")
     violations = []
     for lib in libraries:
-        lines += ["", f"## {lib} {library_version(lib)}", ""] + ([NOTES[lib], ""] if lib in NOTES else []) + [
+        power_notes = sorted({POWER_NOTES[e.key] for e in entries if e.library == lib and e.key in POWER_NOTES})
+        power_text = [f"Power of the missed Gaussian rows ({', '.join(e.key for e in entries if e.key in POWER_NOTES and e.library == lib)}): {t}.\n"
+                      for t in power_notes]
+        lines += ["", f"## {lib} {library_version(lib)}", ""] + ([NOTES[lib], ""] if lib in NOTES else []) + power_text + [
                   "| entry | configuration | documented guarantee | relation | budget | verdict | epsilon lower bound "
                   "| leak size | power (noise x0.7) | adversarial inputs | reproducer | time (audited) |",
                   "|---|---|---|---|---|---|---:|---|---|---|---|---:|"]
@@ -1195,6 +1294,9 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
             elif verdict == "error":
                 violations.append((e, rec))
                 verdict = f"error: {first.get('message', '')}"
+            elif verdict == "pass" and adversarial_leaks(rec):
+                kinds = ", ".join(_KIND_WORDS.get(k, k) for k in adversarial_leaks(rec))
+                verdict = f"pass on ordinary inputs; **leak** on {kinds} input (see adversarial inputs)"
             lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {relation} "
                          f"| {e.budget.describe()} | {verdict} | {_fmt_eps(first.get('epsilon_lower_bound'))} "
                          f"| {_fmt_leak(rec)} | {_fmt_power(e, rec)} | {_fmt_adversarial(rec)} "
