@@ -856,6 +856,11 @@ def reproducer_path(entry: Entry) -> Path:
     return REPRODUCERS / (entry.key.replace(".", "_") + ".py")
 
 
+def adversarial_reproducer_path(entry: Entry, kind: str) -> Path:
+    """Where the reproducer of ``entry``'s leak on the adversarial input ``kind`` lives (it may not exist)."""
+    return REPRODUCERS / (entry.key.replace(".", "_") + f"_{kind.replace('-', 'minus_').replace('+', 'plus_')}.py")
+
+
 # ---------------------------------------------------------------------------------------------
 # Running and classifying
 # ---------------------------------------------------------------------------------------------
@@ -1192,8 +1197,13 @@ _KIND_WORDS = {"nan": "NaN", "inf": "+inf", "-inf": "-inf"}
 
 def _fmt_reproducer(entry: Entry, rec: dict) -> str:
     path = reproducer_path(entry)
-    if path.exists():
-        return f"[{path.name}](../reproducers/{path.name})"
+    links = [f"[{path.name}](../reproducers/{path.name})"] if path.exists() else []
+    for kind in adversarial_leaks(rec):
+        extra = adversarial_reproducer_path(entry, kind)
+        if extra.exists():
+            links.append(f"[{extra.name}](../reproducers/{extra.name})")
+    if links:
+        return ", ".join(links)
     return "missing" if rec.get("verdict") not in ("pass", "not auditable") else "-"
 
 
