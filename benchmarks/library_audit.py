@@ -722,7 +722,8 @@ ADVERSARIAL_RECORD = {
                   "every time: their combiners' create_accumulator (pipeline_dp/combiners.py: SumCombiner, "
                   "MeanCombiner, VarianceCombiner) clip with np.clip, which keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; "
                   "google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, "
-                  "a different code path. Reproducer: reproducers/pipelinedp_sum_laplace_nan.py",
+                  "a different code path. Reproducers: reproducers/pipelinedp_sum_laplace_nan.py, pipelinedp_mean_laplace_nan.py, "
+                  "pipelinedp_variance_laplace_nan.py",
 }
 """The record of the adversarial-input findings, per library."""
 
@@ -1253,7 +1254,9 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "outputs drawn per dataset (stated with each finding) and counted on the other half: with confidence 0.99, delta >= P[S | D] - e^epsilon P[S | D'] "
         "for every epsilon, so no epsilon below the stated horizon holds at the claimed delta "
         "(`dpaudit.audit.leak_size`); the set is described in words with each finding. **power**: the same "
-        "mechanism with its noise scaled by 0.7 (`dpaudit.mechanisms.catalogue.planted`), audited at the row's "
+        "mechanism with its noise scaled by 0.7 (`dpaudit.mechanisms.catalogue.planted`: diffprivlib and PyDP "
+        "called with epsilon / 0.7, OpenDP's own searched scale times 0.7, PipelineDP's accountant given "
+        "total_epsilon / 0.7), audited at the row's "
         "budget and claim: caught or missed, with its epsilon lower bound (the tightest certified epsilon of the "
         "row itself is the epsilon lower bound column). **adversarial inputs**: the edges the target's API "
         "accepts (`dpaudit.audit.adversarial`; a rejected input is a pass). **reproducer**: a standalone script "
