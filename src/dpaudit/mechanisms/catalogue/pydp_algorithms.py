@@ -74,6 +74,14 @@ class PyDPAlgorithm(LibraryMechanism):
     reproducible : bool
         Always False: the C++ library's noise cannot be seeded.
 
+    Raises
+    ------
+    ValueError
+        If ``algorithm`` is not a non-empty string (an unknown class name fails at the first
+        sample with the ``AttributeError`` as a :class:`~dpaudit.errors.MechanismError`).
+    MissingDependencyError
+        At the first sample, if PyDP is not installed.
+
     Notes
     -----
     One call builds ``algorithm(**kwargs)`` and returns ``float(quick_result(records))`` with the
