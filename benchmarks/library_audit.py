@@ -63,7 +63,7 @@ OUTCOMES = ("pass", "violation", "floating-point leak", "inconclusive", "not aud
 """What an audited entry can come out as (:func:`classify`); ``unconfirmed`` is added when a
 violation's second run disagrees."""
 
-PACKAGES = {"diffprivlib": "diffprivlib", "OpenDP": "opendp", "PipelineDP": "pipeline-dp"}
+PACKAGES = {"diffprivlib": "diffprivlib", "OpenDP": "opendp", "PipelineDP": "pipeline-dp", "PyDP": "python-dp"}
 """Library name in the table -> its distribution name (for the version)."""
 
 
@@ -439,6 +439,37 @@ _PIPELINEDP: tuple[Entry, ...] = (
 ``NaiveBudgetAccountant``'s total budget, at the privacy-unit level."""
 
 
+_PYDP = "dpaudit.mechanisms.catalogue.pydp_algorithms"
+_PYDP_DOC = ("PyDP 1.1.5 states no floating-point caveat; its noise is Google's LaplaceMechanism (the value rounded "
+             "to a power-of-two granularity, a multiple of it added: Google's secure-noise design). PyDP's noise "
+             "cannot be seeded: these rows are not reproducible from --seed")
+
+
+def _pydp_entry(attr: str, cls: str, how: str, extra: str = "") -> Entry:
+    """A PyDP row: ``pydp.algorithms.laplacian.cls`` as ``pydp_algorithms:attr``, claim 1-DP, add/remove."""
+    args = "epsilon=1, dtype='float'" if cls == "Count" else \
+        f"epsilon=1{extra}, lower_bound=0, upper_bound=1, dtype='float'"
+    g = Guarantee(1.0, 0.0, "add-remove", "records in [0, 1], 0 to 10 records",
+                  f"pydp.algorithms.laplacian.{cls}({args}).quick_result(x)")
+    return Entry("PyDP", f"laplacian.{cls}", f"{_PYDP}:{attr}", f"{args}; {how}", g, documented=_PYDP_DOC)
+
+
+_PYDP_ROWS: tuple[Entry, ...] = (
+    _pydp_entry("count", "Count", "the number of records"),
+    _pydp_entry("bounded_sum", "BoundedSum", "sum of the records clamped to [0, 1]"),
+    _pydp_entry("bounded_mean", "BoundedMean", "noisy count and noisy sum of the records' offsets from the "
+                "midpoint, clamped to [0, 1]"),
+    _pydp_entry("bounded_variance", "BoundedVariance", "noisy count, sum and sum of squares; output clamped to [0, (upper - lower)^2]"),
+    _pydp_entry("bounded_standard_deviation", "BoundedStandardDeviation", "square root of BoundedVariance"),
+    _pydp_entry("max", "Max", "order statistic (Google's binary search over noisy counts)"),
+    _pydp_entry("min", "Min", "order statistic"),
+    _pydp_entry("median", "Median", "order statistic"),
+    _pydp_entry("percentile", "Percentile", "order statistic", extra=", percentile=0.75"),
+)
+"""The PyDP rows (``dpaudit.mechanisms.catalogue.pydp_algorithms``): every algorithm of
+``pydp.algorithms.laplacian``."""
+
+
 REGISTRY: tuple[Entry, ...] = (
     _dpl("Laplace", "laplace", f"sensitivity 1 on the {_SUM}", documented=_DPL_FLOAT_DOC),
     _dpl("LaplaceTruncated", "laplace_truncated", f"sensitivity 1, bounds [0, 10], on the {_SUM}",
@@ -500,6 +531,7 @@ REGISTRY: tuple[Entry, ...] = (
                         "(diffprivlib.models.LogisticRegression), not alone"),
     *_OPENDP,
     *_PIPELINEDP,
+    *_PYDP_ROWS,
 )
 """Every entry of the table, in the order it is printed."""
 
@@ -525,9 +557,18 @@ LEFT_OUT = {
         "diffprivlib.models (LogisticRegression, LinearRegression, GaussianNB, KMeans, PCA, RandomForestClassifier, "
         "StandardScaler)": "not in the registry yet (issue 36 item 6): to be audited through their fitted parameters",
         "OpenDP's Polars API (make_private_lazyframe)": "Polars is not installed here (issue 36 item 6)",
-        "PyDP's own algorithms (python-dp 1.1.5 is installed, as PipelineDP's noise), SmartNoise SQL and "
-        "synthesizers, Tumult Analytics": "not in the registry yet (issue 36 item 6): not installed here or not "
-        "wired; the published record (Re:cord-play, PoPETs 2026) was not available to check against",
+        "PyDP's other modules (pydp.algorithms.numerical_mechanisms, partition_selection, quantile_tree)": "not in "
+        "the registry yet: the Laplace and Gaussian mechanisms and partition selection are audited through "
+        "PipelineDP's rows, which call them",
+    },
+    "Left out (does not install here)": {
+        "SmartNoise SQL (smartnoise-sql 1.0.10)": "`pip install --dry-run smartnoise-sql` would install opendp 0.14.2, "
+        "a downgrade of the opendp 0.16.0 the OpenDP rows audit (smartnoise-sql pins opendp<0.15), and pandas",
+        "SmartNoise Synth (smartnoise-synth 1.0.8)": "`pip install --dry-run smartnoise-synth` would downgrade opendp "
+        "0.16.0 to 0.14.2 (through smartnoise-sql) and opacus 1.6.0 to 0.14.0",
+        "Tumult Analytics (tmlt.analytics 0.21.0)": "`pip install --dry-run tmlt.analytics` would downgrade numpy "
+        "2.4.6 to 1.26.4 and sympy 1.14.0 to 1.12.1 (and would install pandas 1.5.3 and pyspark 3.5.9, which also needs a "
+        "Java runtime)",
     },
 }
 """Parts of the scope with no entry yet, and why; printed under the tables."""
@@ -543,6 +584,17 @@ NOTES = {
               "tested, not the outputs, so a rerun gives another epsilon lower bound (e.g. `make_laplace_threshold` "
               "and `make_noise_threshold`, the same measurement, gave 0.91 and 0 in one run each) and a verdict "
               "near the threshold could flip; the reruns below count how often exact rows are accused.",
+    "PyDP": "python-dp 1.1.5 wraps Google's C++ algorithms (compiled into `pydp/_pydp.so`; the C++ source is not "
+            "in the wheel, so what is said here about them is measured, the Python wrappers are read): every class of "
+            "`pydp.algorithms.laplacian` has a row (`dpaudit.mechanisms.catalogue.pydp_algorithms`), built as "
+            "`Class(epsilon=1, lower_bound=0, upper_bound=1, dtype='float')` with PyDP's defaults (delta 0, "
+            "l0_sensitivity 1, linf_sensitivity 1), one output = one `quick_result(records)` of a fresh object "
+            "(`MetaAlgorithm.quick_result`, pydp/algorithms/_algorithm.py: it resets the budget first). The wrapper "
+            "rejects NaN or infinite bounds (`__check_input` raises ValueError), not NaN records: measured on 3,000 "
+            "runs each, the bounded algorithms ignore NaN records (BoundedSum, BoundedMean and Median on five NaN "
+            "records give the outputs of the empty dataset: means 0.000, 0.504, 0.498 vs 0.007, 0.498, 0.494), clamp "
+            "+inf to the upper bound, and Count counts a NaN record as a record; so no adversarial input leaked. "
+            "PyDP's noise cannot be seeded: the rows are not reproducible from --seed.",
 }
 """A note printed under a library's heading (how its rows are built and read)."""
 
@@ -589,6 +641,10 @@ def relation_note(entry: Entry) -> str:
         return "documented: " + _ODP_CONTRIBUTIONS.format(d=1)
     if entry.library == "PipelineDP":
         return "inferred: " + _PDP_UNIT
+    if entry.library == "PyDP":
+        return ("inferred: no PyDP 1.1.5 docstring names a neighbouring relation; the algorithms take "
+                "l0_sensitivity and linf_sensitivity (default 1), bounds on one privacy unit's contributions, and "
+                "count the records with noise (no public n): the add/remove calibration, one record = one unit")
     return ""
 
 
@@ -677,7 +733,8 @@ ADVERSARIAL_RECORD = {
                   "every time: their combiners' create_accumulator (pipeline_dp/combiners.py: SumCombiner, "
                   "MeanCombiner, VarianceCombiner) clip with np.clip, which keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; "
                   "google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, "
-                  "a different code path. Reproducer: reproducers/pipelinedp_sum_laplace_nan.py",
+                  "a different code path. Reproducers: reproducers/pipelinedp_sum_laplace_nan.py, pipelinedp_mean_laplace_nan.py, "
+                  "pipelinedp_variance_laplace_nan.py",
 }
 """The record of the adversarial-input findings, per library."""
 
@@ -762,6 +819,21 @@ def screen_entry(entry: Entry, *, samples: int = ADVERSARIAL_SAMPLES, float_grid
             "results": [r.to_dict() for r in results]}
 
 
+_GAUSS_POWER = (
+    "missed at 20,000 x 3. Each twin is (1.48, 1e-5)-DP by OpenDP's own map (scale 2.83 = 0.7 x 4.05). Computed "
+    "for the continuous Gaussian of that scale (the count's discrete Gaussian has the same scale), not run: an oracle test that knows the best threshold set {y > t} for the pair (sum 0 vs 1) and sees the "
+    "expected counts certifies, with Clopper-Pearson bounds at beta 0.01, epsilon >= 0.50 on 10,000 held-out "
+    "outputs per dataset (the row's budget; the audit's 0.50 and 0.48 match it), 0.78 on 10^5, 1.01 on 10^6 and "
+    "1.10 on 3 x 10^6 (at beta 0.01/15, split over testers and trials: 0.96 on 10^6, 1.06 on 3 x 10^6): catching "
+    "this planted leak needs about 2 x 10^6 to 6 x 10^6 samples per dataset, 100 to 300 times the row's budget, "
+    "because at delta 1e-5 the certified set must be rare")
+POWER_NOTES = {"opendp.gaussian_sum": _GAUSS_POWER, "opendp.gaussian_count": _GAUSS_POWER}
+"""Rows whose power was computed beside the run: key -> what budget would catch the planted leak."""
+
+POWER_SKIPPED: dict = {}
+"""Rows with a planted twin whose power stage was left out on purpose: key -> why."""
+
+
 def planted_target(entry: Entry) -> str | None:
     """The planted-leak twin of ``entry``'s target (:mod:`dpaudit.mechanisms.catalogue.planted`), or None."""
     from dpaudit.mechanisms.catalogue import planted  # noqa: PLC0415
@@ -794,6 +866,11 @@ REPRODUCERS = ROOT / "reproducers"
 def reproducer_path(entry: Entry) -> Path:
     """Where ``entry``'s reproducer lives (it may not exist)."""
     return REPRODUCERS / (entry.key.replace(".", "_") + ".py")
+
+
+def adversarial_reproducer_path(entry: Entry, kind: str) -> Path:
+    """Where the reproducer of ``entry``'s leak on the adversarial input ``kind`` lives (it may not exist)."""
+    return REPRODUCERS / (entry.key.replace(".", "_") + f"_{kind.replace('-', 'minus_').replace('+', 'plus_')}.py")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1072,11 +1149,20 @@ def _fmt_power(entry: Entry, rec: dict) -> str:
         return "-"
     power = rec.get("power")
     if not power:
-        return "not run" if planted_target(entry) else "no planted twin"
+        if planted_target(entry):
+            secs = (rec.get("first") or {}).get("seconds", 0)
+            return (f"not run: {POWER_SKIPPED[entry.key]}" if entry.key in POWER_SKIPPED else
+                    f"not run (CPU time: the row's audit took {secs:.0f} s, a twin 1.5 to 5 times that)")
+        from dpaudit.mechanisms.catalogue import planted  # noqa: PLC0415
+
+        return f"no planted twin: {planted.NO_TWIN.get(entry.target or '', 'none written yet')}"
     if power.get("outcome") == "error":
         return "error"
     word = "caught" if power.get("caught") else "missed"
-    return f"{word} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))})"
+    text = f"{word} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))})"
+    if not power.get("caught") and entry.key in POWER_NOTES:
+        text += "; budget to catch it: see the note above the table"
+    return text
 
 
 def _fmt_adversarial(rec: dict) -> str:
@@ -1097,10 +1183,39 @@ def _fmt_adversarial(rec: dict) -> str:
     return "; ".join(parts)
 
 
+def adversarial_leaks(rec: dict | None) -> list[str]:
+    """The adversarial input kinds (``"nan"``, ...) on which ``rec``'s screen certified a leak."""
+    adv = (rec or {}).get("adversarial") or {}
+    return [r["kind"] for r in adv.get("results", ()) if r["status"] == "leak"]
+
+
+PASS_ADVERSARIAL = "pass, leak on adversarial input"
+"""The summary's column for a row that passed its audit on ordinary records but whose adversarial
+screen certified a leak (it is not counted as a pass)."""
+
+
+def summary_verdict(rec: dict | None) -> str:
+    """The verdict a row is counted under in the summary: its audit's, except a pass whose
+    adversarial screen found a leak, which is :data:`PASS_ADVERSARIAL`."""
+    if rec is None:
+        return "not run"
+    if rec["verdict"] == "pass" and adversarial_leaks(rec):
+        return PASS_ADVERSARIAL
+    return rec["verdict"]
+
+
+_KIND_WORDS = {"nan": "NaN", "inf": "+inf", "-inf": "-inf"}
+
+
 def _fmt_reproducer(entry: Entry, rec: dict) -> str:
     path = reproducer_path(entry)
-    if path.exists():
-        return f"[{path.name}](../reproducers/{path.name})"
+    links = [f"[{path.name}](../reproducers/{path.name})"] if path.exists() else []
+    for kind in adversarial_leaks(rec):
+        extra = adversarial_reproducer_path(entry, kind)
+        if extra.exists():
+            links.append(f"[{extra.name}](../reproducers/{extra.name})")
+    if links:
+        return ", ".join(links)
     return "missing" if rec.get("verdict") not in ("pass", "not auditable") else "-"
 
 
@@ -1124,6 +1239,7 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         every violation its witness pair, both runs' commands and its cause.
     """
     libraries = list(dict.fromkeys(e.library for e in entries))
+    columns = (OUTCOMES[0], PASS_ADVERSARIAL, *OUTCOMES[1:], "unconfirmed", "not run")
     fresh = {e.key: cache.get(e.key) for e in entries
              if cache.get(e.key) and cache[e.key].get("fingerprint") == e.fingerprint()}
     lines = [
@@ -1133,7 +1249,9 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "`--entries KEY --force`); do not edit by hand. Each row is `dpaudit test TARGET --epsilon E "
         "[--delta D] --tester all --samples N --trials T --seed S` on the configuration stated, against "
         "the guarantee the library documents for it. Verdicts: **pass** (no violation at that budget: not a "
-        "proof), **violation** (distributional), **floating-point leak** (only the set of doubles the outputs "
+        "proof), **pass on ordinary inputs; leak on an adversarial input** (the audit passed on records from the "
+        "domain, but the adversarial screen certified a leak on an input the API accepts, e.g. a NaN record; "
+        "counted apart from the passes in the summary), **violation** (distributional), **floating-point leak** (only the set of doubles the outputs "
         "take rejects the claim, which may hold in exact arithmetic; `docs/floating_point.md`), "
         "**inconclusive** (exit code 3), **not auditable** (with the reason). A violation counts only when a "
         "second run (the next seed, twice the samples) finds the same kind; otherwise it is **unconfirmed**. "
@@ -1147,7 +1265,11 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "outputs drawn per dataset (stated with each finding) and counted on the other half: with confidence 0.99, delta >= P[S | D] - e^epsilon P[S | D'] "
         "for every epsilon, so no epsilon below the stated horizon holds at the claimed delta "
         "(`dpaudit.audit.leak_size`); the set is described in words with each finding. **power**: the same "
-        "mechanism with its noise scaled by 0.7 (`dpaudit.mechanisms.catalogue.planted`), audited at the row's "
+        "mechanism with its noise scaled by 0.7 (`dpaudit.mechanisms.catalogue.planted`: diffprivlib and PyDP "
+        "called with epsilon / 0.7, OpenDP's own searched scale times 0.7, PipelineDP's accountant given "
+        "total_epsilon / 0.7; the twin's own guarantee is epsilon / 0.7, and where the library's calibration is loose "
+        "(exponential mechanisms, order statistics, ratios of noisy counts) the twin may still meet the row's claim, "
+        "so a miss there says as much about the twin as about the budget), audited at the row's "
         "budget and claim: caught or missed, with its epsilon lower bound (the tightest certified epsilon of the "
         "row itself is the epsilon lower bound column). **adversarial inputs**: the edges the target's API "
         "accepts (`dpaudit.audit.adversarial`; a rejected input is a pass). **reproducer**: a standalone script "
@@ -1156,20 +1278,23 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
         "Times are the wall time of the first run's process (the confirmation run's in the violations list).",
         "",
-        "| library | version | entries | " + " | ".join(OUTCOMES) + " | unconfirmed | not run |",
-        "|---|---|---:|" + "---:|" * (len(OUTCOMES) + 2),
+        "| library | version | entries | " + " | ".join(columns) + " |",
+        "|---|---|---:|" + "---:|" * len(columns),
     ]
     for lib in libraries:
         mine = [e for e in entries if e.library == lib]
-        verdicts = [(fresh.get(e.key) or {}).get("verdict", "not run") for e in mine]
-        counts = [verdicts.count(v) for v in (*OUTCOMES, "unconfirmed", "not run")]
+        verdicts = [summary_verdict(fresh.get(e.key)) for e in mine]
+        counts = [verdicts.count(v) for v in columns]
         lines.append(f"| {lib} | {library_version(lib)} | {len(mine)} | " + " | ".join(map(str, counts)) + " |")
     for lib, parts in LEFT_OUT.items():
         if lib not in libraries and lib in PACKAGES:
-            lines.append(f"| {lib} | {library_version(lib)} | 0 | " + " | ".join("0" * 7) + " |")
+            lines.append(f"| {lib} | {library_version(lib)} | 0 | " + " | ".join("0" * len(columns)) + " |")
     violations = []
     for lib in libraries:
-        lines += ["", f"## {lib} {library_version(lib)}", ""] + ([NOTES[lib], ""] if lib in NOTES else []) + [
+        power_notes = sorted({POWER_NOTES[e.key] for e in entries if e.library == lib and e.key in POWER_NOTES})
+        power_text = [f"Power of the missed Gaussian rows ({', '.join(e.key for e in entries if e.key in POWER_NOTES and e.library == lib)}): {t}.\n"
+                      for t in power_notes]
+        lines += ["", f"## {lib} {library_version(lib)}", ""] + ([NOTES[lib], ""] if lib in NOTES else []) + power_text + [
                   "| entry | configuration | documented guarantee | relation | budget | verdict | epsilon lower bound "
                   "| leak size | power (noise x0.7) | adversarial inputs | reproducer | time (audited) |",
                   "|---|---|---|---|---|---|---:|---|---|---|---|---:|"]
@@ -1195,6 +1320,9 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
             elif verdict == "error":
                 violations.append((e, rec))
                 verdict = f"error: {first.get('message', '')}"
+            elif verdict == "pass" and adversarial_leaks(rec):
+                kinds = ", ".join(_KIND_WORDS.get(k, k) for k in adversarial_leaks(rec))
+                verdict = f"pass on ordinary inputs; **leak** on {kinds} input (see adversarial inputs)"
             lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {relation} "
                          f"| {e.budget.describe()} | {verdict} | {_fmt_eps(first.get('epsilon_lower_bound'))} "
                          f"| {_fmt_leak(rec)} | {_fmt_power(e, rec)} | {_fmt_adversarial(rec)} "

@@ -47,6 +47,8 @@ PIPELINEDP = {
     "privacy_id_count_gaussian": ("PRIVACY_ID_COUNT", "privacy_id_count", "GAUSSIAN", 1e-5, _PDP_BOUNDS, True),
     "sum_gaussian": ("SUM", "sum", "GAUSSIAN", 1e-5, _PDP_BOUNDS, True),
     "sum_laplace": ("SUM", "sum", "LAPLACE", 0.0, _PDP_BOUNDS, True),
+    "mean_laplace": ("MEAN", "mean", "LAPLACE", 0.0, _PDP_BOUNDS, True),
+    "variance_laplace": ("VARIANCE", "variance", "LAPLACE", 0.0, _PDP_BOUNDS, True),
     "count_bounds_enforced": ("COUNT", "count", "LAPLACE", 0.0, "max_partitions_contributed=1, "
                               "max_contributions_per_partition=1, contribution_bounds_already_enforced=True", True),
 }
@@ -189,12 +191,35 @@ def _literal(records) -> str:
     return "[" + ", ".join("[" + ", ".join(num(v) for v in r) + "]" for r in _fmt_records(records)) + "]"
 
 
-ADVERSARIAL = {"pipelinedp.sum_laplace": "nan"}
-"""Adversarial findings with a reproducer: row key -> adversarial kind (the pair is rebuilt from the
-target's relation and declared accepted inputs; the set is "a non-finite output")."""
+_DPL_QUANTILE_NAN = ("a NaN record makes the release NaN, every time: diffprivlib 0.6.6 tools/quantiles.py, quantile "
+                     "(median and percentile call it), clips the records with clip_to_bounds (validation.py: np.clip, "
+                     "which keeps NaN), sorts them and returns np.nan when any gap between sorted records is NaN "
+                     "('if np.isnan(interval_sizes).any(): return np.nan'), before any noise. Known: "
+                     "IBM/differential-privacy-library#80 'Handling of NaNs' (open)")
+_DPL_STD_NAN = ("a NaN record makes the release NaN: diffprivlib 0.6.6 tools/utils.py, _std is the square root of _var, "
+                "which clips with clip_to_bounds (np.clip keeps NaN) and computes np.var (nanstd: np.nanvar, NaN when "
+                "every record is NaN, the pair here) before adding LaplaceBoundedDomain noise, which returns NaN for a "
+                "NaN value. Known: IBM/differential-privacy-library#80 'Handling of NaNs' (open)")
+_PDP_NAN = ("candidate new: a unit's NaN value makes {metric} release NaN for its partition, every time: "
+            "pipeline_dp/combiners.py, {combiner}.create_accumulator clips with np.clip, which keeps NaN, and PyDP "
+            "adds noise to NaN. Not found in the PipelineDP tracker searched")
+ADVERSARIAL = {
+    "pipelinedp.sum_laplace": ("nan", None),
+    "pipelinedp.mean_laplace": ("nan", _PDP_NAN.format(metric="MEAN", combiner="MeanCombiner")),
+    "pipelinedp.variance_laplace": ("nan", _PDP_NAN.format(metric="VARIANCE", combiner="VarianceCombiner")),
+    "diffprivlib.std": ("nan", _DPL_STD_NAN),
+    "diffprivlib.nanstd": ("nan", _DPL_STD_NAN),
+    "diffprivlib.median": ("nan", _DPL_QUANTILE_NAN),
+    "diffprivlib.quantile": ("nan", _DPL_QUANTILE_NAN),
+    "diffprivlib.percentile": ("nan", _DPL_QUANTILE_NAN),
+}
+"""Adversarial findings with a reproducer: row key -> (adversarial kind, cause read from the
+library's code, or None for the library's line of ``ADVERSARIAL_RECORD``). The pair is rebuilt from
+the target's relation and declared accepted inputs; the set is "a non-finite output". The
+diffprivlib rows here pass on ordinary records: their NaN leak is their only finding."""
 
 
-def write_adversarial(entry, rec: dict, kind: str, default_n: int = 2000) -> Path | None:
+def write_adversarial(entry, rec: dict, kind: str, default_n: int = 2000, cause: str | None = None) -> Path | None:
     """The reproducer of an adversarial-input leak whose set is a non-finite output."""
     from dpaudit.audit.targets import load_target  # noqa: PLC0415
     from dpaudit.search.adversarial import adversarial_pairs  # noqa: PLC0415
@@ -207,7 +232,7 @@ def write_adversarial(entry, rec: dict, kind: str, default_n: int = 2000) -> Pat
     pair = next(p for p in adversarial_pairs(mech.neighbouring, getattr(mech, "accepts", None)) if p.kind == kind)
     imports, body, pip = release
     g = entry.guarantee
-    path = OUT / (entry.key.replace(".", "_") + f"_{kind.replace('-', 'minus_').replace('+', 'plus_')}.py")
+    path = la.adversarial_reproducer_path(entry, kind)
     text = _TEMPLATE.format(
         library=entry.library, version=la.library_version(entry.library), name=entry.name,
         verdict=f"leak on the adversarial input {kind}", key=entry.key, pip=pip,
@@ -216,7 +241,7 @@ def write_adversarial(entry, rec: dict, kind: str, default_n: int = 2000) -> Pat
         set_words="outputs holding a NaN or an infinity", grid_def="", release_body=body,
         set_body="    return not bool(np.all(np.isfinite(y)))",
         relation=_clean(la.relation_note(entry)), configuration=_clean(entry.configuration + f"; {pair.description}"),
-        cause=_clean(la.ADVERSARIAL_RECORD.get(entry.library, "see docs/library_audits.md")))
+        cause=_clean(cause or la.ADVERSARIAL_RECORD.get(entry.library, "see docs/library_audits.md")))
     OUT.mkdir(exist_ok=True)
     path.write_text(text)
     return path
@@ -239,6 +264,12 @@ def _release(entry, attr: str) -> tuple[str, str, str] | None:
         acc = "accountant=BudgetAccountant()"
         if tool in ("mean", "nanmean", "sum", "nansum", "var", "nanvar"):
             call = f"tools.{tool}({x}, epsilon=1.0, bounds=(0.0, 1.0), random_state=seed, {acc})"
+        elif tool in ("std", "nanstd", "median"):
+            call = f"tools.{tool}({x}, epsilon=1.0, bounds=(0.0, 1.0), random_state=seed, {acc})"
+        elif tool == "quantile":
+            call = f"tools.quantile({x}, 0.25, epsilon=1.0, bounds=(0.0, 1.0), random_state=seed, {acc})"
+        elif tool == "percentile":
+            call = f"tools.percentile({x}, 75, epsilon=1.0, bounds=(0.0, 1.0), random_state=seed, {acc})"
         elif tool == "count_nonzero":
             call = f"tools.count_nonzero({x}, epsilon=1.0, random_state=seed, {acc})"
         elif tool == "histogram":
@@ -406,7 +437,8 @@ def main() -> None:
             print(f"wrote {path.relative_to(ROOT)}")
         elif rec.get("verdict") not in ("pass", "not auditable"):
             print(f"no reproducer for {e.key} ({rec.get('verdict')})")
-        if e.key in ADVERSARIAL and (extra := write_adversarial(e, rec, ADVERSARIAL[e.key])) is not None:
+        if e.key in ADVERSARIAL and (extra := write_adversarial(e, rec, ADVERSARIAL[e.key][0],
+                                                                cause=ADVERSARIAL[e.key][1])) is not None:
             print(f"wrote {extra.relative_to(ROOT)}")
 
 

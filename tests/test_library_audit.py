@@ -217,3 +217,51 @@ def test_render_shows_leak_size_power_adversarial_and_the_float_cause():
     assert "delta >= 0.07 at the claimed epsilon" in text and "S: 806/10000 vs 0/10000" in text
     assert "2 tried; rejected: nan; **leak**: +inf" in text and "GetNextPowerOfTwo" in text
     assert "inferred [" in text and "documented [" in text and "(2026-11-27)" in text
+
+
+def test_a_pass_with_an_adversarial_leak_is_counted_apart():
+    entry = next(e for e in REGISTRY if e.key == "diffprivlib.median")
+    run = {"outcome": "pass", "exit_code": 0, "seed": 1, "samples": 20000, "seconds": 5.0, "epsilon_lower_bound": 0.1}
+    adv = {"samples": 100, "seconds": 1.0, "accepts": "", "results": [
+        {"kind": "nan", "description": "add a NaN record", "status": "leak", "detail": "NaN outputs", "leak": {}}]}
+    rec = {"key": entry.key, "fingerprint": entry.fingerprint(), "verdict": "pass", "first": run, "adversarial": adv,
+           "ran_at": "2026-11-27 22:00"}
+    text = library_audit.render(REGISTRY, {entry.key: rec})
+    assert "pass on ordinary inputs; **leak** on NaN input" in text
+    header = next(line for line in text.splitlines() if line.startswith("| library |")).split(" | ")
+    row = next(line for line in text.splitlines() if line.startswith("| diffprivlib |")).split(" | ")
+    assert row[header.index(library_audit.PASS_ADVERSARIAL)] == "1" and row[header.index("pass")] == "0"
+    assert library_audit.summary_verdict(dict(rec, adversarial=None)) == "pass"
+
+
+def test_opendp_pipelinedp_and_pydp_twins_plant_epsilon_over_0_7():
+    from dpaudit.mechanisms.catalogue import planted
+
+    odp = pytest.importorskip("opendp")  # noqa: F841
+    assert planted.opendp_noisy_max.claim().epsilon == pytest.approx(1 / 0.7, rel=1e-3)
+    assert planted.opendp_private_quantile.claim().epsilon == pytest.approx(1 / 0.7, rel=1e-3)
+    pdp = pytest.importorskip("pipeline_dp")
+    original = pdp.NaiveBudgetAccountant
+    probe = planted.planted_pipelinedp(
+        planted._pdp.count_laplace.__class__(lambda rows: [(0, {"count": pdp.NaiveBudgetAccountant(
+            total_epsilon=1.0, total_delta=0.0)._total_epsilon})], partitions=(0,), metrics=("count",)), "probe")
+    assert probe.pipeline([]) == [(0, {"count": pytest.approx(1 / 0.7)})]
+    assert pdp.NaiveBudgetAccountant is original  # restored after the call
+    pytest.importorskip("pydp")
+    assert planted.pydp_bounded_sum.kwargs["epsilon"] == pytest.approx(1 / 0.7)
+    for e in REGISTRY:
+        if e.library in ("PipelineDP", "PyDP") and e.key not in ("pipelinedp.vector_sum_public",
+                                                                  "pipelinedp.count_bounds_enforced"):
+            assert library_audit.planted_target(e) is not None, e.key
+
+
+def test_pydp_targets_release_one_number_each():
+    pytest.importorskip("pydp")
+    from dpaudit.mechanisms.catalogue import pydp_algorithms as m
+
+    for name, mech in m.TARGETS.items():
+        d0, d1 = (np.array(d, dtype=float).reshape(-1, 1) for d in mech.witness_pairs[0])
+        out = mech.sample(d1, 20, np.random.default_rng(0))
+        assert out.shape == (20, 1) and np.all(np.isfinite(out)), name
+    with pytest.raises(ValueError, match="class name"):
+        m.PyDPAlgorithm("", "bad")

@@ -32,8 +32,10 @@ def _small(key: str, samples: int):
 
 # ------------------------------------------------------------------ the registry block
 
-def test_pipelinedp_block_is_the_end_of_the_registry():
-    assert REGISTRY[-len(library_audit._PIPELINEDP):] == library_audit._PIPELINEDP
+def test_pipelinedp_block_is_contiguous_and_pydp_ends_the_registry():
+    rest = REGISTRY[:len(REGISTRY) - len(library_audit._PYDP_ROWS)]
+    assert REGISTRY[len(rest):] == library_audit._PYDP_ROWS
+    assert rest[-len(library_audit._PIPELINEDP):] == library_audit._PIPELINEDP
     assert PIPELINEDP == list(library_audit._PIPELINEDP)
 
 

@@ -13,18 +13,36 @@ the pass is weak evidence.
 
 Targets are named as in their catalogue module (``planted:laplace`` is
 ``diffprivlib_mechanisms:laplace`` with the planted leak; tools get a ``tools_`` prefix, OpenDP
-rows an ``opendp_`` prefix): :data:`TARGETS` maps the catalogue target string to the planted one.
+rows an ``opendp_`` prefix, PipelineDP rows ``pipelinedp_``, PyDP rows ``pydp_``): :data:`TARGETS` maps the
+catalogue target string to the planted one.
+
+Two more planting routes keep the library's own calibration and change only its budget:
+
+* OpenDP rows whose scale the catalogue finds with ``dp.binary_search_chain`` (a noise *scale*:
+  Laplace, geometric, Gaussian, exponential/Gumbel noisy max, private quantile):
+  :func:`planted_opendp_search` runs the catalogue's own builder with that search replaced by
+  OpenDP's ``binary_search_param`` and the chain built at ``scale * NOISE_FACTOR``.
+* PipelineDP rows: :func:`planted_pipelinedp` runs the row's pipeline with PipelineDP's
+  ``NaiveBudgetAccountant`` given ``total_epsilon / NOISE_FACTOR`` (every mechanism's share of
+  epsilon grows by 1 / 0.7, so each Laplace scale is times 0.7; the Gaussian's sigma shrinks by
+  about as much; the selection thresholds move with epsilon).
+
+Rows left without a twin, and why, are in :data:`NO_TWIN`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 from . import diffprivlib_mechanisms as _dpl
 from . import diffprivlib_tools as _tools
 from . import opendp_measurements as _odp
+from . import pipelinedp_metrics as _pdp
+from . import pydp_algorithms as _pydp
 
-__all__ = ["NOISE_FACTOR", "TARGETS", "planted_diffprivlib", "planted_opendp"]
+__all__ = ["NOISE_FACTOR", "TARGETS", "NO_TWIN", "planted_diffprivlib", "planted_opendp", "planted_opendp_search",
+           "planted_pipelinedp"]
 
 NOISE_FACTOR = 0.7
 """The planted leak: the noise scale is multiplied by this factor."""
@@ -103,6 +121,105 @@ def _count_chain(noise: str):
     return chain
 
 
+@contextlib.contextmanager
+def _scaled_search(dp):
+    """Within the block, ``dp.binary_search_chain(make_chain, d_in, d_out, ...)`` returns
+    ``make_chain(param * NOISE_FACTOR)``, ``param`` OpenDP's own ``binary_search_param`` (the
+    attribute of ``opendp.prelude`` is restored on exit, also on error)."""
+    original = dp.binary_search_chain
+
+    def scaled(make_chain, d_in, d_out, *args, **kwargs):
+        return make_chain(dp.binary_search_param(make_chain, d_in, d_out, *args, **kwargs) * NOISE_FACTOR)
+
+    dp.binary_search_chain = scaled
+    try:
+        yield
+    finally:
+        dp.binary_search_chain = original
+
+
+def planted_opendp_search(mech, name: str):
+    """An OpenDP catalogue target rebuilt with its searched noise scale times :data:`NOISE_FACTOR`.
+
+    Parameters
+    ----------
+    mech : OpenDPMechanism
+        A target of :mod:`.opendp_measurements` built lazily by a builder that calls
+        ``dp.binary_search_chain`` once, over a noise scale (larger = more noise).
+    name : str
+        Name of the planted target.
+
+    Returns
+    -------
+    OpenDPMechanism
+        Same pre/post-processing, ``d_in``, relation, pairs and accepted inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``mech`` has no builder (it wraps a ready measurement).
+    """
+    builder = getattr(mech, "_builder", None)
+    if builder is None:
+        raise ValueError(f"{mech.name!r} has no builder to replant")
+
+    def build():
+        dp = _odp._dp()
+        with _scaled_search(dp):
+            return builder()
+
+    build.__name__ = build.__qualname__ = name
+    out = type(mech)(build, name=name, preprocess=mech.preprocess, postprocess=mech.postprocess, d_in=mech.d_in)
+    for attr in ("neighbouring", "witness_pairs", "accepts"):
+        if hasattr(mech, attr):
+            setattr(out, attr, getattr(mech, attr))
+    return out
+
+
+def planted_pipelinedp(mech, name: str):
+    """A PipelineDP catalogue target whose pipeline's ``NaiveBudgetAccountant`` gets
+    ``total_epsilon / NOISE_FACTOR``.
+
+    Parameters
+    ----------
+    mech : PipelineDPMechanism
+        A target of :mod:`.pipelinedp_metrics` (its pipeline builds ``pipeline_dp.NaiveBudgetAccountant``).
+    name : str
+        Name of the planted target.
+
+    Returns
+    -------
+    PipelineDPMechanism
+        A copy whose pipeline runs with ``pipeline_dp.NaiveBudgetAccountant`` replaced, for the
+        duration of the call, by a subclass that divides ``total_epsilon`` by :data:`NOISE_FACTOR`
+        (restored on exit, also on error; one output is one call, so nothing else runs meanwhile
+        in the audit's process).
+    """
+    inner = mech.pipeline
+
+    def pipeline(rows):
+        from dpaudit.mechanisms.adapters.pipelinedp import import_pipeline_dp  # noqa: PLC0415
+
+        pdp = import_pipeline_dp()
+        original = pdp.NaiveBudgetAccountant
+
+        class _Planted(original):
+            def __init__(self, total_epsilon, *args, **kwargs):
+                super().__init__(total_epsilon / NOISE_FACTOR, *args, **kwargs)
+
+        pdp.NaiveBudgetAccountant = _Planted
+        try:
+            return inner(rows)
+        finally:
+            pdp.NaiveBudgetAccountant = original
+
+    pipeline.__name__ = pipeline.__qualname__ = name
+    out = copy.copy(mech)
+    out.pipeline = pipeline
+    out.name = name
+    return out
+
+
 TARGETS: dict = {}
 """Catalogue target string -> planted target string (this module's attributes)."""
 
@@ -120,4 +237,35 @@ for _name, _chain, _d_out in (
         ("gaussian_count", _count_chain("gaussian"), (_odp.EPSILON, _odp.DELTA))):
     globals()[f"opendp_{_name}"] = planted_opendp(_odp.TARGETS[_name], f"planted:opendp_{_name}", _chain, _d_out)
     TARGETS[f"{_CATALOGUE}.opendp_measurements:{_name}"] = f"{_CATALOGUE}.planted:opendp_{_name}"
+_OPENDP_SEARCHED = ("laplace_mean", "geometric_bounded", "noise_sum", "gaussian_threshold", "noisy_max",
+                    "noisy_max_zcdp", "noisy_top_k", "report_noisy_max_gumbel", "private_quantile")
+"""OpenDP targets whose builder searches a noise scale with ``binary_search_chain``."""
+for _name in _OPENDP_SEARCHED:
+    globals()[f"opendp_{_name}"] = planted_opendp_search(_odp.TARGETS[_name], f"planted:opendp_{_name}")
+    TARGETS[f"{_CATALOGUE}.opendp_measurements:{_name}"] = f"{_CATALOGUE}.planted:opendp_{_name}"
+for _name, _mech in _pdp.TARGETS.items():
+    if _name in ("vector_sum_public", "count_bounds_enforced"):
+        continue  # not a pass: one raises on every call, the other is a misuse row
+    globals()[f"pipelinedp_{_name}"] = planted_pipelinedp(_mech, f"planted:pipelinedp_{_name}")
+    TARGETS[f"{_CATALOGUE}.pipelinedp_metrics:{_name}"] = f"{_CATALOGUE}.planted:pipelinedp_{_name}"
+for _name, _mech in _pydp.TARGETS.items():  # PyDP: the algorithm built with epsilon / 0.7 (Laplace scale x 0.7)
+    _twin = copy.copy(_mech)
+    _twin.kwargs = dict(_mech.kwargs, epsilon=_pydp.EPSILON / NOISE_FACTOR)
+    _twin.name = f"planted:pydp_{_name}"
+    globals()[f"pydp_{_name}"] = _twin
+    TARGETS[f"{_CATALOGUE}.pydp_algorithms:{_name}"] = f"{_CATALOGUE}.planted:pydp_{_name}"
+del _twin
+
+NO_TWIN = {
+    f"{_CATALOGUE}.opendp_measurements:{k}": why for k, why in (
+        ("laplace_threshold", "the catalogue searches the threshold at a fixed scale, not a noise scale"),
+        ("noise_threshold", "the catalogue searches the threshold at a fixed scale, not a noise scale"),
+        ("alp_queryable", "the ALP sketch's scale is set from total_limit and value_limit, not searched"),
+        ("canonical_noise", "Tulap noise is built for a target (epsilon, delta), with no noise scale to shrink"),
+        ("randomized_response", "the searched parameter is a probability, not a noise scale"),
+        ("randomized_response_bool", "the searched parameter is a probability, not a noise scale"),
+        ("randomized_response_bitvec", "the searched parameter is a flip rate, not a noise scale"),
+    )
+}
+"""Catalogue targets with no planted twin, and why (shown in the power column)."""
 del _name, _mech, _chain, _d_out
