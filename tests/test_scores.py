@@ -399,14 +399,16 @@ def test_load_scores_formats_and_errors(tmp_path):
     with pytest.raises(ValueError, match="nan.txt.*non-finite"):
         load_scores(tmp_path / "nan.txt")
     (tmp_path / "two.csv").write_text("1,2\n3,4\n")
-    with pytest.raises(ValueError, match="two.csv.*shape"):
+    with pytest.raises(ValueError, match="two.csv: 2 columns without a header.*--column"):
         load_scores(tmp_path / "two.csv")
     (tmp_path / "empty.txt").write_text("")
     with pytest.raises(ValueError, match="empty.txt"):
         load_scores(tmp_path / "empty.txt")
-    (tmp_path / "x.json").write_text("[1]")
-    with pytest.raises(ValueError, match="unknown file type"):
-        load_scores(tmp_path / "x.json")
+    (tmp_path / "x.json").write_text("[1, 2.5]")
+    assert np.array_equal(load_scores(tmp_path / "x.json"), [1.0, 2.5])
+    (tmp_path / "x.parquet").write_text("PAR1")
+    with pytest.raises(ValueError, match="unknown file type '.parquet'"):
+        load_scores(tmp_path / "x.parquet")
     with pytest.raises(ValueError, match="no such file"):
         load_scores(tmp_path / "missing.npy")
 
