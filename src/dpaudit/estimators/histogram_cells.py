@@ -93,6 +93,14 @@ def _distinct_rows(x: np.ndarray) -> np.ndarray:
     return np.frombuffer(keys.tobytes(), dtype=float).reshape(-1, x.shape[1])
 
 
+def _merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The values of two sorted 1-D float arrays together, sorted (shape (len(a) + len(b),)): a
+    stable sort of their concatenation, which numpy runs as a timsort, linear on two sorted runs.
+    The same array as sorting the values from scratch, up to the order of -0.0 and 0.0 (equal
+    values, which every count by comparison treats alike)."""
+    return np.sort(np.concatenate([a, b]), kind="stable")
+
+
 def _discrete_cells(categories: np.ndarray, *, other: bool, source: str) -> _Cells:
     """Cells = the given category rows (unique), plus one "other" cell if ``other``."""
     cats = _distinct_rows(np.asarray(categories, dtype=float))
