@@ -302,3 +302,27 @@ def test_presorted_folds_give_the_former_estimates(monkeypatch):
     fast, former = estimates(True), estimates(False)
     assert fast == former
     assert {row[0][0] for row in fast} == {"binned", "discrete"}  # both modes were exercised
+
+
+@pytest.mark.parametrize("ratio", [False, True])
+def test_batched_cross_validation_gives_the_per_option_numbers(ratio):
+    """_cross_validate_all (one vectorised projection of every option's validation counts,
+    issue 37 item 5) gives bit for bit the means of _cross_validate option by option, for both
+    objectives and directions, with equal and unequal fold sizes."""
+    from dpaudit.estimators.histogram_cells import _cross_validate, _cross_validate_all
+
+    rng = np.random.default_rng(23)
+    grid = np.array([0.0, 0.1, 0.5])
+    targets = (RegionTarget.margin(grid, np.array([0.02, 0.0, 0.0]), ratio=ratio),
+               RegionTarget.epsilon(1e-4, ratio=ratio))
+    for sizes in ((5_000, 5_000), (5_000, 5_001)):
+        options = []
+        for m in (8, 32, 128):
+            folds = tuple((rng.multinomial(s, rng.dirichlet(np.ones(m))), rng.multinomial(s, rng.dirichlet(np.ones(m))))
+                          for s in sizes)
+            options += [(folds, m, "level"), (folds, m, "threshold")]
+        for target in targets:
+            for swap in (False, True):
+                batched = _cross_validate_all(options, swap, 20_000, 20_000, target, 0.01)
+                one_by_one = [_cross_validate(f, swap, 20_000, 20_000, target, 0.01, o, fam) for f, o, fam in options]
+                assert batched == one_by_one and len(set(batched)) > 1

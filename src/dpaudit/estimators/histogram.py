@@ -79,7 +79,7 @@ from .histogram_cells import (  # noqa: F401  (BORDERLINE and the region helpers
     _binned_cells,
     _Cells,
     _choose_region,
-    _cross_validate,
+    _cross_validate_all,
     _describe_region,
     _discrete_cells,
     _distinct_rows,
@@ -174,7 +174,7 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
     -------
     chosen : list of 2 tuples ``(pick, mask, n_in, n_out, in_tr, out_tr)``
         The candidate cell set picked, with the family of regions (level sets or thresholds),
-        by the cross-validated objective of :func:`_cross_validate` when there are several,
+        by the cross-validated objective of :func:`_cross_validate_all` when there are several,
         the region's cell mask and the sizes/selection counts it was
         chosen with, per direction.
     shares : tuple of 2 float
@@ -190,8 +190,8 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
     for swap in (False, True):
         n_in, n_out = (n_ev_q, n_ev_p) if swap else (n_ev_p, n_ev_q)
         if len(options) > 1:
-            scores = [_cross_validate(counts[i]["folds"], swap, n_in, n_out, target, beta / 4,
-                                      counts[i].get("ordered", 0), f) for i, f in options]
+            scores = _cross_validate_all([(counts[i]["folds"], counts[i].get("ordered", 0), f) for i, f in options],
+                                         swap, n_in, n_out, target, beta / 4)
             pick, family = options[int(np.argmax(scores))]
         else:
             pick, family = options[0]

@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from .region import RegionTarget, predicted_rejection, projected_scores
+from .region import RegionTarget, _projected_scores_all, predicted_rejection, projected_scores
 
 __all__ = ["BORDERLINE", "INTERVAL_POINTS", "INTERVAL_POINTS_CV", "VERDICT_SHARE", "verdict_share"]
 
@@ -280,6 +280,39 @@ def _split_counts(cells: _Cells, parts: dict, *, folds: bool) -> dict:
     if folds:
         out["folds"] = ((count(parts["p_f0"]), count(parts["q_f0"])), (count(parts["p_f1"]), count(parts["q_f1"])))
     return out
+
+
+def _cross_validate_all(options, swap: bool, n_ev_in: int, n_ev_out: int, target: RegionTarget,
+                        beta_cp: float) -> list[float]:
+    """:func:`_cross_validate` of several options at once, the same numbers bit for bit.
+
+    ``options``: a sequence of ``(folds, ordered, family)``. The regions are chosen fold by fold
+    as there; the validation folds' objectives, which share the sizes, the target and the level,
+    are then computed in one vectorised call of the exact (unpruned) projection per pair of fold
+    sizes instead of one call per region (issue 37: 128 small calls per test were a fifth of
+    the selection's time). Returns one mean objective per option."""
+    rows = []  # (option, k_in, n_fit_in, k_out, n_fit_out)
+    for j, (folds, ordered, family) in enumerate(options):
+        for (a_fit, b_fit), (a_val, b_val) in ((folds[0], folds[1]), (folds[1], folds[0])):
+            if swap:
+                a_fit, b_fit, a_val, b_val = b_fit, a_fit, b_val, a_val
+            mask = _choose_region(a_fit, b_fit, n_ev_in, n_ev_out, target, beta_cp, ordered, family,
+                                  INTERVAL_POINTS_CV)
+            rows.append((j, a_val[mask].sum(), max(a_val.sum(), 1), b_val[mask].sum(), max(b_val.sum(), 1)))
+    values = [0.0] * len(rows)
+    groups: dict = {}
+    for r, (_, _, n_fit_in, _, n_fit_out) in enumerate(rows):
+        groups.setdefault((int(n_fit_in), int(n_fit_out)), []).append(r)
+    for (n_fit_in, n_fit_out), members in groups.items():
+        k_in = np.array([float(rows[r][1]) for r in members])
+        k_out = np.array([float(rows[r][3]) for r in members])
+        v = _projected_scores_all(k_in, n_fit_in, k_out, n_fit_out, n_ev_in, n_ev_out, target, beta_cp)
+        for r, x in zip(members, np.asarray(v, dtype=float).tolist()):
+            values[r] = x
+    totals = [0.0] * len(options)
+    for r, (j, *_) in enumerate(rows):
+        totals[j] += values[r]
+    return [t / 2.0 for t in totals]
 
 
 def _cross_validate(folds, swap: bool, n_ev_in: int, n_ev_out: int, target: RegionTarget, beta_cp: float,
