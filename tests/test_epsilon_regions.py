@@ -326,3 +326,25 @@ def test_batched_cross_validation_gives_the_per_option_numbers(ratio):
                 batched = _cross_validate_all(options, swap, 20_000, 20_000, target, 0.01)
                 one_by_one = [_cross_validate(f, swap, 20_000, 20_000, target, 0.01, o, fam) for f, o, fam in options]
                 assert batched == one_by_one and len(set(batched)) > 1
+
+
+def test_margin_ceiling_bounds_the_margin_from_above_and_closely():
+    """RegionTarget.score_ceiling (the lower envelope of the profile's lines, issue 37 item 5) is
+    at least the floating-point margin of every candidate, and within twice its slack of it, on
+    the claims' profiles and on random grids with repeated slopes and dominated lines."""
+    from dpaudit.estimators.base import profile_grid
+    from dpaudit.estimators.region import MARGIN_CEILING_SLACK
+
+    rng = np.random.default_rng(29)
+    targets = []
+    for claim in (PureDP(0.01), PureDP(1.0), ApproxDP(1.0, 1e-5), ApproxDP(0.5, 0.01)):
+        grid = profile_grid(claim.epsilon)
+        targets.append(RegionTarget.margin(grid, claim.delta_profile(grid)))
+    for _ in range(4):
+        grid = np.round(rng.uniform(0.0, 3.0, 40), 1)
+        targets.append(RegionTarget.margin(grid, rng.uniform(0.0, 0.3, 40)))
+    p = rng.uniform(0.0, 1.0, 40_000)
+    q = np.concatenate([rng.uniform(0.0, 1.0, 20_000), 10.0 ** rng.uniform(-9, 0, 19_998), [0.0, 1.0]])
+    for t in targets:
+        gap = t.score_ceiling(p, q) - t.score(p, q)
+        assert gap.min() > 0 and gap.max() < 2 * MARGIN_CEILING_SLACK
