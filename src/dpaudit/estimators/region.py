@@ -415,7 +415,14 @@ def ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     x_b, y_b = np.broadcast_arrays(x, y)
     with np.errstate(divide="ignore", invalid="ignore"):
         r_hat = np.where(x_b > 0, np.where(y_b > 0, x_b / np.where(y_b > 0, y_b, 1.0) * (lam_out / lam_in), np.inf), 0.0)
-        ceiling = np.asarray(target.ratio_score(np.broadcast_to(p_plain, r_hat.shape), r_hat), dtype=float)
+        p_b = np.broadcast_to(p_plain, r_hat.shape)
+        if target.kind == "margin":
+            # p (1 - e^eps'/r) - allowed <= p - (p/r) e^eps' - allowed for every eps' (when the
+            # factor is negative, p <= 1 only raises it): the margin ceiling at q = p/r, read off
+            # the profile's lower envelope instead of a pass over the eps' grid (issue 37)
+            ceiling = np.asarray(target.score_ceiling(p_b, p_b / r_hat), dtype=float)
+        else:
+            ceiling = np.asarray(target.ratio_score(p_b, r_hat), dtype=float)
     may = ~(np.broadcast_to(ceiling, np.shape(plain)) <= plain)
     with_ratio = np.full(np.shape(plain), -np.inf)
     if np.any(may):
