@@ -348,3 +348,28 @@ def test_margin_ceiling_bounds_the_margin_from_above_and_closely():
     for t in targets:
         gap = t.score_ceiling(p, q) - t.score(p, q)
         assert gap.min() > 0 and gap.max() < 2 * MARGIN_CEILING_SLACK
+
+
+def test_held_out_region_counts_match_the_cell_counts():
+    """_HeldOut.count (comparisons for regions with few boundaries, one sort beyond; issue 37
+    item 5) gives the cell counts of the sorted held-out rows summed over the region, with the
+    ratio test's prefix, for masks with 0 to many boundaries and values on the edges."""
+    from dpaudit.estimators.histogram_cells import REGION_COMPARE_MAX, _HeldOut
+
+    rng = np.random.default_rng(31)
+    edges = np.unique(np.round(rng.normal(0.0, 1.0, 63), 2))
+    x = np.concatenate([np.round(rng.normal(0.0, 1.2, 5_000), 2), edges])  # ties on edges
+    rng.shuffle(x)
+
+    def cells(v):
+        cum = np.searchsorted(np.sort(v), edges, side="right")
+        return np.diff(np.concatenate([[0], cum, [len(v)]]))
+
+    held = _HeldOut(x, 1_234)
+    m = len(edges) + 1
+    masks = [np.zeros(m, bool), np.ones(m, bool), np.arange(m) < 20, np.arange(m) >= 20,
+             (np.arange(m) >= 5) & (np.arange(m) < 40), rng.random(m) < 0.5, rng.random(m) < 0.5]
+    assert np.count_nonzero(masks[-1][1:] != masks[-1][:-1]) > REGION_COMPARE_MAX
+    for mask in masks:
+        assert held.count(edges, mask) == (int(cells(x)[mask].sum()), int(cells(x[:1_234])[mask].sum()))
+    assert _HeldOut(x, None).count(edges, masks[4])[1] is None

@@ -82,6 +82,7 @@ from .histogram_cells import (  # noqa: F401  (BORDERLINE and the region helpers
     _cross_validate_all,
     _describe_region,
     _discrete_cells,
+    _HeldOut,
     _distinct_rows,
     _merge_sorted,
     _quantile_levels,
@@ -503,18 +504,13 @@ class HistogramHockeyStick:
                 poisson = poisson_rows(n_ev_p, n_ev_q, rng)
                 big_p, _, big_q, _ = poisson
                 parts["p_po"], parts["q_po"] = (None, None) if big_p is None else (p_ev[:big_p], q_ev[:big_q])
+            held = None
             if candidates[0].mode == "binned" and presorted is not None:
-                # the ratio test's rows are a prefix of the held-out rows: sort it and the rest
-                # once each and merge them
-                for ev, po, big in (("p_ev", "p_po", poisson[0] if poisson else None),
-                                    ("q_ev", "q_po", poisson[2] if poisson else None)):
-                    if big is None:
-                        presorted[ev] = np.sort(parts[ev][:, 0])
-                        presorted[po] = None
-                    else:
-                        presorted[po] = np.sort(parts[ev][:big, 0])
-                        presorted[ev] = _merge_sorted(presorted[po], np.sort(parts[ev][big:, 0]))
-                parts = {k: presorted[k] for k in parts}
+                # the held-out rows are counted only in the chosen regions, after the choice
+                # (_HeldOut: a few comparisons per row for regions with few boundaries), not sorted
+                big_p, big_q = (poisson[0], poisson[2]) if poisson else (None, None)
+                held = {"p": _HeldOut(p_ev[:, 0], big_p), "q": _HeldOut(q_ev[:, 0], big_q)}
+                parts = {k: presorted.get(k) for k in parts if k not in ("p_ev", "q_ev", "p_po", "q_po")}
             elif candidates[0].mode == "binned":
                 parts = {k: None if v is None else np.sort(v[:, 0]) for k, v in parts.items()}
             counts = [_split_counts(c, parts, folds=True) for c in candidates]
@@ -522,18 +518,25 @@ class HistogramHockeyStick:
             bounds = []
             for label, direction, swap, pick, mask, n_in, n_out, b, use_ratio in regions:
                 cells, c = candidates[pick], counts[pick]
-                in_ev, out_ev = (c["b_ev"], c["a_ev"]) if swap else (c["a_ev"], c["b_ev"])
+                if held is not None:
+                    (k_in, k_in_po), (k_out, k_out_po) = (held["q" if swap else "p"].count(cells.edges, mask),
+                                                          held["p" if swap else "q"].count(cells.edges, mask))
+                else:
+                    in_ev, out_ev = (c["b_ev"], c["a_ev"]) if swap else (c["a_ev"], c["b_ev"])
+                    k_in, k_out = int(in_ev[mask].sum()), int(out_ev[mask].sum())
                 ratio = None
                 if use_ratio and poisson is not None:
                     big_p, lam_p, _, lam_q = poisson
                     lam_in, lam_out = (lam_q, lam_p) if swap else (lam_p, lam_q)
-                    if big_p is not None:
+                    if big_p is not None and held is not None:
+                        ratio = (k_in_po, lam_in, k_out_po, lam_out)
+                    elif big_p is not None:
                         in_po, out_po = (c["b_po"], c["a_po"]) if swap else (c["a_po"], c["b_po"])
                         ratio = (int(in_po[mask].sum()), lam_in, int(out_po[mask].sum()), lam_out)
                     else:
                         ratio = (None, lam_in, None, lam_out)
                 bounds.append(HistogramBound.certify(
-                    int(in_ev[mask].sum()), n_in, int(out_ev[mask].sum()), n_out, poisson=ratio,
+                    k_in, n_in, k_out, n_out, poisson=ratio,
                     epsilon=epsilon, beta=b, direction=direction, n_train=n_train,
                     region=label + projection + _describe_region(mask, cells), tolerance=self.tolerance, mode=cells.mode,
                     num_cells=cells.num_cells, binning=cells.description, vacuous=vacuous,
