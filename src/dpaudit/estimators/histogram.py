@@ -479,15 +479,14 @@ class HistogramHockeyStick:
         presorted = None
         if (PRESORT and self.tolerance == "split" and p.shape[1] == 1 and self.categories is None and self.value_range is None
                 and self.mode != "discrete"):
-            # 1-D outputs: each fold sorted once, the design halves and the whole design merged
-            # from them (linear on sorted runs) instead of sorted again (issue 37)
+            # 1-D outputs: each fold sorted once, the whole design merged from them (linear on
+            # sorted runs) instead of sorted again; the design halves' cell counts are the sums
+            # of their folds' (issue 37)
             presorted = {"p_f0": np.sort(p_tr[:hp, 0]), "p_f1": np.sort(p_tr[hp:, 0]),
                          "q_f0": np.sort(q_tr[:hq, 0]), "q_f1": np.sort(q_tr[hq:, 0])}
-            presorted["p_tr"] = _merge_sorted(presorted["p_f0"], presorted["p_f1"])
-            presorted["q_tr"] = _merge_sorted(presorted["q_f0"], presorted["q_f1"])
         candidates = self._make_cells(
             np.concatenate([p_tr, q_tr], axis=0), p.shape[1],
-            None if presorted is None else _merge_sorted(presorted["p_tr"], presorted["q_tr"]),
+            None if presorted is None else _merge_sorted(*(presorted[k] for k in ("p_f0", "p_f1", "q_f0", "q_f1"))),
         )
         n_train = n_d_p + n_d_q
         n_ev_p, n_ev_q = len(p_ev), len(q_ev)

@@ -93,12 +93,12 @@ def _distinct_rows(x: np.ndarray) -> np.ndarray:
     return np.frombuffer(keys.tobytes(), dtype=float).reshape(-1, x.shape[1])
 
 
-def _merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The values of two sorted 1-D float arrays together, sorted (shape (len(a) + len(b),)): a
-    stable sort of their concatenation, which numpy runs as a timsort, linear on two sorted runs.
+def _merge_sorted(*runs: np.ndarray) -> np.ndarray:
+    """The values of a few sorted 1-D float arrays together, sorted (shape (total length,)): a
+    stable sort of their concatenation, which numpy runs as a timsort, merging the sorted runs.
     The same array as sorting the values from scratch, up to the order of -0.0 and 0.0 (equal
     values, which every count by comparison treats alike)."""
-    return np.sort(np.concatenate([a, b]), kind="stable")
+    return np.sort(np.concatenate(runs), kind="stable")
 
 
 REGION_COMPARE_MAX = 8
@@ -305,7 +305,8 @@ def _split_counts(cells: _Cells, parts: dict, *, folds: bool) -> dict:
 
     ``parts`` maps ``p_tr, q_tr, p_ev, q_ev`` (and ``p_f0, p_f1, q_f0, q_f1``, the training folds;
     ``p_po, q_po``, the first Poisson-many held-out rows of the ratio test, or None) to sample
-    arrays; in binned mode they are sorted 1-D arrays, so each count costs
+    arrays (``p_tr``/``q_tr`` None: the folds' counts summed; ``p_ev``/``q_ev`` None: no held-out
+    counts); in binned mode they are sorted 1-D arrays, so each count costs
     ``O(m log n)`` instead of ``O(n log m)`` (several bin counts are tried on the same samples).
     """
     m = cells.num_cells
@@ -316,13 +317,19 @@ def _split_counts(cells: _Cells, parts: dict, *, folds: bool) -> dict:
     else:
         def count(x):
             return np.bincount(cells.assign(x), minlength=m)
-    out = {"a_tr": count(parts["p_tr"]), "b_tr": count(parts["q_tr"]), "ordered": cells.ordered}
+    if parts.get("p_tr") is None:  # (the folds' counts add up to the design half's, integers)
+        f0, f1 = (count(parts["p_f0"]), count(parts["q_f0"])), (count(parts["p_f1"]), count(parts["q_f1"]))
+        out = {"a_tr": f0[0] + f1[0], "b_tr": f0[1] + f1[1], "ordered": cells.ordered}
+    else:
+        f0 = f1 = None
+        out = {"a_tr": count(parts["p_tr"]), "b_tr": count(parts["q_tr"]), "ordered": cells.ordered}
     if parts.get("p_ev") is not None:  # (absent: the held-out rows are counted in the chosen regions only)
         out["a_ev"], out["b_ev"] = count(parts["p_ev"]), count(parts["q_ev"])
     if parts.get("p_po") is not None and parts.get("q_po") is not None:  # the ratio test's Poissonised rows
         out["a_po"], out["b_po"] = count(parts["p_po"]), count(parts["q_po"])
     if folds:
-        out["folds"] = ((count(parts["p_f0"]), count(parts["q_f0"])), (count(parts["p_f1"]), count(parts["q_f1"])))
+        out["folds"] = (f0, f1) if f0 is not None else (
+            (count(parts["p_f0"]), count(parts["q_f0"])), (count(parts["p_f1"]), count(parts["q_f1"])))
     return out
 
 
