@@ -277,8 +277,8 @@ def test_the_fast_selection_paths_give_the_checked_functions_numbers(kind):
 
 
 def test_presorted_folds_give_the_former_estimates(monkeypatch):
-    """The 1-D fast path (each training fold and the held-out rows sorted once, the sorted runs
-    merged; distinct values from the sorted design; issue 37 item 5) gives, bit for bit, the
+    """The 1-D fast path (each training fold sorted once, the design merged from them, distinct
+    values from it; held-out rows counted in the chosen regions only; issue 37 item 5) gives, bit for bit, the
     regions, bounds and verdict inputs of sorting every part from scratch, on continuous and
     discrete 1-D zoo outputs, violating and not, for all three objectives (20,000 per dataset)."""
     import dpaudit.estimators.histogram as histogram

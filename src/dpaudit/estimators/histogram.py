@@ -134,10 +134,12 @@ OBJECTIVES = ("margin", "epsilon", "both")
 SPLIT_DESIGN = -1.0  # the "split" tolerance's default design rule (HistogramHockeyStick._design_size)
 
 PRESORT = True
-"""1-D ``"split"`` estimates sort each training fold and the held-out rows once and merge the
-sorted runs (:func:`~.histogram_cells._merge_sorted`) instead of sorting every part from scratch;
-the counts, regions and bounds are the same (``False``: the former computation, kept for the test
-that compares the two)."""
+"""1-D ``"split"`` estimates sort each training fold once (the design for the quantile edges is
+merged from the sorted folds, :func:`~.histogram_cells._merge_sorted`; the design halves' counts
+are their folds' sums) and count the held-out rows only in the chosen regions
+(:class:`~.histogram_cells._HeldOut`) instead of sorting every part from scratch; the counts,
+regions and bounds are the same (``False``: the former computation, kept for the test that
+compares the two)."""
 
 FEW_VALUES_DESIGN = 200_000
 """Design rows per sample, under the ``"split"`` default rule, for outputs with at most
@@ -477,8 +479,8 @@ class HistogramHockeyStick:
         q_tr, q_ev = q[:n_d_q], q[n_d_q:]
         hp, hq = len(p_tr) // 2, len(q_tr) // 2
         presorted = None
-        if (PRESORT and self.tolerance == "split" and p.shape[1] == 1 and self.categories is None and self.value_range is None
-                and self.mode != "discrete"):
+        if (PRESORT and self.tolerance == "split" and p.shape[1] == 1 and self.categories is None
+                and self.value_range is None and self.mode != "discrete"):
             # 1-D outputs: each fold sorted once, the whole design merged from them (linear on
             # sorted runs) instead of sorted again; the design halves' cell counts are the sums
             # of their folds' (issue 37)
