@@ -274,3 +274,102 @@ def test_the_fast_selection_paths_give_the_checked_functions_numbers(kind):
     assert 0 < np.count_nonzero(use) < len(use)  # both certifications win somewhere
     v1, u1 = ratio_certification(k_in[-3], n_fit, k_out[-3], n_fit, n, n, target, 0.01)  # scalar counts
     assert np.shape(v1) == () and v1 == values[-3] and u1 == use[-3]
+
+
+def test_presorted_folds_give_the_former_estimates(monkeypatch):
+    """The 1-D fast path (each training fold sorted once, the design merged from them, distinct
+    values from it; held-out rows counted in the chosen regions only; issue 37 item 5) gives, bit for bit, the
+    regions, bounds and verdict inputs of sorting every part from scratch, on continuous and
+    discrete 1-D zoo outputs, violating and not, for all three objectives (20,000 per dataset)."""
+    import dpaudit.estimators.histogram as histogram
+    from dpaudit.mechanisms import zoo
+
+    def estimates(presort):
+        monkeypatch.setattr(histogram, "PRESORT", presort)
+        out = []
+        for name, eps, objective in (("non-dp-laplace-1", 1.0, "margin"), ("dp-laplace", 1.0, "both"),
+                                     ("non-dp-gaussian-2", 0.5, "epsilon"), ("dpsniper-trunc-geom", 0.5, "margin")):
+            e = zoo.get(name)
+            mech, pair = e.mechanism(eps), e.witnesses()[0]
+            rng = np.random.default_rng(17)
+            x0 = mech.sample(np.asarray(pair.d0), 20_000, rng)
+            x1 = mech.sample(np.asarray(pair.d1), 20_000, rng)
+            assert x0.shape[1] == 1
+            ev = HistogramHockeyStick(objective=objective).estimate(x0, x1, epsilon=eps, beta=0.05, rng=3)
+            out.append([(ev.mode, ev.num_cells, ev.needed_samples)] + [repr(b) for b in ev.bounds])
+        return out
+
+    fast, former = estimates(True), estimates(False)
+    assert fast == former
+    assert {row[0][0] for row in fast} == {"binned", "discrete"}  # both modes were exercised
+
+
+@pytest.mark.parametrize("ratio", [False, True])
+def test_batched_cross_validation_gives_the_per_option_numbers(ratio):
+    """_cross_validate_all (one vectorised projection of every option's validation counts,
+    issue 37 item 5) gives bit for bit the means of _cross_validate option by option, for both
+    objectives and directions, with equal and unequal fold sizes."""
+    from dpaudit.estimators.histogram_cells import _cross_validate, _cross_validate_all
+
+    rng = np.random.default_rng(23)
+    grid = np.array([0.0, 0.1, 0.5])
+    targets = (RegionTarget.margin(grid, np.array([0.02, 0.0, 0.0]), ratio=ratio),
+               RegionTarget.epsilon(1e-4, ratio=ratio))
+    for sizes in ((5_000, 5_000), (5_000, 5_001)):
+        options = []
+        for m in (8, 32, 128):
+            folds = tuple((rng.multinomial(s, rng.dirichlet(np.ones(m))), rng.multinomial(s, rng.dirichlet(np.ones(m))))
+                          for s in sizes)
+            options += [(folds, m, "level"), (folds, m, "threshold")]
+        for target in targets:
+            for swap in (False, True):
+                batched = _cross_validate_all(options, swap, 20_000, 20_000, target, 0.01)
+                one_by_one = [_cross_validate(f, swap, 20_000, 20_000, target, 0.01, o, fam) for f, o, fam in options]
+                assert batched == one_by_one and len(set(batched)) > 1
+
+
+def test_margin_ceiling_bounds_the_margin_from_above_and_closely():
+    """RegionTarget.score_ceiling (the lower envelope of the profile's lines, issue 37 item 5) is
+    at least the floating-point margin of every candidate, and within twice its slack of it, on
+    the claims' profiles and on random grids with repeated slopes and dominated lines."""
+    from dpaudit.estimators.base import profile_grid
+    from dpaudit.estimators.region import MARGIN_CEILING_SLACK
+
+    rng = np.random.default_rng(29)
+    targets = []
+    for claim in (PureDP(0.01), PureDP(1.0), ApproxDP(1.0, 1e-5), ApproxDP(0.5, 0.01)):
+        grid = profile_grid(claim.epsilon)
+        targets.append(RegionTarget.margin(grid, claim.delta_profile(grid)))
+    for _ in range(4):
+        grid = np.round(rng.uniform(0.0, 3.0, 40), 1)
+        targets.append(RegionTarget.margin(grid, rng.uniform(0.0, 0.3, 40)))
+    p = rng.uniform(0.0, 1.0, 40_000)
+    q = np.concatenate([rng.uniform(0.0, 1.0, 20_000), 10.0 ** rng.uniform(-9, 0, 19_998), [0.0, 1.0]])
+    for t in targets:
+        gap = t.score_ceiling(p, q) - t.score(p, q)
+        assert gap.min() > 0 and gap.max() < 2 * MARGIN_CEILING_SLACK
+
+
+def test_held_out_region_counts_match_the_cell_counts():
+    """_HeldOut.count (comparisons for regions with few boundaries, one sort beyond; issue 37
+    item 5) gives the cell counts of the sorted held-out rows summed over the region, with the
+    ratio test's prefix, for masks with 0 to many boundaries and values on the edges."""
+    from dpaudit.estimators.histogram_cells import REGION_COMPARE_MAX, _HeldOut
+
+    rng = np.random.default_rng(31)
+    edges = np.unique(np.round(rng.normal(0.0, 1.0, 63), 2))
+    x = np.concatenate([np.round(rng.normal(0.0, 1.2, 5_000), 2), edges])  # ties on edges
+    rng.shuffle(x)
+
+    def cells(v):
+        cum = np.searchsorted(np.sort(v), edges, side="right")
+        return np.diff(np.concatenate([[0], cum, [len(v)]]))
+
+    held = _HeldOut(x, 1_234)
+    m = len(edges) + 1
+    masks = [np.zeros(m, bool), np.ones(m, bool), np.arange(m) < 20, np.arange(m) >= 20,
+             (np.arange(m) >= 5) & (np.arange(m) < 40), rng.random(m) < 0.5, rng.random(m) < 0.5]
+    assert np.count_nonzero(masks[-1][1:] != masks[-1][:-1]) > REGION_COMPARE_MAX
+    for mask in masks:
+        assert held.count(edges, mask) == (int(cells(x)[mask].sum()), int(cells(x[:1_234])[mask].sum()))
+    assert _HeldOut(x, None).count(edges, masks[4])[1] is None

@@ -79,10 +79,12 @@ from .histogram_cells import (  # noqa: F401  (BORDERLINE and the region helpers
     _binned_cells,
     _Cells,
     _choose_region,
-    _cross_validate,
+    _cross_validate_all,
     _describe_region,
     _discrete_cells,
+    _HeldOut,
     _distinct_rows,
+    _merge_sorted,
     _quantile_levels,
     _row_keys,
     _split_counts,
@@ -131,6 +133,14 @@ OBJECTIVES = ("margin", "epsilon", "both")
 
 SPLIT_DESIGN = -1.0  # the "split" tolerance's default design rule (HistogramHockeyStick._design_size)
 
+PRESORT = True
+"""1-D ``"split"`` estimates sort each training fold once (the design for the quantile edges is
+merged from the sorted folds, :func:`~.histogram_cells._merge_sorted`; the design halves' counts
+are their folds' sums) and count the held-out rows only in the chosen regions
+(:class:`~.histogram_cells._HeldOut`) instead of sorting every part from scratch; the counts,
+regions and bounds are the same (``False``: the former computation, kept for the test that
+compares the two)."""
+
 FEW_VALUES_DESIGN = 200_000
 """Design rows per sample, under the ``"split"`` default rule, for outputs with at most
 :data:`FEW_VALUES` distinct values, each seen at least :data:`FEW_VALUES_MIN_COUNT` times in the
@@ -167,7 +177,7 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
     -------
     chosen : list of 2 tuples ``(pick, mask, n_in, n_out, in_tr, out_tr)``
         The candidate cell set picked, with the family of regions (level sets or thresholds),
-        by the cross-validated objective of :func:`_cross_validate` when there are several,
+        by the cross-validated objective of :func:`_cross_validate_all` when there are several,
         the region's cell mask and the sizes/selection counts it was
         chosen with, per direction.
     shares : tuple of 2 float
@@ -183,8 +193,8 @@ def choose_direction_regions(counts: list, n_ev_p: int, n_ev_q: int, eps_grid, a
     for swap in (False, True):
         n_in, n_out = (n_ev_q, n_ev_p) if swap else (n_ev_p, n_ev_q)
         if len(options) > 1:
-            scores = [_cross_validate(counts[i]["folds"], swap, n_in, n_out, target, beta / 4,
-                                      counts[i].get("ordered", 0), f) for i, f in options]
+            scores = _cross_validate_all([(counts[i]["folds"], counts[i].get("ordered", 0), f) for i, f in options],
+                                         swap, n_in, n_out, target, beta / 4)
             pick, family = options[int(np.argmax(scores))]
         else:
             pick, family = options[0]
@@ -334,9 +344,10 @@ class HistogramHockeyStick:
             return 0.0
         return 0.1 if self.train_fraction is None else self.train_fraction
 
-    def _make_cells(self, design: np.ndarray, dim: int) -> list[_Cells]:
+    def _make_cells(self, design: np.ndarray, dim: int, ordered: np.ndarray | None = None) -> list[_Cells]:
         """Candidate cells, from the configuration and the design samples only (one candidate
-        except for ``"split"`` binning without ``bins``: several bin counts)."""
+        except for ``"split"`` binning without ``bins``: several bin counts). ``ordered``: for
+        1-D outputs, the design values already sorted (shape (n,)), so they are not sorted again."""
         if self.categories is not None:
             if self.categories.shape[1] != dim:
                 raise ValueError(f"categories have {self.categories.shape[1]} columns but the outputs have {dim}")
@@ -349,7 +360,10 @@ class HistogramHockeyStick:
             edges = np.linspace(lo, hi, m + 1)[1:-1]
             return [_binned_cells(edges, f"{m} equal bins on [{lo:g}, {hi:g}] (outer bins take values outside)")]
         n_d = len(design)
-        distinct = _distinct_rows(design)
+        if ordered is not None:  # 1-D and sorted: the distinct values are the starts of runs
+            distinct = ordered[np.r_[True, ordered[1:] != ordered[:-1]]].reshape(-1, 1)
+        else:
+            distinct = _distinct_rows(design)
         mode = self.mode
         if mode == "auto":
             if self.few_distinct(len(distinct), n_d):
@@ -372,7 +386,7 @@ class HistogramHockeyStick:
             else:  # candidates; estimate() picks one per direction by cross-validation
                 sizes = [m for m in _SPLIT_BIN_COUNTS if m <= max(_SPLIT_BIN_COUNTS[0], n_d // 20)]
             out = []
-            ordered = np.sort(design[:, 0])
+            ordered = np.sort(design[:, 0]) if ordered is None else ordered
             for m in sizes:
                 # "lower" empirical quantiles: edges are design values, so ties stay in one cell
                 at = np.floor(_quantile_levels(m, n_d) * (n_d - 1)).astype(int)
@@ -463,7 +477,19 @@ class HistogramHockeyStick:
                 n_d_p = n_d_q = FEW_VALUES_DESIGN
         p_tr, p_ev = p[:n_d_p], p[n_d_p:]
         q_tr, q_ev = q[:n_d_q], q[n_d_q:]
-        candidates = self._make_cells(np.concatenate([p_tr, q_tr], axis=0), p.shape[1])
+        hp, hq = len(p_tr) // 2, len(q_tr) // 2
+        presorted = None
+        if (PRESORT and self.tolerance == "split" and p.shape[1] == 1 and self.categories is None
+                and self.value_range is None and self.mode != "discrete"):
+            # 1-D outputs: each fold sorted once, the whole design merged from them (linear on
+            # sorted runs) instead of sorted again; the design halves' cell counts are the sums
+            # of their folds' (issue 37)
+            presorted = {"p_f0": np.sort(p_tr[:hp, 0]), "p_f1": np.sort(p_tr[hp:, 0]),
+                         "q_f0": np.sort(q_tr[:hq, 0]), "q_f1": np.sort(q_tr[hq:, 0])}
+        candidates = self._make_cells(
+            np.concatenate([p_tr, q_tr], axis=0), p.shape[1],
+            None if presorted is None else _merge_sorted(*(presorted[k] for k in ("p_f0", "p_f1", "q_f0", "q_f1"))),
+        )
         n_train = n_d_p + n_d_q
         n_ev_p, n_ev_q = len(p_ev), len(q_ev)
 
@@ -472,7 +498,6 @@ class HistogramHockeyStick:
             split_beta = beta * VERDICT_SHARE if self.objective == "both" else beta
             needed = self._needed_samples(len(p), len(q), None, None, 0, split_beta, eps_grid, allowed)
             vacuous = needed is not None
-            hp, hq = len(p_tr) // 2, len(q_tr) // 2
             parts = {"p_tr": p_tr, "q_tr": q_tr, "p_ev": p_ev, "q_ev": q_ev,
                      "p_f0": p_tr[:hp], "p_f1": p_tr[hp:], "q_f0": q_tr[:hq], "q_f1": q_tr[hq:]}
             poisson = None
@@ -480,25 +505,39 @@ class HistogramHockeyStick:
                 poisson = poisson_rows(n_ev_p, n_ev_q, rng)
                 big_p, _, big_q, _ = poisson
                 parts["p_po"], parts["q_po"] = (None, None) if big_p is None else (p_ev[:big_p], q_ev[:big_q])
-            if candidates[0].mode == "binned":
+            held = None
+            if candidates[0].mode == "binned" and presorted is not None:
+                # the held-out rows are counted only in the chosen regions, after the choice
+                # (_HeldOut: a few comparisons per row for regions with few boundaries), not sorted
+                big_p, big_q = (poisson[0], poisson[2]) if poisson else (None, None)
+                held = {"p": _HeldOut(p_ev[:, 0], big_p), "q": _HeldOut(q_ev[:, 0], big_q)}
+                parts = {k: presorted.get(k) for k in parts if k not in ("p_ev", "q_ev", "p_po", "q_po")}
+            elif candidates[0].mode == "binned":
                 parts = {k: None if v is None else np.sort(v[:, 0]) for k, v in parts.items()}
             counts = [_split_counts(c, parts, folds=True) for c in candidates]
             regions = self._choose(counts, n_ev_p, n_ev_q, eps_grid, allowed, beta, delta)
             bounds = []
             for label, direction, swap, pick, mask, n_in, n_out, b, use_ratio in regions:
                 cells, c = candidates[pick], counts[pick]
-                in_ev, out_ev = (c["b_ev"], c["a_ev"]) if swap else (c["a_ev"], c["b_ev"])
+                if held is not None:
+                    (k_in, k_in_po), (k_out, k_out_po) = (held["q" if swap else "p"].count(cells.edges, mask),
+                                                          held["p" if swap else "q"].count(cells.edges, mask))
+                else:
+                    in_ev, out_ev = (c["b_ev"], c["a_ev"]) if swap else (c["a_ev"], c["b_ev"])
+                    k_in, k_out = int(in_ev[mask].sum()), int(out_ev[mask].sum())
                 ratio = None
                 if use_ratio and poisson is not None:
                     big_p, lam_p, _, lam_q = poisson
                     lam_in, lam_out = (lam_q, lam_p) if swap else (lam_p, lam_q)
-                    if big_p is not None:
+                    if big_p is not None and held is not None:
+                        ratio = (k_in_po, lam_in, k_out_po, lam_out)
+                    elif big_p is not None:
                         in_po, out_po = (c["b_po"], c["a_po"]) if swap else (c["a_po"], c["b_po"])
                         ratio = (int(in_po[mask].sum()), lam_in, int(out_po[mask].sum()), lam_out)
                     else:
                         ratio = (None, lam_in, None, lam_out)
                 bounds.append(HistogramBound.certify(
-                    int(in_ev[mask].sum()), n_in, int(out_ev[mask].sum()), n_out, poisson=ratio,
+                    k_in, n_in, k_out, n_out, poisson=ratio,
                     epsilon=epsilon, beta=b, direction=direction, n_train=n_train,
                     region=label + projection + _describe_region(mask, cells), tolerance=self.tolerance, mode=cells.mode,
                     num_cells=cells.num_cells, binning=cells.description, vacuous=vacuous,
