@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..mechanisms.base import CallableMechanism
+from ..errors import MechanismError
 from ..search.adversarial import AcceptedInputs, adversarial_pairs
 from .leak_size import LeakSize, certify_set, size_float_leak
 
@@ -84,13 +84,10 @@ def _who_raised(exc: BaseException) -> str:
 
 
 def _draw(mechanism, dataset: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    raw = getattr(mechanism, "sample_raw", None)  # library adapters: NaN/inf outputs returned, not refused
-    if raw is None and isinstance(mechanism, CallableMechanism):  # a user's function: call it as is
-        func = mechanism.func
-        calls = [func(dataset, rng=rng) if mechanism.pass_rng else func(dataset) for _ in range(n)]
-        return np.asarray([np.asarray(c, dtype=float).reshape(-1) for c in calls], dtype=float).reshape(n, -1)
-    out = np.asarray((raw or mechanism.sample)(dataset, n, rng), dtype=float)
-    return out.reshape(n, -1)
+    # NaN/inf outputs are the evidence here: library adapters and per-call functions
+    # (CallableMechanism) return them from sample_raw instead of refusing them.
+    sample = getattr(mechanism, "sample_raw", None) or mechanism.sample
+    return np.asarray(sample(dataset, n, rng), dtype=float).reshape(n, -1)
 
 
 def _nonfinite_leak(y0, y1, beta, epsilon) -> LeakSize | None:
@@ -169,6 +166,8 @@ def screen_pair(mechanism, pair, *, samples: int, rng: np.random.Generator, epsi
         y0 = _draw(mechanism, pair.d0, samples, rng)
         y1 = _draw(mechanism, pair.d1, samples, rng)
     except Exception as exc:  # a rejected input: a pass for that input
+        if isinstance(exc, MechanismError) and exc.__cause__ is not None:
+            exc = exc.__cause__  # a per-call function raised: report its own exception
         msg = str(exc).splitlines()[0][:160] if str(exc) else ""
         who = _who_raised(exc)
         status = "not reached" if who == "dpaudit's adapter" else "rejected"

@@ -124,6 +124,33 @@ class CallableMechanism(Mechanism):
         self.pass_rng = pass_rng
 
     def sample(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
+        return self._calls(dataset, num_samples, rng, finite=True)
+
+    def sample_raw(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator) -> np.ndarray:
+        """As :meth:`sample`, but NaN and infinite outputs are returned, not refused.
+
+        For the adversarial-input screen (:mod:`dpaudit.audit.adversarial`), where a non-finite
+        output on one dataset of a pair is the evidence. Every other check of :meth:`sample` holds.
+
+        Parameters
+        ----------
+        dataset : ndarray, shape (n_records, record_dim)
+        num_samples : int
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        ndarray of float, shape (num_samples, output_dim)
+
+        Raises
+        ------
+        MechanismError
+            If the function raises (the original exception is the ``__cause__``), or returns a
+            non-numeric, ragged, multi-dimensional or varying-length value.
+        """
+        return self._calls(dataset, num_samples, rng, finite=False)
+
+    def _calls(self, dataset: np.ndarray, num_samples: int, rng: np.random.Generator, *, finite: bool) -> np.ndarray:
         first_shape = None
         out = None
         for i in range(num_samples):
@@ -165,7 +192,7 @@ class CallableMechanism(Mechanism):
                     mechanism=self.name,
                     dataset=describe_dataset(dataset),
                 )
-            if not np.all(np.isfinite(arr)):
+            if finite and not np.all(np.isfinite(arr)):
                 raise MechanismError(
                     f"returned a non-finite value {value!r} at call {i + 1}",
                     mechanism=self.name,

@@ -125,17 +125,16 @@ class LibraryMechanism(Mechanism):
 
         Raises
         ------
-        Exception
-            Whatever a call raises (the screen records it as a rejected input); ValueError if the
-            outputs are ragged or not numeric.
+        MissingDependencyError
+            If the library is not installed.
+        MechanismError
+            If a call raises (the library's exception is the ``__cause__``; the screen records it
+            as a rejected input) or returns a non-numeric or wrongly shaped value.
         """
-        rows = []
         with self._calls(read_only(dataset), rng) as one_call, warnings.catch_warnings():
             if self.quiet:
                 warnings.simplefilter("ignore")
-            for _ in range(num_samples):
-                rows.append(np.asarray(one_call(dataset), dtype=float).reshape(-1))
-        return np.vstack(rows) if rows else np.empty((0, 1))
+            return CallableMechanism(one_call, name=self.name, pass_rng=False).sample_raw(dataset, num_samples, rng)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
