@@ -59,7 +59,6 @@ Jagielski (2023) (inclusion with probability 1/2); Andrew et al. (2024) (random 
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -78,15 +77,6 @@ DEFAULT_KINDS = ("dirac", "spread", "large")
 SPREAD_COORDINATES = 16
 #: A ``"spread"`` canary is observed on the tensors of at least this many coordinates only.
 SPREAD_OBSERVED_MIN_SIZE = 32
-
-
-@functools.lru_cache(maxsize=64)
-def _accountant(noise_multiplier: float, sampling_rate: float, steps: int, delta: float):
-    """The certified accountant's answer for DP-SGD at these settings (a deterministic computation,
-    kept for the process: audits of runs with the same claim reuse it)."""
-    from ..accounting import Composition, get_epsilon
-
-    return get_epsilon(Composition.dpsgd(noise_multiplier, sampling_rate, steps), delta)
 
 
 def _shape_of(p) -> tuple:
@@ -776,7 +766,7 @@ class Canaries:
             Before the first step, or on invalid delta or beta.
         """
         from .._validate import check_delta
-        from .audit import audit_run
+        from .audit import _claimed_accountant, audit_run
 
         beta = check_probability(beta, "beta")
         runs = self.runs()
@@ -787,7 +777,7 @@ class Canaries:
         parts = len(runs) + has_block + (sampler is not None)
         share = beta / parts
         delta = check_delta(delta)
-        acc = _accountant(self.sigma, self.q, self.steps, delta)
+        acc = _claimed_accountant(self.sigma, self.q, self.steps, delta)
         audits = {k: audit_run(r, delta=delta, beta=share, accountant=acc, **kwargs) for k, r in runs.items()}
         clip = self.clipping_check()
         eps = float(acc.epsilon)
