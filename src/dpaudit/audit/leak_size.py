@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+from ..estimators.float_bits import float_bits
 
 __all__ = ["LeakSize", "certify_set", "describe_cells", "float_cells", "size_float_leak", "size_range_leak"]
 
@@ -200,9 +201,6 @@ def certify_set(hits_p: int, n_p: int, hits_q: int, n_q: int, *, beta: float, de
                     column, direction)
 
 
-_MANTISSA_BITS = 52
-
-
 def float_cells(values) -> np.ndarray:
     """Each double's sign, binade and lowest set bit, as integer columns.
 
@@ -228,20 +226,12 @@ def float_cells(values) -> np.ndarray:
     if not np.all(np.isfinite(y)):
         bad = y[~np.isfinite(y)][0]
         raise ValueError(f"float_cells needs finite values, got {bad!r}")
-    a = np.abs(y)
-    mant, exp = np.frexp(a)  # a = mant * 2^exp, mant in [0.5, 1)
-    # mant * 2^53 is an integer for every double (subnormals included: frexp normalises them)
-    m = (np.ldexp(mant, _MANTISSA_BITS + 1)).astype(np.int64)
-    tz = np.zeros_like(m)
-    nz = m != 0
-    low = m[nz] & -m[nz]
-    tz[nz] = np.log2(low.astype(np.float64)).astype(np.int64)
-    binade = (exp - 1).astype(np.int64)
-    lowest = (exp - (_MANTISSA_BITS + 1) + tz).astype(np.int64)
+    nz = y != 0
+    binade = (np.frexp(np.abs(y))[1] - 1).astype(np.int64)  # frexp normalises subnormals too
+    lowest = float_bits(y).lowest_bit  # the one place that reads a double's lowest set bit
     sign = np.sign(y).astype(np.int64)
-    sign[~nz] = 0
     binade[~nz] = 0
-    lowest[~nz] = 0
+    lowest = np.where(nz, lowest, 0)
     return np.stack([sign, binade, lowest], axis=1)
 
 
