@@ -380,7 +380,7 @@ def test_margin_ceiling_bounds_the_margin_from_above_and_closely():
 
 
 def test_held_out_region_counts_match_the_cell_counts():
-    """_HeldOut.count (comparisons for regions with few boundaries, one sort beyond; issue 37
+    """_HeldOut.count (comparisons for regions with few boundaries, bisection among them beyond; issue 37
     item 5) gives the cell counts of the sorted held-out rows summed over the region, with the
     ratio test's prefix, for masks with 0 to many boundaries and values on the edges."""
     from dpaudit.estimators.histogram_cells import REGION_COMPARE_MAX, _HeldOut
