@@ -251,7 +251,9 @@ def test_lockstep_choices_are_the_argmaxes_of_every_candidate(ratio):
     """projected_choices (several candidate sets pruned in lockstep, one vectorised call per
     round; issue 37 item 5) picks, in every set, the argmax of evaluating every candidate of that
     set alone, for both objectives, sets of 1 to 3,000 candidates with their own choosing sizes,
-    and tied candidates (the first index wins, as np.argmax)."""
+    and tied candidates (the first index wins, as np.argmax); the epsilon objective's floor (a
+    candidate whose ceiling after the shrink is below it stops there) keeps the values that reach
+    it exact."""
     from dpaudit.estimators.region import _projected_scores_all, projected_choices
 
     rng = np.random.default_rng(41)
@@ -273,6 +275,16 @@ def test_lockstep_choices_are_the_argmaxes_of_every_candidate(ratio):
         assert len(set(picks)) > 3
     with pytest.raises(ValueError, match="at least one"):
         projected_choices([(np.zeros(0), 10, np.zeros(0), 10)], 100, 100, targets[0], 0.01)
+    # the epsilon objective's floor: exact values where the shrunk ceiling reaches it, else a
+    # number below the floor and at least the exact value
+    k_in, n_fit, k_out, _ = problems[5]
+    fit = np.full(len(k_in), float(n_fit))
+    exact, use = _projected_scores_all(k_in, fit, k_out, fit, 150_000, 140_000, targets[1], 0.01, True)
+    floor = np.full(len(k_in), np.quantile(exact, 0.9))
+    cut, use_cut = _projected_scores_all(k_in, fit, k_out, fit, 150_000, 140_000, targets[1], 0.01, True, floor)
+    kept = cut >= floor
+    assert np.array_equal(cut[kept], exact[kept]) and np.array_equal(use_cut[kept], use[kept])
+    assert np.all(exact[~kept] <= cut[~kept]) and np.count_nonzero(~kept) > len(k_in) // 2  # most stop early
 
 
 @pytest.mark.parametrize("kind", ["margin", "epsilon", "epsilon-delta"])

@@ -373,22 +373,17 @@ def _pruned_scores(k_in, k_out, starts, n_fit_in, n_fit_out, n_in: int, n_out: i
     ceiling reaches the set's best value so far; a set is done when its next ceiling is below its
     best. Every round evaluates the blocks of all open sets in one call of
     :func:`_projected_scores_all` (elementwise: a candidate's value does not depend on the
-    others in the call). A candidate never evaluated keeps its ceiling, which is below its set's
-    best: every set's maximum, its argmax and every value at least as large are exact.
+    others in the call), with the set's best so far as the ``floor`` below which an epsilon
+    candidate may stop at its second ceiling. A candidate never evaluated keeps its ceiling,
+    which is below its set's best: every set's maximum, its argmax and every value at least as
+    large are exact.
 
     Returns ``(values, use)``, shape (N,) each (``use``: the ratio test's choice, False where not
     evaluated)."""
     sizes = np.diff(starts)
     group = np.repeat(np.arange(len(sizes)), sizes)
     fit_in, fit_out = n_fit_in[group], n_fit_out[group]  # per candidate: same numbers as the scalars
-    p_hat = np.minimum(k_in * (n_in / fit_in), n_in) / n_in
-    q_hat = np.minimum(k_out * (n_out / fit_out), n_out) / n_out
-    upper = np.asarray(target.score_ceiling(p_hat, q_hat), dtype=float)
-    if target.ratio and target.kind == "epsilon":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r_hat = np.where(k_in > 0, np.where(k_out > 0, (k_in / fit_in) / np.where(
-                k_out > 0, k_out / fit_out, 1.0), 1e300), 0.0)
-        upper = np.maximum(upper, target.ratio_score(p_hat, np.minimum(r_hat, 1e300)))
+    upper = _point_ceiling(k_in, fit_in, k_out, fit_out, n_in, n_out, target)
     values, use = upper.copy(), np.zeros(len(upper), dtype=bool)
     order = np.lexsort((-upper, group))  # by set, then ceiling decreasing (lexsort is stable)
     upper_sorted = upper[order]
@@ -406,8 +401,9 @@ def _pruned_scores(k_in, k_out, starts, n_fit_in, n_fit_out, n_in: int, n_out: i
             members.append((g, hi - lo))
             pos[g], step[g] = hi, min(2 * step[g], PRUNE_BLOCK)
         idx = np.concatenate(blocks)
+        floor = np.repeat([best[g] for g, _ in members], [n for _, n in members])
         v, u = _projected_scores_all(k_in[idx], fit_in[idx], k_out[idx], fit_out[idx], n_in, n_out, target,
-                                     beta_cp, True)
+                                     beta_cp, True, floor)
         values[idx], use[idx] = v, u
         at = 0
         for g, n in members:
@@ -417,9 +413,37 @@ def _pruned_scores(k_in, k_out, starts, n_fit_in, n_fit_out, n_in: int, n_out: i
     return values, use
 
 
+def _point_ceiling(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int, target: RegionTarget) -> np.ndarray:
+    """An upper bound on the projected objective of candidates with counts ``k_in`` of
+    ``n_fit_in``, ``k_out`` of ``n_fit_out`` (arrays of one shape, ``0 <= k <= n_fit``;
+    :func:`_certified_scores`, and so :func:`_projected_scores_all` too, whose epsilon shrink only
+    lowers it): :meth:`RegionTarget.score_ceiling` at the point estimates (rescaled counts over
+    the certifying sizes), and for the epsilon objective with the ratio test also
+    :meth:`RegionTarget.ratio_score` at the estimated ratio. The Clopper–Pearson bounds at levels
+    below 1/2 lie on the safe side of the point estimates, the ratio bound below the estimated
+    ratio, and every objective grows with ``P_lo`` and the ratio bound and falls with ``Q_hi``."""
+    p_hat = np.minimum(k_in * (n_in / n_fit_in), n_in) / n_in
+    q_hat = np.minimum(k_out * (n_out / n_fit_out), n_out) / n_out
+    upper = np.asarray(target.score_ceiling(p_hat, q_hat), dtype=float)
+    if target.ratio and target.kind == "epsilon":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r_hat = np.where(k_in > 0, np.where(k_out > 0, (k_in / n_fit_in) / np.where(
+                k_out > 0, k_out / n_fit_out, 1.0), 1e300), 0.0)
+        upper = np.maximum(upper, target.ratio_score(p_hat, np.minimum(r_hat, 1e300)))
+    return upper
+
+
 def _projected_scores_all(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
-                          target: RegionTarget, beta_cp: float, with_choice: bool = False):
-    """:func:`projected_scores` evaluated for every candidate."""
+                          target: RegionTarget, beta_cp: float, with_choice: bool = False, floor=None):
+    """:func:`projected_scores` evaluated for every candidate.
+
+    ``floor`` (epsilon objective only; shape (num_candidates,), with ``n_fit_in``/``n_fit_out``
+    arrays of that shape): a candidate whose ceiling after the epsilon shrink
+    (:func:`_point_ceiling` of the shrunk counts: two of a candidate's up to six Clopper–Pearson
+    inversions) is below its floor gets that ceiling instead of its value (which is at most the
+    ceiling) and ``use`` False; the others get their exact values. :func:`_pruned_scores` passes
+    each set's best so far, so a candidate cut this way cannot be its set's argmax (issue 37:
+    most of the epsilon objective's candidates near the best fall below it once shrunk)."""
     if target.kind == "epsilon":
         # Guard against selection bias: the largest ratio among many small candidate regions is
         # mostly noise, so the choosing counts are first moved to one-sided 90 % bounds (toward no
@@ -432,12 +456,26 @@ def _projected_scores_all(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: in
         else:
             k_in = clopper_pearson_lower(k_in, n_fit_in, EPSILON_SHRINK) * n_fit_in
             k_out = clopper_pearson_upper(k_out, n_fit_out, EPSILON_SHRINK) * n_fit_out
+        if floor is not None:
+            scores = _point_ceiling(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target)
+            use = np.zeros(scores.shape, dtype=bool)
+            keep = ~(scores < floor)
+            if np.any(keep):
+                scores[keep], use[keep] = _certified_scores(k_in[keep], n_fit_in[keep], k_out[keep], n_fit_out[keep],
+                                                            n_in, n_out, target, beta_cp)
+            return (scores, use) if with_choice else scores
+    scores, use = _certified_scores(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp)
+    return (scores, use) if with_choice else scores
+
+
+def _certified_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int, target: RegionTarget,
+                      beta_cp: float):
+    """``(scores, use)`` of :func:`_projected_scores_all` from counts already shrunk (epsilon)."""
     if not target.ratio:
         p_lo, q_hi = _projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
         scores = target.score(p_lo, q_hi)
-        return (scores, np.zeros(np.shape(scores), dtype=bool)) if with_choice else scores
-    scores, use = ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp)
-    return (scores, use) if with_choice else scores
+        return scores, np.zeros(np.shape(scores), dtype=bool)
+    return ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp)
 
 
 def poisson_rows(n_p: int, n_q: int, rng) -> tuple:
