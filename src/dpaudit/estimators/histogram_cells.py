@@ -232,16 +232,15 @@ def _region_candidates(a_tr: np.ndarray, b_tr: np.ndarray, target: RegionTarget,
     counts (shape (num_candidates,) each) in the order level sets, half-lines ``{x <= t}``, ``{x >
     t}``, intervals, pairs of tails, and what :func:`_region_mask` needs to rebuild a candidate's
     cells."""
-    n_in, n_out = a_tr.sum(), b_tr.sum()
-    score = np.log((a_tr + 0.5) / max(n_in, 1)) - np.log((b_tr + 0.5) / max(n_out, 1))
-    order = np.argsort(-score, kind="stable")
-    s_sorted = score[order]
-    cut = np.append(np.flatnonzero(s_sorted[1:] < s_sorted[:-1]) + 1, len(s_sorted))  # prefix lengths
-    cum_a = np.cumsum(a_tr[order])[cut - 1]
-    cum_b = np.cumsum(b_tr[order])[cut - 1]
-    k_in, k_out = ([cum_a], [cum_b]) if family == "level" else ([np.zeros(0)], [np.zeros(0)])
-    cut = cut if family == "level" else cut[:0]
-    lo = hi = np.zeros(0, dtype=int)
+    order = cut = lo = hi = np.zeros(0, dtype=int)
+    k_in, k_out = [np.zeros(0)], [np.zeros(0)]
+    if family == "level":
+        n_in, n_out = a_tr.sum(), b_tr.sum()
+        score = np.log((a_tr + 0.5) / max(n_in, 1)) - np.log((b_tr + 0.5) / max(n_out, 1))
+        order = np.argsort(-score, kind="stable")
+        s_sorted = score[order]
+        cut = np.append(np.flatnonzero(s_sorted[1:] < s_sorted[:-1]) + 1, len(s_sorted))  # prefix lengths
+        k_in, k_out = [np.cumsum(a_tr[order])[cut - 1]], [np.cumsum(b_tr[order])[cut - 1]]
     if family == "threshold" and ordered > 1:
         # {x <= t}: the first j ordered cells; {x > t}: ordered cells j.. (j = 1 .. ordered - 1)
         ca, cb = np.concatenate(([0], np.cumsum(a_tr[:ordered]))), np.concatenate(([0], np.cumsum(b_tr[:ordered])))
