@@ -246,6 +246,47 @@ def test_pruned_projection_keeps_the_maximum_and_its_argmax(kind, ratio):
         assert use[top] == use_all[top]
 
 
+@pytest.mark.parametrize("ratio", [False, True])
+def test_lockstep_choices_are_the_argmaxes_of_every_candidate(ratio):
+    """projected_choices (several candidate sets pruned in lockstep, one vectorised call per
+    round; issue 37 item 5) picks, in every set, the argmax of evaluating every candidate of that
+    set alone, for both objectives, sets of 1 to 3,000 candidates with their own choosing sizes,
+    and tied candidates (the first index wins, as np.argmax); the epsilon objective's floor (a
+    candidate whose ceiling after the shrink is below it stops there) keeps the values that reach
+    it exact."""
+    from dpaudit.estimators.region import _projected_scores_all, projected_choices
+
+    rng = np.random.default_rng(41)
+    grid = np.array([0.0, 0.05, 0.1, 0.5])
+    targets = (RegionTarget.margin(grid, np.array([0.05, 0.01, 0.0, 0.0]), ratio=ratio),
+               RegionTarget.epsilon(1e-3, ratio=ratio))
+    problems = []
+    for size in (1, 3, 8, 9, 200, 3000, 700, 40):
+        n_fit = int(rng.integers(2_000, 100_000))
+        k_in = rng.integers(0, n_fit, size).astype(float)
+        k_out = np.clip(np.round(k_in * np.exp(-rng.uniform(0.0, 0.3, size)) + rng.normal(0, 20, size)), 0, n_fit)
+        if size >= 8:
+            k_in[size // 2], k_out[size // 2] = k_in[0], k_out[0]  # a tie with an earlier candidate
+        problems.append((k_in, n_fit, k_out, n_fit + int(rng.integers(0, 50))))
+    for target in targets:
+        picks = projected_choices(problems, 150_000, 140_000, target, 0.01)
+        exact = [int(np.argmax(_projected_scores_all(*p, 150_000, 140_000, target, 0.01))) for p in problems]
+        assert picks == exact
+        assert len(set(picks)) > 3
+    with pytest.raises(ValueError, match="at least one"):
+        projected_choices([(np.zeros(0), 10, np.zeros(0), 10)], 100, 100, targets[0], 0.01)
+    # the epsilon objective's floor: exact values where the shrunk ceiling reaches it, else a
+    # number below the floor and at least the exact value
+    k_in, n_fit, k_out, _ = problems[5]
+    fit = np.full(len(k_in), float(n_fit))
+    exact, use = _projected_scores_all(k_in, fit, k_out, fit, 150_000, 140_000, targets[1], 0.01, True)
+    floor = np.full(len(k_in), np.quantile(exact, 0.9))
+    cut, use_cut = _projected_scores_all(k_in, fit, k_out, fit, 150_000, 140_000, targets[1], 0.01, True, floor)
+    kept = cut >= floor
+    assert np.array_equal(cut[kept], exact[kept]) and np.array_equal(use_cut[kept], use[kept])
+    assert np.all(exact[~kept] <= cut[~kept]) and np.count_nonzero(~kept) > len(k_in) // 2  # most stop early
+
+
 @pytest.mark.parametrize("kind", ["margin", "epsilon", "epsilon-delta"])
 def test_the_fast_selection_paths_give_the_checked_functions_numbers(kind):
     """ratio_certification's unchecked Clopper-Pearson calls and its skip of the ratio bound where
@@ -351,7 +392,7 @@ def test_margin_ceiling_bounds_the_margin_from_above_and_closely():
 
 
 def test_held_out_region_counts_match_the_cell_counts():
-    """_HeldOut.count (comparisons for regions with few boundaries, one sort beyond; issue 37
+    """_HeldOut.count (comparisons for regions with few boundaries, bisection among them beyond; issue 37
     item 5) gives the cell counts of the sorted held-out rows summed over the region, with the
     ratio test's prefix, for masks with 0 to many boundaries and values on the edges."""
     from dpaudit.estimators.histogram_cells import REGION_COMPARE_MAX, _HeldOut

@@ -10,13 +10,14 @@ reads the held-out counts, so the bounds certified on them keep their level.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from .region import RegionTarget, _projected_scores_all, predicted_rejection, projected_scores
+from .region import RegionTarget, _projected_scores_all, predicted_rejection, projected_choices, projected_scores
 
 __all__ = ["BORDERLINE", "INTERVAL_POINTS", "INTERVAL_POINTS_CV", "VERDICT_SHARE", "verdict_share"]
 
@@ -103,7 +104,7 @@ def _merge_sorted(*runs: np.ndarray) -> np.ndarray:
 
 REGION_COMPARE_MAX = 8
 """Boundaries up to which :class:`_HeldOut` counts a region by comparisons (one pass over the
-rows per boundary); beyond, it sorts the rows once and counts every cell by bisection."""
+rows per boundary); beyond, by one bisection per row among the region's boundaries."""
 
 
 class _HeldOut:
@@ -115,33 +116,27 @@ class _HeldOut:
     :meth:`count` gives the same integers as the cell counts of :func:`_split_counts` summed over
     the region's cells: cell ``j`` is ``(e_{j-1}, e_j]``, so a value lies in the region iff the
     number of region boundaries below it (edges where the mask changes) has the parity that
-    leaves cell 0's membership flipped or not."""
+    leaves cell 0's membership flipped or not. That number is counted by comparisons for up to
+    :data:`REGION_COMPARE_MAX` boundaries, else by ``searchsorted`` among the boundaries (the
+    rows are never sorted: a sort of the held-out rows cost ~4x a region's count on 1-D outputs
+    at 500,000 per dataset, issue 37)."""
 
     def __init__(self, values: np.ndarray, prefix: int | None):
         self.values, self.prefix = values, prefix
-        self._sorted: tuple | None = None
 
     def count(self, edges: np.ndarray, mask: np.ndarray) -> tuple[int, int | None]:
         """(values in the region, values of the prefix in it); ``edges``: the cells' interior
-        edges (shape (m - 1,)), ``mask``: the region's cells (shape (m,), bool)."""
+        edges (shape (m - 1,), increasing), ``mask``: the region's cells (shape (m,), bool)."""
         bounds = edges[np.flatnonzero(mask[1:] != mask[:-1])]
         if len(bounds) <= REGION_COMPARE_MAX:
             below = np.zeros(len(self.values), dtype=bool)
             for b in bounds.tolist():
                 below ^= self.values > b
-            inside = ~below if mask[0] else below
-            pre = None if self.prefix is None else int(np.count_nonzero(inside[:self.prefix]))
-            return int(np.count_nonzero(inside)), pre
-        if self._sorted is None:
-            pre = None if self.prefix is None else np.sort(self.values[:self.prefix])
-            self._sorted = (np.sort(self.values), pre)
-
-        def in_region(x):
-            cum = np.searchsorted(x, edges, side="right")
-            return int(np.diff(np.concatenate([[0], cum, [len(x)]]))[mask].sum())
-
-        full, pre = self._sorted
-        return in_region(full), None if pre is None else in_region(pre)
+        else:  # boundaries strictly below each value: searchsorted(side="left") counts b < x
+            below = (np.searchsorted(bounds, self.values, side="left") & 1).astype(bool)
+        inside = ~below if mask[0] else below
+        pre = None if self.prefix is None else int(np.count_nonzero(inside[:self.prefix]))
+        return int(np.count_nonzero(inside)), pre
 
 
 def _discrete_cells(categories: np.ndarray, *, other: bool, source: str) -> _Cells:
@@ -222,21 +217,33 @@ def _choose_region(
     sets there, and these sets find the whole region the ratio's shape implies. The chosen set maximises
     ``target``'s objective (:class:`~.region.RegionTarget`: the margin over a claim's profile,
     or the certified epsilon) computed from the training counts rescaled to the held-out sizes.
-    Returns a boolean mask over cells.
+    Returns a boolean mask over cells. (:func:`_region_candidates`, the argmax of
+    :func:`~.region.projected_scores`, :func:`_region_mask`.)
     """
+    k_in, k_out, layout = _region_candidates(a_tr, b_tr, target, ordered, family, interval_points)
     n_in, n_out = a_tr.sum(), b_tr.sum()
-    score = np.log((a_tr + 0.5) / max(n_in, 1)) - np.log((b_tr + 0.5) / max(n_out, 1))
-    order = np.argsort(-score, kind="stable")
-    s_sorted = score[order]
-    cut = np.flatnonzero(np.r_[s_sorted[1:] < s_sorted[:-1], True]) + 1  # prefix lengths
-    cum_a = np.cumsum(a_tr[order])[cut - 1]
-    cum_b = np.cumsum(b_tr[order])[cut - 1]
-    k_in, k_out = ([cum_a], [cum_b]) if family == "level" else ([np.zeros(0)], [np.zeros(0)])
-    cut = cut if family == "level" else cut[:0]
-    lo = hi = np.zeros(0, dtype=int)
+    values = projected_scores(k_in, max(n_in, 1), k_out, max(n_out, 1), n_ev_in, n_ev_out, target, beta_cp)
+    return _region_mask(int(np.argmax(values)), layout, len(a_tr), ordered)
+
+
+def _region_candidates(a_tr: np.ndarray, b_tr: np.ndarray, target: RegionTarget, ordered: int, family: str,
+                       interval_points: int):
+    """The candidate regions of :func:`_choose_region`: ``(k_in, k_out, layout)``, their choosing
+    counts (shape (num_candidates,) each) in the order level sets, half-lines ``{x <= t}``, ``{x >
+    t}``, intervals, pairs of tails, and what :func:`_region_mask` needs to rebuild a candidate's
+    cells."""
+    order = cut = lo = hi = np.zeros(0, dtype=int)
+    k_in, k_out = [np.zeros(0)], [np.zeros(0)]
+    if family == "level":
+        n_in, n_out = a_tr.sum(), b_tr.sum()
+        score = np.log((a_tr + 0.5) / max(n_in, 1)) - np.log((b_tr + 0.5) / max(n_out, 1))
+        order = np.argsort(-score, kind="stable")
+        s_sorted = score[order]
+        cut = np.append(np.flatnonzero(s_sorted[1:] < s_sorted[:-1]) + 1, len(s_sorted))  # prefix lengths
+        k_in, k_out = [np.cumsum(a_tr[order])[cut - 1]], [np.cumsum(b_tr[order])[cut - 1]]
     if family == "threshold" and ordered > 1:
         # {x <= t}: the first j ordered cells; {x > t}: ordered cells j.. (j = 1 .. ordered - 1)
-        ca, cb = np.r_[0, np.cumsum(a_tr[:ordered])], np.r_[0, np.cumsum(b_tr[:ordered])]
+        ca, cb = np.concatenate(([0], np.cumsum(a_tr[:ordered]))), np.concatenate(([0], np.cumsum(b_tr[:ordered])))
         lo_a, lo_b, tot_a, tot_b = ca[1:-1], cb[1:-1], ca[-1], cb[-1]
         k_in += [lo_a, tot_a - lo_a]
         k_out += [lo_b, tot_b - lo_b]
@@ -244,17 +251,32 @@ def _choose_region(
             # {s < x <= t} and its complement, the two tails: with the half-lines, every upper
             # level set of a ratio that is monotone in |x - c| (a location-scale pair whose scale
             # differs, e.g. noise calibrated to a private n), ends on a grid of interval_points.
-            ends = np.unique(np.round(np.linspace(0, ordered, min(ordered, interval_points) + 1)).astype(int))
-            lo, hi = np.triu_indices(len(ends), k=1)
-            inner = (lo > 0) & (hi < len(ends) - 1)  # both ends inside: not a half-line
-            lo, hi = ends[lo[inner]], ends[hi[inner]]
+            lo, hi = _interval_ends(ordered, interval_points)
             mid_a, mid_b = ca[hi] - ca[lo], cb[hi] - cb[lo]
             k_in += [mid_a, tot_a - mid_a]
             k_out += [mid_b, tot_b - mid_b]
-    values = projected_scores(np.concatenate(k_in), max(n_in, 1), np.concatenate(k_out), max(n_out, 1),
-                              n_ev_in, n_ev_out, target, beta_cp)
-    best = int(np.argmax(values))
-    mask = np.zeros(len(a_tr), dtype=bool)
+    return np.concatenate(k_in), np.concatenate(k_out), (order, cut, lo, hi)
+
+
+@functools.lru_cache(maxsize=64)
+def _interval_ends(ordered: int, interval_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` (shape (k,) each, read-only): the intervals ``{s < x <= t}`` of
+    :func:`_region_candidates`, cells ``lo[i]:hi[i]``, both ends inside on a grid of
+    ``interval_points`` of the ``ordered`` cells' boundaries (a function of the two sizes only,
+    computed once for each)."""
+    ends = np.unique(np.round(np.linspace(0, ordered, min(ordered, interval_points) + 1)).astype(int))
+    lo, hi = np.triu_indices(len(ends), k=1)
+    inner = (lo > 0) & (hi < len(ends) - 1)  # both ends inside: not a half-line
+    lo, hi = ends[lo[inner]], ends[hi[inner]]
+    lo.flags.writeable = hi.flags.writeable = False
+    return lo, hi
+
+
+def _region_mask(best: int, layout, num_cells: int, ordered: int) -> np.ndarray:
+    """The cells (boolean mask, shape (num_cells,)) of candidate ``best`` of
+    :func:`_region_candidates` (``layout``: its last item)."""
+    order, cut, lo, hi = layout
+    mask = np.zeros(num_cells, dtype=bool)
     if best < len(cut):
         mask[order[: cut[best]]] = True
         return mask
@@ -337,19 +359,26 @@ def _cross_validate_all(options, swap: bool, n_ev_in: int, n_ev_out: int, target
                         beta_cp: float) -> list[float]:
     """:func:`_cross_validate` of several options at once, the same numbers bit for bit.
 
-    ``options``: a sequence of ``(folds, ordered, family)``. The regions are chosen fold by fold
-    as there; the validation folds' objectives, which share the sizes, the target and the level,
+    ``options``: a sequence of ``(folds, ordered, family)``. The regions are those
+    :func:`_choose_region` picks fold by fold, all chosen in one pruned evaluation
+    (:func:`~.region.projected_choices`: a round of blocks of every option and fold per call
+    instead of ~2 calls per region); the validation folds' objectives, which share the sizes, the target and the level,
     are then computed in one vectorised call of the exact (unpruned) projection per pair of fold
     sizes instead of one call per region (issue 37: 128 small calls per test were a fifth of
     the selection's time). Returns one mean objective per option."""
-    rows = []  # (option, k_in, n_fit_in, k_out, n_fit_out)
+    fits, problems = [], []  # the regions of every option and fold, chosen in one pruned evaluation
     for j, (folds, ordered, family) in enumerate(options):
         for (a_fit, b_fit), (a_val, b_val) in ((folds[0], folds[1]), (folds[1], folds[0])):
             if swap:
                 a_fit, b_fit, a_val, b_val = b_fit, a_fit, b_val, a_val
-            mask = _choose_region(a_fit, b_fit, n_ev_in, n_ev_out, target, beta_cp, ordered, family,
-                                  INTERVAL_POINTS_CV)
-            rows.append((j, a_val[mask].sum(), max(a_val.sum(), 1), b_val[mask].sum(), max(b_val.sum(), 1)))
+            k_in, k_out, layout = _region_candidates(a_fit, b_fit, target, ordered, family, INTERVAL_POINTS_CV)
+            problems.append((k_in, max(a_fit.sum(), 1), k_out, max(b_fit.sum(), 1)))
+            fits.append((j, a_val, b_val, layout, len(a_fit), ordered))
+    rows = []  # (option, k_in, n_fit_in, k_out, n_fit_out)
+    for (j, a_val, b_val, layout, m, ordered), best in zip(fits, projected_choices(problems, n_ev_in, n_ev_out,
+                                                                                     target, beta_cp)):
+        mask = _region_mask(best, layout, m, ordered)
+        rows.append((j, a_val[mask].sum(), max(a_val.sum(), 1), b_val[mask].sum(), max(b_val.sum(), 1)))
     values = [0.0] * len(rows)
     groups: dict = {}
     for r, (_, _, n_fit_in, _, n_fit_out) in enumerate(rows):

@@ -61,6 +61,7 @@ __all__ = [
     "predicted_rejection",
     "projected_margins",
     "projected_mass_bounds",
+    "projected_choices",
     "projected_scores",
     "RATIO_SHARE",
     "poisson_rows",
@@ -102,7 +103,7 @@ def projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: in
 def _projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int, beta_cp: float):
     """:func:`projected_mass_bounds` without the argument checks, for the selection's inner loop
     (counts of regions among the choosing samples: ``0 <= k <= n_fit``; sizes > 0): the same numbers."""
-    if not (n_in > 0 and n_out > 0 and n_fit_in > 0 and n_fit_out > 0):
+    if not (n_in > 0 and n_out > 0 and np.all(np.greater(n_fit_in, 0)) and np.all(np.greater(n_fit_out, 0))):
         return projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)  # its errors
     k_in_test = np.minimum(np.asarray(k_in, dtype=float) * (n_in / n_fit_in), n_in)
     k_out_test = np.minimum(np.asarray(k_out, dtype=float) * (n_out / n_fit_out), n_out)
@@ -308,8 +309,8 @@ def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     Clopper–Pearson bounds at levels below 1/2 lie on the safe side of them, and every objective
     grows with ``P_lo`` and the ratio bound and falls with ``Q_hi``), so candidates are evaluated
     in blocks of :data:`PRUNE_BLOCK` in decreasing order of that bound until it falls below the
-    best value found. A candidate left out gets its upper bound, which is below the maximum:
-    the maximum, its argmax and every value at least as large are exact.
+    best value found (:func:`_pruned_scores`). A candidate left out gets its upper bound, which
+    is below the maximum: the maximum, its argmax and every value at least as large are exact.
 
     Returns
     -------
@@ -322,51 +323,159 @@ def projected_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
     size = int(np.prod(shape)) if shape else 1
     if size <= PRUNE_FIRST:
         return _projected_scores_all(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp, with_choice)
-    k_in_f = np.broadcast_to(k_in, shape).reshape(-1)
-    k_out_f = np.broadcast_to(k_out, shape).reshape(-1)
-    p_hat = np.minimum(k_in_f * (n_in / n_fit_in), n_in) / n_in
-    q_hat = np.minimum(k_out_f * (n_out / n_fit_out), n_out) / n_out
-    upper = np.asarray(target.score_ceiling(p_hat, q_hat), dtype=float)
-    if target.ratio and target.kind == "epsilon":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r_hat = np.where(k_in_f > 0, np.where(k_out_f > 0, (k_in_f / n_fit_in) / np.where(
-                k_out_f > 0, k_out_f / n_fit_out, 1.0), 1e300), 0.0)
-        upper = np.maximum(upper, target.ratio_score(p_hat, np.minimum(r_hat, 1e300)))
-    values, use = upper.copy(), np.zeros(size, dtype=bool)
-    order = np.argsort(-upper, kind="stable")
-    best, start = -math.inf, 0
-    step = PRUNE_FIRST
-    while start < size and upper[order[start]] >= best:
-        block = order[start:start + step]
-        start += step
-        step = min(2 * step, PRUNE_BLOCK)
-        v, u = _projected_scores_all(k_in_f[block], n_fit_in, k_out_f[block], n_fit_out, n_in, n_out, target,
-                                     beta_cp, True)
-        values[block], use[block] = v, u
-        best = max(best, float(np.max(v)))
+    values, use = _pruned_scores(np.broadcast_to(k_in, shape).reshape(-1), np.broadcast_to(k_out, shape).reshape(-1),
+                                 np.array([0, size]), np.array([n_fit_in]), np.array([n_fit_out]),
+                                 n_in, n_out, target, beta_cp)
     values, use = values.reshape(shape), use.reshape(shape)
     return (values, use) if with_choice else values
 
 
+def projected_choices(problems, n_in: int, n_out: int, target: RegionTarget, beta_cp: float) -> list[int]:
+    """The argmax of :func:`projected_scores` for each of several candidate sets that share the
+    certifying sizes, the objective and the level: the same indices, from one pruned evaluation
+    of them all (:func:`_pruned_scores`: each round evaluates the next block of every set still
+    open in one vectorised call, instead of one call per block and set; issue 37, the
+    cross-validation's 64 region choices per direction and objective).
+
+    Parameters
+    ----------
+    problems : sequence of ``(k_in, n_fit_in, k_out, n_fit_out)``
+        Per candidate set: choosing counts (1-D arrays of one length, at least 1) and the rows
+        they were counted on (ints > 0), as :func:`projected_scores` takes them.
+    n_in, n_out, target, beta_cp
+        As :func:`projected_scores`.
+
+    Returns
+    -------
+    list of int
+        Per set, ``int(np.argmax(projected_scores(...)))``.
+    """
+    k_in = np.concatenate([np.asarray(p[0], dtype=float).reshape(-1) for p in problems])
+    k_out = np.concatenate([np.asarray(p[2], dtype=float).reshape(-1) for p in problems])
+    sizes = np.array([np.size(p[0]) for p in problems])
+    if np.any(sizes < 1) or len(k_in) != len(k_out):
+        raise ValueError(f"every candidate set needs as many k_in as k_out counts, at least one, got sizes {sizes}")
+    starts = np.r_[0, np.cumsum(sizes)]
+    values, _ = _pruned_scores(k_in, k_out, starts, np.array([p[1] for p in problems]),
+                               np.array([p[3] for p in problems]), n_in, n_out, target, beta_cp)
+    return [int(np.argmax(values[a:b])) for a, b in zip(starts[:-1].tolist(), starts[1:].tolist())]
+
+
+def _pruned_scores(k_in, k_out, starts, n_fit_in, n_fit_out, n_in: int, n_out: int, target: RegionTarget,
+                   beta_cp: float):
+    """The pruned evaluation behind :func:`projected_scores` and :func:`projected_choices`.
+
+    ``k_in``, ``k_out`` (shape (N,), floats): the candidates of ``G`` sets laid end to end, set
+    ``g`` at ``starts[g]:starts[g + 1]`` (``starts``: shape (G + 1,)); ``n_fit_in``,
+    ``n_fit_out`` (shape (G,)): each set's choosing rows. Each set's candidates are taken in
+    decreasing order of the point-estimate ceiling (ties in index order), in blocks of
+    :data:`PRUNE_FIRST` doubling to :data:`PRUNE_BLOCK`, each block cut to the candidates whose
+    ceiling reaches the set's best value so far; a set is done when its next ceiling is below its
+    best. Every round evaluates the blocks of all open sets in one call of
+    :func:`_projected_scores_all` (elementwise: a candidate's value does not depend on the
+    others in the call), with the set's best so far as the ``floor`` below which an epsilon
+    candidate may stop at its second ceiling. A candidate never evaluated keeps its ceiling,
+    which is below its set's best: every set's maximum, its argmax and every value at least as
+    large are exact.
+
+    Returns ``(values, use)``, shape (N,) each (``use``: the ratio test's choice, False where not
+    evaluated)."""
+    sizes = np.diff(starts)
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    fit_in, fit_out = n_fit_in[group], n_fit_out[group]  # per candidate: same numbers as the scalars
+    upper = _point_ceiling(k_in, fit_in, k_out, fit_out, n_in, n_out, target)
+    values, use = upper.copy(), np.zeros(len(upper), dtype=bool)
+    order = np.lexsort((-upper, group))  # by set, then ceiling decreasing (lexsort is stable)
+    upper_sorted = upper[order]
+    pos, ends = starts[:-1].tolist(), starts[1:].tolist()
+    best = [-math.inf] * len(pos)
+    step = [PRUNE_FIRST] * len(pos)
+    open_sets = [g for g in range(len(pos)) if pos[g] < ends[g]]
+    while open_sets:
+        blocks, members = [], []
+        for g in open_sets:
+            lo, hi = pos[g], min(pos[g] + step[g], ends[g])
+            if best[g] > -math.inf:  # only ceilings that reach the best (sorted: a prefix)
+                hi = lo + int(np.count_nonzero(upper_sorted[lo:hi] >= best[g]))
+            blocks.append(order[lo:hi])
+            members.append((g, hi - lo))
+            pos[g], step[g] = hi, min(2 * step[g], PRUNE_BLOCK)
+        idx = np.concatenate(blocks)
+        floor = np.repeat([best[g] for g, _ in members], [n for _, n in members])
+        v, u = _projected_scores_all(k_in[idx], fit_in[idx], k_out[idx], fit_out[idx], n_in, n_out, target,
+                                     beta_cp, True, floor)
+        values[idx], use[idx] = v, u
+        at = 0
+        for g, n in members:
+            best[g] = max(best[g], float(np.max(v[at:at + n])))
+            at += n
+        open_sets = [g for g in open_sets if pos[g] < ends[g] and upper_sorted[pos[g]] >= best[g]]
+    return values, use
+
+
+def _point_ceiling(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int, target: RegionTarget) -> np.ndarray:
+    """An upper bound on the projected objective of candidates with counts ``k_in`` of
+    ``n_fit_in``, ``k_out`` of ``n_fit_out`` (arrays of one shape, ``0 <= k <= n_fit``;
+    :func:`_certified_scores`, and so :func:`_projected_scores_all` too, whose epsilon shrink only
+    lowers it): :meth:`RegionTarget.score_ceiling` at the point estimates (rescaled counts over
+    the certifying sizes), and for the epsilon objective with the ratio test also
+    :meth:`RegionTarget.ratio_score` at the estimated ratio. The Clopper–Pearson bounds at levels
+    below 1/2 lie on the safe side of the point estimates, the ratio bound below the estimated
+    ratio, and every objective grows with ``P_lo`` and the ratio bound and falls with ``Q_hi``."""
+    p_hat = np.minimum(k_in * (n_in / n_fit_in), n_in) / n_in
+    q_hat = np.minimum(k_out * (n_out / n_fit_out), n_out) / n_out
+    upper = np.asarray(target.score_ceiling(p_hat, q_hat), dtype=float)
+    if target.ratio and target.kind == "epsilon":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r_hat = np.where(k_in > 0, np.where(k_out > 0, (k_in / n_fit_in) / np.where(
+                k_out > 0, k_out / n_fit_out, 1.0), 1e300), 0.0)
+        upper = np.maximum(upper, target.ratio_score(p_hat, np.minimum(r_hat, 1e300)))
+    return upper
+
+
 def _projected_scores_all(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int,
-                          target: RegionTarget, beta_cp: float, with_choice: bool = False):
-    """:func:`projected_scores` evaluated for every candidate."""
+                          target: RegionTarget, beta_cp: float, with_choice: bool = False, floor=None):
+    """:func:`projected_scores` evaluated for every candidate.
+
+    ``floor`` (epsilon objective only; shape (num_candidates,), with ``n_fit_in``/``n_fit_out``
+    arrays of that shape): a candidate whose ceiling after the epsilon shrink
+    (:func:`_point_ceiling` of the shrunk counts: two of a candidate's up to six Clopper–Pearson
+    inversions) is below its floor gets that ceiling instead of its value (which is at most the
+    ceiling) and ``use`` False; the others get their exact values. :func:`_pruned_scores` passes
+    each set's best so far, so a candidate cut this way cannot be its set's argmax (issue 37:
+    most of the epsilon objective's candidates near the best fall below it once shrunk)."""
     if target.kind == "epsilon":
         # Guard against selection bias: the largest ratio among many small candidate regions is
         # mostly noise, so the choosing counts are first moved to one-sided 90 % bounds (toward no
         # effect) before the projection; large regions barely move.
-        if n_fit_in > 0 and n_fit_out > 0:  # (choosing counts: 0 <= k <= n_fit; the checks' numbers without them)
-            k_in = _cp_lower(np.asarray(k_in, dtype=float), float(n_fit_in), EPSILON_SHRINK) * n_fit_in
-            k_out = _cp_upper(np.asarray(k_out, dtype=float), float(n_fit_out), EPSILON_SHRINK) * n_fit_out
+        if np.all(np.greater(n_fit_in, 0)) and np.all(np.greater(n_fit_out, 0)):
+            # (choosing counts: 0 <= k <= n_fit; the checks' numbers without them)
+            k_in = _cp_lower(np.asarray(k_in, dtype=float), np.asarray(n_fit_in, dtype=float), EPSILON_SHRINK) * n_fit_in
+            k_out = _cp_upper(np.asarray(k_out, dtype=float), np.asarray(n_fit_out, dtype=float),
+                              EPSILON_SHRINK) * n_fit_out
         else:
             k_in = clopper_pearson_lower(k_in, n_fit_in, EPSILON_SHRINK) * n_fit_in
             k_out = clopper_pearson_upper(k_out, n_fit_out, EPSILON_SHRINK) * n_fit_out
+        if floor is not None:
+            scores = _point_ceiling(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target)
+            use = np.zeros(scores.shape, dtype=bool)
+            keep = ~(scores < floor)
+            if np.any(keep):
+                scores[keep], use[keep] = _certified_scores(k_in[keep], n_fit_in[keep], k_out[keep], n_fit_out[keep],
+                                                            n_in, n_out, target, beta_cp)
+            return (scores, use) if with_choice else scores
+    scores, use = _certified_scores(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp)
+    return (scores, use) if with_choice else scores
+
+
+def _certified_scores(k_in, n_fit_in, k_out, n_fit_out, n_in: int, n_out: int, target: RegionTarget,
+                      beta_cp: float):
+    """``(scores, use)`` of :func:`_projected_scores_all` from counts already shrunk (epsilon)."""
     if not target.ratio:
         p_lo, q_hi = _projected_mass_bounds(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, beta_cp)
         scores = target.score(p_lo, q_hi)
-        return (scores, np.zeros(np.shape(scores), dtype=bool)) if with_choice else scores
-    scores, use = ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp)
-    return (scores, use) if with_choice else scores
+        return scores, np.zeros(np.shape(scores), dtype=bool)
+    return ratio_certification(k_in, n_fit_in, k_out, n_fit_out, n_in, n_out, target, beta_cp)
 
 
 def poisson_rows(n_p: int, n_q: int, rng) -> tuple:
