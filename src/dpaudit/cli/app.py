@@ -250,6 +250,8 @@ def _render(result, out: Console) -> None:
     head.add_row("verdict", verdict)
     if kind is not None:
         head.add_row("what to do", kind.advice)
+    if result.also_found:  # a distributional verdict that came with a floating-point finding
+        head.add_row("also found", escape(result.also_found))
     head.add_row(
         "confidence",
         f"a violation is reported wrongly with probability <= {result.beta:g} ("

@@ -119,6 +119,12 @@ class FloatScreenTester(Tester):
     def supports(self, claim: Claim) -> bool:
         return self.primary.supports(claim)
 
+    def distributional_part(self, claim: Claim) -> "tuple[Tester, float]":
+        """The primary and its fraction of ``beta``: ``1 - share`` wherever the screen may run
+        (float outputs, or undecided), the whole ``beta`` (1.0) on integer outputs
+        (:meth:`Tester.distributional_part`)."""
+        return self.primary, (1.0 if self.float_outputs is False else 1.0 - self.share)
+
     def resolve(self, outputs) -> "FloatScreenTester":
         """This tester with :attr:`float_outputs` decided from ``outputs`` (a peek drawn apart from
         the trials' samples: :func:`has_noninteger_floats`)."""
