@@ -15,6 +15,11 @@ is then a function of the peek, independent of every trial's samples, so each te
 at its ``beta`` (union bound over the parts). Used without a peek (``test`` called directly), the
 tester keeps the split whatever the samples and runs the screen when they hold non-integer floats:
 ``(1 - share) * beta + share * beta = beta``, sound whatever the decision (docs/floating_point.md §4).
+
+A floating-point finding does not end an audit: the primary is this tester's distributional part
+(:meth:`FloatScreenTester.distributional_part`), which the audit keeps running alone at its
+``1 - share`` of each later test's beta, so a real distributional bug is still reported as a
+violation (:func:`dpaudit.audit.executors.run_trial`, docs/floating_point.md §5).
 """
 
 from __future__ import annotations
