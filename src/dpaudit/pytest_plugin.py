@@ -199,7 +199,8 @@ class DPAudit:
                               "reproduce": run.command}
             report.write_text(json.dumps(data, indent=2, allow_nan=True))
         self._record({
-            "verdict": run.result.verdict, "violation_kind": run.result.violation_kind, "seconds": seconds, "mechanism": run.result.mechanism,
+            "verdict": run.result.verdict, "violation_kind": run.result.violation_kind,
+            "also_found": [f["kind"] for f in run.result.additional_findings], "seconds": seconds, "mechanism": run.result.mechanism,
             "claim": run.result.claim.describe(), "seed": run.result.seed, "command": run.command,
             "report": None if report is None else str(report),
         })
@@ -383,6 +384,8 @@ def _write_summary(tr, settings: _Settings) -> None:
         if a["verdict"] in _FINDINGS and (verbose or not a.get("intended")):
             what = a.get("error") or f"{a.get('mechanism')} vs {a.get('claim')}, seed {a.get('seed')}"
             label = "FLOATING-POINT LEAK" if a.get("violation_kind") == "floating-point" else a["verdict"].upper()
+            if "floating-point" in a.get("also_found", ()):
+                label += " (and a FLOATING-POINT LEAK)"
             tr.write_line(f"  {'intended ' if a.get('intended') else ''}{label} {a['nodeid']}: {what}")
             if a.get("command"):
                 tr.write_line(f"    reproduce: {a['command']}")

@@ -389,7 +389,8 @@ def _judge(run: _Audit) -> None:
         kind = result.violation_kind
         found = "a DP violation" if kind == "distributional" else "a FLOATING-POINT LEAK"
         head = (f"dpaudit found {found} (violation kind: {kind}): {result.mechanism} does not satisfy "
-                f"{result.claim.describe()} (wrong with probability <= {result.beta:g})\n  what to do: {result.advice}")
+                f"{result.claim.describe()} (wrong with probability <= {result.beta:g})\n  what to do: {result.advice}"
+                + (f"\n  also found: {result.also_found}" if result.also_found else ""))
         raise DPViolation(_message(head, result, run.command, run.target, python_call), result, run.command)
     if result.inconclusive:
         needed = result.strongest.outcome.note if result.strongest else ""

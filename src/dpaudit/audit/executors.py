@@ -39,6 +39,7 @@ Dask, one that cannot be pickled raises :class:`NotShippableError` before any tr
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import hashlib
 import math
 import os
@@ -74,6 +75,8 @@ __all__ = [
     "chunk_sizes",
     "choose_processes",
     "chunk_stream",
+    "continued_outcome",
+    "distributional_part",
     "pickle_context",
     "usable_cores",
     "is_per_call",
@@ -81,6 +84,7 @@ __all__ = [
     "sample_pair",
     "time_per_call",
     "trial_streams",
+    "trial_tester",
 ]
 
 DEFAULT_CHUNK_SIZE = 5000
@@ -140,6 +144,11 @@ class TrialSpec:
         Cumulative samples per dataset after each stage of a sequential trial
         (:func:`~dpaudit.audit.sequential.stage_schedule`, ending at ``num_samples``); None or
         one stage: a fixed-size trial, exactly as without stages.
+    distributional_only : bool, default False
+        Run only the tester's distributional part (:meth:`~dpaudit.testers.Tester.distributional_part`:
+        without the floating-point screen, each test at that part's fraction of its beta): the audit
+        asks for it after an earlier trial's floating-point-only finding (:func:`run_trial`). A
+        tester without such a part runs whole.
     """
 
     index: int
@@ -150,6 +159,7 @@ class TrialSpec:
     seed: int
     chunk_size: int | None = DEFAULT_CHUNK_SIZE
     stages: tuple | None = None
+    distributional_only: bool = False
 
     @property
     def schedule(self) -> tuple:
@@ -449,10 +459,13 @@ def sample_pair(mechanism, pair: NeighbouringPair, num_samples: int, sample_ss, 
 
 
 def _record(spec: TrialSpec, outcome, sample_seconds: float, test_seconds: float, *, stages=None,
-            stop_reason: str | None = None, used: int | None = None):
-    """The :class:`TrialRecord` of a trial; without ``stages``, of a fixed-size trial at ``spec.beta``."""
+            stop_reason: str | None = None, used: int | None = None, fraction: float = 1.0,
+            distributional_only: bool = False):
+    """The :class:`TrialRecord` of a trial; without ``stages``, of a fixed-size trial (at ``spec.beta``,
+    or at ``fraction`` of it, the distributional part's, with ``distributional_only``)."""
     if stages is None:
-        stages = (StageRecord(int(spec.num_samples), float(spec.beta), outcome.status, float(outcome.margin)),)
+        stages = (StageRecord(int(spec.num_samples), float(fraction * spec.beta), outcome.status,
+                              float(outcome.margin), distributional_only=distributional_only),)
     return TrialRecord(
         index=spec.index,
         finder=spec.finder,
@@ -468,6 +481,103 @@ def _record(spec: TrialSpec, outcome, sample_seconds: float, test_seconds: float
     )
 
 
+def distributional_part(tester, claim):
+    """``tester.distributional_part(claim)`` (:meth:`~dpaudit.testers.Tester.distributional_part`),
+    or None for a tester object without that method (duck-typed testers)."""
+    method = getattr(tester, "distributional_part", None)
+    return None if method is None else method(claim)
+
+
+def trial_tester(tester, claim, spec: TrialSpec) -> tuple:
+    """The tester a trial runs and the fraction of each test's beta it gets: ``(tester, 1.0)``, or
+    with ``spec.distributional_only`` the tester's distributional part
+    (:meth:`~dpaudit.testers.Tester.distributional_part`) when it has one."""
+    if spec.distributional_only:
+        part = distributional_part(tester, claim)
+        if part is not None:
+            return part[0], float(part[1])
+    return tester, 1.0
+
+
+def _is_float_only(outcome) -> bool:
+    return bool(outcome.violation) and outcome.violation_kind == "floating-point"
+
+
+def _leaves(outcome) -> tuple:
+    """The outcome's parts (flattened), or the outcome itself."""
+    if not outcome.parts:
+        return (outcome,)
+    return tuple(leaf for p in outcome.parts for leaf in _leaves(p))
+
+
+def continued_outcome(tester_name: str, found, found_samples: int, later, later_samples: int, fraction: float):
+    """One trial's outcome when a floating-point-only finding at an earlier stage (``found``) was
+    followed by the distributional tester(s) alone (``later``, the last of those stages).
+
+    The parts are ``later``'s (flattened) then ``found``'s violating parts (the floating-point
+    screen's); the strongest bound, the margin, the witness and the epsilon/delta lower bounds are
+    those of ``later`` when it rejects the claim (a distributional violation: the label the audit
+    reports, the float finding kept as an additional one), else those of the floating-point finding.
+    ``beta`` is the sum of the two tests' betas (union bound: both hold together with probability
+    at least ``1 - beta``).
+
+    Parameters
+    ----------
+    tester_name : str
+        The trial's tester (``"hockey-stick+float-screen"``, ``"all"``...).
+    found : TestOutcome
+        The floating-point-only violation.
+    found_samples : int
+        Samples per dataset of its stage.
+    later : TestOutcome
+        The distributional part's outcome at the trial's last stage.
+    later_samples : int
+        Samples per dataset of that stage.
+    fraction : float
+        The distributional part's fraction of each stage's beta (for the note).
+
+    Returns
+    -------
+    TestOutcome
+        A violation; ``violation_kind`` "distributional" iff ``later`` is a violation.
+    """
+    from ..testers.base import TestOutcome
+
+    stage_note = f"at the {found_samples:,}-sample stage"
+    fl = tuple(dataclasses.replace(p, note=f"{stage_note}; {p.note}" if p.note else stage_note)
+               for p in _leaves(found) if p.violation)
+    dl = _leaves(later)
+    parts = dl + fl
+    bounds = tuple(b for p in parts for b in p.bounds)
+    if later.violation:
+        best, offset = later, later.strongest
+    else:
+        i = max(range(len(fl)), key=lambda j: fl[j].margin)
+        best = fl[i]
+        offset = len(later.bounds) + sum(len(p.bounds) for p in fl[:i]) + fl[i].strongest
+    screen = ", ".join(p.tester for p in fl)
+    note = (f"{screen} found a floating-point leak {stage_note}; {later.tester} then ran on alone at "
+            f"{fraction:g} of each stage's beta to {later_samples:,} samples per dataset: {later.status}")
+    notes = [note] + [f"{p.tester}: {p.note}" for p in parts if p.note]
+    return TestOutcome(
+        tester=tester_name,
+        violation=True,
+        beta=float(found.beta) + float(later.beta),
+        bounds=bounds,
+        strongest=offset,
+        margin=best.margin,
+        objective=later.objective,
+        threshold=best.threshold,
+        witness_epsilon=best.witness_epsilon,
+        delta_lower_bound=best.delta_lower_bound,
+        claimed_delta=best.claimed_delta,
+        epsilon_lower_bound=best.epsilon_lower_bound,
+        inconclusive=False,
+        note="; ".join(notes),
+        parts=parts,
+    )
+
+
 def run_trial(mechanism, tester, claim, spec: TrialSpec):
     """Run one trial in this process: fixed-size, or in stages (:mod:`dpaudit.audit.sequential`).
 
@@ -479,6 +589,15 @@ def run_trial(mechanism, tester, claim, spec: TrialSpec):
     ``n_k`` of each at ``beta_k`` (:func:`~dpaudit.audit.sequential.stage_betas`, summing to at
     most ``spec.beta``) with the generator of ``stage_stream(testing stream, k)``, and stops at
     the first violation or when :func:`~dpaudit.audit.sequential.is_futile` says so.
+
+    A floating-point-only violation (:attr:`~dpaudit.testers.TestOutcome.violation_kind`, e.g. the
+    float-bits screen of the default tester) before the last stage does not stop the trial when the
+    tester has a distributional part (:meth:`~dpaudit.testers.Tester.distributional_part`): the
+    later stages run that part alone, at its fraction of their betas (the split is fixed, no beta
+    is added), until it rejects the claim, futility or the last stage; the record's outcome then
+    holds both findings (:func:`continued_outcome`), a distributional violation if the part
+    rejected. With ``spec.distributional_only`` every stage runs the distributional part
+    (:func:`trial_tester`).
 
     Parameters
     ----------
@@ -501,18 +620,23 @@ def run_trial(mechanism, tester, claim, spec: TrialSpec):
     """
     sample_ss, test_ss = trial_streams(spec.seed, spec.index)
     schedule = spec.schedule
+    name, whole = tester.name, tester
+    tester, fraction = trial_tester(tester, claim, spec)
+    alone = tester is not whole  # the distributional part alone from the start
     if len(schedule) == 1:
         t0 = time.perf_counter()
         x0, x1 = sample_pair(mechanism, spec.pair, spec.num_samples, sample_ss, spec.chunk_size)
         kill_point("trial.sampled")
         t1 = time.perf_counter()
-        outcome = tester.test(x0, x1, claim, beta=spec.beta, rng=np.random.default_rng(test_ss))
+        outcome = tester.test(x0, x1, claim, beta=fraction * spec.beta, rng=np.random.default_rng(test_ss))
         t2 = time.perf_counter()
-        return _record(spec, outcome, t1 - t0, t2 - t1)
+        return _record(spec, outcome, t1 - t0, t2 - t1, fraction=fraction, distributional_only=alone)
     betas = stage_betas(schedule, spec.beta)
     parts0, parts1, stages = [], [], []
     sample_s = test_s = 0.0
     have, reason, outcome = 0, "budget", None
+    found = None  # (the floating-point-only outcome, its stage's samples) when the trial went on past it
+    part = None if alone else distributional_part(tester, claim)
     for k, (n_k, beta_k) in enumerate(zip(schedule, betas)):
         t0 = time.perf_counter()
         y0, y1 = sample_pair(mechanism, spec.pair, n_k - have, stage_stream(sample_ss, k), spec.chunk_size,
@@ -524,18 +648,26 @@ def run_trial(mechanism, tester, claim, spec: TrialSpec):
         x1 = _concat_chunks(mechanism, parts1, spec.pair.d1) if k else y1
         have = n_k
         t1 = time.perf_counter()
-        outcome = tester.test(x0, x1, claim, beta=beta_k, rng=np.random.default_rng(stage_stream(test_ss, k)))
+        outcome = tester.test(x0, x1, claim, beta=fraction * beta_k,
+                              rng=np.random.default_rng(stage_stream(test_ss, k)))
         last = k == len(schedule) - 1
         futile = (not last) and is_futile(outcome, claim, scale=schedule[-1] / n_k, beta_ratio=betas[-1] / beta_k)
         test_s += time.perf_counter() - t1
         sample_s += t1 - t0
-        stages.append(StageRecord(int(n_k), float(beta_k), outcome.status, float(outcome.margin), bool(futile)))
+        stages.append(StageRecord(int(n_k), float(fraction * beta_k), outcome.status, float(outcome.margin),
+                                  bool(futile), distributional_only=alone))
+        if outcome.violation and not last and part is not None and found is None and _is_float_only(outcome):
+            # a floating-point-only finding: the distributional part runs on alone, within its share
+            found, (tester, fraction), alone = (outcome, int(n_k)), part, True
+            continue
         if outcome.violation:
             reason = "violation"
             break
         if futile:
             reason = "futility"
             break
+    if found is not None:
+        outcome = continued_outcome(name, found[0], found[1], outcome, have, fraction)
     return _record(spec, outcome, sample_s, test_s, stages=stages, stop_reason=reason, used=have)
 
 
@@ -814,8 +946,10 @@ def _task_test(blob: bytes, spec: TrialSpec, n0: int, *chunks):
             raise _dimension_error(mechanism, x1.shape[1], x0.shape[1], spec.pair.d1)
         _, test_ss = trial_streams(spec.seed, spec.index)
         t0 = time.perf_counter()
-        outcome = tester.test(x0, x1, claim, beta=spec.beta, rng=np.random.default_rng(test_ss))
-        return _record(spec, outcome, sample_seconds, time.perf_counter() - t0)
+        used, fraction = trial_tester(tester, claim, spec)
+        outcome = used.test(x0, x1, claim, beta=fraction * spec.beta, rng=np.random.default_rng(test_ss))
+        return _record(spec, outcome, sample_seconds, time.perf_counter() - t0, fraction=fraction,
+                       distributional_only=used is not tester)
     except Exception as exc:
         return _Failure(exc)
 

@@ -32,7 +32,7 @@ from ..mechanisms.base import Mechanism
 from ..privacy.claims import Claim
 from ..search.finders import Finder, as_finder
 from ..testers import Tester, default_tester_name, make_tester
-from .executors import DEFAULT_CHUNK_SIZE, Executor, InProcessExecutor, TrialSpec
+from .executors import DEFAULT_CHUNK_SIZE, Executor, InProcessExecutor, TrialSpec, distributional_part
 from .ledger import resolve_study, stored_setting
 from .sequential import normalise_stages, stage_schedule
 from .result import AuditResult, TrialRecord, library_versions
@@ -133,7 +133,13 @@ def audit(
         Probability of accusing a mechanism that satisfies its claim (whole audit); each trial
         is tested at ``beta / T``.
     exhaustive : bool, default False
-        Run every trial instead of stopping at the first violation.
+        Run every trial instead of stopping at the first violation. Without it, a
+        floating-point-only violation (the float-bits screen's) does not stop the audit when the
+        tester has a distributional part (:meth:`~dpaudit.testers.Tester.distributional_part`):
+        the rest of that trial's stages and every later trial run that part alone, at its share
+        of their beta (no beta is added), and the audit stops at the first distributional
+        violation, which is then the verdict (``violation_kind`` "distributional", the float
+        finding listed in :attr:`AuditResult.findings`).
     seed : int, optional
         Root seed (drawn at random and recorded if omitted). Trial ``t`` uses spawn key ``t``.
     neighbouring : dict, optional
@@ -310,7 +316,15 @@ def audit(
     fallback_name = finder.name
 
     records: dict[int, TrialRecord] = dict(previous)
-    stop = (not exhaustive) and any(r.outcome.violation for r in records.values())
+    # a floating-point-only finding does not stop the audit when the tester has a distributional
+    # part: later trials run that part alone (each at its share of beta / T) to tell a real
+    # distributional bug from a float64 sampler's leak (docs/floating_point.md §5)
+    go_on = (not exhaustive) and distributional_part(tester, claim) is not None
+
+    def stops(r: TrialRecord) -> bool:
+        return r.outcome.violation and not (go_on and r.outcome.violation_kind == "floating-point")
+
+    stop = (not exhaustive) and any(stops(r) for r in records.values())
     if on_start:
         on_start(budget, tuple(records[i] for i in sorted(records)))
     executor = executor or default_executor
@@ -369,7 +383,8 @@ def audit(
                     break
                 handle = ledger.begin(idx, pair, fname) if ledger is not None else None
                 spec = TrialSpec(idx, pair, fname, int(num_samples), beta_trial, int(seed), chunk,
-                                 schedule if len(schedule) > 1 else None)
+                                 schedule if len(schedule) > 1 else None,
+                                 distributional_only=go_on and any(r.outcome.violation for r in records.values()))
                 if on_trial_start:
                     on_trial_start(idx, pair)
                 executor.submit(spec)
@@ -394,7 +409,7 @@ def audit(
             finished_now += 1
             if on_trial_end:
                 on_trial_end(record)
-            if record.outcome.violation and not exhaustive:
+            if stops(record) and not exhaustive:
                 stop = True
                 cancel_in_flight("cancelled: a violation was found")
     except BaseException as exc:  # Ctrl-C, a failing trial: leave the ledger resumable
@@ -419,8 +434,10 @@ def audit(
     violation = any(r.outcome.violation for r in ordered)
     leaked = any(r["status"] == "leak" for r in stage.get("results", ()))
     strongest = None
-    if ordered:
-        strongest = max(range(len(ordered)), key=lambda i: (ordered[i].outcome.violation, ordered[i].outcome.margin))
+    if ordered:  # a distributional violation before a floating-point one, whatever the margins' units
+        strongest = max(range(len(ordered)), key=lambda i: (ordered[i].outcome.violation,
+                                                            ordered[i].outcome.violation_kind == "distributional",
+                                                            ordered[i].outcome.margin))
     return AuditResult(
         mechanism=name,
         claim=claim,
@@ -430,7 +447,7 @@ def audit(
         trial_budget=budget,
         trials=ordered,
         strongest_trial=strongest,
-        stopped_early=violation and not exhaustive and len(ordered) < budget,
+        stopped_early=(not exhaustive) and any(stops(r) for r in ordered) and len(ordered) < budget,
         seed=int(seed),
         tester=tester.config(),
         finder=fallback_name,

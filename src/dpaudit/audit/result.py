@@ -38,6 +38,10 @@ class StageRecord:
         The stage's margin (positive iff a violation).
     futile : bool
         Whether the stage met the futility rule (:func:`~dpaudit.audit.sequential.is_futile`).
+    distributional_only : bool
+        Whether the stage ran only the tester's distributional part, without its floating-point
+        screen, after a floating-point-only finding (:func:`dpaudit.audit.executors.run_trial`);
+        ``beta`` is then that part's share.
     """
 
     num_samples: int
@@ -45,17 +49,19 @@ class StageRecord:
     status: str
     margin: float
     futile: bool = False
+    distributional_only: bool = False
 
     def to_dict(self) -> dict:
         """Plain-JSON form (read back by :meth:`from_dict`)."""
         return {"num_samples": self.num_samples, "beta": self.beta, "status": self.status,
-                "margin": self.margin, "futile": self.futile}
+                "margin": self.margin, "futile": self.futile, "distributional_only": self.distributional_only}
 
     @classmethod
     def from_dict(cls, d: dict) -> "StageRecord":
         """Rebuild a stage from :meth:`to_dict` output."""
         return cls(num_samples=int(d["num_samples"]), beta=float(d["beta"]), status=str(d["status"]),
-                   margin=float(d["margin"]), futile=bool(d.get("futile", False)))
+                   margin=float(d["margin"]), futile=bool(d.get("futile", False)),
+                   distributional_only=bool(d.get("distributional_only", False)))
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,13 @@ class TrialRecord:
         )
 
 
+def _violating_leaves(outcome) -> list:
+    """The violating outcomes of the testers that ran (the parts of a combined outcome, flattened)."""
+    if not outcome.parts:
+        return [outcome] if outcome.violation else []
+    return [leaf for p in outcome.parts for leaf in _violating_leaves(p)]
+
+
 @dataclass(frozen=True)
 class AuditResult:
     """Everything an audit did and found; serialises to JSON with :meth:`to_json`.
@@ -177,8 +190,9 @@ class AuditResult:
     trials : tuple of TrialRecord
         Every finished trial, by index (for a resumed audit: of every run).
     strongest_trial : int or None
-        Index of the trial with the strongest evidence: a violating trial if any (the largest
-        margin among them), else the trial with the largest margin.
+        Index of the trial with the strongest evidence: a violating trial if any (a
+        distributional one before a floating-point one, then the largest margin), else the trial
+        with the largest margin.
     stopped_early : bool
         True when the audit stopped at the first violation before its budget.
     seed : int
@@ -317,6 +331,47 @@ class AuditResult:
         return "floating-point" if kinds == {"floating-point"} else "distributional"
 
     @property
+    def findings(self) -> list:
+        """Every violation the trials found, by kind: one dict per violating tester of each
+        violating trial (the parts of a combined outcome), distributional ones first, with
+        ``kind`` ("distributional" or "floating-point"), ``headline``, ``trial`` (1-based),
+        ``tester``, ``margin``, ``epsilon_lower_bound`` and ``note``. A distributional verdict
+        (:attr:`violation_kind`) may come with floating-point findings (the float64 sampler leaks
+        too): :attr:`additional_findings` lists them. Empty without a violating trial."""
+        out = []
+        for t in self.trials:
+            o = t.outcome
+            if not o.violation:
+                continue
+            for p in _violating_leaves(o):
+                kind = p.violation_kind
+                out.append({"kind": kind, "headline": VIOLATION_KINDS[kind].headline, "trial": t.index + 1,
+                            "tester": p.tester, "margin": p.margin, "epsilon_lower_bound": p.epsilon_lower_bound,
+                            "note": p.note})
+        return sorted(out, key=lambda f: (f["kind"] != "distributional", f["trial"]))
+
+    @property
+    def additional_findings(self) -> list:
+        """The :attr:`findings` of another kind than :attr:`violation_kind` (the floating-point
+        ones under a distributional verdict); empty otherwise."""
+        kind = self.violation_kind
+        if kind not in VIOLATION_KINDS:
+            return []
+        return [f for f in self.findings if f["kind"] != kind]
+
+    @property
+    def also_found(self) -> str | None:
+        """One sentence on :attr:`additional_findings` for the CLI, reports and ``assert_dp``, or None."""
+        extra = self.additional_findings
+        if not extra:
+            return None
+        trials = sorted({f["trial"] for f in extra})
+        testers = ", ".join(sorted({f["tester"] for f in extra}))
+        return (f"a FLOATING-POINT LEAK too ({testers}, trial{'s' if len(trials) > 1 else ''} "
+                f"{', '.join(map(str, trials))}): the float64 outputs also leak through their bit patterns. Fix the "
+                "distributional bug first; then use a snapping mechanism or a discrete sampler.")
+
+    @property
     def advice(self) -> str | None:
         """One sentence on what the violation means and what to do (:class:`~dpaudit.testers.ViolationKind`);
         None when no violation was found."""
@@ -366,6 +421,8 @@ class AuditResult:
             "violation": self.violation,
             "violation_kind": self.violation_kind,
             "advice": self.advice,
+            "findings": self.findings,
+            "also_found": self.also_found,
             "beta": self.beta,
             "beta_per_trial": self.beta_per_trial,
             "trial_budget": self.trial_budget,

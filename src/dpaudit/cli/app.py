@@ -250,6 +250,8 @@ def _render(result, out: Console) -> None:
     head.add_row("verdict", verdict)
     if kind is not None:
         head.add_row("what to do", kind.advice)
+    if result.also_found:  # a distributional verdict that came with a floating-point finding
+        head.add_row("also found", escape(result.also_found))
     head.add_row(
         "confidence",
         f"a violation is reported wrongly with probability <= {result.beta:g} ("
@@ -552,17 +554,22 @@ def test_cmd(
             console.print(f"[yellow]note[/]: {escape(note)}")
     progress = _progress(console, disable=quiet or json_out or not console.is_terminal)
     plain = _PlainProgress(console, enabled=not (quiet or json_out) and not console.is_terminal)
-    best = {"m": None}
+    best = {"m": None, "kinds": set()}
     task_box = {}
 
-    def show_best(m):
+    def show_best(outcome):
+        m = outcome.margin
         best["m"] = m if best["m"] is None else max(best["m"], m)
-        return f"{best['m']:+.3g}" + (" VIOLATION" if best["m"] > 0 else "")
+        if outcome.violation:
+            best["kinds"].add(outcome.violation_kind)
+        label = (" VIOLATION" if "distributional" in best["kinds"]
+                 else " FLOATING-POINT LEAK" if best["kinds"] else "")
+        return f"{best['m']:+.3g}" + label
 
     def on_start(budget, finished):
         shown = "-"
         for rec in finished:
-            shown = show_best(rec.outcome.margin)
+            shown = show_best(rec.outcome)
         label = f"resuming: {len(finished)} trial(s) done" if finished else "starting"
         task_box["task"] = progress.add_task(label, total=budget, completed=len(finished), best=shown, trial=0)
         plain.begin(budget, len(finished), shown)
@@ -572,7 +579,7 @@ def test_cmd(
         plain.trial(i + 1, pair.description or "pair")
 
     def end(rec):
-        shown = show_best(rec.outcome.margin)
+        shown = show_best(rec.outcome)
         progress.update(task_box["task"], advance=1, best=shown)
         plain.done(shown)
 

@@ -329,6 +329,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
                    f"and found {found}. A {result.violation_kind} violation: {kind.meaning}. A mechanism that "
                    f"keeps its claim is accused like this with probability at most {result.beta:g}"
                    + (f"; this one's epsilon is at least {eps_lb:.4g}." if eps_lb else ".")
+                   + (f" Also found: {result.also_found}" if result.also_found else "")
                    + " What to do is below.")
     elif result.inconclusive:
         status = "inconclusive"
@@ -347,6 +348,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         ("verdict", result.verdict),
         *((("violation kind", f"{result.violation_kind} ({result.kind.headline})"),)
           if result.violation else ()),
+        *((("also found", result.also_found),) if result.also_found else ()),
         ("tester", str(result.tester.get("tester", "?"))),
         ("confidence", f"a violation is reported wrongly with probability <= {result.beta:g} ("
                        + (f"{result.adversarial['beta']:g} to the adversarial inputs, the rest " if result.adversarial else "")

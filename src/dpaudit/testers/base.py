@@ -232,6 +232,24 @@ class Tester(ABC):
         uses, so that the configuration is independent of every test's samples); default ``self``."""
         return self
 
+    floating_point_screen: bool = False
+    """True for a tester that screens float outputs for bit-level leaks (the float-bits tester):
+    :meth:`distributional_part` drops it after a floating-point-only finding."""
+
+    def distributional_part(self, claim: Claim) -> "tuple[Tester, float] | None":
+        """The tester(s) that bound the output distribution itself, without the floating-point
+        screen, and the fraction of ``beta`` they hold within this tester's split: what an audit
+        keeps running after a floating-point-only finding (:func:`dpaudit.audit.executors.run_trial`),
+        each later test at that fraction of its beta, so no beta is spent beyond the fixed split.
+
+        Returns
+        -------
+        (Tester, float) or None
+            None (the default) when this tester holds no separable screen: it is all distributional
+            (a floating-point finding cannot happen) or all screen (nothing would be left).
+        """
+        return None
+
     def supports(self, claim: Claim) -> bool:
         """Whether this tester can test ``claim`` (default: every claim)."""
         return True

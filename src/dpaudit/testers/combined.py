@@ -64,6 +64,23 @@ class CombinedTester(Tester):
         w = [1.0 if self.shares is None else self.shares[i] for i in run]
         return tuple(x / sum(w) for x in w)
 
+    def distributional_part(self, claim: Claim) -> "tuple[Tester, float] | None":
+        """The applicable testers other than the floating-point screens (``floating_point_screen``:
+        the float-bits tester), with their shares of ``beta`` kept, and the fraction of ``beta``
+        they hold together; None when no screen applies or only screens do
+        (:meth:`Tester.distributional_part`)."""
+        run = self.applicable(claim)
+        w = self.beta_shares(claim)
+        keep = [(t, x) for t, x in zip(run, w) if not t.floating_point_screen]
+        if not keep or len(keep) == len(run):
+            return None
+        frac = math.fsum(x for _, x in keep)
+        dropped = ", ".join(t.name for t in run if t.floating_point_screen)
+        if len(keep) == 1:
+            return keep[0][0], frac
+        return CombinedTester([t for t, _ in keep], name=f"{self.name} without {dropped}",
+                              shares=[x for _, x in keep]), frac
+
     def config(self) -> dict:
         out = {"tester": self.name, "parts": [t.config() for t in self.testers]}
         if self.shares is not None:
@@ -73,7 +90,9 @@ class CombinedTester(Tester):
     def test(self, p_samples, q_samples, claim: Claim, *, beta: float, rng=None) -> TestOutcome:
         """Run the applicable testers at ``beta / k`` each (or their shares) and combine their outcomes.
 
-        The combined outcome is a violation if any part is; ``margin`` is the largest part
+        The combined outcome is a violation if any part is; its strongest bound is that of a
+        violating part (a distributional one before a floating-point one), else of the part with
+        the largest margin; ``margin`` is the largest part
         margin (each in its own divergence's units, so positive iff some part found a violation);
         ``epsilon_lower_bound`` and ``delta_lower_bound`` are the largest any part gives (all
         hold at confidence ``1 - beta`` together); it is inconclusive only if every part is.
@@ -109,7 +128,10 @@ class CombinedTester(Tester):
         for i, p in enumerate(parts):
             bounds.extend(p.bounds)
             owner.extend([i] * len(p.bounds))
-        best = max(range(len(parts)), key=lambda i: (parts[i].violation, parts[i].margin))
+        # the evidence shown: a violating part, a distributional one before a floating-point one
+        # (the verdict's kind: TestOutcome.violation_kind), then the largest margin
+        best = max(range(len(parts)), key=lambda i: (parts[i].violation, parts[i].violation_kind == "distributional",
+                                                     parts[i].margin))
         primary = parts[best]
         offset = owner.index(best)
 

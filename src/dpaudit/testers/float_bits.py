@@ -30,6 +30,8 @@ class FloatBitsTester(EstimatorTester, ProfileTester):
 
     name = "float-bits"
 
+    floating_point_screen = True
+
     estimator_class = FloatBitsHockeyStick
 
     def test(self, p_samples, q_samples, claim, *, beta: float, rng=None):

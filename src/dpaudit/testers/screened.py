@@ -15,6 +15,11 @@ is then a function of the peek, independent of every trial's samples, so each te
 at its ``beta`` (union bound over the parts). Used without a peek (``test`` called directly), the
 tester keeps the split whatever the samples and runs the screen when they hold non-integer floats:
 ``(1 - share) * beta + share * beta = beta``, sound whatever the decision (docs/floating_point.md §4).
+
+A floating-point finding does not end an audit: the primary is this tester's distributional part
+(:meth:`FloatScreenTester.distributional_part`), which the audit keeps running alone at its
+``1 - share`` of each later test's beta, so a real distributional bug is still reported as a
+violation (:func:`dpaudit.audit.executors.run_trial`, docs/floating_point.md §5).
 """
 
 from __future__ import annotations
@@ -118,6 +123,12 @@ class FloatScreenTester(Tester):
 
     def supports(self, claim: Claim) -> bool:
         return self.primary.supports(claim)
+
+    def distributional_part(self, claim: Claim) -> "tuple[Tester, float]":
+        """The primary and its fraction of ``beta``: ``1 - share`` wherever the screen may run
+        (float outputs, or undecided), the whole ``beta`` (1.0) on integer outputs
+        (:meth:`Tester.distributional_part`)."""
+        return self.primary, (1.0 if self.float_outputs is False else 1.0 - self.share)
 
     def resolve(self, outputs) -> "FloatScreenTester":
         """This tester with :attr:`float_outputs` decided from ``outputs`` (a peek drawn apart from
