@@ -470,6 +470,49 @@ _PYDP_ROWS: tuple[Entry, ...] = (
 ``pydp.algorithms.laplacian``."""
 
 
+# --- Rows at the violations of the published record (Re:cord-play, PoPETs 2026): benchmarks/library_record.py
+_REC = "dpaudit.mechanisms.catalogue.diffprivlib_record"
+_REC_NO_RELATION = "no diffprivlib 0.6.6 docstring names a neighbouring relation"
+_REC_LINEAR_CAUSE = (
+    "a library bug, IBM/differential-privacy-library#105 (Re:cord-play): models/linear_regression.py, "
+    "_construct_regression_obj, calibrates the noise of each 2nd-degree diagonal coefficient sum x_i^2 to "
+    "max(|bounds_X[0][i]|, |bounds_X[0][i]|) ** 2, the lower bound twice (the other terms use both bounds): "
+    "with bounds_X = (0, 1) that is LaplaceFolded with sensitivity 0, so sum x^2 enters the objective exactly "
+    "and coef_ = (sum x y + Laplace noise) / sum x^2. D0 and D1 differ in one x (0 vs 1): the released "
+    "coefficient's noise is divided by the exact sum x^2, 0.01 vs 1.01 with the public record (0.1, 0), so "
+    "|coef_| is about 100 times wider on D0 and the privacy loss grows with |coef_| without bound")
+_REC_LOGISTIC_CAUSE = (
+    "a library bug, IBM/differential-privacy-library#106 (Re:cord-play): models/logistic_regression.py, fit, "
+    "sets classes_ = np.unique(y) from the private labels; a record whose label no other record has adds a "
+    "class, so the fitted model has 3 one-vs-rest coefficient rows (and epsilon / 3 each) instead of 1: the "
+    "number of rows is a distinguishing event of probability 1. The label set should be a public parameter")
+_RECORD_ROWS: tuple[Entry, ...] = (
+    Entry("diffprivlib", "models.LinearRegression", f"{_REC}:linear_regression_diagonal",
+          "epsilon=1, bounds_X=(0, 1), bounds_y=(0, 1), fit_intercept=False, on 2-D records (x, y) plus one "
+          "public record (0.1, 0); releases coef_ (the record's IBM/differential-privacy-library#105)",
+          Guarantee(1.0, neighbouring="replace",
+                    domain="2-D records (x, y) in [0, 1]^2, 1 to 4 records plus the public record (0.1, 0)",
+                    source="diffprivlib.models.LinearRegression(epsilon=1, bounds_X=(0, 1), bounds_y=(0, 1), "
+                           "fit_intercept=False).fit(X, y).coef_"),
+          Budget(samples=4000, trials=2), cause=_REC_LINEAR_CAUSE,
+          relation_note=f"inferred: {_REC_NO_RELATION}; the cross terms are calibrated to max - min of the "
+                        "products (one record replaced) and the squares to max |bound|^2, which covers both "
+                        "relations; the bug breaks both, audited under replace (n public)"),
+    Entry("diffprivlib", "models.LogisticRegression", f"{_REC}:logistic_regression_labels",
+          "epsilon=1, data_norm=1, on records (x, c) with label min(2, floor(3 c)) plus public records (0, label 0) "
+          "and (1, label 1); releases the number of coefficient rows and coef_[0, 0] (the record's "
+          "IBM/differential-privacy-library#106)",
+          Guarantee(1.0, neighbouring="replace",
+                    domain="records (x, c) in [0, 1]^2, 1 to 4 records plus the two public records",
+                    source="diffprivlib.models.LogisticRegression(epsilon=1, data_norm=1).fit(X, y)"),
+          Budget(samples=1000, trials=2), cause=_REC_LOGISTIC_CAUSE,
+          relation_note=f"inferred: {_REC_NO_RELATION}; the objective perturbation (mechanisms.Vector with n = the "
+                        "number of samples, Chaudhuri et al. 2011) assumes replace-one (n public); the bug breaks "
+                        "add/remove too, where a removed record takes its label with it"),
+)
+"""Rows targeted at the covered-library violations of the published record (library_record.py)."""
+
+
 REGISTRY: tuple[Entry, ...] = (
     _dpl("Laplace", "laplace", f"sensitivity 1 on the {_SUM}", documented=_DPL_FLOAT_DOC),
     _dpl("LaplaceTruncated", "laplace_truncated", f"sensitivity 1, bounds [0, 10], on the {_SUM}",
@@ -529,6 +572,7 @@ REGISTRY: tuple[Entry, ...] = (
                         "the minimiser of that function under the convexity and smoothness conditions of Chaudhuri "
                         "et al. (2011), so it is audited through a model that minimises it "
                         "(diffprivlib.models.LogisticRegression), not alone"),
+    *_RECORD_ROWS,
     *_OPENDP,
     *_PIPELINEDP,
     *_PYDP_ROWS,
@@ -555,7 +599,8 @@ LEFT_OUT = {
     },
     "Not yet audited": {
         "diffprivlib.models (LogisticRegression, LinearRegression, GaussianNB, KMeans, PCA, RandomForestClassifier, "
-        "StandardScaler)": "not in the registry yet (issue 36 item 6): to be audited through their fitted parameters",
+        "StandardScaler)": "not in the registry yet (issue 36 item 6): to be audited through their fitted parameters; "
+        "LinearRegression and LogisticRegression have rows only at the published record's two bugs",
         "OpenDP's Polars API (make_private_lazyframe)": "Polars is not installed here (issue 36 item 6)",
         "PyDP's other modules (pydp.algorithms.numerical_mechanisms, partition_selection, quantile_tree)": "not in "
         "the registry yet: the Laplace and Gaussian mechanisms and partition selection are audited through "
@@ -714,21 +759,30 @@ RECORD = {
     "pipelinedp.count_gaussian": "candidate new: not found in the PipelineDP, PyDP or google/differential-privacy "
                                  "trackers searched (the Gaussian's binomial grid finer than the doubles). Jin et al. "
                                  "(S&P 2022) attack floating-point Gaussian samplers in general; whether they cover "
-                                 "Google's binomial sampler was not checked, nor the Re:cord-play record",
+                                 "Google's binomial sampler was not checked. Not in the Re:cord-play record (none of "
+                                 "its 13 violations concerns PipelineDP or PyDP; see Against the published record)",
     "pipelinedp.vector_sum_public": "candidate new (a crash, not a privacy leak): not found in the PipelineDP tracker "
                                     "searched; VectorSumCombiner.create_accumulator clips per contribution since "
                                     "OpenMined/PipelineDP#556 (fixing #551), and its empty public partitions then clip "
                                     "None",
     "pipelinedp.count_bounds_enforced": "a documented misuse, kept as a row on purpose",
+    "diffprivlib.linear_regression_diagonal": "known: Re:cord-play (PoPETs 2026), IBM/differential-privacy-library#105 "
+                                              "(open; fix PR #110 open); still in diffprivlib 0.6.6",
+    "diffprivlib.logistic_regression_labels": "known: Re:cord-play (PoPETs 2026), IBM/differential-privacy-library#106 "
+                                              "(open); still in diffprivlib 0.6.6",
 }
 """Each finding against the record: known (with the reference), relation-dependent, or a candidate new
-finding (searched for in the library's tracker; the published record, Re:cord-play (PoPETs 2026),
-was not available to check)."""
+finding (searched for in the library's tracker and checked against the published record,
+``benchmarks/library_record.py``)."""
 for _k in ("privacy_id_count_gaussian", "sum_gaussian", "vector_sum_gaussian"):
     RECORD[f"pipelinedp.{_k}"] = RECORD["pipelinedp.count_gaussian"] + " (same cause as Metrics.COUNT, Gaussian)"
 ADVERSARIAL_RECORD = {
     "diffprivlib": "known: IBM/differential-privacy-library#80 'Handling of NaNs' (open): a NaN record makes most "
-                   "tools release NaN, a distinguishing event (np.clip keeps NaN, tools/utils.py)",
+                   "tools release NaN, a distinguishing event (np.clip keeps NaN, tools/utils.py); Re:cord-play "
+                   "(PoPETs 2026) also reports NaN passing np.clip in diffprivlib, as a robustness issue. The leaks of "
+                   "models.LinearRegression on values outside the bounds (max-double, 2^53 + 1) are another cause: "
+                   "with fit_intercept=False it does not clip to bounds_X and bounds_y (candidate new, listed under "
+                   "Candidate new findings)",
     "PipelineDP": "candidate new: a unit's NaN value makes SUM, MEAN and VARIANCE release NaN for its partition, "
                   "every time: their combiners' create_accumulator (pipeline_dp/combiners.py: SumCombiner, "
                   "MeanCombiner, VarianceCombiner) clip with np.clip, which keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; "
@@ -1389,14 +1443,16 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
             if e.documented:
                 lines.append(f"* documented: {e.documented}.")
             lines.append("")
+    lines += _record_lines(fresh)
     new = [e for e in entries if RECORD.get(e.key, "").startswith("candidate new") and fresh.get(e.key)
            and fresh[e.key]["verdict"] not in ("pass", "not auditable")]
     if new:
         lines += ["", "## Candidate new findings", "",
                   "Findings not found in the library's tracker (searched by issue text) nor in the older reports "
-                  "(Mironov 2012 on Laplace; the diffprivlib issues cited above); the published record of "
-                  "Re:cord-play (PoPETs 2026) was not available to this session, so each is a candidate until "
-                  "checked against it.", ""]
+                  "(Mironov 2012, Jin et al. 2022, Haney et al. 2022, Casacuberta et al. 2022; the diffprivlib "
+                  "issues cited above), and checked against the published record of Re:cord-play (PoPETs 2026, "
+                  "section above): none of its 13 violations concerns PipelineDP or PyDP, and its NaN robustness "
+                  "issues name other libraries, so each candidate below stays new.", ""]
         for e in new:
             rec = fresh[e.key]
             leak = (rec.get("leak_size") or {}).get("text", "")
@@ -1407,6 +1463,7 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         for lib, text in ADVERSARIAL_RECORD.items():
             if text.startswith("candidate new"):
                 lines.append(f"* {lib} {library_version(lib)}, adversarial input: {text}.")
+        lines += _record_module().candidate_lines()
     adversarial = [(e, r) for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")
                    for r in rec["adversarial"]["results"] if r["status"] == "leak"]
     tried = [e for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")]
@@ -1431,6 +1488,20 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         if not adversarial:
             lines.append("* no adversarial input certified a leak.")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _record_module():
+    """``benchmarks/library_record.py`` (the published record), imported as a sibling module."""
+    if str(ROOT / "benchmarks") not in sys.path:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+    import library_record  # noqa: PLC0415  (a sibling script module)
+
+    return library_record
+
+
+def _record_lines(fresh: dict) -> list[str]:
+    """The section "Against the published record" (``benchmarks/library_record.py``)."""
+    return _record_module().render(fresh)
 
 
 def load_cache(path: Path = CACHE) -> dict:
@@ -1534,12 +1605,14 @@ def main(argv=None) -> None:
                 print(f"{e.key:40s} leak: {rec['leak_size'].get('text', 'no disjoint set')[:150]} "
                       f"({rec['leak_size']['seconds']:.0f} s)", flush=True)
                 _save(cache, e.key)
+                rec = cache[e.key]  # _save replaced the record by the merged one: later stages write there
             if "adversarial" in stages:
                 rec["adversarial"] = screen_entry(e, samples=args.adversarial_samples,
                                                   float_grids=rec["verdict"] != "floating-point leak")
                 print(f"{e.key:40s} adversarial: {_fmt_adversarial(rec)} ({rec['adversarial']['seconds']:.0f} s)",
                       flush=True)
                 _save(cache, e.key)
+                rec = cache[e.key]
             if "power" in stages and rec["verdict"] == "pass" and planted_target(e):
                 rec["power"] = power_entry(e, processes=args.processes, timeout=args.timeout)
                 print(f"{e.key:40s} power: {_fmt_power(e, rec)} ({rec['power']['seconds']:.0f} s)", flush=True)

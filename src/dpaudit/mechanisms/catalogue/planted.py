@@ -13,7 +13,8 @@ the pass is weak evidence.
 
 Targets are named as in their catalogue module (``planted:laplace`` is
 ``diffprivlib_mechanisms:laplace`` with the planted leak; tools get a ``tools_`` prefix, OpenDP
-rows an ``opendp_`` prefix, PipelineDP rows ``pipelinedp_``, PyDP rows ``pydp_``): :data:`TARGETS` maps the
+rows an ``opendp_`` prefix, PipelineDP rows ``pipelinedp_``, PyDP rows ``pydp_``, the record's diffprivlib
+models ``record_``): :data:`TARGETS` maps the
 catalogue target string to the planted one.
 
 Two more planting routes keep the library's own calibration and change only its budget:
@@ -37,6 +38,7 @@ import copy
 
 from . import diffprivlib_mechanisms as _dpl
 from . import diffprivlib_tools as _tools
+from . import diffprivlib_record as _record
 from . import opendp_measurements as _odp
 from . import pipelinedp_metrics as _pdp
 from . import pydp_algorithms as _pydp
@@ -229,6 +231,9 @@ for _name, _mech in _dpl.TARGETS.items():
 for _name, _mech in _tools.TARGETS.items():
     globals()[f"tools_{_name}"] = planted_diffprivlib(_mech, f"planted:tools_{_name}")
     TARGETS[f"{_CATALOGUE}.diffprivlib_tools:{_name}"] = f"{_CATALOGUE}.planted:tools_{_name}"
+for _name, _mech in _record.TARGETS.items():  # the published record's diffprivlib models (epsilon / 0.7)
+    globals()[f"record_{_name}"] = planted_diffprivlib(_mech, f"planted:record_{_name}")
+    TARGETS[f"{_CATALOGUE}.diffprivlib_record:{_name}"] = f"{_CATALOGUE}.planted:record_{_name}"
 for _name, _chain, _d_out in (
         ("laplace_sum", _sum_chain("laplace"), _odp.EPSILON),
         ("gaussian_sum", _sum_chain("gaussian"), (_odp.EPSILON, _odp.DELTA)),
