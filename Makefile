@@ -9,7 +9,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-PYTEST_ARGS ?= -m ""
+# The suite runs on every core, at most 4 (pytest-xdist; one test file per worker at a time, so a
+# file's module fixtures are built once). Seeds come from each test's node id (tests/conftest.py),
+# so results do not depend on the worker or the order. `make test JOBS=1` runs in one process.
+JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ $$n -gt 4 ] && n=4; echo $$n)
+PYTEST_ARGS ?= -m "" -n $(JOBS) --dist loadfile
 
 .PHONY: demo test test-fast install browser benchmark clean
 
@@ -42,7 +46,7 @@ test: install browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-fast:
-	$(MAKE) test PYTEST_ARGS='-m "not slow"'
+	$(MAKE) test PYTEST_ARGS='-m "not slow" -n $(JOBS) --dist loadfile'
 
 benchmark: install
 	$(BIN)/python benchmarks/hockey_stick.py
