@@ -7,8 +7,8 @@ it prints follow from them (recomputed here with the same Chernoff-KL bounds), t
 tracker text (library version, relation, pair, expected vs observed), and that the set it names is
 never reached by the other dataset where the set is a float grid or a truncation the other side
 cannot reach. diffprivlib is seeded (``random_state``), so its reproducers' verdicts are
-deterministic and must be VIOLATION; PipelineDP's noise cannot be seeded, so its scripts are
-checked for consistency only.
+deterministic and must be VIOLATION, as Opacus's (a seeded ``torch.Generator``); PipelineDP's noise
+cannot be seeded, so its scripts are checked for consistency only.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "reproducers").glob("*.py"))
 
-_N = {"diffprivlib": 400, "pipelinedp": 40}
+_N = {"diffprivlib": 400, "pipelinedp": 40, "opacus": 300}
 
 _RUNNER = """
 import runpy, sys
@@ -59,11 +59,12 @@ def _upper(k, n, beta):
 def outputs():
     pytest.importorskip("diffprivlib")
     pytest.importorskip("pipeline_dp")
+    pytest.importorskip("opacus")
     if not SCRIPTS:
         pytest.skip("no reproducers generated")
     args = []
     for path in SCRIPTS:
-        args += [str(path), str(_N["diffprivlib" if path.name.startswith("diffprivlib") else "pipelinedp"])]
+        args += [str(path), str(_N.get(path.name.split("_")[0], _N["pipelinedp"]))]
     proc = subprocess.run([sys.executable, "-I", "-c", _RUNNER, *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -99,5 +100,6 @@ def test_every_reproducer_runs_without_dpaudit_and_prints_what_it_claims(outputs
         assert re.search(r"^library: \S+ \d+\.\d+", text, re.M), name
         if "not a multiple of" in text or "truncates" in text:  # a set the other side cannot reach
             assert h[other] == 0, name
-        if name.startswith("diffprivlib") and h[other] == 0 and h[side] >= 0.08 * n:  # seeded; N is enough
+        seeded = name.startswith(("diffprivlib", "opacus"))  # Opacus: a seeded torch.Generator
+        if seeded and h[other] == 0 and h[side] >= 0.08 * n:  # N is enough
             assert violation, name

@@ -6,6 +6,8 @@
   :mod:`~dpaudit.mechanisms.catalogue.diffprivlib_tools`: IBM diffprivlib's mechanisms and tools;
 * :mod:`~dpaudit.mechanisms.catalogue.opendp_measurements`: every OpenDP measurement constructor;
 * :mod:`~dpaudit.mechanisms.catalogue.pipelinedp_metrics`: every PipelineDP metric;
+* :mod:`~dpaudit.mechanisms.catalogue.opacus_optimizers`: Opacus's DPOptimizer (flat, secure mode) and
+  DPPerLayerOptimizer, one full-batch step each;
 * :mod:`~dpaudit.mechanisms.catalogue.planted`: the same mechanisms with a planted leak (their noise
   scaled by 0.7), to measure an audit's power next to each pass.
 
