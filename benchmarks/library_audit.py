@@ -518,7 +518,9 @@ OPACUS_ACCOUNTANTS = ("rdp", "prv", "gdp")
 GaussianAccountant."""
 
 OPACUS_PLD_INTERVAL = 1e-3
-"""Loss grid (nats) of the optimistic PLD that lower-bounds the true delta(epsilon)."""
+"""Loss grid (nats) of the optimistic PLD that lower-bounds the true delta(epsilon), up to 10 steps;
+10 times coarser beyond (a coarser optimistic grid is still a lower bound, only looser; the fine
+grid of 1,000 steps at sigma 0.6 took gigabytes)."""
 
 
 def opacus_true_delta_lower(sigma: float, q: float, steps: int, *, interval: float = OPACUS_PLD_INTERVAL):
@@ -558,7 +560,7 @@ def opacus_true_delta_lower(sigma: float, q: float, steps: int, *, interval: flo
             logging.disable(logging.NOTSET)
 
     def lower(eps: float) -> float:
-        return max([0.0] + [pmf_delta(ls, ps, inf, eps)[0] - pmf_delta(ls, ps, inf, eps)[1] for ls, ps, inf in parts])
+        return max([0.0] + [d - charge for d, charge in (pmf_delta(ls, ps, inf, eps) for ls, ps, inf in parts)])
 
     return lower
 
@@ -590,8 +592,9 @@ def opacus_accountant_check(grid=OPACUS_ACCOUNTANT_GRID) -> dict:
     t0 = time.perf_counter()
     rows = []
     for sigma, q, steps, delta in grid:
-        lower = opacus_true_delta_lower(sigma, q, steps)
-        row = {"sigma": sigma, "q": q, "steps": steps, "delta": delta}
+        interval = OPACUS_PLD_INTERVAL * (1 if steps <= 10 else 10)
+        lower = opacus_true_delta_lower(sigma, q, steps, interval=interval)
+        row = {"sigma": sigma, "q": q, "steps": steps, "delta": delta, "interval": interval}
         for name in OPACUS_ACCOUNTANTS:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # GaussianAccountant's 'experimental' warning (quoted in the doc)
@@ -630,12 +633,15 @@ def render_opacus_accountants(rec: dict | None) -> list[str]:
              "(the Poisson-subsampled Gaussian mechanism, noise multiplier sigma, sample rate q, `steps` steps, "
              "add/remove of one example) is claimed to be (epsilon, delta)-DP. Each epsilon is checked against a "
              "lower bound on the true delta at that epsilon: exact for q = 1 (a Gaussian mechanism with mu = "
-             "sqrt(steps) / sigma), else dp_accounting's optimistic PLD (grid 1e-3 nats, both directions, FFT "
-             "round-off charged downwards; `opacus_true_delta_lower` in `benchmarks/library_audit.py`). An epsilon "
+             "sqrt(steps) / sigma), else dp_accounting's optimistic PLD (grid 1e-3 nats up to 10 steps, both directions, FFT "
+             "round-off charged downwards; grid 1e-2 beyond 10 steps; `opacus_true_delta_lower` in `benchmarks/library_audit.py`). An epsilon "
              "whose lower-bounded true delta exceeds delta is **under**: the mechanism is not (epsilon, delta)-DP "
              "at the epsilon Opacus reports. `eps_lower`: the true epsilon at delta is above it. Regenerate with "
              "`--stages accountants` "
-             f"({len(rec['rows'])} grid points, {rec['seconds']:.0f} s).", ""]
+             f"({len(rec['rows'])} grid points, {rec['seconds']:.0f} s). The lower bound is sound but loose where the "
+             "optimistic PLD's truncation and coarse grid lose mass (at 1,000 steps and small q it can fall to 0): a "
+             "row that is not under is not certified exact. `error`: Opacus's get_epsilon raised (the message is in "
+             "the cache; GaussianAccountant's eps_from_mu root search fails at large mu).", ""]
     for n, cls in (("rdp", "RDPAccountant"), ("prv", "PRVAccountant"), ("gdp", "GaussianAccountant")):
         lines.append(f"* {cls} (`{n}`): {len(under[n])} of {len(rec['rows'])} grid points under the true epsilon"
                      + (f"; worst: sigma {max(under[n], key=lambda r: r[n]['true_delta_lower'])['sigma']:g}, "
@@ -950,10 +956,22 @@ NOTES["Opacus"] = (
     "model through `opacus.GradSampleModule` (`dpaudit.mechanisms.adapters.opacus.OpacusMechanism`, targets in "
     "`dpaudit.mechanisms.catalogue.opacus_optimizers`), with the noise multiplier Opacus calibrates for the claim "
     "(`get_noise_multiplier`, RDP accountant, sample_rate 1, one step): a Gaussian mechanism with mu = 1 / sigma "
-    "whose exact delta at epsilon 1 is 2.2e-6, so the claim (1, 1e-5) holds in exact arithmetic. The noise comes "
+    "whose exact delta at epsilon 1 is 2.2e-6, so the claim (1, 1e-5) holds in exact arithmetic. The RDP calibration "
+    "is what `PrivacyEngine(accountant='rdp').make_private_with_epsilon` uses; PrivacyEngine's default accountant "
+    "is 'prv' (opacus/privacy_engine.py, PrivacyEngine.__init__), whose tighter epsilon at q = 1 is checked against "
+    "the exact Gaussian profile in the accountant section (not under at any grid point). The noise comes "
     "from a seeded `torch.Generator` (reproducible from --seed). Poisson sampling (the accountants' assumption) "
     "is not run here: at sample_rate 1 it is the full batch; Opacus's accounting of the subsampled mechanism is "
-    "checked in the accountant section below instead.")
+    "checked in the accountant section below instead. Re:cord-play (Cebere et al., PoPETs 2026) reports violations "
+    "in Opacus; the excerpts of its paper available to this session do not name them, so these rows are not matched "
+    "against it.")
+_OPC_POWER = (
+    "each twin is Opacus's optimizer with noise multiplier 2.84 = 0.7 x 4.06, a Gaussian mechanism with mu = 0.352: "
+    "exactly (1.35, 1e-5)-DP, delta 3.8e-4 at epsilon 1 (dpaudit.privacy.profiles.gaussian_delta). At the claim's "
+    "delta 1e-5 the certifying output set must be rare, so 10,000 outputs per dataset per trial certify epsilon "
+    "about 0.9 and miss it, as OpenDP's Gaussian twins (computed in OpenDP's note: 2 x 10^6 to 6 x 10^6 outputs per "
+    "dataset, 100 to 300 times the budget, for a (1.48, 1e-5)-DP twin); at 1 to 2 ms per Opacus step that budget "
+    "is hours of CPU, not run")
 LEFT_OUT["Opacus"] = {
     "ghost clipping (make_private(grad_sample_mode='ghost'): GradSampleModuleFastGradientClipping, "
     "DPOptimizerFastGradientClipping, DPLossFastGradientClipping)": "not in the registry yet: it needs Opacus's "
@@ -973,7 +991,9 @@ ADVERSARIAL_RECORD["Opacus"] = (
     "(NaN * g, 0 * inf), so the clipped sum is NaN before the noise is added (DPPerLayerOptimizer."
     "clip_and_accumulate, opacus/optimizers/perlayeroptimizer.py, the same per layer). Nothing in "
     "GradSampleModule or DPOptimizer checks for non-finite per-sample gradients; not found in the Opacus tracker "
-    "searched. Reproducer: reproducers/opacus_dp_optimizer_nan.py")
+    "searched (meta-pytorch/opacus, two searches of NaN and clipping issues); whether Re:cord-play's Opacus "
+    "findings include it was not checked (the excerpts of arXiv 2602.17454 available here do not name them). "
+    "Reproducer: reproducers/opacus_dp_optimizer_nan.py")
 
 
 LEAK_SAMPLES = 20000
@@ -1065,6 +1085,7 @@ _GAUSS_POWER = (
     "this planted leak needs about 2 x 10^6 to 6 x 10^6 samples per dataset, 100 to 300 times the row's budget, "
     "because at delta 1e-5 the certified set must be rare")
 POWER_NOTES = {"opendp.gaussian_sum": _GAUSS_POWER, "opendp.gaussian_count": _GAUSS_POWER}
+POWER_NOTES.update({f"opacus.{k}": _OPC_POWER for k in ("dp_optimizer", "dp_optimizer_secure", "per_layer")})
 """Rows whose power was computed beside the run: key -> what budget would catch the planted leak."""
 
 POWER_SKIPPED: dict = {}
