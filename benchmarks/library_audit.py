@@ -490,13 +490,26 @@ _OPC_FLOAT_DOC = (
     "default (secure_mode=False) draws torch.normal in the gradient's dtype (float32 here)")
 
 
-def _opacus_entry(attr: str, name: str, how: str, samples: int = 10000) -> Entry:
+_OPC_FLOAT_CAUSE = (
+    "a float32 granularity signal, not confirmed: the first run's float-bits tester certified epsilon >= 1.55 from "
+    "the lowest set bits of a bias coordinate on a searched pair (5 vs 6 examples), the confirmation run (next seed, "
+    "twice the samples) certified 0.93 on the same pair and passed. Read in Opacus 1.6.0, the release is float32 "
+    "arithmetic on the clipped sum: opacus/optimizers/optimizer.py, _generate_noise draws torch.normal(..., "
+    "dtype=reference.dtype) (float32 for a float32 model; secure_mode sums four draws and halves them, same dtype), "
+    "DPOptimizer.add_noise sets p.grad = p.summed_grad + noise and scale_grad divides by expected_batch_size, each "
+    "rounded to float32 (24-bit significand), so the set of float32 values an output takes depends on the clipped "
+    "sum (Mironov 2012, in single precision); secure_mode's docstring addresses the sampler's attacks "
+    "(2107.10138, 2112.05307), not this final rounding. Whether the signal exceeds the claim was not settled at "
+    "this budget")
+
+
+def _opacus_entry(attr: str, name: str, how: str, samples: int = 10000, cause: str = "") -> Entry:
     """An Opacus row: ``opacus_optimizers:attr``, claim (1, 1e-5)-DP from Opacus's own calibration."""
     g = Guarantee(1.0, 1e-5, "add-remove", _OPC_DOMAIN,
                   "get_noise_multiplier(target_epsilon=1, target_delta=1e-5, sample_rate=1.0, steps=1, "
                   "accountant='rdp'), as PrivacyEngine.make_private_with_epsilon calibrates")
     return Entry("Opacus", name, f"{_OPC}:{attr}", f"{how}; {_OPC_MODEL}", g, budget=Budget(samples=samples, trials=2),
-                 documented=_OPC_FLOAT_DOC, relation_note=_OPC_RELATION)
+                 documented=_OPC_FLOAT_DOC, relation_note=_OPC_RELATION, cause=cause)
 
 
 _OPACUS_ROWS: tuple[Entry, ...] = (
@@ -504,7 +517,8 @@ _OPACUS_ROWS: tuple[Entry, ...] = (
     _opacus_entry("dp_optimizer_secure", "optimizers.DPOptimizer (secure_mode)",
                   "flat clipping, max_grad_norm=1, secure_mode=True (noise: four torch.normal draws summed, halved)"),
     _opacus_entry("per_layer", "optimizers.DPPerLayerOptimizer",
-                  "clipping='per_layer', max_grad_norm=[1.0, 0.5] (weight, bias; noise scale sigma * sqrt(1.25))"),
+                  "clipping='per_layer', max_grad_norm=[1.0, 0.5] (weight, bias; noise scale sigma * sqrt(1.25))",
+                  cause=_OPC_FLOAT_CAUSE),
 )
 """The Opacus rows (``dpaudit.mechanisms.catalogue.opacus_optimizers``): Opacus's DP-SGD optimizers,
 one step each."""
@@ -993,7 +1007,11 @@ ADVERSARIAL_RECORD["Opacus"] = (
     "GradSampleModule or DPOptimizer checks for non-finite per-sample gradients; not found in the Opacus tracker "
     "searched (meta-pytorch/opacus, two searches of NaN and clipping issues); whether Re:cord-play's Opacus "
     "findings include it was not checked (the excerpts of arXiv 2602.17454 available here do not name them). "
-    "Reproducer: reproducers/opacus_dp_optimizer_nan.py")
+    "Reproducers: reproducers/opacus_dp_optimizer_nan.py, opacus_dp_optimizer_secure_nan.py, opacus_per_layer_nan.py")
+RECORD["opacus.per_layer"] = (
+    "unconfirmed, so not claimed. Floating-point attacks on Opacus's noise are known (arXiv 2112.05307, cited in "
+    "_generate_noise's docstring, fixed for the sampler by secure_mode); a leak through the final float32 rounding "
+    "of the noisy sum was not found reported (Opacus tracker searched for NaN/clipping only)")
 
 
 LEAK_SAMPLES = 20000

@@ -249,6 +249,8 @@ ADVERSARIAL = {
     "diffprivlib.quantile": ("nan", _DPL_QUANTILE_NAN),
     "diffprivlib.percentile": ("nan", _DPL_QUANTILE_NAN),
     "opacus.dp_optimizer": ("nan", None),
+    "opacus.dp_optimizer_secure": ("nan", None),
+    "opacus.per_layer": ("nan", None),
 }
 """Adversarial findings with a reproducer: row key -> (adversarial kind, cause read from the
 library's code, or None for the library's line of ``ADVERSARIAL_RECORD``). The pair is rebuilt from
