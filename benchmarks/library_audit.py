@@ -493,7 +493,7 @@ _OPC_FLOAT_DOC = (
 _OPC_FLOAT_CAUSE = (
     "a float32 granularity signal, not confirmed: the first run's float-bits tester certified epsilon >= 1.55 from "
     "the lowest set bits of a bias coordinate on a searched pair (5 vs 6 examples), the confirmation run (next seed, "
-    "twice the samples) certified 0.93 on the same pair and passed. Read in Opacus 1.6.0, the release is float32 "
+    "twice the samples) certified 0.93 and passed. Read in Opacus 1.6.0, the release is float32 "
     "arithmetic on the clipped sum: opacus/optimizers/optimizer.py, _generate_noise draws torch.normal(..., "
     "dtype=reference.dtype) (float32 for a float32 model; secure_mode sums four draws and halves them, same dtype), "
     "DPOptimizer.add_noise sets p.grad = p.summed_grad + noise and scale_grad divides by expected_batch_size, each "

@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "reproducers").glob("*.py"))
 
-_N = {"diffprivlib": 400, "pipelinedp": 40, "opacus": 300}
+_N = {"diffprivlib": 400, "pipelinedp": 40, "opacus": 60}
 
 _RUNNER = """
 import runpy, sys
