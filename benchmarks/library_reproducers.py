@@ -54,6 +54,42 @@ PIPELINEDP = {
 }
 """PipelineDP rows with public partitions 0, 1, 2: metric, field, noise kind, total delta, params, public."""
 
+OPACUS = {
+    "dp_optimizer": {"optimizer": "DPOptimizer", "norm": "1.0", "secure": "False"},
+    "dp_optimizer_secure": {"optimizer": "DPOptimizer", "norm": "1.0", "secure": "True"},
+    "per_layer": {"optimizer": "DPPerLayerOptimizer", "norm": "[1.0, 0.5]", "secure": "False"},
+}
+"""Opacus rows (``dpaudit.mechanisms.catalogue.opacus_optimizers``): optimizer class, max_grad_norm, secure_mode."""
+_OPACUS_IMPORTS = """import warnings
+
+import torch
+from opacus import GradSampleModule
+from opacus.accountants.utils import get_noise_multiplier
+from opacus.optimizers import DPOptimizer, DPPerLayerOptimizer
+
+warnings.simplefilter("ignore")  # Opacus's notices (full backward hooks, secure mode)
+torch.set_num_threads(1)
+SIGMA = get_noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sample_rate=1.0, steps=1, accountant="rdp")"""
+_OPACUS_BODY = """    # one full-batch DP-SGD step of a Linear(2, 2) model from parameters 0; records are (x_1, x_2, label)
+    arr = np.asarray(records, dtype=float)
+    features = torch.tensor(arr[:, :-1], dtype=torch.float32)
+    labels = torch.tensor(arr[:, -1], dtype=torch.long)
+    model = torch.nn.Linear(2, 2)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+    module = GradSampleModule(model, batch_first=True, loss_reduction="mean")
+    params = [p for p in module.parameters() if p.requires_grad]
+    optimizer = {optimizer}(torch.optim.SGD(params, lr=1.0), noise_multiplier=SIGMA, max_grad_norm={norm},
+                             expected_batch_size=10, loss_reduction="mean",
+                             generator=torch.Generator().manual_seed(seed), secure_mode={secure})
+    optimizer.zero_grad(set_to_none=True)
+    torch.nn.functional.cross_entropy(module(features), labels).backward()
+    optimizer.step()
+    out = torch.cat([p.detach().reshape(-1) for p in params]).numpy().astype(float)
+    module._close()
+    return out"""
+
 PREDICATES = {
     "diffprivlib.sum_add_remove": ("y[0] > 1.0", "outputs above 1 (tools/utils.py truncates the noisy sum to "
                                    "[n * lower, n * upper] = [0, 1] for the one-record dataset)", "D1"),
@@ -212,6 +248,9 @@ ADVERSARIAL = {
     "diffprivlib.median": ("nan", _DPL_QUANTILE_NAN),
     "diffprivlib.quantile": ("nan", _DPL_QUANTILE_NAN),
     "diffprivlib.percentile": ("nan", _DPL_QUANTILE_NAN),
+    "opacus.dp_optimizer": ("nan", None),
+    "opacus.dp_optimizer_secure": ("nan", None),
+    "opacus.per_layer": ("nan", None),
 }
 """Adversarial findings with a reproducer: row key -> (adversarial kind, cause read from the
 library's code, or None for the library's line of ``ADVERSARIAL_RECORD``). The pair is rebuilt from
@@ -317,6 +356,8 @@ def _release(entry, attr: str) -> tuple[str, str, str] | None:
         out += [1.0 if p in released else 0.0, float(vec[0]), float(vec[1])]
     return out  # PyDP's noise cannot be seeded'''
         return "import pipeline_dp", body, "pipeline-dp"
+    if entry.library == "Opacus" and attr in OPACUS:
+        return _OPACUS_IMPORTS, _OPACUS_BODY.format(**OPACUS[attr]), "opacus (and torch)"
     return None
 
 

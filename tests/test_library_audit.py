@@ -114,7 +114,8 @@ def test_targets_carry_the_relation_of_their_guarantee():
             continue
         mech, kind = load_target(e.target)
         assert kind == "mechanism"
-        assert mech.neighbouring.name == e.guarantee.neighbouring, e.key
+        # labelled examples (Opacus rows: LabelledAddRemove) differ as the plain relation does
+        assert mech.neighbouring.name.replace("labelled-", "") == e.guarantee.neighbouring, e.key
         assert mech.witness_pairs, e.key
 
 

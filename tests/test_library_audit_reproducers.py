@@ -7,8 +7,8 @@ it prints follow from them (recomputed here with the same Chernoff-KL bounds), t
 tracker text (library version, relation, pair, expected vs observed), and that the set it names is
 never reached by the other dataset where the set is a float grid or a truncation the other side
 cannot reach. diffprivlib is seeded (``random_state``), so its reproducers' verdicts are
-deterministic and must be VIOLATION; PipelineDP's noise cannot be seeded, so its scripts are
-checked for consistency only.
+deterministic and must be VIOLATION, as Opacus's (a seeded ``torch.Generator``); PipelineDP's noise
+cannot be seeded, so its scripts are checked for consistency only.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "reproducers").glob("*.py"))
 
-_N = {"diffprivlib": 400, "pipelinedp": 40}
+_N = {"diffprivlib": 400, "pipelinedp": 40, "opacus": 60}
 _N_SCRIPT = {"diffprivlib_linear_regression_diagonal.py": 100, "diffprivlib_linear_regression_unclipped.py": 100,
              "diffprivlib_logistic_regression_labels.py": 60}
 """Scripts that fit a model per run (5 to 15 ms a fit): a smaller N, still enough for their near-disjoint sets."""
@@ -62,11 +62,12 @@ def _upper(k, n, beta):
 def outputs():
     pytest.importorskip("diffprivlib")
     pytest.importorskip("pipeline_dp")
+    pytest.importorskip("opacus")
     if not SCRIPTS:
         pytest.skip("no reproducers generated")
     args = []
     for path in SCRIPTS:
-        n = _N_SCRIPT.get(path.name) or _N["diffprivlib" if path.name.startswith("diffprivlib") else "pipelinedp"]
+        n = _N_SCRIPT.get(path.name) or _N.get(path.name.split("_")[0], _N["pipelinedp"])
         args += [str(path), str(n)]
     proc = subprocess.run([sys.executable, "-I", "-c", _RUNNER, *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=300, check=False)
@@ -103,5 +104,6 @@ def test_every_reproducer_runs_without_dpaudit_and_prints_what_it_claims(outputs
         assert re.search(r"^library: \S+ \d+\.\d+", text, re.M), name
         if "not a multiple of" in text or "truncates" in text:  # a set the other side cannot reach
             assert h[other] == 0, name
-        if name.startswith("diffprivlib") and h[other] == 0 and h[side] >= 0.08 * n:  # seeded; N is enough
+        seeded = name.startswith(("diffprivlib", "opacus"))  # Opacus: a seeded torch.Generator
+        if seeded and h[other] == 0 and h[side] >= 0.08 * n:  # N is enough
             assert violation, name

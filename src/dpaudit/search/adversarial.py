@@ -52,9 +52,10 @@ def adversarial_pairs(relation, accepts: AcceptedInputs | None = None) -> list:
 
     Parameters
     ----------
-    relation : AddRemove or Replace
+    relation : AddRemove or Replace (or their labelled forms)
         Its domain gives the bounds (``above-bounds``/``below-bounds``) and the record dimension;
-        ``relation.name`` ("add-remove" or "replace") how the pairs differ.
+        ``relation.name`` ("add-remove" or "replace", "labelled-add-remove" or "labelled-replace")
+        how the pairs differ.
     accepts : AcceptedInputs, optional
         The declared accepted set (default: every kind).
 
@@ -71,6 +72,8 @@ def adversarial_pairs(relation, accepts: AcceptedInputs | None = None) -> list:
     """
     accepts = accepts or AcceptedInputs()
     name = getattr(relation, "name", "")
+    # labelled examples (LabelledAddRemove / LabelledReplace) differ as their plain relations do
+    name = {"labelled-add-remove": "add-remove", "labelled-replace": "replace"}.get(name, name)
     if name not in ("add-remove", "replace"):
         raise ValueError(f"adversarial pairs need an add-remove or replace relation, got {name!r}")
     lo = np.asarray(relation.domain.lower, dtype=float)

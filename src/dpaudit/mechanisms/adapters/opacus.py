@@ -134,8 +134,11 @@ class OpacusMechanism(LibraryMechanism):
         are the public starting point of every run (a module is deep-copied; a builder is
         called once per :meth:`sample` and loaded with those parameters). Layers must be
         supported by Opacus's ``GradSampleModule`` (``Linear``, ``Conv``, ...).
-    max_grad_norm : float
-        Per-example clipping norm C (``DPOptimizer(max_grad_norm=...)``).
+    max_grad_norm : float or sequence of float
+        Per-example clipping norm C (``DPOptimizer(max_grad_norm=...)``); with
+        ``clipping="per_layer"`` one norm per parameter tensor, in ``model.parameters()`` order
+        (``DPPerLayerOptimizer(max_grad_norm=[C_1, ..., C_k])``, whose overall norm, the noise's
+        scale, is ``sqrt(sum C_i^2)``).
     expected_batch_size : int
         Public constant the noisy gradient sum is divided by (Opacus's ``expected_batch_size``
         with ``loss_reduction="mean"``). It must not depend on the dataset.
@@ -164,6 +167,13 @@ class OpacusMechanism(LibraryMechanism):
         torch intra-op CPU threads during :meth:`sample` (restored afterwards); None leaves
         torch's setting alone. One thread is fastest for small models: on a busy 2-core machine
         two threads made a run of a 6-parameter model 10 times slower.
+    clipping : {"flat", "per_layer"}, default "flat"
+        Opacus's clipping: ``DPOptimizer`` (one norm over all parameters) or
+        ``DPPerLayerOptimizer`` (each parameter tensor clipped to its own norm), as
+        ``PrivacyEngine.make_private(clipping=...)`` picks them.
+    secure_mode : bool, default False
+        Passed to the optimizer: Opacus's ``_generate_noise`` then sums four Gaussian draws and
+        halves the sum (opacus/optimizers/optimizer.py), still from the seeded generator here.
 
     Attributes
     ----------
@@ -177,8 +187,9 @@ class OpacusMechanism(LibraryMechanism):
         callable.
     ValueError
         If a number is out of range, both or neither of ``noise_multiplier`` and
-        ``target_epsilon`` are given, ``target_delta`` is missing or not in (0, 1), or the
-        accountant is unknown.
+        ``target_epsilon`` are given, ``target_delta`` is missing or not in (0, 1), the
+        accountant or clipping is unknown, or ``max_grad_norm`` is a sequence without
+        ``clipping="per_layer"`` (or a number with it).
 
     Notes
     -----
@@ -208,10 +219,22 @@ class OpacusMechanism(LibraryMechanism):
         output: str | Callable = "parameters",
         name: str | None = None,
         num_threads: int | None = 1,
+        clipping: str = "flat",
+        secure_mode: bool = False,
     ):
         if not callable(model):  # torch.nn.Module instances are callable too
             raise TypeError(f"model must be a torch.nn.Module or a function that builds one, got {model!r}")
-        self.max_grad_norm = check_positive(max_grad_norm, "max_grad_norm")
+        if clipping not in ("flat", "per_layer"):
+            raise ValueError(f"clipping must be 'flat' or 'per_layer', got {clipping!r}")
+        self.clipping, self.secure_mode = clipping, bool(secure_mode)
+        if clipping == "per_layer":
+            if isinstance(max_grad_norm, (int, float)) or not len(max_grad_norm):
+                raise ValueError(f"clipping='per_layer' needs one max_grad_norm per parameter tensor, got {max_grad_norm!r}")
+            self.max_grad_norm = tuple(check_positive(c, "max_grad_norm") for c in max_grad_norm)
+        elif not isinstance(max_grad_norm, (int, float)):
+            raise ValueError(f"a list of max_grad_norm needs clipping='per_layer', got {max_grad_norm!r}")
+        else:
+            self.max_grad_norm = check_positive(max_grad_norm, "max_grad_norm")
         self.expected_batch_size = check_int(expected_batch_size, "expected_batch_size")
         if (noise_multiplier is None) == (target_epsilon is None):
             raise ValueError(
@@ -246,7 +269,8 @@ class OpacusMechanism(LibraryMechanism):
                 else f"sigma for eps={target_epsilon:g}, delta={target_delta:g}"
             )
             what = "parameters" if output == "parameters" else getattr(output, "__qualname__", "output")
-            name = f"opacus:dp-sgd({noise}, C={self.max_grad_norm:g}, steps={self.steps}) -> {what}"
+            c = ",".join(f"{v:g}" for v in self.max_grad_norm) if clipping == "per_layer" else f"{self.max_grad_norm:g}"
+            name = f"opacus:dp-sgd({noise}, C={c}, steps={self.steps}) -> {what}"
         self.name = name
 
     # -- privacy bookkeeping (Opacus's accountants) -------------------------------------------
@@ -327,7 +351,7 @@ class OpacusMechanism(LibraryMechanism):
         import_opacus()
         import torch  # noqa: PLC0415
         from opacus import GradSampleModule  # noqa: PLC0415
-        from opacus.optimizers import DPOptimizer  # noqa: PLC0415
+        from opacus.optimizers import DPOptimizer, DPPerLayerOptimizer  # noqa: PLC0415
 
         sigma = self.calibrated_noise_multiplier()
         features, labels = _split_examples(arr, integer_labels=self.loss == "cross_entropy")
@@ -338,14 +362,17 @@ class OpacusMechanism(LibraryMechanism):
         params = [p for p in module.parameters() if p.requires_grad]
         start = [p.detach().clone() for p in params]
         generator = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
-        optimizer = DPOptimizer(
+        if self.clipping == "per_layer" and len(self.max_grad_norm) != len(params):
+            raise ValueError(f"clipping='per_layer' needs {len(params)} max_grad_norm values (one per parameter "
+                             f"tensor), got {len(self.max_grad_norm)}")
+        optimizer = (DPPerLayerOptimizer if self.clipping == "per_layer" else DPOptimizer)(
             torch.optim.SGD(params, lr=self.lr),
             noise_multiplier=sigma,
-            max_grad_norm=self.max_grad_norm,
+            max_grad_norm=list(self.max_grad_norm) if self.clipping == "per_layer" else self.max_grad_norm,
             expected_batch_size=self.expected_batch_size,
             loss_reduction="mean",
             generator=generator,
-            secure_mode=False,
+            secure_mode=self.secure_mode,
         )
         steps, output = self.steps, self.output
 

@@ -8,6 +8,8 @@
 * :mod:`~dpaudit.mechanisms.catalogue.pipelinedp_metrics`: every PipelineDP metric;
 * :mod:`~dpaudit.mechanisms.catalogue.diffprivlib_record`: diffprivlib's LinearRegression and
   LogisticRegression at the two diffprivlib violations of the Re:cord-play record (PoPETs 2026);
+* :mod:`~dpaudit.mechanisms.catalogue.opacus_optimizers`: Opacus's DPOptimizer (flat, secure mode) and
+  DPPerLayerOptimizer, one full-batch step each;
 * :mod:`~dpaudit.mechanisms.catalogue.planted`: the same mechanisms with a planted leak (their noise
   scaled by 0.7), to measure an audit's power next to each pass.
 

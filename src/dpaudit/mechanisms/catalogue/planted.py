@@ -14,7 +14,8 @@ the pass is weak evidence.
 Targets are named as in their catalogue module (``planted:laplace`` is
 ``diffprivlib_mechanisms:laplace`` with the planted leak; tools get a ``tools_`` prefix, OpenDP
 rows an ``opendp_`` prefix, PipelineDP rows ``pipelinedp_``, PyDP rows ``pydp_``, the record's diffprivlib
-models ``record_``): :data:`TARGETS` maps the
+models ``record_``, Opacus rows ``opacus_`` (the optimizer's noise multiplier, Opacus's own calibration,
+times 0.7)): :data:`TARGETS` maps the
 catalogue target string to the planted one.
 
 Two more planting routes keep the library's own calibration and change only its budget:
@@ -273,4 +274,11 @@ NO_TWIN = {
     )
 }
 """Catalogue targets with no planted twin, and why (shown in the power column)."""
+
+# Opacus rows (opacus_optimizers): the optimizer with Opacus's calibrated noise multiplier x 0.7
+from . import opacus_optimizers as _opacus  # noqa: E402
+
+for _name, _mech in _opacus.TARGETS.items():
+    globals()[f"opacus_{_name}"] = _opacus.planted(_mech, f"planted:opacus_{_name}", NOISE_FACTOR)
+    TARGETS[f"{_CATALOGUE}.opacus_optimizers:{_name}"] = f"{_CATALOGUE}.planted:opacus_{_name}"
 del _name, _mech, _chain, _d_out
