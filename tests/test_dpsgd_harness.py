@@ -132,6 +132,21 @@ def _final_nulls(config):
     return np.stack([_train(x, int(s))[task.null].numpy() ** 2 for s in seeds[4:]])
 
 
+def test_the_pool_does_not_fork_a_process_that_imported_jax(monkeypatch):
+    import multiprocessing
+    import sys
+
+    from dpaudit.dpsgd.harness import _start_method
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    assert _start_method(_train) == "fork" and _start_method(lambda x, s: x) == "fork"
+    monkeypatch.setitem(sys.modules, "jax", object())
+    assert _start_method(_train) == "spawn"  # picklable: JAX's threads do not survive fork
+    assert _start_method(lambda x, s: x) == "fork"  # a lambda cannot reach a spawned worker
+
+
 def test_a_process_pool_gives_the_loop_results():
     config = DPSGDConfig(noise_multiplier=2.0, sampling_rate=0.5, steps=2)
     loop = run_train_many(_train, config, runs=4, workers=0)

@@ -185,20 +185,40 @@ def _serial_one(args):
         return torch.stack([torch.as_tensor(p) for p in traj]).detach().cpu().numpy().astype(float)
 
 
+def _start_method(fn) -> str:
+    """The process pool's start method: ``fork`` where the platform has it, except when JAX is
+    imported and ``fn`` pickles: JAX's runtime threads do not survive ``fork`` (JAX warns of a
+    deadlock), so then ``spawn``. A ``fn`` that does not pickle (a lambda, a closure) keeps
+    ``fork``, the only way to hand it to a worker."""
+    import multiprocessing
+    import pickle
+    import sys
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return "spawn"
+    if "jax" in sys.modules:
+        try:
+            pickle.dumps(fn)
+        except Exception:  # noqa: BLE001 - any pickling failure: fork is the only way
+            return "fork"
+        return "spawn"
+    return "fork"
+
+
 def _many_serial(kind, fn, data, D, T, seeds, workers):
     """Runs one after another (``workers`` 0) or in a process pool of ``workers`` processes
     (``concurrent.futures``; start method ``fork`` where the platform has it, so the workers
     inherit the imported modules and the user's function instead of importing torch again —
     seconds per worker — else ``spawn``, where ``fn`` must be picklable: defined at a module's top
-    level). Output ``(runs, T + 1, D)`` (``(runs, 1, D)`` for ``train``)."""
+    level; ``spawn`` also when JAX is imported, see :func:`_start_method`). Output ``(runs, T + 1, D)``
+    (``(runs, 1, D)`` for ``train``)."""
     jobs = [(kind, fn, data, D, T, int(s)) for s in seeds]
     if not workers:
         return np.stack([_serial_one(j) for j in jobs])
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(_start_method(fn))) as pool:
         return np.stack(list(pool.map(_serial_one, jobs, chunksize=max(1, len(jobs) // (4 * workers)))))
 
 
