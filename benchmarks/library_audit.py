@@ -557,6 +557,33 @@ def _opacus_entry(attr: str, name: str, how: str, samples: int = 10000, cause: s
                  documented=_OPC_FLOAT_DOC, relation_note=_OPC_RELATION, cause=cause)
 
 
+# --- Opacus make_private (issue 36, record R7: meta-pytorch/opacus#571) -------------------------
+_OPC_MP_GUARANTEE = Guarantee(
+    1.0, 1e-5, "add-remove", "labelled examples (x_1, x_2 in [-1, 1], label 0 or 1), 1 to 6 examples",
+    "get_noise_multiplier(target_epsilon=1, target_delta=1e-5, sample_rate=1.0, steps=1, accountant='rdp') = 4.06; "
+    "make_private's own accountant hook records sample_rate = 1 / len(data_loader) = 1 for these datasets")
+_OPC_MP_CAUSE = (
+    "known (Re:cord-play, meta-pytorch/opacus#571, open): opacus/privacy_engine.py, PrivacyEngine.make_private sets "
+    "'sample_rate = 1 / len(data_loader)' and 'expected_batch_size = int(len(data_loader.dataset) * sample_rate)', "
+    "the divisor DPOptimizer.scale_grad applies to the noisy clipped sum; with the whole dataset in one batch it "
+    "is len(dataset), so under add/remove the update and its noise are scaled by 1/N vs 1/(N+1) (noise std 4.06 "
+    "vs 2.03 per parameter on 1 vs 2 examples): two Gaussians of different scales, whose privacy loss is "
+    "unbounded. The leak-size stage's set (float32 lattice of a bias coordinate) is the same divisor seen in "
+    "float32 (dividing by 2 halves the lattice spacing); the scale itself: reproducers/"
+    "opacus_make_private.py (set: squared norm of the 6 parameters > 74.3; 1250/2000 on 1 example, "
+    "13/2000 on 2, delta >= 0.551 at epsilon 1, confidence 0.99)")
+_OPACUS_MAKE_PRIVATE_ROWS: tuple[Entry, ...] = (
+    Entry("Opacus", "PrivacyEngine.make_private", f"{_OPC}:make_private",
+          "PrivacyEngine().make_private(module, SGD(lr=1), DataLoader(dataset, batch_size=10), noise_multiplier=4.06, "
+          "max_grad_norm=1, poisson_sampling=True (Opacus's default; sample rate 1 at these sizes), seeded "
+          "noise_generator), one step of a Linear(2, 2) model from parameters 0 (cross-entropy, mean); releases the 6 "
+          "trained parameters; Opacus sets expected_batch_size = len(dataset)",
+          _OPC_MP_GUARANTEE, budget=Budget(samples=4000, trials=2), documented=_OPC_FLOAT_DOC,
+          relation_note=_OPC_RELATION, cause=_OPC_MP_CAUSE),
+)
+"""R7 of the published record: ``make_private`` divides by ``int(len(dataset) * sample_rate)``."""
+
+
 _OPACUS_ROWS: tuple[Entry, ...] = (
     _opacus_entry("dp_optimizer", "optimizers.DPOptimizer", "flat clipping, max_grad_norm=1, secure_mode=False"),
     _opacus_entry("dp_optimizer_secure", "optimizers.DPOptimizer (secure_mode)",
@@ -564,6 +591,7 @@ _OPACUS_ROWS: tuple[Entry, ...] = (
     _opacus_entry("per_layer", "optimizers.DPPerLayerOptimizer",
                   "clipping='per_layer', max_grad_norm=[1.0, 0.5] (weight, bias; noise scale sigma * sqrt(1.25))",
                   cause=_OPC_FLOAT_CAUSE),
+    *_OPACUS_MAKE_PRIVATE_ROWS,
 )
 """The Opacus rows (``dpaudit.mechanisms.catalogue.opacus_optimizers``): Opacus's DP-SGD optimizers,
 one step each."""

@@ -93,9 +93,7 @@ PUBLISHED_RECORD: tuple[dict, ...] = (
      "relation": "add/remove",
      "evidence": "record/replay: the normaliser differs between D and D' (the artifact's Opacus reproduction)",
      "link": "meta-pytorch/opacus#571 (open, filed 2023 by the paper's first author; see also #819)",
-     "reason": "not in this registry: covered by the Opacus (DP-SGD) rows added separately; Opacus 1.6.0 still "
-               "computes it (opacus/privacy_engine.py, make_private: sample_rate = 1 / len(data_loader), "
-               "expected_batch_size = int(len(data_loader.dataset) * sample_rate))"},
+     "found": ("opacus.make_private",)},
     {"id": "R8", "library": "private-PGM (mbi)", "version": "as audited in the paper (before Dec 2025)",
      "function": "JAM mechanism",
      "kind": "sensitivity miscalibration",

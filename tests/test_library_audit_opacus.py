@@ -30,7 +30,8 @@ OPACUS = [e for e in library_audit.REGISTRY if e.library == "Opacus"]
 def test_opacus_rows_are_registered_and_well_formed():
     assert library_audit.PACKAGES["Opacus"] == "opacus"
     assert library_audit.library_version("Opacus") == importlib.metadata.version("opacus")
-    assert [e.key for e in OPACUS] == ["opacus.dp_optimizer", "opacus.dp_optimizer_secure", "opacus.per_layer"]
+    assert [e.key for e in OPACUS] == ["opacus.dp_optimizer", "opacus.dp_optimizer_secure", "opacus.per_layer",
+                                       "opacus.make_private"]
     assert list(library_audit._OPACUS_ROWS) == OPACUS
     from dpaudit.audit.targets import load_target
     from dpaudit.mechanisms.catalogue import opacus_optimizers, planted
@@ -103,7 +104,7 @@ def test_per_layer_clipping_and_planted_twin_are_opacus_own():
     for name in oo.TARGETS:
         twin = getattr(planted, f"opacus_{name}")
         assert twin.calibrated_noise_multiplier() == pytest.approx(0.7 * sigma)
-        assert type(twin).__mro__[1] is OpacusMechanism and twin.clipping == oo.TARGETS[name].clipping
+        assert type(twin).__mro__[1] is type(oo.TARGETS[name]) and twin.clipping == oo.TARGETS[name].clipping
     assert oo.dp_optimizer.calibrated_noise_multiplier() == sigma  # the row itself is untouched
     assert torch.get_num_threads() >= 1
 
@@ -172,3 +173,23 @@ def test_reproducers_listed_for_every_non_pass_opacus_row():
     if (cache.get(library_audit.OPACUS_ACCOUNTANTS_KEY) or {}).get("version"):
         assert "accountants against a certified lower bound" in doc
     assert not math.isnan(len(doc))
+
+
+def test_make_private_row_divides_by_the_private_dataset_size_and_is_seeded():
+    """R7 (meta-pytorch/opacus#571): through PrivacyEngine.make_private the divisor is len(dataset):
+    with noise ~0 one example clipped to C = 1 moves the parameters by 1 (not 1/10 as the fixed
+    expected_batch_size rows); the row's outputs are reproducible from the seed."""
+    from dpaudit.mechanisms.adapters.opacus import OpacusPrivacyEngineMechanism
+    from dpaudit.mechanisms.catalogue import opacus_optimizers as oo
+    from dpaudit.mechanisms.catalogue.opacus_sgd import linear_model
+
+    quiet = OpacusPrivacyEngineMechanism(linear_model, max_grad_norm=1.0, batch_size=10, noise_multiplier=1e-9)
+    for n in (1, 3):
+        y = quiet.sample(np.array([[1.0, 1.0, 1.0]] * n), 1, np.random.default_rng(0))[0]
+        assert quiet.expected_batch_size_ == n and np.linalg.norm(y) == pytest.approx(1.0, rel=1e-4)
+    with pytest.raises(ValueError, match="expected_batch_size"):
+        OpacusPrivacyEngineMechanism(linear_model, max_grad_norm=1.0, batch_size=10, noise_multiplier=1.0,
+                                     expected_batch_size=10)
+    d = np.array([[0.0, 0.0, 0.0]])
+    a, b = (oo.make_private.sample(d, 3, np.random.default_rng(5)) for _ in range(2))
+    assert np.array_equal(a, b) and a.shape == (3, 6) and not np.array_equal(a[0], a[1])

@@ -43,7 +43,7 @@ from ..._torch import torch_threads
 from ..._validate import check_delta, check_int, check_positive
 from ._common import LibraryMechanism, import_optional
 
-__all__ = ["OpacusMechanism", "canary_loss", "import_opacus"]
+__all__ = ["OpacusMechanism", "OpacusPrivacyEngineMechanism", "canary_loss", "import_opacus"]
 
 def import_opacus():
     """Import and return the ``opacus`` module (and ``opacus.optimizers``), or raise an error that
@@ -397,3 +397,115 @@ class OpacusMechanism(LibraryMechanism):
         finally:
             module._close()
 
+
+
+class OpacusPrivacyEngineMechanism(OpacusMechanism):
+    """One or more DP-SGD steps set up by Opacus's own ``PrivacyEngine.make_private``, as a mechanism.
+
+    As :class:`OpacusMechanism`, but the module, optimizer and data loader come from
+    ``opacus.PrivacyEngine().make_private(module=model, optimizer=SGD(lr), data_loader=
+    DataLoader(dataset, batch_size=batch_size), noise_multiplier=sigma, max_grad_norm=C,
+    poisson_sampling=poisson_sampling, noise_generator=<seeded torch.Generator>)``, so Opacus picks
+    ``sample_rate = 1 / len(data_loader)`` and ``expected_batch_size = int(len(dataset) *
+    sample_rate)`` itself (opacus/privacy_engine.py, ``make_private``). Each step takes the next
+    batch of the returned data loader (one batch per epoch when ``batch_size`` is at least the
+    dataset size). ``make_private`` runs once per dataset (per :meth:`sample` call) and its
+    module/optimizer are reused for every output, parameters reset to the public start each run.
+
+    Parameters
+    ----------
+    model : torch.nn.Module or callable
+        As :class:`OpacusMechanism`.
+    max_grad_norm : float
+        Flat clipping norm C.
+    batch_size : int
+        The ``DataLoader``'s batch size (a public constant).
+    poisson_sampling : bool, default True
+        Passed to ``make_private`` (Opacus's default; at ``batch_size >= len(dataset)`` its sample
+        rate is 1 and every example is in every batch).
+    **kwargs
+        ``noise_multiplier`` or ``target_epsilon``/``target_delta``, ``accountant``, ``steps``,
+        ``lr``, ``loss``, ``output``, ``name``, ``num_threads`` as :class:`OpacusMechanism`
+        (``clipping`` and ``secure_mode`` are not offered: ``make_private`` refuses a seeded
+        noise generator in secure mode).
+
+    Raises
+    ------
+    ValueError
+        As :class:`OpacusMechanism`, or if ``batch_size`` is not a positive integer.
+
+    Notes
+    -----
+    The calibration (:meth:`~OpacusMechanism.calibrated_noise_multiplier`) and
+    :meth:`~OpacusMechanism.accounted_epsilon` assume sample rate 1 (``batch_size`` at least every
+    dataset's size). The divisor is then ``len(dataset)``: data-dependent, unlike
+    :class:`OpacusMechanism`'s public ``expected_batch_size``.
+    """
+
+    def __init__(self, model: Any, *, max_grad_norm: float, batch_size: int, poisson_sampling: bool = True, **kwargs):
+        for bad in ("clipping", "secure_mode", "expected_batch_size"):
+            if bad in kwargs:
+                raise ValueError(f"OpacusPrivacyEngineMechanism does not take {bad!r} (make_private sets it)")
+        self.batch_size = check_int(batch_size, "batch_size")
+        self.poisson_sampling = bool(poisson_sampling)
+        super().__init__(model, max_grad_norm=max_grad_norm, expected_batch_size=self.batch_size, **kwargs)
+        self.expected_batch_size = None  # chosen by make_private from len(dataset)
+        self.expected_batch_size_ = None  # the last value make_private chose (for reports)
+
+    @contextmanager
+    def _calls(self, arr: np.ndarray, rng: np.random.Generator):
+        """One ``make_private`` per dataset ``arr`` (labelled examples, shape ``(n_examples, d + 1)``),
+        then one training run per call from the same start; ``rng`` seeds the noise generator."""
+        import_opacus()
+        import torch  # noqa: PLC0415
+        from opacus import PrivacyEngine  # noqa: PLC0415
+        from torch.utils.data import DataLoader, TensorDataset  # noqa: PLC0415
+
+        sigma = self.calibrated_noise_multiplier()
+        features, labels = _split_examples(arr, integer_labels=self.loss == "cross_entropy")
+        loss_fn = torch.nn.functional.cross_entropy if self.loss == "cross_entropy" else self.loss
+        model = self._fresh_model()
+        model.train()
+        generator = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # 'Secure RNG turned off', full-backward-hook notices
+            module, optimizer, loader = PrivacyEngine().make_private(
+                module=model,
+                optimizer=torch.optim.SGD(model.parameters(), lr=self.lr),
+                data_loader=DataLoader(TensorDataset(features, labels), batch_size=self.batch_size),
+                noise_multiplier=sigma,
+                max_grad_norm=self.max_grad_norm,
+                poisson_sampling=self.poisson_sampling,
+                noise_generator=generator,
+            )
+        self.expected_batch_size_ = optimizer.expected_batch_size
+        params = [p for p in module.parameters() if p.requires_grad]
+        start = [p.detach().clone() for p in params]
+        steps, output = self.steps, self.output
+
+        def one_run(_dataset):
+            with torch.no_grad():
+                for p, p0 in zip(params, start):
+                    p.copy_(p0)
+            done = 0
+            while done < steps:
+                for x, y in loader:
+                    if done == steps:
+                        break
+                    optimizer.zero_grad(set_to_none=True)
+                    loss_fn(module(x), y).backward()
+                    optimizer.step()
+                    done += 1
+            if output == "parameters":
+                return torch.cat([p.detach().reshape(-1) for p in params]).numpy().astype(float)
+            value = output(model)
+            if isinstance(value, torch.Tensor):
+                value = value.detach().cpu().numpy()
+            return value
+
+        try:
+            with torch_threads(self.num_threads), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                yield one_run
+        finally:
+            module._close()

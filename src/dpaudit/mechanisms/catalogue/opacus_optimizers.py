@@ -11,7 +11,11 @@ the claim (1, 1e-5) at ``sample_rate = 1``, ``steps = 1``: sigma = 4.06.
   of four Gaussian draws halved, opacus/optimizers/optimizer.py ``_generate_noise``);
 * :data:`per_layer`: ``opacus.optimizers.DPPerLayerOptimizer`` (``clipping="per_layer"``) with
   ``max_grad_norm = [1.0, 0.5]`` (weight, bias); its noise scale is sigma times the overall norm
-  ``sqrt(1 + 0.25)``.
+  ``sqrt(1 + 0.25)``;
+* :data:`make_private`: the same step set up by ``PrivacyEngine().make_private`` (flat clipping,
+  ``max_grad_norm = 1``, ``DataLoader(dataset, batch_size=10)``, ``poisson_sampling=True`` at
+  sample rate 1), where Opacus sets ``expected_batch_size = len(dataset)`` (issue
+  meta-pytorch/opacus#571); audited on 1 to 6 examples.
 
 The step is a Gaussian mechanism with ``mu = 1 / sigma`` under add/remove of one example
 (:class:`~dpaudit.mechanisms.adapters.opacus.OpacusMechanism`, Notes), so the claim holds in exact
@@ -32,10 +36,11 @@ from __future__ import annotations
 import copy
 
 from ...datasets import ADVERSARIAL_KINDS, AcceptedInputs, LabelledAddRemove
-from ..adapters.opacus import OpacusMechanism
+from ..adapters.opacus import OpacusMechanism, OpacusPrivacyEngineMechanism
 from .opacus_sgd import DELTA, DOMAIN, EPSILON, EXPECTED_BATCH_SIZE, WITNESS_PAIRS, linear_model
 
-__all__ = ["ACCEPTS", "PER_LAYER_NORMS", "TARGETS", "dp_optimizer", "dp_optimizer_secure", "per_layer", "planted"]
+__all__ = ["ACCEPTS", "MAKE_PRIVATE_BATCH_SIZE", "MAKE_PRIVATE_MAX_SIZE", "PER_LAYER_NORMS", "TARGETS", "dp_optimizer",
+           "dp_optimizer_secure", "make_private", "per_layer", "planted"]
 
 PER_LAYER_NORMS = (1.0, 0.5)
 """``max_grad_norm`` of :data:`per_layer`: weight (2 x 2), then bias (2)."""
@@ -69,7 +74,23 @@ dp_optimizer_secure = _target("dp_optimizer_secure", max_grad_norm=1.0, secure_m
 per_layer = _target("per_layer", max_grad_norm=PER_LAYER_NORMS, clipping="per_layer")
 """``DPPerLayerOptimizer`` with ``max_grad_norm = [1.0, 0.5]``, same sigma."""
 
-TARGETS = {"dp_optimizer": dp_optimizer, "dp_optimizer_secure": dp_optimizer_secure, "per_layer": per_layer}
+MAKE_PRIVATE_BATCH_SIZE = 10
+"""The ``DataLoader``'s batch size in :data:`make_private` (at least every dataset's size: sample rate 1)."""
+
+MAKE_PRIVATE_MAX_SIZE = 6
+"""Largest dataset :data:`make_private` is audited on (small sizes make ``(N + 1) / N`` large)."""
+
+make_private = OpacusPrivacyEngineMechanism(
+    linear_model, max_grad_norm=1.0, batch_size=MAKE_PRIVATE_BATCH_SIZE, poisson_sampling=True,
+    target_epsilon=EPSILON, target_delta=DELTA, steps=1, lr=1.0, name="opacus_optimizers:make_private")
+"""``PrivacyEngine().make_private(..., data_loader=DataLoader(dataset, batch_size=10), poisson_sampling=True)``,
+one step, same sigma: Opacus sets ``expected_batch_size = int(len(dataset) * 1)``, the private size."""
+make_private.neighbouring = LabelledAddRemove(DOMAIN, min_size=1, max_size=MAKE_PRIVATE_MAX_SIZE)
+make_private.witness_pairs = WITNESS_PAIRS
+make_private.accepts = ACCEPTS
+
+TARGETS = {"dp_optimizer": dp_optimizer, "dp_optimizer_secure": dp_optimizer_secure, "per_layer": per_layer,
+           "make_private": make_private}
 """Name -> target."""
 
 
@@ -82,6 +103,13 @@ class _Planted(OpacusMechanism):
         if self.noise_multiplier_ is None:
             self.noise_multiplier_ = OpacusMechanism.calibrated_noise_multiplier(self) * self.factor
         return self.noise_multiplier_
+
+
+class _PlantedEngine(OpacusPrivacyEngineMechanism):
+    """:data:`make_private` with its noise multiplier times ``factor`` (as :class:`_Planted`)."""
+
+    factor = 1.0
+    calibrated_noise_multiplier = _Planted.calibrated_noise_multiplier
 
 
 def planted(mech: OpacusMechanism, name: str, factor: float) -> OpacusMechanism:
@@ -106,7 +134,7 @@ def planted(mech: OpacusMechanism, name: str, factor: float) -> OpacusMechanism:
     if not 0.0 < factor <= 1.0:
         raise ValueError(f"factor must be in (0, 1], got {factor!r}")
     out = copy.copy(mech)
-    out.__class__ = _Planted
+    out.__class__ = _PlantedEngine if isinstance(mech, OpacusPrivacyEngineMechanism) else _Planted
     out.factor = float(factor)
     out.noise_multiplier_ = None
     out._initial_state = None
