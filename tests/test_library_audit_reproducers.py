@@ -26,7 +26,8 @@ SCRIPTS = sorted((ROOT / "reproducers").glob("*.py"))
 
 _N = {"diffprivlib": 400, "pipelinedp": 40, "opacus": 60}
 _N_SCRIPT = {"diffprivlib_linear_regression_diagonal.py": 100, "diffprivlib_linear_regression_unclipped.py": 100,
-             "diffprivlib_logistic_regression_labels.py": 60}
+             "diffprivlib_logistic_regression_labels.py": 60,
+             "opacus_make_private.py": 200}
 """Scripts that fit a model per run (5 to 15 ms a fit): a smaller N, still enough for their near-disjoint sets."""
 
 _RUNNER = """
