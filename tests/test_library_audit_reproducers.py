@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "reproducers").glob("*.py"))
 
 _N = {"diffprivlib": 400, "pipelinedp": 40}
+_N_MODELS = 100  # diffprivlib model fits (2-5 ms each, 20-40 times a tools call): fewer runs, same checks
 
 _RUNNER = """
 import runpy, sys
@@ -63,7 +64,10 @@ def outputs():
         pytest.skip("no reproducers generated")
     args = []
     for path in SCRIPTS:
-        args += [str(path), str(_N["diffprivlib" if path.name.startswith("diffprivlib") else "pipelinedp"])]
+        n = _N["diffprivlib" if path.name.startswith("diffprivlib") else "pipelinedp"]
+        if path.name.startswith(("diffprivlib_gaussian_nb", "diffprivlib_linear_regression")):
+            n = _N_MODELS
+        args += [str(path), str(n)]
     proc = subprocess.run([sys.executable, "-I", "-c", _RUNNER, *args], capture_output=True, text=True,
                           cwd=ROOT, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -6,6 +6,9 @@
   :mod:`~dpaudit.mechanisms.catalogue.diffprivlib_tools`: IBM diffprivlib's mechanisms and tools;
 * :mod:`~dpaudit.mechanisms.catalogue.opendp_measurements`: every OpenDP measurement constructor;
 * :mod:`~dpaudit.mechanisms.catalogue.pipelinedp_metrics`: every PipelineDP metric;
+* :mod:`~dpaudit.mechanisms.catalogue.diffprivlib_models` (diffprivlib's models through their fitted
+  parameters), :mod:`~dpaudit.mechanisms.catalogue.pipelinedp_noise` (PipelineDP's ``add_dp_noise``) and
+  :mod:`~dpaudit.mechanisms.catalogue.opendp_polars` (OpenDP's Polars API);
 * :mod:`~dpaudit.mechanisms.catalogue.planted`: the same mechanisms with a planted leak (their noise
   scaled by 0.7), to measure an audit's power next to each pass.
 
