@@ -805,9 +805,11 @@ _MOD_LR_CAUSE = (
     "noiseless (not audited here)")
 _MOD_SS_ADD_REMOVE_CAUSE = (
     "the relation: StandardScaler's mean_ and var_ are tools.nanmean and tools.nanvar (models/standard_scaler.py, "
-    "_incremental_mean_and_var), calibrated with the record count n (sensitivity (upper - lower) / n, and the mean "
-    "truncated to the bounds); under add/remove n is private and one added record moves the mean by up to 1/(n + 1) "
-    "while the noise is calibrated to the n of each dataset")
+    "_incremental_mean_and_var), calibrated with the record count n: tools/utils.py, _var builds "
+    "LaplaceBoundedDomain(sensitivity=((upper - lower) / array.size) ** 2 * (array.size - 1)), which is 0 for one "
+    "record, so a one-record dataset releases var_ = 0 exactly while its neighbour with a second record releases a "
+    "noisy, almost never zero, variance (the mean's sensitivity (upper - lower) / n likewise assumes n fixed). "
+    "Under replace-one, where n is public, a one-record variance is 0 on both sides and this is not a leak")
 
 _MODELS: tuple[Entry, ...] = (
     _model_entry("gaussian_nb", "GaussianNB", "GaussianNB(epsilon=1, bounds=(0, 1)).partial_fit(X, y, classes=[0, 1]) "
@@ -1604,9 +1606,10 @@ def _save(cache: dict, key: str) -> None:
     disk = load_cache()
     mine = cache[key]
     if (disk.get(key) or {}).get("fingerprint") == mine.get("fingerprint"):  # same audit: merge the stages' fields
-        disk[key] = {**disk[key], **mine}
-    else:
-        disk[key] = mine
+        merged = {**disk[key], **mine}
+        mine.clear()
+        mine.update(merged)  # the same object: a caller holding cache[key] keeps adding its next stage to it
+    disk[key] = mine
     cache.update(disk)
     CACHE.parent.mkdir(parents=True, exist_ok=True)
     tmp = CACHE.with_suffix(".tmp")

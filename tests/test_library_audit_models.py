@@ -122,7 +122,8 @@ def test_every_non_pass_row_of_the_block_has_a_standalone_reproducer():
         path = library_audit.reproducer_path(e)
         extra = [library_audit.adversarial_reproducer_path(e, k) for k in library_audit.adversarial_leaks(rec)]
         assert path.exists() or any(p.exists() for p in extra), e.key
-    for key in ("gaussian_nb", "gaussian_nb_add_remove", "linear_regression", "linear_regression_replace"):
+    for key in ("gaussian_nb", "gaussian_nb_add_remove", "linear_regression", "linear_regression_replace",
+                "standard_scaler_add_remove"):
         path = library_audit.reproducer_path(_entry(f"diffprivlib.{key}"))
         imported = {a.name.split(".")[0] for node in ast.walk(ast.parse(path.read_text()))
                     if isinstance(node, (ast.Import, ast.ImportFrom))

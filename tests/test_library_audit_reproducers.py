@@ -65,7 +65,8 @@ def outputs():
     args = []
     for path in SCRIPTS:
         n = _N["diffprivlib" if path.name.startswith("diffprivlib") else "pipelinedp"]
-        if path.name.startswith(("diffprivlib_gaussian_nb", "diffprivlib_linear_regression")):
+        if path.name.startswith(("diffprivlib_gaussian_nb", "diffprivlib_linear_regression",
+                                 "diffprivlib_standard_scaler")):
             n = _N_MODELS
         args += [str(path), str(n)]
     proc = subprocess.run([sys.executable, "-I", "-c", _RUNNER, *args], capture_output=True, text=True,
