@@ -93,7 +93,7 @@ def main():
     print(f"Expected: for every output set S, P[S | D0] <= e^eps P[S | D1] + delta and vice versa.")
     print(f"Observed: S = {SET_IN_WORDS}: {h0}/{N} on D0, {h1}/{N} on D1 "
           f"(P[S | {REACHES}] - e^eps P[S | {other}] >= {certified:.4g} with confidence 0.99).")
-    print(f"Cause: the relation: StandardScaler's mean_ and var_ are tools.nanmean and tools.nanvar (models/standard_scaler.py, _incremental_mean_and_var), calibrated with the record count n: tools/utils.py, _var builds LaplaceBoundedDomain(sensitivity=((upper - lower) / array.size) ** 2 * (array.size - 1)), which is 0 for one record, so a one-record dataset releases var_ = 0 exactly while its neighbour with a second record releases a noisy, almost never zero, variance (the mean's sensitivity (upper - lower) / n likewise assumes n fixed). Under replace-one, where n is public, a one-record variance is 0 on both sides and this is not a leak")
+    print(f"Cause: the relation: StandardScaler's mean_ and var_ are tools.nanmean and tools.nanvar (models/standard_scaler.py, _incremental_mean_and_var), calibrated with the record count n: tools/utils.py, _var builds LaplaceBoundedDomain(sensitivity=((upper - lower) / array.size) ** 2 * (array.size - 1)), which is 0 for one record, so a one-record dataset releases var_ = 0 exactly while its neighbour with a second record releases a noisy, almost never zero, variance (the mean's sensitivity (upper - lower) / n likewise assumes n fixed). Under replace-one, where n is public, a one-record variance is 0 on both sides and this is not a leak. The adversarial screen's leaks on this row are the same finding: its pairs add a record to a one-record dataset")
     print("Reproduce: python " + sys.argv[0] + " " + str(N))
 
 

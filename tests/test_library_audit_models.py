@@ -94,8 +94,10 @@ def test_pipelinedp_add_dp_noise_targets_release_every_public_partition():
 
     with pytest.raises(ValueError, match="accountant"):
         n.add_dp_noise([], accountant="rdp")
-    for name, mech in n.TARGETS.items():
-        out = draw(mech, np.zeros((0, 2)), 3, np.random.default_rng(0))  # the empty dataset: three zero sums
+    assert set(n.TARGETS) == {"add_dp_noise_laplace", "add_dp_noise_gaussian", "add_dp_noise_laplace_pld",
+                              "add_dp_noise_gaussian_pld"}
+    for name in ("add_dp_noise_laplace", "add_dp_noise_gaussian"):  # the PLD ones take 1-5 s per release
+        out = draw(n.TARGETS[name], np.zeros((0, 2)), 3, np.random.default_rng(0))  # the empty dataset: zero sums
         assert out.shape == (3, 3) and np.isfinite(out).all(), name
         assert len(np.unique(out)) > 1, name  # noise was added
 

@@ -122,8 +122,9 @@ ACCEPTS_2D = AcceptedInputs(
 """Adversarial inputs of the two-column models: the value in the feature, the label / target 0."""
 
 ACCEPTS_1D = AcceptedInputs(
-    note="StandardScaler takes X array-like of numbers and, as scikit-learn's, lets NaN through (ignored as "
-         "missing values); every adversarial kind is tried")
+    note="StandardScaler takes X array-like of numbers; its code counts NaN as missing values (np.isnan in "
+         "partial_fit), but diffprivlib 0.6.6 rejects NaN and infinities in scikit-learn's validation (measured: "
+         "ValueError); every adversarial kind is tried")
 """Adversarial inputs of StandardScaler (one feature)."""
 
 
