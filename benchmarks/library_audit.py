@@ -845,8 +845,12 @@ FLOAT_CAUSES["standard_scaler"] = ("models/standard_scaler.py: _incremental_mean
                                    "and var_ = tools.nanvar (LaplaceBoundedDomain.randomise)")
 FLOAT_CAUSES["standard_scaler_add_remove"] = FLOAT_CAUSES["standard_scaler"]
 RECORD.update({
-    "diffprivlib.gaussian_nb": "candidate new: not found in the diffprivlib tracker searched ('GaussianNB class "
-                               "count'); not among the five issues of IBM/differential-privacy-library#104",
+    "diffprivlib.gaussian_nb": "candidate new for GaussianNB with declared classes, a variant of "
+                               "IBM/differential-privacy-library#106 'Domain Inference via the label set' (open, "
+                               "filed by a Re:cord-play author: LogisticRegression's classes = np.unique(y)); here "
+                               "the leak remains when the user declares classes=[0, 1], because the update loop "
+                               "runs over np.unique(y). Not found for GaussianNB in the tracker searched (two "
+                               "queries), nor among the five issues of #104",
     "diffprivlib.gaussian_nb_add_remove": "as models.GaussianNB (candidate new), plus the relation (n released)",
     "diffprivlib.linear_regression": "known: IBM/differential-privacy-library#105 'Sensitivity Misscalibration for "
                                      "Linear Regression' (open, filed by a Re:cord-play author; fix in PR #110, open) "
