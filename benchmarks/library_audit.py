@@ -835,8 +835,10 @@ REGISTRY: tuple[Entry, ...] = (
 LEFT_OUT = {
     "diffprivlib": {},
     "OpenDP": {
-        "measurements.make_private_expr, make_private_lazyframe": "Polars query plans (Polars is not installed "
-        "with dpaudit's OpenDP extra); their noise is added by make_noise and make_noise_threshold, audited here",
+        "measurements.make_private_expr, make_private_lazyframe": "Polars query plans (installed with the "
+        "opendp-polars extra): one plan, a private sum and length through dp.Context, has its own row "
+        "(extras.polars, below the measurement rows); other plans (grouped counts, quantiles, make_private_expr alone) add their noise by "
+        "make_noise and make_noise_threshold, audited here",
         "measurements.make_user_measurement": "a measurement from the user's own function and privacy map "
         "(feature honest-but-curious): its guarantee is the user's claim, not OpenDP's",
         "measurements.make_proof_link": "not a measurement: it returns the link to a proof document (a string)",
@@ -847,14 +849,25 @@ LEFT_OUT = {
         "bounds for a later aggregation (not an aggregation itself), the PLD accountant and thresholding are other "
         "budget/selection options of the same metrics, custom combiners are the user's code, and the Beam and "
         "Spark wrappers run the same DPEngine on other backends (the rows use the local backend)",
-        "add_dp_noise, weighted Gaussian thresholding, the PLD accountant's output": "not in the registry yet "
-        "(issue 36 item 6)",
+        "weighted Gaussian thresholding (PartitionSelectionStrategy.WEIGHTED_GAUSSIAN_THRESHOLDING)": "present in "
+        "0.3.1 (DPEngine._select_partitions_weighted_gaussian: each unit's partitions weigh 1/sqrt(k), the weights "
+        "summed per partition and passed to PyDP's Gaussian partition selection) but not audited: one "
+        "select_partitions run took 25-170 ms on this loaded 2-core machine, and a unit in two partitions needs 12 to 16 "
+        "units before the keep rate leaves 0 (measured: 0.1 at 12, 0.21 at 16), so a row needs several CPU-hours",
+        "the PLD accountant's output (PLDBudgetAccountant)": "present in 0.3.1 (docstring: experimental, 'not yet "
+        "compatible with DPEngine'; add_dp_noise does run with it) but not audited as a black box: every release "
+        "runs dp_accounting's PLD search in compute_budgets (3.6 s per release here). Its output checked instead, "
+        "one mechanism at total (1, 1e-5): Gaussian sigma 3.7307 for L2 sensitivity 1, whose exact "
+        "(Balle-Wang analytic) delta at epsilon 1 is 9.9991e-6 <= 1e-5; Laplace scale 1.0000227 >= 1/epsilon. "
+        "Both sound, and tight",
     },
     "Not yet audited": {
-        "diffprivlib.models (LogisticRegression, LinearRegression, GaussianNB, KMeans, PCA, RandomForestClassifier, "
-        "StandardScaler)": "not in the registry yet (issue 36 item 6): to be audited through their fitted parameters; "
-        "LinearRegression and LogisticRegression have rows only at the published record's two bugs",
-        "OpenDP's Polars API (make_private_lazyframe)": "Polars is not installed here (issue 36 item 6)",
+        "diffprivlib.models LogisticRegression, PCA, KMeans, RandomForestClassifier, DecisionTreeClassifier": "not in "
+        "the registry yet: GaussianNB, LinearRegression and StandardScaler have rows (audited through their fitted "
+        "parameters), LogisticRegression one only at the published record's bug (IBM#106); one fit of these took 5 ms (PCA), 5-8 ms (the trees), 13 ms (KMeans) and 125 ms "
+        "(LogisticRegression, objective perturbation then L-BFGS) on this loaded machine, 2 to 40 times a "
+        "GaussianNB fit, so a row needs 10 minutes to hours of CPU. IBM/differential-privacy-library#104 (open) also "
+        "reports k-means and vector-mechanism (LogisticRegression) calibration issues: not checked here",
         "PyDP's other modules (pydp.algorithms.numerical_mechanisms, partition_selection, quantile_tree)": "not in "
         "the registry yet: the Laplace and Gaussian mechanisms and partition selection are audited through "
         "PipelineDP's rows, which call them",
@@ -1098,6 +1111,166 @@ RECORD["opacus.per_layer"] = (
     "unconfirmed, so not claimed. Floating-point attacks on Opacus's noise are known (arXiv 2112.05307, cited in "
     "_generate_noise's docstring, fixed for the sampler by secure_mode); a leak through the final float32 rounding "
     "of the noisy sum was not found reported (Opacus tracker searched for NaN/clipping only)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 36 item 6: deployed APIs added to the registry (diffprivlib models; PipelineDP add_dp_noise;
+# OpenDP's Polars API). One block: the rows are appended to REGISTRY here, with their causes and record.
+# ---------------------------------------------------------------------------------------------
+
+_MOD = "dpaudit.mechanisms.catalogue.diffprivlib_models"
+_MOD_BUDGET = Budget(samples=5000, trials=2)
+"""The model rows' budget: one output is one fit (2-5 ms, 20-40 times a tools call)."""
+_MOD_NB_CALIB = ("GaussianNB's calibration assumes replace-one: models/naive_bayes.py, _noisy_class_counts forces "
+                 "the noisy class counts to sum to n = y.shape[0], and _update_mean_variance truncates each class sum "
+                 "to [lower * n_i, upper * n_i] (n public)")
+_MOD_LR_CALIB = ("LinearRegression(fit_intercept=False)'s calibration assumes add/remove: models/linear_regression.py, "
+                 "_construct_regression_obj adds Laplace noise to each coefficient of the quadratic objective with one "
+                 "record's largest contribution (corners of the bounds) as sensitivity, and uses no n (that bound also "
+                 "covers replacing a record inside the bounds)")
+_MOD_SS_CALIB = ("StandardScaler's calibration assumes replace-one: models/standard_scaler.py, "
+                 "_incremental_mean_and_var calls tools.nanmean and tools.nanvar with bounds, whose sensitivities "
+                 "((upper - lower) / n and ((upper - lower) / n)^2 (n - 1), tools/utils.py) use n")
+
+
+def _model_entry(attr: str, cls: str, call: str, releases: str, relation: str, calib: str, assumed: str,
+                 domain: str, **kw) -> Entry:
+    """A diffprivlib model row: one fit of ``diffprivlib.models.cls`` per output, the fitted parameters released."""
+    other = "add-remove" if assumed == "replace" else "replace"
+    note = (f"inferred: {_DPL_NO_RELATION}; {calib}; " +
+            (f"this row audits that relation; the other one, {other}, has its own row" if relation == assumed else
+             f"this row audits the other relation, {relation}, which a user may mean"))
+    g = Guarantee(1.0, 0.0, relation, domain, source=f"diffprivlib.models.{cls}(epsilon=1, ...)")
+    return Entry("diffprivlib", f"models.{cls}", f"{_MOD}:{attr}", f"{call}; releases {releases}", g,
+                 budget=_MOD_BUDGET, relation_note=note, **kw)
+
+
+_MOD_NB_CAUSE = (
+    "a library bug: models/naive_bayes.py, GaussianNB._partial_fit updates only the labels present in the data "
+    "(for _i, y_i in enumerate(unique_y), unique_y = np.unique(y)), not the declared classes: a declared class with no "
+    "record keeps theta_ 0, var_ 0 + var_smoothing and class_count_ exactly 0, while _noisy_class_counts gives every "
+    "present class a count >= 1 (GeometricTruncated with lower=1, then the fix-up loop clips to [1, n]). Whether a "
+    "label occurs is released without noise: a dataset with no record labelled 1 releases class_count_[1] = 0 every "
+    "time, its neighbour with one such record never does (no epsilon holds at delta < 1). The same holds when classes "
+    "are left to fit() (classes_ = np.unique(y) is then released)")
+_MOD_NB_ADD_REMOVE_CAUSE = _MOD_NB_CAUSE + ("; under add/remove, in addition, class_count_ sums to n exactly "
+                                            "(_noisy_class_counts), so n is released")
+_MOD_LR_CAUSE = (
+    "a library bug: models/linear_regression.py, _construct_regression_obj: the sensitivity of each diagonal "
+    "second-degree coefficient sum x_i^2 is np.max(np.abs([bounds_X[0][i], bounds_X[0][i]])) ** 2, the lower bound "
+    "twice; with bounds_X = (0, 1) and fit_intercept=False (no centring) it is 0, so LaplaceFolded adds no noise and "
+    "sum x^2 enters the objective exactly. coef_ = (sum x y + Laplace noise) / sum x^2 then has a noise scale that "
+    "depends on the data: D0 = [(0.5, 0)] releases Laplace(3) / 0.25, D1 = D0 + (1, 0) releases Laplace(3) / 1.25, "
+    "whose tails differ without bound. With fit_intercept=True (the default) the bounds are first centred by the noisy "
+    "mean X_offset and the sensitivity is X_offset^2 instead of max(X_offset, 1 - X_offset)^2: under-noised, not "
+    "noiseless (not audited here). The adversarial screen's leaks on these rows (the largest doubles, integer "
+    "records, 2^53 + 1) are the same finding: LinearRegression clips those values into the bounds (to 0 or 1), and "
+    "the pair's datasets then differ in their noiseless sum x^2")
+_MOD_SS_ADD_REMOVE_CAUSE = (
+    "the relation: StandardScaler's mean_ and var_ are tools.nanmean and tools.nanvar (models/standard_scaler.py, "
+    "_incremental_mean_and_var), calibrated with the record count n: tools/utils.py, _var builds "
+    "LaplaceBoundedDomain(sensitivity=((upper - lower) / array.size) ** 2 * (array.size - 1)), which is 0 for one "
+    "record, so a one-record dataset releases var_ = 0 exactly while its neighbour with a second record releases a "
+    "noisy, almost never zero, variance (the mean's sensitivity (upper - lower) / n likewise assumes n fixed). "
+    "Under replace-one, where n is public, a one-record variance is 0 on both sides and this is not a leak. The "
+    "adversarial screen's leaks on this row are the same finding: its pairs add a record to a one-record dataset")
+
+_MODELS: tuple[Entry, ...] = (
+    _model_entry("gaussian_nb", "GaussianNB", "GaussianNB(epsilon=1, bounds=(0, 1)).partial_fit(X, y, classes=[0, 1]) "
+                 "on records (x, label), label = second coordinate >= 1/2", "theta_, var_, class_count_ (6 numbers)",
+                 "replace", _MOD_NB_CALIB, "replace", "records in [0, 1]^2 (feature, label), 1 to 10 records (n public)",
+                 cause=_MOD_NB_CAUSE),
+    _model_entry("gaussian_nb_add_remove", "GaussianNB", "as models.GaussianNB, audited under add/remove",
+                 "theta_, var_, class_count_ (6 numbers)", "add-remove", _MOD_NB_CALIB, "replace",
+                 "records in [0, 1]^2 (feature, label), 1 to 10 records", cause=_MOD_NB_ADD_REMOVE_CAUSE),
+    _model_entry("linear_regression", "LinearRegression", "LinearRegression(epsilon=1, bounds_X=(0, 1), "
+                 "bounds_y=(0, 1), fit_intercept=False).fit(X, y) on records (x, y), x in [1/2, 1] (all-zero x make "
+                 "SciPy's minimiser run 0.5 s per fit)", "coef_", "add-remove", _MOD_LR_CALIB, "add-remove",
+                 "records in [1/2, 1] x [0, 1], 1 to 10 records", cause=_MOD_LR_CAUSE),
+    _model_entry("linear_regression_replace", "LinearRegression", "as models.LinearRegression, audited under "
+                 "replace-one", "coef_", "replace", _MOD_LR_CALIB, "add-remove",
+                 "records in [1/2, 1] x [0, 1], 1 to 10 records (n public)", cause=_MOD_LR_CAUSE),
+    _model_entry("standard_scaler", "StandardScaler", "StandardScaler(epsilon=1, bounds=(0, 1)).fit(X) on 1-D records "
+                 "(nanmean and nanvar, epsilon/2 each)", "mean_, var_", "replace", _MOD_SS_CALIB, "replace",
+                 "records in [0, 1], 1 to 10 records (n public)"),
+    _model_entry("standard_scaler_add_remove", "StandardScaler", "as models.StandardScaler, audited under add/remove",
+                 "mean_, var_", "add-remove", _MOD_SS_CALIB, "replace", "records in [0, 1], 1 to 10 records",
+                 cause=_MOD_SS_ADD_REMOVE_CAUSE),
+)
+"""The diffprivlib model rows (``dpaudit.mechanisms.catalogue.diffprivlib_models``): each model under the
+relation its calibration assumes and under the other."""
+
+FLOAT_CAUSES["standard_scaler"] = ("models/standard_scaler.py: _incremental_mean_and_var releases mean_ = "
+                                   "tools.nanmean (LaplaceTruncated.randomise of the float mean, tools/utils.py) "
+                                   "and var_ = tools.nanvar (LaplaceBoundedDomain.randomise)")
+FLOAT_CAUSES["standard_scaler_add_remove"] = FLOAT_CAUSES["standard_scaler"]
+RECORD.update({
+    "diffprivlib.gaussian_nb": "candidate new for GaussianNB with declared classes, a variant of "
+                               "IBM/differential-privacy-library#106 'Domain Inference via the label set' (open, "
+                               "filed by a Re:cord-play author: LogisticRegression's classes = np.unique(y)); here "
+                               "the leak remains when the user declares classes=[0, 1], because the update loop "
+                               "runs over np.unique(y). Not found for GaussianNB in the tracker searched (two "
+                               "queries), nor among the five issues of #104",
+    "diffprivlib.gaussian_nb_add_remove": "as models.GaussianNB (candidate new), plus the relation (n released)",
+    "diffprivlib.linear_regression": "known: IBM/differential-privacy-library#105 'Sensitivity Misscalibration for "
+                                     "Linear Regression' (open, filed by a Re:cord-play author; fix in PR #110, open) "
+                                     "and #104 item 1; found here from the fitted coef_ alone",
+    "diffprivlib.linear_regression_replace": "known: as models.LinearRegression (#105)",
+    "diffprivlib.standard_scaler": _DPL_FLOAT_KNOWN,
+    "diffprivlib.standard_scaler_add_remove": "relation-dependent, as tools.mean under add/remove",
+})
+
+_PDN = "dpaudit.mechanisms.catalogue.pipelinedp_noise"
+_PDN_RELATION = ('documented: add/remove of a privacy unit: "linf_sensitivity: the maximum difference of values in one '
+                 'partition which can achieved by adding or removing one privacy unit from the dataset" '
+                 '(pipeline_dp/aggregate_params.py, AddDPNoiseParams)')
+_PDN_DOC = ("DPEngine.add_dp_noise's docstring: it does not enforce the sensitivity by contribution bounding and relies "
+            "on the caller to ensure the provided data satisfies the provided bound. " + _PDP_NOISE_DOC)
+
+
+def _pdn_entry(attr: str, noise: str, accountant: str, **kw) -> Entry:
+    """A PipelineDP add_dp_noise row (``pipelinedp_noise:attr``)."""
+    delta = 1e-5 if (noise == "gaussian" or accountant == "pld") else 0.0
+    acc = (f"NaiveBudgetAccountant(total_epsilon=1, total_delta={delta:g})" if accountant == "naive" else
+           "PLDBudgetAccountant(total_epsilon=1, total_delta=1e-05) (its docstring: experimental, 'not yet "
+           "compatible with DPEngine'; add_dp_noise runs with it)")
+    g = Guarantee(1.0, delta, "add-remove", "1 to 10 privacy units of one contribution (partition 0..2, value in "
+                  "[0, 1]), or none", f"pipeline_dp.DPEngine.add_dp_noise under {acc.split(' (')[0]}")
+    configuration = (f"the caller's per-partition sum of np.clip(value, 0, 1) (public partitions 0, 1, 2), then "
+                     f"add_dp_noise(AddDPNoiseParams(noise_kind={noise.upper()}, l0_sensitivity=1, "
+                     f"linf_sensitivity=1)); {acc}")
+    return Entry("PipelineDP", "DPEngine.add_dp_noise", f"{_PDN}:{attr}", configuration, g,
+                 budget=Budget(samples=10000, trials=2), documented=_PDN_DOC, relation_note=_PDN_RELATION, **kw)
+
+
+_PIPELINEDP_NOISE: tuple[Entry, ...] = (
+    _pdn_entry("add_dp_noise_laplace", "laplace", "naive"),
+    _pdn_entry("add_dp_noise_gaussian", "gaussian", "naive"),
+)
+"""PipelineDP's add_dp_noise rows (``dpaudit.mechanisms.catalogue.pipelinedp_noise``)."""
+for _k in ("add_dp_noise_gaussian", "add_dp_noise_gaussian_pld"):
+    RECORD[f"pipelinedp.{_k}"] = RECORD["pipelinedp.count_gaussian"] + " (same cause as Metrics.COUNT, Gaussian)"
+
+_ODP_POLARS = Entry(
+    "OpenDP", "extras.polars: make_private_lazyframe (polars_sum_len)", "dpaudit.mechanisms.catalogue.opendp_polars:sum_len",
+    "dp.Context.compositor(LazyFrame of one Float64 column x, unit_of(contributions=1), loss_of(epsilon=1), "
+    "margins=[Margin(by=[], max_length=10)]).query().select(x.fill_nan(0).fill_null(0).dp.sum(bounds=(0, 1)), "
+    "dp.len()), resolved once (make_private_lazyframe, Laplace scales by OpenDP's binary search) and invoked per "
+    "dataset; releases [sum, len]",
+    Guarantee(1.0, 0.0, "add-remove", "records in [0, 1], 0 to 10 records (max_length 10)",
+              "opendp.extras.polars: the query's privacy map at d_in 1 (target.claim())"),
+    budget=Budget(samples=10000, trials=2), documented=_ODP_FLOAT_DOC)
+"""OpenDP's Polars API row (``dpaudit.mechanisms.catalogue.opendp_polars``)."""
+
+NOTES["OpenDP"] += (" The extras.polars row (one more) is OpenDP's Polars API: a dp.Context query over a LazyFrame, "
+                    "resolved once into its measurement (make_private_lazyframe) and invoked on each dataset.")
+_DEPLOYED: tuple[Entry, ...] = _MODELS + _PIPELINEDP_NOISE + (_ODP_POLARS,)
+"""The rows of this block (issue 36 item 6), appended to the registry after the PyDP rows."""
+REGISTRY = REGISTRY + _DEPLOYED
+ADVERSARIAL_RECORD["PipelineDP"] += (
+    "; DPEngine.add_dp_noise likewise releases NaN for a NaN value (pipeline_dp/dp_engine.py, _add_dp_noise adds "
+    "noise to whatever value it is given; its docstring leaves bounding to the caller, and np.clip, the caller's "
+    "usual bound and PipelineDP's own, keeps NaN): reproducers/pipelinedp_add_dp_noise_laplace_nan.py")
 
 
 LEAK_SAMPLES = 20000
@@ -1825,9 +1998,10 @@ def _save(cache: dict, key: str) -> None:
     disk = load_cache()
     mine = cache[key]
     if (disk.get(key) or {}).get("fingerprint") == mine.get("fingerprint"):  # same audit: merge the stages' fields
-        disk[key] = {**disk[key], **mine}
-    else:
-        disk[key] = mine
+        merged = {**disk[key], **mine}
+        mine.clear()
+        mine.update(merged)  # the same object: a caller holding cache[key] keeps adding its next stage to it
+    disk[key] = mine
     cache.update(disk)
     CACHE.parent.mkdir(parents=True, exist_ok=True)
     tmp = CACHE.with_suffix(".tmp")

@@ -75,7 +75,7 @@ PUBLISHED_RECORD: tuple[dict, ...] = (
      "relation": "one record changed or added",
      "evidence": "sensitivity check (declared 0, measured distance > 0)",
      "link": "IBM/differential-privacy-library#105 (open; fix PR #110 open)",
-     "found": ("diffprivlib.linear_regression_diagonal",)},
+     "found": ("diffprivlib.linear_regression_diagonal", "diffprivlib.linear_regression", "diffprivlib.linear_regression_replace")},
     {"id": "R6", "library": "diffprivlib", "version": "0.6.6 (open in the tracker)",
      "function": "models.LogisticRegression (fit: classes_ = np.unique(y))",
      "kind": "data-dependent control flow (domain inference)",

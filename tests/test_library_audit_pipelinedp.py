@@ -18,7 +18,8 @@ from library_audit_support import load_library_audit
 library_audit = load_library_audit()
 
 REGISTRY = library_audit.REGISTRY
-PIPELINEDP = [e for e in REGISTRY if e.library == "PipelineDP"]
+_BASE = REGISTRY[:len(REGISTRY) - len(library_audit._DEPLOYED)]  # without the block appended for issue 36 item 6
+PIPELINEDP = [e for e in _BASE if e.library == "PipelineDP"]
 
 
 def _entry(key: str):
@@ -37,6 +38,7 @@ def test_pipelinedp_block_is_contiguous_and_pydp_follows_it():
     end = REGISTRY.index(library_audit._PYDP_ROWS[-1]) + 1
     rest = REGISTRY[:end - len(library_audit._PYDP_ROWS)]
     assert REGISTRY[len(rest):end] == library_audit._PYDP_ROWS
+    assert REGISTRY[len(REGISTRY) - len(library_audit._DEPLOYED):] == library_audit._DEPLOYED  # issue 36 item 6, last
     assert rest[-len(library_audit._PIPELINEDP):] == library_audit._PIPELINEDP
     assert PIPELINEDP == list(library_audit._PIPELINEDP)
 

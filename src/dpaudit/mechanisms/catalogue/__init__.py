@@ -10,6 +10,9 @@
   LogisticRegression at the two diffprivlib violations of the Re:cord-play record (PoPETs 2026);
 * :mod:`~dpaudit.mechanisms.catalogue.opacus_optimizers`: Opacus's DPOptimizer (flat, secure mode) and
   DPPerLayerOptimizer, one full-batch step each;
+* :mod:`~dpaudit.mechanisms.catalogue.diffprivlib_models` (diffprivlib's models through their fitted
+  parameters), :mod:`~dpaudit.mechanisms.catalogue.pipelinedp_noise` (PipelineDP's ``add_dp_noise``) and
+  :mod:`~dpaudit.mechanisms.catalogue.opendp_polars` (OpenDP's Polars API);
 * :mod:`~dpaudit.mechanisms.catalogue.planted`: the same mechanisms with a planted leak (their noise
   scaled by 0.7), to measure an audit's power next to each pass.
 

@@ -282,3 +282,25 @@ for _name, _mech in _opacus.TARGETS.items():
     globals()[f"opacus_{_name}"] = _opacus.planted(_mech, f"planted:opacus_{_name}", NOISE_FACTOR)
     TARGETS[f"{_CATALOGUE}.opacus_optimizers:{_name}"] = f"{_CATALOGUE}.planted:opacus_{_name}"
 del _name, _mech, _chain, _d_out
+
+# diffprivlib models (issue 36 item 6): each fitted with epsilon / 0.7 (every Laplace / geometric scale
+# inside the fit times 0.7), named ``models_<name>``.
+from . import diffprivlib_models as _models  # noqa: E402
+
+for _name, _mech in _models.TARGETS.items():
+    globals()[f"models_{_name}"] = planted_diffprivlib(_mech, f"planted:models_{_name}")
+    TARGETS[f"{_CATALOGUE}.diffprivlib_models:{_name}"] = f"{_CATALOGUE}.planted:models_{_name}"
+del _name, _mech
+
+# PipelineDP add_dp_noise (its accountant given total_epsilon / 0.7, as planted_pipelinedp) and OpenDP's Polars
+# query (privacy_loss epsilon / 0.7): issue 36 item 6.
+from . import opendp_polars as _polars  # noqa: E402
+from . import pipelinedp_noise as _pdn  # noqa: E402
+
+for _name, _mech in _pdn.TARGETS.items():
+    if _name.endswith("_pld"):
+        continue  # the PLD accountant is not NaiveBudgetAccountant: no twin written
+    globals()[f"pipelinedp_{_name}"] = planted_pipelinedp(_mech, f"planted:pipelinedp_{_name}")
+    TARGETS[f"{_CATALOGUE}.pipelinedp_noise:{_name}"] = f"{_CATALOGUE}.planted:pipelinedp_{_name}"
+TARGETS[f"{_CATALOGUE}.opendp_polars:sum_len"] = f"{_CATALOGUE}.opendp_polars:planted_sum_len"
+del _name, _mech
