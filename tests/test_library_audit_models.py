@@ -50,6 +50,7 @@ def test_block_rows_state_their_relation_budget_and_targets():
                                                                "models.StandardScaler")}
 
 
+@pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")  # inspect parses the library's module
 def test_quoted_library_text_and_code_are_in_the_installed_sources():
     pytest.importorskip("diffprivlib")
     pdp = pytest.importorskip("pipeline_dp")
