@@ -734,7 +734,8 @@ ADVERSARIAL_RECORD = {
                   "MeanCombiner, VarianceCombiner) clip with np.clip, which keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; "
                   "google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, "
                   "a different code path. Reproducers: reproducers/pipelinedp_sum_laplace_nan.py, pipelinedp_mean_laplace_nan.py, "
-                  "pipelinedp_variance_laplace_nan.py",
+                  "pipelinedp_variance_laplace_nan.py, pipelinedp_sum_gaussian_nan.py, pipelinedp_mean_gaussian_nan.py, "
+                  "pipelinedp_variance_gaussian_nan.py",
 }
 """The record of the adversarial-input findings, per library."""
 

@@ -218,6 +218,32 @@ library's code, or None for the library's line of ``ADVERSARIAL_RECORD``). The p
 the target's relation and declared accepted inputs; the set is "a non-finite output". The
 diffprivlib rows here pass on ordinary records: their NaN leak is their only finding."""
 
+# --- issue 36, power helper: the Gaussian rows of the PipelineDP NaN finding (same cause as the Laplace rows)
+PIPELINEDP.update({
+    "mean_gaussian": ("MEAN", "mean", "GAUSSIAN", 1e-5, _PDP_BOUNDS, True),
+    "variance_gaussian": ("VARIANCE", "variance", "GAUSSIAN", 1e-5, _PDP_BOUNDS, True),
+})
+ADVERSARIAL.update({
+    "pipelinedp.sum_gaussian": ("nan", _PDP_NAN.format(metric="SUM", combiner="SumCombiner")),
+    "pipelinedp.mean_gaussian": ("nan", _PDP_NAN.format(metric="MEAN", combiner="MeanCombiner")),
+    "pipelinedp.variance_gaussian": ("nan", _PDP_NAN.format(metric="VARIANCE", combiner="VarianceCombiner")),
+})
+PREDICATES["diffprivlib.uniform"] = (
+    "y[0] < -4.0 or (-4.0 <= y[0] < -3.0 and math.fmod(y[0], 2.0**-50) != 0) "
+    "or (-2.0 <= y[0] < -1.0 and math.fmod(y[0], 2.0**-51) != 0)",
+    "outputs below -4, or in [-4, -3) not a multiple of 2^-50, or in [-2, -1) not a multiple of 2^-51: the "
+    "one-record sum 1 plus noise never gives them (its noise lies in [-5, 5], and in [-5, -4) and [-3, -2) it is a "
+    "multiple of 2^-50 and 2^-51, which the float64 addition keeps), while the empty sum 0 plus noise gives each "
+    "(below -4 with probability 0.1 = delta, the rest about 0.09 more)", "D0")
+"""diffprivlib's Uniform: the audit's float-bits cells (granularity of the output) joined with the
+support edge below -4, so that the set's probability gap exceeds the claimed delta = 0.1 (each cell
+alone does not: the leak-size stage's single cell certifies 0.034)."""
+ADVERSARIAL.update({f"diffprivlib.{k}": ("nan", None) for k in (
+    "mean", "nanmean", "var", "nanvar", "sum", "sum_add_remove", "mean_add_remove")})
+"""diffprivlib rows whose own finding is a float leak or a violation and whose screen also certified
+the NaN leak: a second reproducer each (cause: the library's line, IBM/differential-privacy-library#80)."""
+# --- end of the power helper's block
+
 
 def write_adversarial(entry, rec: dict, kind: str, default_n: int = 2000, cause: str | None = None) -> Path | None:
     """The reproducer of an adversarial-input leak whose set is a non-finite output."""
