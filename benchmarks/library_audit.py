@@ -842,22 +842,42 @@ def planted_target(entry: Entry) -> str | None:
     return planted.TARGETS.get(entry.target or "")
 
 
-def power_entry(entry: Entry, *, processes: str = "1", timeout: float | None = None) -> dict | None:
+def power_entry(entry: Entry, *, processes: str = "1", timeout: float | None = None, samples: int | None = None,
+                trials: int | None = None) -> dict | None:
     """Audit the planted-leak twin of ``entry`` at ``entry``'s budget and claim: caught or not.
+
+    Parameters
+    ----------
+    samples, trials : int, optional
+        A smaller twin budget than the row's (where the row's is too expensive for the CPU at hand);
+        stored with the record as ``budget`` and stated in the table: a catch at a smaller budget
+        is a catch, a miss there is not comparable to the row's budget (:func:`_fmt_power`).
 
     Returns
     -------
     dict or None
-        The :func:`run_audit` summary of the planted target plus ``target`` and ``caught``
-        (a violation or floating-point leak was reported); None when the entry has no twin.
+        The :func:`run_audit` summary of the planted target plus ``target``, ``caught`` (a
+        violation or floating-point leak was reported) and ``budget`` (``samples``, ``trials``);
+        None when the entry has no twin.
     """
     twin = planted_target(entry)
     if twin is None:
         return None
-    row = run_audit(replace(entry, target=twin), processes=processes, timeout=timeout)
+    budget = replace(entry.budget, samples=samples or entry.budget.samples, trials=trials or entry.budget.trials)
+    row = run_audit(replace(entry, target=twin, budget=budget), processes=processes, timeout=timeout)
     row["target"] = twin
     row["caught"] = row["outcome"] in ("violation", "floating-point leak")
+    row["budget"] = {"samples": budget.samples, "trials": budget.trials}
     return row
+
+
+def power_budget_note(entry: Entry, power: dict) -> str:
+    """The words a power result carries when its twin ran at a smaller budget than the row's ("" otherwise)."""
+    b = power.get("budget") or {}
+    samples, trials = b.get("samples", entry.budget.samples), b.get("trials", entry.budget.trials)
+    if (samples, trials) == (entry.budget.samples, entry.budget.trials):
+        return ""
+    return f"at {samples:,} x {trials}, a smaller budget than the row's {entry.budget.samples:,} x {entry.budget.trials}"
 
 
 REPRODUCERS = ROOT / "reproducers"
@@ -1161,6 +1181,10 @@ def _fmt_power(entry: Entry, rec: dict) -> str:
         return "error"
     word = "caught" if power.get("caught") else "missed"
     text = f"{word} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))})"
+    if (smaller := power_budget_note(entry, power)):
+        text = (f"{word} {smaller} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))})" if power.get("caught")
+                else f"missed {smaller} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))}): not comparable "
+                     "to the row's budget")
     if not power.get("caught") and entry.key in POWER_NOTES:
         text += "; budget to catch it: see the note above the table"
     return text
@@ -1271,7 +1295,8 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "total_epsilon / 0.7; the twin's own guarantee is epsilon / 0.7, and where the library's calibration is loose "
         "(exponential mechanisms, order statistics, ratios of noisy counts) the twin may still meet the row's claim, "
         "so a miss there says as much about the twin as about the budget), audited at the row's "
-        "budget and claim: caught or missed, with its epsilon lower bound (the tightest certified epsilon of the "
+        "budget and claim (where the CPU did not allow it, at a smaller budget stated in the cell: a catch there "
+        "is a catch, a miss is not comparable to the row's budget): caught or missed, with its epsilon lower bound (the tightest certified epsilon of the "
         "row itself is the epsilon lower bound column). **adversarial inputs**: the edges the target's API "
         "accepts (`dpaudit.audit.adversarial`; a rejected input is a pass). **reproducer**: a standalone script "
         "(library and NumPy only) in `reproducers/`.",
@@ -1472,6 +1497,10 @@ def main(argv=None) -> None:
     ap.add_argument("--leak-samples", type=int, default=LEAK_SAMPLES, help="outputs per dataset to size a leak")
     ap.add_argument("--adversarial-samples", type=int, default=ADVERSARIAL_SAMPLES,
                     help="outputs per dataset per adversarial input")
+    ap.add_argument("--power-samples", type=int, default=None,
+                    help="--samples of the power stage's twin (default: the row's; a smaller budget is stated in "
+                         "the table, and a miss there is marked not comparable)")
+    ap.add_argument("--power-trials", type=int, default=None, help="--trials of the power stage's twin (default: the row's)")
     ap.add_argument("--stages", default="audit",
                     help="comma-separated stages to run on the chosen entries: audit (dpaudit test, cached by "
                          "fingerprint), leak (size the findings' leaks on their witness pairs), adversarial "
@@ -1542,7 +1571,12 @@ def main(argv=None) -> None:
                       flush=True)
                 _save(cache, e.key)
             if "power" in stages and rec["verdict"] == "pass" and planted_target(e):
-                rec["power"] = power_entry(e, processes=args.processes, timeout=args.timeout)
+                power = power_entry(e, processes=args.processes, timeout=args.timeout,
+                                    samples=args.power_samples, trials=args.power_trials)
+                if power["exit_code"] is None:  # killed at --timeout: nothing learnt, the row keeps its last value
+                    print(f"{e.key:40s} power: twin killed after {args.timeout} s, not stored", flush=True)
+                    continue
+                rec["power"] = power
                 print(f"{e.key:40s} power: {_fmt_power(e, rec)} ({rec['power']['seconds']:.0f} s)", flush=True)
                 _save(cache, e.key)
     DOC.write_text(render(REGISTRY, cache, reruns))
