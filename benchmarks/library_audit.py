@@ -891,7 +891,8 @@ def reproducer_path(entry: Entry) -> Path:
 
 def adversarial_reproducer_path(entry: Entry, kind: str) -> Path:
     """Where the reproducer of ``entry``'s leak on the adversarial input ``kind`` lives (it may not exist)."""
-    return REPRODUCERS / (entry.key.replace(".", "_") + f"_{kind.replace('-', 'minus_').replace('+', 'plus_')}.py")
+    word = {"-": "minus_", "+": "plus_"}.get(kind[:1], "") + kind.lstrip("+-")
+    return REPRODUCERS / (entry.key.replace(".", "_") + f"_{word.replace('-', '_').replace('^', '')}.py")
 
 
 # ---------------------------------------------------------------------------------------------

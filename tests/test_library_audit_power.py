@@ -115,3 +115,19 @@ def test_every_non_pass_row_and_every_adversarial_leak_has_a_reproducer():
         missing += [f"{e.key} ({k})" for k in la.adversarial_leaks(rec)
                     if not la.adversarial_reproducer_path(e, k).exists()]
     assert not missing, missing
+
+
+def test_a_unit_pair_reproducer_recounts_the_screens_half_line():
+    import importlib.util  # noqa: PLC0415
+
+    spec = importlib.util.spec_from_file_location("library_reproducers", la.ROOT / "benchmarks" / "library_reproducers.py")
+    lr = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lr)
+    words, body, reaches = lr._half_line_set({"description": "outputs with coordinate 2 < -1.5", "direction": "Q||P"})
+    assert body == "    return bool(y[2] < -1.5)" and reaches == "D1" and "coordinate 2 is below -1.5" in words
+    with pytest.raises(ValueError, match="half-line"):
+        lr._half_line_set({"description": "outputs holding a NaN"})
+    e = _entry("pipelinedp.count_bounds_enforced")
+    assert la.adversarial_reproducer_path(e, "over-contributions").name == \
+        "pipelinedp_count_bounds_enforced_over_contributions.py"
+    assert la.adversarial_reproducer_path(e, "-max-double").name == "pipelinedp_count_bounds_enforced_minus_max_double.py"
