@@ -1299,7 +1299,13 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "budget and claim (where the CPU did not allow it, at a smaller budget stated in the cell: a catch there "
         "is a catch, a miss is not comparable to the row's budget): caught or missed, with its epsilon lower bound (the tightest certified epsilon of the "
         "row itself is the epsilon lower bound column). **adversarial inputs**: the edges the target's API "
-        "accepts (`dpaudit.audit.adversarial`; a rejected input is a pass). **reproducer**: a standalone script "
+        "accepts (`dpaudit.audit.adversarial`; a rejected input is a pass); PipelineDP's rows also try their "
+        "declared privacy-unit pairs (`AcceptedInputs.unit_pairs`: a unit over max_partitions_contributed or "
+        "max_contributions_per_partition, a unit alone in an otherwise empty partition, the empty dataset vs one "
+        "unit) with a distributional check besides (one half-line of an output coordinate, chosen on half of the "
+        "outputs and certified on the other half); OpenDP's add/remove rows already try the empty dataset vs one "
+        "record, and its only row at d_in > 1 (laplace_mean, d_in 2) is a replace-one pair of sized data, where a "
+        "unit over d_in is not a neighbour. **reproducer**: a standalone script "
         "(library and NumPy only) in `reproducers/`.",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
