@@ -1054,7 +1054,8 @@ ADVERSARIAL_RECORD = {
                   "MeanCombiner, VarianceCombiner) clip with np.clip, which keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; "
                   "google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, "
                   "a different code path. Reproducers: reproducers/pipelinedp_sum_laplace_nan.py, pipelinedp_mean_laplace_nan.py, "
-                  "pipelinedp_variance_laplace_nan.py",
+                  "pipelinedp_variance_laplace_nan.py, pipelinedp_sum_gaussian_nan.py, pipelinedp_mean_gaussian_nan.py, "
+                  "pipelinedp_variance_gaussian_nan.py",
 }
 """The record of the adversarial-input findings, per library."""
 
@@ -1376,22 +1377,42 @@ def planted_target(entry: Entry) -> str | None:
     return planted.TARGETS.get(entry.target or "")
 
 
-def power_entry(entry: Entry, *, processes: str = "1", timeout: float | None = None) -> dict | None:
+def power_entry(entry: Entry, *, processes: str = "1", timeout: float | None = None, samples: int | None = None,
+                trials: int | None = None) -> dict | None:
     """Audit the planted-leak twin of ``entry`` at ``entry``'s budget and claim: caught or not.
+
+    Parameters
+    ----------
+    samples, trials : int, optional
+        A smaller twin budget than the row's (where the row's is too expensive for the CPU at hand);
+        stored with the record as ``budget`` and stated in the table: a catch at a smaller budget
+        is a catch, a miss there is not comparable to the row's budget (:func:`_fmt_power`).
 
     Returns
     -------
     dict or None
-        The :func:`run_audit` summary of the planted target plus ``target`` and ``caught``
-        (a violation or floating-point leak was reported); None when the entry has no twin.
+        The :func:`run_audit` summary of the planted target plus ``target``, ``caught`` (a
+        violation or floating-point leak was reported) and ``budget`` (``samples``, ``trials``);
+        None when the entry has no twin.
     """
     twin = planted_target(entry)
     if twin is None:
         return None
-    row = run_audit(replace(entry, target=twin), processes=processes, timeout=timeout)
+    budget = replace(entry.budget, samples=samples or entry.budget.samples, trials=trials or entry.budget.trials)
+    row = run_audit(replace(entry, target=twin, budget=budget), processes=processes, timeout=timeout)
     row["target"] = twin
     row["caught"] = row["outcome"] in ("violation", "floating-point leak")
+    row["budget"] = {"samples": budget.samples, "trials": budget.trials}
     return row
+
+
+def power_budget_note(entry: Entry, power: dict) -> str:
+    """The words a power result carries when its twin ran at a smaller budget than the row's ("" otherwise)."""
+    b = power.get("budget") or {}
+    samples, trials = b.get("samples", entry.budget.samples), b.get("trials", entry.budget.trials)
+    if (samples, trials) == (entry.budget.samples, entry.budget.trials):
+        return ""
+    return f"at {samples:,} x {trials}, a smaller budget than the row's {entry.budget.samples:,} x {entry.budget.trials}"
 
 
 REPRODUCERS = ROOT / "reproducers"
@@ -1405,7 +1426,8 @@ def reproducer_path(entry: Entry) -> Path:
 
 def adversarial_reproducer_path(entry: Entry, kind: str) -> Path:
     """Where the reproducer of ``entry``'s leak on the adversarial input ``kind`` lives (it may not exist)."""
-    return REPRODUCERS / (entry.key.replace(".", "_") + f"_{kind.replace('-', 'minus_').replace('+', 'plus_')}.py")
+    word = {"-": "minus_", "+": "plus_"}.get(kind[:1], "") + kind.lstrip("+-")
+    return REPRODUCERS / (entry.key.replace(".", "_") + f"_{word.replace('-', '_').replace('^', '')}.py")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1695,6 +1717,10 @@ def _fmt_power(entry: Entry, rec: dict) -> str:
         return "error"
     word = "caught" if power.get("caught") else "missed"
     text = f"{word} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))})"
+    if (smaller := power_budget_note(entry, power)):
+        text = (f"{word} {smaller} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))})" if power.get("caught")
+                else f"missed {smaller} (eps >= {_fmt_eps(power.get('epsilon_lower_bound'))}): not comparable "
+                     "to the row's budget")
     if not power.get("caught") and entry.key in POWER_NOTES:
         text += "; budget to catch it: see the note above the table"
     return text
@@ -1805,9 +1831,16 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "total_epsilon / 0.7; the twin's own guarantee is epsilon / 0.7, and where the library's calibration is loose "
         "(exponential mechanisms, order statistics, ratios of noisy counts) the twin may still meet the row's claim, "
         "so a miss there says as much about the twin as about the budget), audited at the row's "
-        "budget and claim: caught or missed, with its epsilon lower bound (the tightest certified epsilon of the "
+        "budget and claim (where the CPU did not allow it, at a smaller budget stated in the cell: a catch there "
+        "is a catch, a miss is not comparable to the row's budget): caught or missed, with its epsilon lower bound (the tightest certified epsilon of the "
         "row itself is the epsilon lower bound column). **adversarial inputs**: the edges the target's API "
-        "accepts (`dpaudit.audit.adversarial`; a rejected input is a pass). **reproducer**: a standalone script "
+        "accepts (`dpaudit.audit.adversarial`; a rejected input is a pass); PipelineDP's rows also try their "
+        "declared privacy-unit pairs (`AcceptedInputs.unit_pairs`: a unit over max_partitions_contributed or "
+        "max_contributions_per_partition, a unit alone in an otherwise empty partition, the empty dataset vs one "
+        "unit) with a distributional check besides (one half-line of an output coordinate, chosen on half of the "
+        "outputs and certified on the other half); OpenDP's add/remove rows already try the empty dataset vs one "
+        "record, and its only row at d_in > 1 (laplace_mean, d_in 2) is a replace-one pair of sized data, where a "
+        "unit over d_in is not a neighbour. **reproducer**: a standalone script "
         "(library and NumPy only) in `reproducers/`.",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
@@ -2026,6 +2059,10 @@ def main(argv=None) -> None:
     ap.add_argument("--leak-samples", type=int, default=LEAK_SAMPLES, help="outputs per dataset to size a leak")
     ap.add_argument("--adversarial-samples", type=int, default=ADVERSARIAL_SAMPLES,
                     help="outputs per dataset per adversarial input")
+    ap.add_argument("--power-samples", type=int, default=None,
+                    help="--samples of the power stage's twin (default: the row's; a smaller budget is stated in "
+                         "the table, and a miss there is marked not comparable)")
+    ap.add_argument("--power-trials", type=int, default=None, help="--trials of the power stage's twin (default: the row's)")
     ap.add_argument("--stages", default="audit",
                     help="comma-separated stages to run on the chosen entries: audit (dpaudit test, cached by "
                          "fingerprint), leak (size the findings' leaks on their witness pairs), adversarial "
@@ -2102,7 +2139,12 @@ def main(argv=None) -> None:
                 _save(cache, e.key)
                 rec = cache[e.key]
             if "power" in stages and rec["verdict"] == "pass" and planted_target(e):
-                rec["power"] = power_entry(e, processes=args.processes, timeout=args.timeout)
+                power = power_entry(e, processes=args.processes, timeout=args.timeout,
+                                    samples=args.power_samples, trials=args.power_trials)
+                if power["exit_code"] is None:  # killed at --timeout: nothing learnt, the row keeps its last value
+                    print(f"{e.key:40s} power: twin killed after {args.timeout} s, not stored", flush=True)
+                    continue
+                rec["power"] = power
                 print(f"{e.key:40s} power: {_fmt_power(e, rec)} ({rec['power']['seconds']:.0f} s)", flush=True)
                 _save(cache, e.key)
     if "accountants" in stages and not args.write_only and args.reruns is None:

@@ -257,6 +257,50 @@ library's code, or None for the library's line of ``ADVERSARIAL_RECORD``). The p
 the target's relation and declared accepted inputs; the set is "a non-finite output". The
 diffprivlib rows here pass on ordinary records: their NaN leak is their only finding."""
 
+# --- issue 36, power helper: the Gaussian rows of the PipelineDP NaN finding (same cause as the Laplace rows)
+PIPELINEDP.update({
+    "mean_gaussian": ("MEAN", "mean", "GAUSSIAN", 1e-5, _PDP_BOUNDS, True),
+    "variance_gaussian": ("VARIANCE", "variance", "GAUSSIAN", 1e-5, _PDP_BOUNDS, True),
+})
+ADVERSARIAL.update({
+    "pipelinedp.sum_gaussian": ("nan", _PDP_NAN.format(metric="SUM", combiner="SumCombiner")),
+    "pipelinedp.mean_gaussian": ("nan", _PDP_NAN.format(metric="MEAN", combiner="MeanCombiner")),
+    "pipelinedp.variance_gaussian": ("nan", _PDP_NAN.format(metric="VARIANCE", combiner="VarianceCombiner")),
+})
+PREDICATES["diffprivlib.uniform"] = (
+    "y[0] < -4.0 or (-4.0 <= y[0] < -3.0 and math.fmod(y[0], 2.0**-50) != 0) "
+    "or (-2.0 <= y[0] < -1.0 and math.fmod(y[0], 2.0**-51) != 0)",
+    "outputs below -4, or in [-4, -3) not a multiple of 2^-50, or in [-2, -1) not a multiple of 2^-51: the "
+    "one-record sum 1 plus noise never gives them (its noise lies in [-5, 5], and in [-5, -4) and [-3, -2) it is a "
+    "multiple of 2^-50 and 2^-51, which the float64 addition keeps), while the empty sum 0 plus noise gives each "
+    "(below -4 with probability 0.1 = delta, the rest about 0.09 more)", "D0")
+"""diffprivlib's Uniform: the audit's float-bits cells (granularity of the output) joined with the
+support edge below -4, so that the set's probability gap exceeds the claimed delta = 0.1 (each cell
+alone does not: the leak-size stage's single cell certifies 0.034)."""
+ADVERSARIAL.update({f"diffprivlib.{k}": ("nan", None) for k in (
+    "mean", "nanmean", "var", "nanvar", "sum", "sum_add_remove", "mean_add_remove")})
+"""diffprivlib rows whose own finding is a float leak or a violation and whose screen also certified
+the NaN leak: a second reproducer each (cause: the library's line, IBM/differential-privacy-library#80)."""
+ADVERSARIAL["pipelinedp.count_bounds_enforced"] = (
+    "over-contributions", "a documented misuse, kept as a row on purpose: with contribution_bounds_already_enforced="
+    "True PipelineDP does no contribution bounding (pipeline_dp/dp_engine.py), so a unit with 4 rows in a partition "
+    "moves its count by 4 while the noise is calibrated to 1")
+"""The privacy-unit pair leak of the misuse row (the screen's positive control)."""
+
+
+def _half_line_set(leak: dict) -> tuple[str, str, str]:
+    """(words, ``in_set`` body, reaching dataset) of a privacy-unit pair's certified half-line
+    ``outputs with coordinate j > t`` (:func:`dpaudit.audit.adversarial._threshold_leak`)."""
+    import re  # noqa: PLC0415
+
+    m = re.fullmatch(r"outputs with coordinate (\d+) ([<>]) (\S+)", leak["description"])
+    if m is None:
+        raise ValueError(f"not a half-line set: {leak['description']!r}")
+    col, op, t = int(m.group(1)), m.group(2), float(m.group(3))
+    words = f"outputs whose coordinate {col} is {'above' if op == '>' else 'below'} {t:g}"
+    return words, f"    return bool(y[{col}] {op} {t!r})", "D0" if leak.get("direction", "P||Q") == "P||Q" else "D1"
+# --- end of the power helper's block
+
 
 def write_adversarial(entry, rec: dict, kind: str, default_n: int = 2000, cause: str | None = None) -> Path | None:
     """The reproducer of an adversarial-input leak whose set is a non-finite output."""
@@ -272,13 +316,16 @@ def write_adversarial(entry, rec: dict, kind: str, default_n: int = 2000, cause:
     imports, body, pip = release
     g = entry.guarantee
     path = la.adversarial_reproducer_path(entry, kind)
+    words, set_body, reaches = "outputs holding a NaN or an infinity", "    return not bool(np.all(np.isfinite(y)))", "D1"
+    if pair.structural:  # a declared privacy-unit pair: the screen's half-line set, recounted here
+        words, set_body, reaches = _half_line_set(hit[0]["leak"])
     text = _TEMPLATE.format(
         library=entry.library, version=la.library_version(entry.library), name=entry.name,
         verdict=f"leak on the adversarial input {kind}", key=entry.key, pip=pip,
         path=f"reproducers/{path.name}", default_n=default_n, imports=imports, epsilon=g.epsilon, delta=g.delta,
-        d0=_literal(pair.d0.tolist()), d1=_literal(pair.d1.tolist()), reaches="D1",
-        set_words="outputs holding a NaN or an infinity", grid_def="", release_body=body,
-        set_body="    return not bool(np.all(np.isfinite(y)))",
+        d0=_literal(pair.d0.tolist()), d1=_literal(pair.d1.tolist()), reaches=reaches,
+        set_words=words, grid_def="", release_body=body,
+        set_body=set_body,
         relation=_clean(la.relation_note(entry)), configuration=_clean(entry.configuration + f"; {pair.description}"),
         cause=_clean(cause or la.ADVERSARIAL_RECORD.get(entry.library, "see docs/library_audits.md")))
     OUT.mkdir(exist_ok=True)

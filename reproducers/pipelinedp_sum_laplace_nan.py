@@ -100,7 +100,7 @@ def main():
     print(f"Expected: for every output set S, P[S | D0] <= e^eps P[S | D1] + delta and vice versa.")
     print(f"Observed: S = {SET_IN_WORDS}: {h0}/{N} on D0, {h1}/{N} on D1 "
           f"(P[S | {REACHES}] - e^eps P[S | {other}] >= {certified:.4g} with confidence 0.99).")
-    print(f"Cause: candidate new: a unit's NaN value makes SUM, MEAN and VARIANCE release NaN for its partition, every time: their combiners' create_accumulator (pipeline_dp/combiners.py: SumCombiner, MeanCombiner, VarianceCombiner) clip with np.clip, which keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, a different code path. Reproducers: reproducers/pipelinedp_sum_laplace_nan.py, pipelinedp_mean_laplace_nan.py, pipelinedp_variance_laplace_nan.py")
+    print(f"Cause: candidate new: a unit's NaN value makes SUM, MEAN and VARIANCE release NaN for its partition, every time: their combiners' create_accumulator (pipeline_dp/combiners.py: SumCombiner, MeanCombiner, VarianceCombiner) clip with np.clip, which keeps NaN, and PyDP adds noise to NaN. Not found in the PipelineDP tracker searched; google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, a different code path. Reproducers: reproducers/pipelinedp_sum_laplace_nan.py, pipelinedp_mean_laplace_nan.py, pipelinedp_variance_laplace_nan.py, pipelinedp_sum_gaussian_nan.py, pipelinedp_mean_gaussian_nan.py, pipelinedp_variance_gaussian_nan.py")
     print("Reproduce: python " + sys.argv[0] + " " + str(N))
 
 

@@ -703,14 +703,30 @@ class AcceptedInputs:
         record at the domain's lower corner).
     note : str
         What the declaration rests on (the library's documented input type), for the report.
+    unit_pairs : tuple of (kind, d0, d1, description), optional
+        Structural pairs of the target's privacy-unit relation, tried after the value kinds: e.g. a
+        unit contributing to more partitions, or more rows per partition, than the contribution
+        bounds given to the library (the library must bound it), a unit whose rows are alone in an
+        otherwise empty partition, the empty dataset against one unit. ``kind`` is a short name of
+        the case (not one of :data:`ADVERSARIAL_KINDS`), ``d0``/``d1`` sequences of records of the
+        domain's dimension that are neighbours under the target's relation (under add/remove
+        ``d1`` is ``d0`` plus one unit), ``description`` the case in words. The screen runs a
+        distributional check on them besides the non-finite and exact-value ones
+        (:func:`dpaudit.audit.adversarial.screen_pair`).
     """
 
     kinds: tuple = ADVERSARIAL_KINDS
     record: Callable | None = field(default=None, compare=False)
     base: tuple | None = None
     note: str = ""
+    unit_pairs: tuple = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         unknown = [k for k in self.kinds if k not in ADVERSARIAL_KINDS]
         if unknown:
             raise ValueError(f"unknown adversarial kinds {unknown}; known: {', '.join(ADVERSARIAL_KINDS)}")
+        for entry in self.unit_pairs:
+            if len(entry) != 4 or not isinstance(entry[0], str) or not isinstance(entry[3], str):
+                raise ValueError(f"a unit pair must be (kind, d0, d1, description), got {entry!r}")
+            if entry[0] in ADVERSARIAL_KINDS:
+                raise ValueError(f"unit pair kind {entry[0]!r} clashes with an adversarial value kind")

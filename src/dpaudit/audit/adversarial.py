@@ -15,6 +15,13 @@ datasets and reports one of
   claimed epsilon (:class:`~dpaudit.audit.leak_size.LeakSize`, confidence ``1 - beta``);
 * ``pass``: nothing certified (not a proof: the full distributional testers are not run here).
 
+A target may also declare structural pairs of its privacy-unit relation
+(:attr:`~dpaudit.datasets.AcceptedInputs.unit_pairs`: a unit contributing more than the declared
+contribution bounds, a unit alone in an otherwise empty partition, the empty dataset against one
+unit); on those the screen adds a distributional check (:func:`_threshold_leak`: one half-line
+chosen on half of the outputs, counted on the other half), since a unit the library fails to bound
+moves the outputs rather than giving values the other side never gives.
+
 The screen is cheap next to an audit (a few thousand outputs per input) and sound: each ``leak`` is a
 certified lower bound on delta, Bonferroni-corrected over the checks of its input.
 
@@ -39,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bounds import clopper_pearson_lower, clopper_pearson_upper
 from ..errors import MechanismError
 from ..search.adversarial import AcceptedInputs, adversarial_pairs
 from .leak_size import LeakSize, certify_set, size_float_leak
@@ -129,6 +137,50 @@ def _atom_leak(y0, y1, beta, epsilon) -> LeakSize | None:
     return best
 
 
+THRESHOLD_GRID = 64
+"""Candidate thresholds per output coordinate of :func:`_threshold_leak` (quantiles of the pooled
+selection halves)."""
+SELECTION_BETA = 0.1
+"""Level of the Clopper-Pearson bounds that rank :func:`_threshold_leak`'s candidate sets on the
+selection halves (only the ranking: the chosen set is certified on the other halves at the caller's beta)."""
+
+
+def _threshold_leak(y0, y1, beta, epsilon) -> LeakSize | None:
+    """The best half-line ``{y_j > t}`` or ``{y_j < t}`` (finite outputs only) chosen on the first
+    halves of both samples by its pessimistic ``P - e^epsilon Q`` (:data:`SELECTION_BETA`), then
+    counted on the second halves (one set certified, so no correction for the choice): a
+    distributional check for the declared privacy-unit pairs, whose leak (a unit the library fails to bound) moves the outputs rather than
+    giving values the other side never gives."""
+    h0, h1 = len(y0) // 2, len(y1) // 2
+    a0, a1 = y0[:h0], y1[:h1]
+    scale = float(np.exp(epsilon))
+    best = None
+    for j in range(y0.shape[1]):
+        pooled = np.concatenate([a0[:, j], a1[:, j]])
+        pooled = pooled[np.isfinite(pooled)]
+        if pooled.size == 0:
+            continue
+        ts = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, THRESHOLD_GRID + 1)))
+        for tail, op in ((">", np.greater), ("<", np.less)):
+            k0 = op(a0[:, j][:, None], ts[None, :]).sum(axis=0)
+            k1 = op(a1[:, j][:, None], ts[None, :]).sum(axis=0)
+            for direction, (kp, n_p, kq, n_q) in (("P||Q", (k0, h0, k1, h1)), ("Q||P", (k1, h1, k0, h0))):
+                # choose by a pessimistic score on the selection halves (Clopper-Pearson at 0.1), which
+                # prefers sets the other side misses over noisy differences
+                score = clopper_pearson_lower(kp, n_p, SELECTION_BETA) - scale * clopper_pearson_upper(kq, n_q, SELECTION_BETA)
+                k = int(np.argmax(score))
+                if best is None or score[k] > best[0]:
+                    best = (float(score[k]), j, tail, op, float(ts[k]), direction)
+    if best is None or best[0] <= 0.0:
+        return None
+    _, j, tail, op, t, direction = best
+    s0, s1 = int(op(y0[h0:, j], t).sum()), int(op(y1[h1:, j], t).sum())
+    n0, n1 = len(y0) - h0, len(y1) - h1
+    hp, np_, hq, nq = (s0, n0, s1, n1) if direction == "P||Q" else (s1, n1, s0, n0)
+    return certify_set(hp, np_, hq, nq, beta=beta, description=f"outputs with coordinate {j} {tail} {t:.6g}",
+                       column=j, direction=direction)
+
+
 def screen_pair(mechanism, pair, *, samples: int, rng: np.random.Generator, epsilon: float, delta: float = 0.0,
                 beta: float = 0.01, float_grids: bool = True) -> ScreenResult:
     """Run one adversarial pair and classify it (see the module docstring).
@@ -144,7 +196,8 @@ def screen_pair(mechanism, pair, *, samples: int, rng: np.random.Generator, epsi
     epsilon, delta : float
         The claimed guarantee.
     beta : float
-        Failure probability of the certified bound (split over the three checks).
+        Failure probability of the certified bound (split over the three checks; four on a
+        structural pair, which adds :func:`_threshold_leak`).
     float_grids : bool
         Also look for float grids one side misses (off for a target already known to leak
         through its float grid on ordinary inputs: the screen would find that leak again).
@@ -175,16 +228,20 @@ def screen_pair(mechanism, pair, *, samples: int, rng: np.random.Generator, epsi
     if y0.shape[1] != y1.shape[1]:
         return ScreenResult(pair.kind, pair.description, "leak",
                             f"outputs of dimension {y0.shape[1]} on D0 and {y1.shape[1]} on D1: the shape tells them apart")
-    leaks = [_nonfinite_leak(y0, y1, beta / 3, epsilon), _atom_leak(y0, y1, beta / 3, epsilon)]
+    structural = getattr(pair, "structural", False)
+    checks = 4 if structural else 3  # a declared unit pair adds the distributional check
+    leaks = [_nonfinite_leak(y0, y1, beta / checks, epsilon), _atom_leak(y0, y1, beta / checks, epsilon)]
     finite0, finite1 = np.isfinite(y0).all(axis=1), np.isfinite(y1).all(axis=1)
     if float_grids and finite0.sum() >= 8 and finite1.sum() >= 8:
-        leaks.append(size_float_leak(y0[finite0], y1[finite1], beta=beta / 3, epsilon=epsilon))
+        leaks.append(size_float_leak(y0[finite0], y1[finite1], beta=beta / checks, epsilon=epsilon))
+    if structural:
+        leaks.append(_threshold_leak(y0, y1, beta / checks, epsilon))
     leaks = [lk for lk in leaks if lk is not None]
     best = max(leaks, key=lambda lk: lk.delta_lower(epsilon), default=None)
     if best is not None and best.delta_lower(epsilon) > delta:
         from dataclasses import replace
 
-        best = replace(best, beta=beta)  # the three checks share beta (Bonferroni)
+        best = replace(best, beta=beta)  # the checks share beta (Bonferroni)
         return ScreenResult(pair.kind, pair.description, "leak", best.describe(epsilon, delta), best)
     nonfinite = int((~finite0).sum() + (~finite1).sum())
     seen = f"{nonfinite} non-finite outputs of {2 * samples}" if nonfinite else "finite outputs"

@@ -39,12 +39,16 @@ class AdversarialPair:
         Float64 arrays (``int64`` for the integer kinds); may hold NaN or infinities.
     description : str
         E.g. ``"add a record holding nan"``.
+    structural : bool
+        A declared privacy-unit pair (:attr:`AcceptedInputs.unit_pairs`), not a value kind: the
+        screen also runs its distributional check on it.
     """
 
     kind: str
     d0: np.ndarray = field(repr=False)
     d1: np.ndarray = field(repr=False)
     description: str
+    structural: bool = False
 
 
 def adversarial_pairs(relation, accepts: AcceptedInputs | None = None) -> list:
@@ -62,13 +66,15 @@ def adversarial_pairs(relation, accepts: AcceptedInputs | None = None) -> list:
     Returns
     -------
     list of AdversarialPair
-        One per kind accepted (``empty`` only under add/remove), in :data:`KINDS` order.
+        One per kind accepted (``empty`` only under add/remove), in :data:`KINDS` order, then one
+        per declared unit pair (``accepts.unit_pairs``, ``structural=True``), in declared order.
 
     Raises
     ------
     ValueError
-        If the relation is neither add/remove nor replace, or ``accepts.record`` builds a record of
-        the wrong dimension.
+        If the relation is neither add/remove nor replace, ``accepts.record`` builds a record of
+        the wrong dimension, or a unit pair's records are not of the domain's dimension or (under
+        add/remove) its datasets do not differ in size by one.
     """
     accepts = accepts or AcceptedInputs()
     name = getattr(relation, "name", "")
@@ -111,4 +117,13 @@ def adversarial_pairs(relation, accepts: AcceptedInputs | None = None) -> list:
         d0 = np.rint(base).astype(np.int64) if kind == "above-2^53" else base
         out.append(pair(kind, record(value), f"holding {value!r}" if kind != "above-2^53" else
                         f"holding the int64 {value} (2^53 + 1)", d0))
+    for kind, d0, d1, description in accepts.unit_pairs:
+        a0, a1 = (np.asarray(d, dtype=float) if np.size(d) else np.zeros((0, dim)) for d in (d0, d1))
+        if a0.ndim != 2 or a1.ndim != 2 or a0.shape[1] != dim or a1.shape[1] != dim:
+            raise ValueError(f"unit pair {kind!r}: records must have the domain's {dim} coordinates, got "
+                             f"datasets of shapes {a0.shape} and {a1.shape}")
+        if name == "add-remove" and abs(len(a1) - len(a0)) != 1:
+            raise ValueError(f"unit pair {kind!r}: under add/remove the datasets differ by one unit, got "
+                             f"{len(a0)} and {len(a1)} records")
+        out.append(AdversarialPair(kind, a0, a1, description, structural=True))
     return out

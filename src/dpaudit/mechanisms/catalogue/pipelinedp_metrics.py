@@ -28,7 +28,9 @@ collection: "col must be non-empty"). VECTOR_SUM records are ``(p_1, x_1, y_1, .
 
 A unit of the domain may contribute to all three partitions and up to four times to one, more than
 the contribution bounds allow: PipelineDP's contribution bounding (sampling partitions and
-contributions per unit) is part of what is audited.
+contributions per unit) is part of what is audited. The adversarial screen also tries the declared
+privacy-unit pairs :data:`UNIT_PAIRS` (a unit over the bounds, a unit alone in an otherwise empty
+partition, the empty dataset vs one unit) with a distributional check.
 
 The release and the claim
 -------------------------
@@ -79,6 +81,7 @@ units that do not respect them: a unit with 4 rows in a partition moves its coun
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -323,6 +326,41 @@ ACCEPTS = AcceptedInputs(record=lambda v: (0.0, v) * CONTRIBUTIONS, note=_ACCEPT
 contributions all hold the value, in partition 0."""
 VECTOR_ACCEPTS = AcceptedInputs(record=lambda v: (0.0, v, v) * VECTOR_CONTRIBUTIONS, note=_ACCEPTS_NOTE)
 """The same for VECTOR_SUM units (both coordinates hold the value)."""
+
+# ---------------------------------------------------------------- privacy-unit adversarial pairs
+_SPREAD = [0.0, 1.0, 1.0, 1.0, 2.0, 1.0, 2.0, 1.0]  # rows in all 3 partitions, values 1
+_ALONE2 = [2.0, 1.0] * CONTRIBUTIONS  # all 4 rows in partition 2, values 1
+UNIT_PAIRS = (
+    ("over-partitions", [_LOW], [_LOW, _SPREAD],
+     "add a unit with rows of value 1 in all 3 partitions (max_partitions_contributed is 2, 1 with private "
+     "selection): the library must drop its rows in the extra partitions"),
+    ("over-contributions", [_LOW], [_LOW, _IN0],
+     "add a unit with 4 rows of value 1 in partition 0 (max_contributions_per_partition is 2, 1 in "
+     "count_bounds_enforced): the library must drop the extra rows"),
+    ("lone-partition", [_IN0] * 3, [_IN0] * 3 + [_ALONE2],
+     "add a unit whose rows are alone in partition 2, empty in D0 (an empty public partition; a partition only "
+     "that unit can make private selection release)"),
+    ("empty-vs-unit", [], [_IN0], "the empty dataset vs one unit (4 rows of value 1 in partition 0)"),
+)
+"""The declared privacy-unit pairs of the scalar metrics (:attr:`AcceptedInputs.unit_pairs`): D1 is
+D0 plus one unit that breaks the contribution bounds, or is alone in its partition, or is the only
+unit; PipelineDP must bound or hide it (a certified distributional leak on one of them is a leak)."""
+_VSPREAD = [0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 2.0, 1.0, 0.0]  # rows in all 3 partitions
+VECTOR_UNIT_PAIRS = (
+    ("over-partitions", [_V0], [_V0, _VSPREAD],
+     "add a unit with one row (1, 0) in each of the 3 partitions (max_partitions_contributed is 1)"),
+    ("over-contributions", [_V1], [_V1, _V0],
+     "add a unit with 3 rows (1, 0) in partition 0 (max_contributions_per_partition is 2)"),
+    ("lone-partition", [_V0] * 3, [_V0] * 3 + [[2.0, 1.0, 0.0] * VECTOR_CONTRIBUTIONS],
+     "add a unit whose rows are alone in partition 2, empty in D0 (private selection must hide it)"),
+    ("empty-vs-unit", [], [_V0], "the empty dataset vs one unit (3 rows (1, 0) in partition 0)"),
+)
+"""The same for the VECTOR_SUM units."""
+_UNIT_NOTE = ("; privacy-unit pairs declared: units over the contribution bounds, a unit alone in an empty "
+              "partition, the empty dataset vs one unit")
+ACCEPTS = replace(ACCEPTS, unit_pairs=UNIT_PAIRS, note=_ACCEPTS_NOTE + _UNIT_NOTE)
+VECTOR_ACCEPTS = replace(VECTOR_ACCEPTS, unit_pairs=VECTOR_UNIT_PAIRS, note=_ACCEPTS_NOTE + _UNIT_NOTE)
+# ---------------------------------------------------------------- end of the privacy-unit pairs
 
 
 def _public(name: str, metric, field: str | Sequence[str], noise: str, **extra) -> PipelineDPMechanism:
