@@ -1430,6 +1430,35 @@ def adversarial_reproducer_path(entry: Entry, kind: str) -> Path:
     return REPRODUCERS / (entry.key.replace(".", "_") + f"_{word.replace('-', '_').replace('^', '')}.py")
 
 
+_OPC_NONFINITE = ("nan", "every non-finite or float32-overflowing feature takes the same path as NaN "
+                  "(DPOptimizer.clip_and_accumulate: an infinite norm gives factor 0 and 0 * inf = NaN)")
+_ROW_FINDING = ("row", "the same finding as the row's own: the values enter unclipped or the sensitivity is 0 "
+                "whatever the record (the row's cause), so the row's reproducer shows it")
+ADVERSARIAL_SAME_CAUSE: dict[str, tuple[str, str]] = {
+    "opacus.dp_optimizer": _OPC_NONFINITE,
+    "opacus.dp_optimizer_secure": _OPC_NONFINITE,
+    "opacus.per_layer": _OPC_NONFINITE,
+    "diffprivlib.linear_regression_diagonal": _ROW_FINDING,
+    "diffprivlib.linear_regression": _ROW_FINDING,
+    "diffprivlib.linear_regression_replace": _ROW_FINDING,
+    "diffprivlib.standard_scaler_add_remove": _ROW_FINDING,
+}
+"""Rows whose adversarial leaks share one cause and one reproducer: ``key -> (kind, why)``, where
+``kind`` names the adversarial input whose reproducer shows them all, or ``"row"`` for the row's
+own reproducer (:func:`adversarial_reproducer_for`)."""
+
+
+def adversarial_reproducer_for(entry: Entry, kind: str) -> Path:
+    """The reproducer that shows ``entry``'s leak on the adversarial input ``kind``: its own script
+    when there is one, else the script of the input (or the row) named in
+    :data:`ADVERSARIAL_SAME_CAUSE` (the path may not exist)."""
+    own = adversarial_reproducer_path(entry, kind)
+    if own.exists() or entry.key not in ADVERSARIAL_SAME_CAUSE:
+        return own
+    shared = ADVERSARIAL_SAME_CAUSE[entry.key][0]
+    return reproducer_path(entry) if shared == "row" else adversarial_reproducer_path(entry, shared)
+
+
 # ---------------------------------------------------------------------------------------------
 # Running and classifying
 # ---------------------------------------------------------------------------------------------
@@ -1772,12 +1801,13 @@ def _fmt_reproducer(entry: Entry, rec: dict) -> str:
     path = reproducer_path(entry)
     links = [f"[{path.name}](../reproducers/{path.name})"] if path.exists() else []
     for kind in adversarial_leaks(rec):
-        extra = adversarial_reproducer_path(entry, kind)
-        if extra.exists():
-            links.append(f"[{extra.name}](../reproducers/{extra.name})")
+        extra = adversarial_reproducer_for(entry, kind)
+        link = f"[{extra.name}](../reproducers/{extra.name})"
+        if extra.exists() and link not in links:
+            links.append(link)
     if links:
         return ", ".join(links)
-    return "missing" if rec.get("verdict") not in ("pass", "not auditable") else "-"
+    return "missing" if rec.get("verdict") not in ("pass", "not auditable", "unconfirmed") else "-"
 
 
 def render(entries, cache: dict, reruns: dict | None = None) -> str:

@@ -87,7 +87,7 @@ def main():
     print(f"Expected: for every output set S, P[S | D0] <= e^eps P[S | D1] + delta and vice versa.")
     print(f"Observed: S = {SET_IN_WORDS}: {h0}/{N} on D0, {h1}/{N} on D1 "
           f"(P[S | {REACHES}] - e^eps P[S | {other}] >= {certified:.4g} with confidence 0.99).")
-    print(f"Cause: known: IBM/differential-privacy-library#80 'Handling of NaNs' (open): a NaN record makes most tools release NaN, a distinguishing event (np.clip keeps NaN, tools/utils.py)")
+    print(f"Cause: known: IBM/differential-privacy-library#80 'Handling of NaNs' (open): a NaN record makes most tools release NaN, a distinguishing event (np.clip keeps NaN, tools/utils.py); Re:cord-play (PoPETs 2026) also reports NaN passing np.clip in diffprivlib, as a robustness issue. The leaks of models.LinearRegression on values outside the bounds (max-double, 2^53 + 1) are another cause: with fit_intercept=False it does not clip to bounds_X and bounds_y (candidate new, listed under Candidate new findings)")
     print("Reproduce: python " + sys.argv[0] + " " + str(N))
 
 
