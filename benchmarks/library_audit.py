@@ -1810,6 +1810,29 @@ def _fmt_reproducer(entry: Entry, rec: dict) -> str:
     return "missing" if rec.get("verdict") not in ("pass", "not auditable", "unconfirmed") else "-"
 
 
+def _recorded_seconds(record) -> float:
+    """The sum of every ``seconds`` field in a cached record (audit, confirmation, leak, power,
+    adversarial and accountant stages)."""
+    if isinstance(record, dict):
+        return sum(v if k == "seconds" and isinstance(v, (int, float)) else _recorded_seconds(v)
+                   for k, v in record.items())
+    if isinstance(record, list):
+        return sum(_recorded_seconds(v) for v in record)
+    return 0.0
+
+
+def _time_budget(fresh: dict) -> str:
+    """The table's time budget, summed from the cached rows' recorded wall times."""
+    rows = [r for r in fresh.values() if r]
+    audits = sum((r.get("first") or {}).get("seconds", 0) + (r.get("second") or {}).get("seconds", 0) for r in rows)
+    total = sum(_recorded_seconds(r) for r in rows)
+    return (f"Time budget: regenerating every stage of these {len(rows)} rows took {total / 3600:.1f} h of recorded "
+            f"wall time ({audits / 3600:.1f} h for the audits and their confirmation runs), measured on the shared "
+            "2-core machine under load, so an upper figure; `--write-only` rebuilds this page from the cache in "
+            "seconds, and CI runs none of the audits, only the deterministic checks of tests/test_library_audit*.py "
+            "and the reproducers.")
+
+
 def render(entries, cache: dict, reruns: dict | None = None) -> str:
     """``docs/library_audits.md`` from the cached records of ``entries``.
 
@@ -1874,7 +1897,8 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "(library and NumPy only) in `reproducers/`.",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
-        "Times are the wall time of the first run's process (the confirmation run's in the violations list).",
+        "Times are the wall time of the first run's process (the confirmation run's in the violations list). "
+        + _time_budget(fresh),
         "",
         "| library | version | entries | " + " | ".join(columns) + " |",
         "|---|---|---:|" + "---:|" * len(columns),
