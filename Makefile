@@ -1,7 +1,8 @@
 # Two entry points that work on a fresh machine (see README.md):
 #   make demo   - create .venv, install dpaudit, run `dpaudit test` on built-in examples
 #   make test   - create .venv, install dpaudit with test extras, run the whole test suite
-#                 (including the slow statistical runs; about 15 minutes on 2 idle cores,
+#                 (including the slow statistical runs, on every core up to 4; about 7 minutes
+#                 of pytest on 2 idle cores,
 #                 two to four times that on a loaded machine: see README.md, Development)
 #   make browser - (run by make test) install Debian's chromium and chromium-driver when they are
 #                 missing and we are root with apt, for the HTML report's browser test; never fails
