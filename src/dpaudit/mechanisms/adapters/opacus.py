@@ -324,6 +324,19 @@ class OpacusMechanism(LibraryMechanism):
             return float(acc.get_epsilon(delta=delta))
 
     # -- sampling ------------------------------------------------------------------------------
+    def _setup(self, arr: np.ndarray):
+        """What every run on ``arr`` shares: ``(sigma, features, labels, loss_fn, model)``, the
+        calibrated noise multiplier, the examples split into features and labels, the loss and the
+        model reset to its start, in training mode."""
+        import torch  # noqa: PLC0415
+
+        sigma = self.calibrated_noise_multiplier()
+        features, labels = _split_examples(arr, integer_labels=self.loss == "cross_entropy")
+        loss_fn = torch.nn.functional.cross_entropy if self.loss == "cross_entropy" else self.loss
+        model = self._fresh_model()
+        model.train()
+        return sigma, features, labels, loss_fn, model
+
     def _fresh_model(self):
         import torch  # noqa: PLC0415
 
@@ -353,11 +366,7 @@ class OpacusMechanism(LibraryMechanism):
         from opacus import GradSampleModule  # noqa: PLC0415
         from opacus.optimizers import DPOptimizer, DPPerLayerOptimizer  # noqa: PLC0415
 
-        sigma = self.calibrated_noise_multiplier()
-        features, labels = _split_examples(arr, integer_labels=self.loss == "cross_entropy")
-        loss_fn = torch.nn.functional.cross_entropy if self.loss == "cross_entropy" else self.loss
-        model = self._fresh_model()
-        model.train()
+        sigma, features, labels, loss_fn, model = self._setup(arr)
         module = GradSampleModule(model, batch_first=True, loss_reduction="mean")
         params = [p for p in module.parameters() if p.requires_grad]
         start = [p.detach().clone() for p in params]
@@ -461,11 +470,7 @@ class OpacusPrivacyEngineMechanism(OpacusMechanism):
         from opacus import PrivacyEngine  # noqa: PLC0415
         from torch.utils.data import DataLoader, TensorDataset  # noqa: PLC0415
 
-        sigma = self.calibrated_noise_multiplier()
-        features, labels = _split_examples(arr, integer_labels=self.loss == "cross_entropy")
-        loss_fn = torch.nn.functional.cross_entropy if self.loss == "cross_entropy" else self.loss
-        model = self._fresh_model()
-        model.train()
+        sigma, features, labels, loss_fn, model = self._setup(arr)
         generator = torch.Generator().manual_seed(int(rng.integers(0, 2**63 - 1)))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # 'Secure RNG turned off', full-backward-hook notices
