@@ -1438,14 +1438,17 @@ ADVERSARIAL_SAME_CAUSE: dict[str, tuple[str, str]] = {
     "opacus.dp_optimizer": _OPC_NONFINITE,
     "opacus.dp_optimizer_secure": _OPC_NONFINITE,
     "opacus.per_layer": _OPC_NONFINITE,
+    "opacus.make_private": ("opacus_dp_optimizer_nan.py", "make_private wraps the optimizer in the same DPOptimizer, "
+                            "whose clip_and_accumulate turns a non-finite feature into NaN parameters"),
     "diffprivlib.linear_regression_diagonal": _ROW_FINDING,
     "diffprivlib.linear_regression": _ROW_FINDING,
     "diffprivlib.linear_regression_replace": _ROW_FINDING,
     "diffprivlib.standard_scaler_add_remove": _ROW_FINDING,
 }
 """Rows whose adversarial leaks share one cause and one reproducer: ``key -> (kind, why)``, where
-``kind`` names the adversarial input whose reproducer shows them all, or ``"row"`` for the row's
-own reproducer (:func:`adversarial_reproducer_for`)."""
+``kind`` names the adversarial input whose reproducer shows them all, ``"row"`` for the row's
+own reproducer, or a script of ``reproducers/`` (a name ending in ``.py``) that shows the same
+code path on another row (:func:`adversarial_reproducer_for`)."""
 
 
 def adversarial_reproducer_for(entry: Entry, kind: str) -> Path:
@@ -1456,6 +1459,8 @@ def adversarial_reproducer_for(entry: Entry, kind: str) -> Path:
     if own.exists() or entry.key not in ADVERSARIAL_SAME_CAUSE:
         return own
     shared = ADVERSARIAL_SAME_CAUSE[entry.key][0]
+    if shared.endswith(".py"):
+        return REPRODUCERS / shared
     return reproducer_path(entry) if shared == "row" else adversarial_reproducer_path(entry, shared)
 
 
@@ -2019,8 +2024,11 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
                   "Findings not found in the library's tracker (searched by issue text) nor in the older reports "
                   "(Mironov 2012, Jin et al. 2022, Haney et al. 2022, Casacuberta et al. 2022; the diffprivlib "
                   "issues cited above), and checked against the published record of Re:cord-play (PoPETs 2026, "
-                  "section above): none of its 13 violations concerns PipelineDP or PyDP, and its NaN robustness "
-                  "issues name other libraries, so each candidate below stays new.", ""]
+                  "section above): none of its 13 violations concerns PipelineDP or PyDP; its diffprivlib ones are R5 "
+                  "and R6 (LinearRegression's diagonal sensitivity, LogisticRegression's label set: GaussianNB's "
+                  "below is R6's kind in another model, where declaring the classes does not help), its Opacus one "
+                  "is R7 (make_private's divisor), and its NaN robustness issues name other libraries, so each "
+                  "candidate below stays new.", ""]
         for e in new:
             rec = fresh[e.key]
             leak = (rec.get("leak_size") or {}).get("text", "")

@@ -160,7 +160,7 @@ def test_reproducers_listed_for_every_non_pass_opacus_row():
         sized = (rec.get("leak_size") or {}).get("delta_at_claim", 0.0) > e.guarantee.delta
         if rec["verdict"] in ("violation", "floating-point leak") or (rec["verdict"] == "unconfirmed" and sized):
             paths.append(library_audit.reproducer_path(e))  # an unconfirmed row whose set was not certified has none
-        paths += [library_audit.adversarial_reproducer_path(e, k) for k in library_audit.adversarial_leaks(rec)
+        paths += [library_audit.adversarial_reproducer_for(e, k) for k in library_audit.adversarial_leaks(rec)
                   if k == "nan"]  # one reproducer per row for the non-finite inputs (they share the cause)
         for path in paths:
             assert path.exists(), path
