@@ -124,6 +124,19 @@ def canary_loss(features, label: int, loss: str | Callable = "cross_entropy") ->
     return loss_of_canary
 
 
+def _release(output, model, params):
+    """One run's release: the trained parameters flattened to float64 (``output == "parameters"``),
+    or ``output(model)`` as a NumPy value (a tensor is moved to the host)."""
+    import torch  # noqa: PLC0415
+
+    if output == "parameters":
+        return torch.cat([p.detach().reshape(-1) for p in params]).numpy().astype(float)
+    value = output(model)
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    return value
+
+
 class OpacusMechanism(LibraryMechanism):
     """Full-batch DP-SGD with Opacus's per-example clipping and noise, as a mechanism.
 
@@ -393,12 +406,7 @@ class OpacusMechanism(LibraryMechanism):
                 optimizer.zero_grad(set_to_none=True)
                 loss_fn(module(features), labels).backward()
                 optimizer.step()
-            if output == "parameters":
-                return torch.cat([p.detach().reshape(-1) for p in params]).numpy().astype(float)
-            value = output(model)
-            if isinstance(value, torch.Tensor):
-                value = value.detach().cpu().numpy()
-            return value
+            return _release(output, model, params)
 
         try:
             with torch_threads(self.num_threads):
@@ -501,12 +509,7 @@ class OpacusPrivacyEngineMechanism(OpacusMechanism):
                     loss_fn(module(x), y).backward()
                     optimizer.step()
                     done += 1
-            if output == "parameters":
-                return torch.cat([p.detach().reshape(-1) for p in params]).numpy().astype(float)
-            value = output(model)
-            if isinstance(value, torch.Tensor):
-                value = value.detach().cpu().numpy()
-            return value
+            return _release(output, model, params)
 
         try:
             with torch_threads(self.num_threads), warnings.catch_warnings():
