@@ -377,3 +377,41 @@ def test_a_training_function_audit_stops_at_its_first_look():
 
     a = audit_user_train(train, Q1, max_runs=800, first_runs=400, workers=0)
     assert a.caught and a.runs == 400, a.summary()
+
+
+# ------------------------------------------------------------------------- train_many, absl
+def test_train_many_in_batches_stops_at_its_first_look_and_its_streams_are_independent():
+    # Issue 43: train_many's audit stops as soon as its views certify. q = 1, 10 steps, a dataset
+    # of one example, the realised batch size as divisor: the scale separates every run.
+    from dpaudit.dpsgd import load_digits_task, noise_for_epsilon
+    from dpaudit.dpsgd.many import audit_train_many, train_many
+
+    x, y = load_digits_task(num_train=10, seed=0)
+    one = (x[:1], (y[:1] % 2).astype(np.float32))
+    cfg = DPSGDConfig(noise_multiplier=noise_for_epsilon(2.0, DELTA, 1.0, 10), sampling_rate=1.0, steps=10,
+                      learning_rate=5.0)
+    bug = audit_train_many(cfg, max_runs=400, first_runs=100, views=("scale",), variant="realised-batch-size",
+                           data=one, canary="gradient")
+    assert bug.caught and bug.runs == 100 and bug.looks[-1]["view"] == "scale", bug.summary()
+    ok = audit_train_many(cfg, max_runs=200, first_runs=100, views=("scale",), data=one, canary="gradient", seed=1)
+    assert not ok.caught and ok.runs == 200 and ok.result.details["runs"] == 200 and ok.detectable is not None
+    a, b = (train_many(cfg, runs=8, data=one, canary="gradient", stream=k).scale_in for k in (0, 1))
+    assert not np.array_equal(a, b)  # another stream: new runs of the same mechanism
+    assert np.array_equal(a, train_many(cfg, runs=8, data=one, canary="gradient").scale_in)  # stream 0 as before
+
+
+def test_the_accountants_rdp_convergence_warnings_become_one_line(caplog):
+    import logging
+
+    from dp_accounting.rdp import rdp_privacy_accountant as rdp
+
+    from dpaudit.dpsgd.many import quiet_rdp_orders
+
+    with pytest.warns(RuntimeWarning, match=r"left out .* at q=0.5, sigma=8.125 .* stay upper bounds") as rec, \
+            caplog.at_level(logging.WARNING, logger="absl"):
+        with quiet_rdp_orders():
+            # dp_accounting warns once per fractional order whose series does not converge
+            rdp._compute_rdp_poisson_subsampled_gaussian(0.5, 8.125, [1.25, 1.5, 1.75])
+            logging.getLogger("absl").warning("an unrelated absl warning")
+    assert [r.getMessage() for r in caplog.records] == ["an unrelated absl warning"]  # the others swallowed
+    assert len([w for w in rec if issubclass(w.category, RuntimeWarning)]) == 1
