@@ -106,32 +106,37 @@ def controls(args):
 
 
 def table(args):
+    from _dpsgd_user_steps import USER_STEPS as USER_ORDER
+
     rows = [json.loads(line) for line in RESULTS.read_text().splitlines() if line.strip()]
     latest = {}
     for r in rows:  # the last row of each (part, setting, bug/seed) wins
-        latest[(r["part"], r["setting"], r.get("bug", r.get("seed")))] = r
+        latest[(r["part"], r["setting"], r.get("bug", r.get("seed")), r["max_runs"])] = r
     rows = list(latest.values())
     out = ["# Many-run harness: coupled bugs in a user's step, caught and runs needed", "",
            "`benchmarks/dpsgd_harness.py` (see its docstring for the commands; CPU). delta 1e-5, beta 0.05. "
            "**before**: `make_task` (one opposing row), a fixed 2,000 runs, views white_box + scale. **now**: "
-           "`audit_user_step` (tasks crowd + pair, looks at 500, 1,000, 2,000, ... runs, beta split over the "
-           "looks, tasks and views; stops at the first look that certifies).", ""]
+           "`audit_user_step` (tasks crowd + pair, looks at 500, 1,000, 2,000, ... runs up to the budget, beta "
+           "split over the looks, tasks and views; stops at the first look that certifies). CPU s: this "
+           "process only (microbatch-3 runs in a 2-worker process pool, whose CPU is not counted).", ""]
     for setting, (q, sigma, steps) in SETTINGS.items():
-        bug_rows = [r for r in rows if r["part"] == "bug" and r["setting"] == setting]
+        every = [r for r in rows if r["part"] == "bug" and r["setting"] == setting]
+        budget = min((r["max_runs"] for r in every), default=0)
+        bug_rows = [r for r in every if r["max_runs"] == budget]  # the summary: the default budget
         if not bug_rows:
             continue
         acc = bug_rows[0]["accountant_epsilon"]
         out += [f"## q = {q:g}, {steps} steps, sigma {sigma:g} (accountant epsilon {acc:g})", "",
-                "| bug | class | before: caught (2,000 runs) | now: caught | now: runs to verdict | view | "
-                "best certified eps at stop | CPU s (before / now) |", "|---|---|---|---|---|---|---|---|"]
-        for r in bug_rows:
-            out.append(f"| {r['bug']} | {r['class']} | {'yes' if r['before_caught'] else 'no'} | "
+                "| bug | class | before: caught (2,000 runs) | now: budget | now: caught | now: runs to verdict | view | "
+                "best certified eps at stop | CPU s (before / now) |", "|---|---|---|---|---|---|---|---|---|"]
+        for r in sorted(every, key=lambda r: (list(USER_ORDER).index(r["bug"]), r["max_runs"])):
+            out.append(f"| {r['bug']} | {r['class']} | {'yes' if r['before_caught'] else 'no'} | {r['max_runs']:,} | "
                        f"{'**yes**' if r['now_caught'] else 'no'} | {r['now_runs']:,} | {r['now_view'] or '-'} | "
                        f"{r['now_best_epsilon']:g} | {r['before_cpu_s']:g} / {r['now_cpu_s']:g} |")
         nb, nn = sum(r["before_caught"] for r in bug_rows), sum(r["now_caught"] for r in bug_rows)
         runs = sorted(r["now_runs"] for r in bug_rows if r["now_caught"])
         med = runs[len(runs) // 2] if runs else 0
-        out += ["", f"Caught: before {nb} of {len(bug_rows)}, now {nn} of {len(bug_rows)}; median runs to a "
+        out += ["", f"Caught: before {nb} of {len(bug_rows)}, now {nn} of {len(bug_rows)} at budget {budget:,}; median runs to a "
                 f"violation now {med:,} (before: always 2,000, and no verdict earlier).", ""]
     for setting, (q, sigma, steps) in SETTINGS.items():
         c = [r for r in rows if r["part"] == "control" and r["setting"] == setting]
