@@ -215,10 +215,11 @@ def _evidence_rows(ev: Table, s, claim) -> None:
             ev.add_row("violation shown at eps'", f"{part.witness_epsilon:.4g} (margin {part.margin:.4g})")
         else:
             ev.add_row("margin", f"{part.margin:.4g}")
-    eps_lb = o.epsilon_lower_bound
+    eps_lb = o.epsilon_lower_bound  # the strongest part's own (CombinedTester): never another tester's number
     if eps_lb is not None:
         delta_note = "0" if claim.__class__.__name__ != "ApproxDP" else f"{claim.delta:g}"
-        ev.add_row(f"empirical epsilon lower bound (delta={delta_note})", f"{eps_lb:.4g}" if eps_lb > 0 else "none")
+        ev.add_row(f"empirical epsilon lower bound (delta={delta_note})",
+                   (f"{eps_lb:.4g}" if eps_lb > 0 else "none") + f"  ({_evidence_source(o)})")
         if s.stopped_early_at_violation:
             # the verdict stops at the first rejecting stage; its epsilon rests on those samples only
             ev.add_row("", f"from {s.num_samples:,} of {s.full_samples:,} samples per dataset (the trial stopped at "
@@ -227,6 +228,14 @@ def _evidence_rows(ev: Table, s, claim) -> None:
         from ..report.builders import note_without_region
 
         ev.add_row("note", escape(note_without_region(o.note, getattr(b, "region", ""))))
+
+
+def _evidence_source(o) -> str:
+    """Which tester and kind of evidence an outcome's numbers come from: ``"hockey-stick tester,
+    distributional"`` or ``"float-bits tester, floating-point: the float64 bit patterns"``."""
+    kind = o.evidence_kind
+    return f"{o.strongest_part.tester} tester, " + ("floating-point: the float64 bit patterns" if kind == "floating-point"
+                                                     else "the output distribution")
 
 
 def _render(result, out: Console) -> None:

@@ -276,6 +276,13 @@ def _untrained_settings_removed(tester: dict, bound_types: set) -> tuple[dict, l
 # --------------------------------------------------------------------------------------- test --
 
 
+def _source(o) -> str:
+    """Which tester and kind of evidence the numbers of outcome ``o`` come from (its strongest part's)."""
+    what = ("floating-point evidence: the float64 bit patterns" if o.evidence_kind == "floating-point"
+            else "distributional evidence")
+    return f"the {o.strongest_part.tester} tester's bound, {what}"
+
+
 def audit_document(data: dict, *, command: str | None = None, samples=None, samples_note: str = "") -> Document:
     """The report of ``dpaudit test`` from its JSON result (``AuditResult.to_dict()``).
 
@@ -328,7 +335,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
                    f"datasets, D0 = {_dataset(s.pair.d0.tolist(), 4)} and D1 = {_dataset(s.pair.d1.tolist(), 4)}, "
                    f"and found {found}. A {result.violation_kind} violation: {kind.meaning}. A mechanism that "
                    f"keeps its claim is accused like this with probability at most {result.beta:g}"
-                   + (f"; this one's epsilon is at least {eps_lb:.4g}." if eps_lb else ".")
+                   + (f"; this one's epsilon is at least {eps_lb:.4g} ({_source(o)})." if eps_lb else ".")
                    + (f" Also found: {result.also_found}" if result.also_found else "")
                    + " What to do is below.")
     elif result.inconclusive:
@@ -394,8 +401,12 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
             rows.append(("margin (largest excess over the claim)", f"{_g(o.margin, 4)} at eps' = {_g(o.witness_epsilon, 4)}"))
         else:
             rows.append(("margin", _g(o.margin, 4)))
+        if o.parts:
+            rows.insert(4, ("tester", f"{o.strongest_part.tester} (of: {', '.join(p.tester for p in o.parts)}); "
+                                      "every number below is its own"))
         if o.epsilon_lower_bound is not None:
-            rows.append(("empirical epsilon lower bound", _g(o.epsilon_lower_bound, 4) if o.epsilon_lower_bound > 0 else "none"))
+            rows.append(("empirical epsilon lower bound", (_g(o.epsilon_lower_bound, 4) if o.epsilon_lower_bound > 0
+                                                           else "none") + f" ({_source(o)})"))
         if getattr(b, "region", ""):
             rows.append(("test region S (a set of outputs)", b.region))
         if getattr(b, "ratio_lower", None):
