@@ -504,15 +504,15 @@ def test_cmd(
       # resumable: kept in sqlite:///audit.db, run again to continue
       dpaudit test zoo:dp-laplace -e 0.01 --search bayes -t 50 --resume
     """
-    from ..audit.ledger import DEFAULT_STORAGE, resolve_study
-    from ..audit.loop import audit
-    from ..audit.sequential import normalise_stages, stage_schedule
     from ..audit.targets import assemble
     from .._validate import check_int, check_probability
-    from ..testers import default_tester_name, make_tester
 
     try:
+        # bad input is reported before the heavy imports (scipy, the testers, Optuna: about a second)
         check_report_suffix(report)  # an unknown suffix is bad input before any work
+        check_int(samples, "--samples", 8, error=DPAuditError)
+        check_int(trials, "--trials", 1, error=DPAuditError)
+        check_probability(beta, "--beta", error=DPAuditError)
         obj, kind = _load_target(target)
         setup = assemble(
             obj, kind, epsilon=epsilon, delta=delta, alpha=alpha,
@@ -522,6 +522,15 @@ def test_cmd(
         mechanism, claim, relation, known = setup.mechanism, setup.claim, setup.relation, setup.known
         if pairs is not None:
             known = _parse_pairs(pairs, relation)
+    except (DPAuditError, ValueError) as exc:
+        raise fail(str(exc))
+
+    from ..audit.ledger import DEFAULT_STORAGE, resolve_study
+    from ..audit.loop import audit
+    from ..audit.sequential import normalise_stages, stage_schedule
+    from ..testers import default_tester_name, make_tester
+
+    try:
         plan = resolve_study(storage, study_name, resume, getattr(mechanism, "name", type(mechanism).__name__),
                              seed=seed, default_storage=DEFAULT_STORAGE, peek=True)
         storage, seed = plan.storage, plan.seed  # a resumed audit's finder needs the stored seed
@@ -536,9 +545,6 @@ def test_cmd(
         else:
             tester = make_tester(tester_name.value if tester_name else default_tester_name(claim), device=device)
         tester.require(claim)
-        check_int(samples, "--samples", 8, error=DPAuditError)
-        check_int(trials, "--trials", 1, error=DPAuditError)
-        check_probability(beta, "--beta", error=DPAuditError)
         executor = _make_executor(scheduler, workers, processes)
         if executor.kind == "dask":
             _ship_by_value(target)

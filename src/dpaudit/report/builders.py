@@ -574,6 +574,10 @@ def _next_steps(result, data: dict, command: str | None, entry) -> Section:
             blocks.append(Code(cmd, language="sh"))
         else:
             blocks.append(Text(f"2. Reproduce the finding: re-run the audit with --seed {result.seed}."))
+        if result.violation_kind == "floating-point" and cmd:
+            blocks.append(Text("To test the output distribution alone (the claim in exact arithmetic, without the "
+                               "floating-point screen):"))
+            blocks.append(Code(_with_options(cmd, {"--tester": "hockey-stick"}), language="sh"))
         if s is not None and s.outcome.violation:  # an adversarial-input leak has no witness trial
             d0 = json.dumps(s.pair.d0.tolist())
             d1 = json.dumps(s.pair.d1.tolist())

@@ -79,7 +79,9 @@ VIOLATION_KINDS = {k.name: k for k in (
         "floating-point", "FLOATING-POINT LEAK",
         "the outputs' floating-point bit patterns reject the claim (the mechanism may be private in exact arithmetic)",
         "The float64 outputs leak the input through which doubles they can take (Mironov 2012): use a snapping "
-        "mechanism (Mironov 2012) or a discrete/exact sampler such as OpenDP's.",
+        "mechanism (Mironov 2012) or a discrete/exact sampler such as OpenDP's. To test the output distribution "
+        "alone (the claim in exact arithmetic), run again with --tester hockey-stick (tester=\"hockey-stick\" in "
+        "Python).",
     ),
 )}
 """The violation kinds by name (:class:`ViolationKind`)."""
