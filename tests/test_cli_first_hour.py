@@ -132,7 +132,7 @@ def test_every_bad_target_is_one_line_with_what_to_write(tmp_path):
     bad("mymech:nosuch", "module 'mymech' has no attribute 'nosuch'", "noisy_sum")
     bad("bad_import.py:f", "cannot import bad_import.py: ZeroDivisionError: division by zero", "line 2")
     bad("syntax_error.py:f", "SyntaxError", "syntax_error.py, line 1")
-    bad("nosuchmod:f", "no module named 'nosuchmod' here", "path/to/nosuchmod.py:FUNCTION")
+    bad("nosuchmod:f", "no module named 'nosuchmod' here", "give its file: nosuchmod.py:FUNCTION")
     bad("mymech.py", "did you mean mymech.py:FUNCTION?")
 
 

@@ -129,8 +129,7 @@ def _import_module(module_name: str):
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and module_name.split(".")[0] == exc.name.split(".")[0] and module_name.startswith(exc.name):
-            hint = (f"; run dpaudit in the folder that holds it, or give its file: path/to/{module_name.split('.')[-1]}.py:"
-                    f"FUNCTION")
+            hint = f"; run from the folder that holds it, or give its file: {module_name.replace('.', '/')}.py:FUNCTION"
             raise DPAuditError(f"no module named {module_name!r} here ({os.getcwd()}){hint}") from None
         raise _import_failed(f"module {module_name!r}", exc) from None
     except Exception as exc:  # noqa: BLE001 - the user's module raised while it was imported
