@@ -199,3 +199,59 @@ def test_a_non_finite_output_is_shown_as_a_number_and_one_record_is_singular():
     assert "non-finite value nan" in msg and "np.float64" not in msg, msg
     pair = Replace(Domain([0.0], [1.0]), min_size=1, max_size=1).random_pair(np.random.default_rng(0))
     assert "1 record," in pair.description and "1 records" not in pair.description, pair.description
+
+
+def test_an_error_wraps_between_words_on_an_80_column_terminal(monkeypatch):
+    """The typo hint wrapped mid-word at 80 columns ("non-dp-lapl" / "ace-2"): printed as one soft line,
+    the terminal cut it anywhere. On a terminal it now wraps between words; in a log it stays one line."""
+    import io
+
+    from rich.console import Console
+
+    from dpaudit.cli import options
+
+    message = ("no zoo mechanism called 'non-dp-laplce-2'; did you mean non-dp-laplace-2, non-dp-laplace-1, "
+               "dp-laplace? (dpaudit zoo lists them all)")
+    for terminal in (True, False):
+        buf = io.StringIO()
+        monkeypatch.setattr(options, "console", Console(file=buf, force_terminal=terminal, width=80, color_system=None))
+        assert options.fail(message).exit_code == 2
+        lines = buf.getvalue().rstrip("\n").splitlines()
+        if terminal:
+            assert len(lines) > 1 and all(len(line) <= 80 for line in lines), lines
+            words = " ".join(lines).split()
+            for name in ("'non-dp-laplce-2';", "non-dp-laplace-2,", "non-dp-laplace-1,", "dp-laplace?"):
+                assert name in words, (name, lines)  # each name whole on one line
+        else:
+            assert lines == [f"error: {message}"], lines
+
+
+def test_the_trials_table_calls_a_floating_point_leak_so():
+    res = run("test", "zoo:dp-laplace", "--epsilon", "1", "--tester", "float-bits", "--samples", "20000", "--trials",
+              "2", "--seed", "1", "--quiet")
+    assert res.exit_code == 5, res.stdout
+    table = res.stdout.split("Trials")[1]
+    rows = [line for line in table.splitlines() if line.strip().startswith("│ 2") or line.strip().startswith("│ 1")]
+    assert any("fp leak" in r for r in rows) and not any("violation" in r for r in rows), table
+    assert "fp leak: a FLOATING-POINT LEAK" in " ".join(table.split())
+
+
+def test_audit_scores_says_why_a_higher_row_is_not_the_headline(tmp_path):
+    """Issue 44, item 7: the headline epsilon (the histogram audit's) was below the whole-sample
+    Clopper-Pearson row with no word on why; each row holds at 1 - beta on its own, the largest of k
+    rows only at 1 - k beta, and the output now says so."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "in.npy", rng.normal(1.5, 1.0, 2000))
+    np.save(tmp_path / "out.npy", rng.normal(0.0, 1.0, 2000))
+    args = ["audit-scores", str(tmp_path / "in.npy"), str(tmp_path / "out.npy"), "--seed", "0", "--quiet"]
+    d = json.loads(run(*args, "--json").stdout)
+    cp = d["baselines"]["clopper_pearson"]["epsilon_lower_bound"]
+    assert cp > d["epsilon_lower_bound"]  # the case of the issue
+    assert f"whole-sample Clopper-Pearson audit gives more ({cp:.4g})" in d["epsilon_note"]
+    assert "confidence 0.85 (union bound)" in d["epsilon_note"]
+    text = " ".join(run(*args).stdout.replace("│", " ").split())
+    assert "from the histogram audit (paper 001)" in text and f"gives more ({cp:.4g})" in text, text

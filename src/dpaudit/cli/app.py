@@ -344,6 +344,8 @@ def _trials_table(result, *, pairs: bool) -> Table:
         o = r.outcome
         b = o.bounds[o.strongest]
         status = {"violation": "[red]violation[/]", "inconclusive": "[yellow]inconcl.[/]"}.get(o.status, "pass")
+        if o.violation_kind == "floating-point":  # only the float64 bit patterns rejected the claim
+            status = "[yellow]fp leak[/]"
         tt.add_row(
             str(r.index + 1), *([escape(r.pair.description or "-")] if pairs else []), f"{b.estimate:+.4f}",
             f"{b.lower:+.4f}", f"{o.margin:+.4f}", status, _samples_used(r), f"{r.sample_seconds + r.test_seconds:.1f}",
@@ -352,6 +354,9 @@ def _trials_table(result, *, pairs: bool) -> Table:
         tt.caption = f"first 50 of {len(result.trials)} trials; all are in the JSON report"
     if any(r.stopped_by == "futility" for r in result.trials):
         tt.caption = ((tt.caption + "; ") if tt.caption else "") + "fut.: stopped early, a larger sample could not reject"
+    if any(r.outcome.violation_kind == "floating-point" for r in result.trials[:50]):
+        tt.caption = ((tt.caption + "; ") if tt.caption else "") + ("fp leak: a FLOATING-POINT LEAK (only the float64 "
+                                                                    "bit patterns reject the claim)")
     return tt
 
 
@@ -895,7 +900,8 @@ def main() -> None:
             traceback.print_exc()
         console.print(f"[bold red]internal error:[/] {escape(type(exc).__name__ + ': ' + str(exc))}\n"
                       "This is a bug in dpaudit, not a finding about the mechanism (exit code 4). "
-                      "Run again with --debug for the traceback and report it.", soft_wrap=True, highlight=False)
+                      "Run again with --debug for the traceback and report it.", soft_wrap=not console.is_terminal,
+                      highlight=False)
         sys.exit(EXIT_INTERNAL_ERROR)
     sys.exit(rc if isinstance(rc, int) else 0)
 

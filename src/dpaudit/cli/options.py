@@ -211,7 +211,9 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     """The one error path of the commands: print ``error: message`` on stderr (and, under
     ``--debug``, the traceback of the exception being handled) and return the ``typer.Exit`` to
     raise, with exit code ``code`` (default 2, bad input)."""
-    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
+    # a terminal gets the line wrapped between words (a terminal's own wrap cuts "non-dp-lapl|ace-2");
+    # a log or a pipe gets it whole, one line to grep
+    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=not console.is_terminal, highlight=False)
     if _DEBUG["on"]:
         import traceback
 

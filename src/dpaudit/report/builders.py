@@ -475,7 +475,8 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         o = r.outcome
         b = o.bounds[o.strongest]
         rows.append((str(r.index + 1), r.finder, r.pair.description or "-", _dataset(r.pair.d0.tolist(), 4),
-                     _dataset(r.pair.d1.tolist(), 4), _g(b.estimate, 4), _g(b.lower, 4), _g(o.margin, 4), o.status,
+                     _dataset(r.pair.d1.tolist(), 4), _g(b.estimate, 4), _g(b.lower, 4), _g(o.margin, 4),
+                     "floating-point leak" if o.violation_kind == "floating-point" else o.status,
                      f"{r.sample_seconds + r.test_seconds:.2f}"))
         if result.strongest_trial is not None and r.index == result.strongest_trial:
             highlight = i
@@ -656,7 +657,9 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
     summary = [
         ("IN (with canary)", f"{inp.get('in')}: {_g(inp.get('n_in'))} scores"),
         ("OUT (without)", f"{inp.get('out')}: {_g(inp.get('n_out'))} scores"),
-        (f"epsilon lower bound (delta={_g(delta)})", f"{_g(eps_lb)} from {data.get('epsilon_source')}"),
+        (f"epsilon lower bound (delta={_g(delta)})", f"{_g(eps_lb)} from the histogram audit (paper 001), "
+                                                     f"{data.get('epsilon_source')}"
+         + (f". {data['epsilon_note']}" if data.get("epsilon_note") else "")),
         ("TV lower bound", f"{_g(data.get('tv_lower_bound'))} (estimate {_g(data.get('tv_estimate'))})"),
         ("mu (GDP) lower bound", f"{_g(data.get('mu_lower_bound'))} (from TV alone {_g(data.get('mu_from_tv'))})"),
         ("beta", f"{_g(data.get('beta'))} (confidence {_g(data.get('confidence'))})" if "beta" in data
