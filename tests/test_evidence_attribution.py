@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -78,7 +79,7 @@ def test_the_terminal_and_the_report_name_the_tester_of_each_number(both_found, 
     assert (f"empirical epsilon lower bound (delta=0) {hs.epsilon_lower_bound:.4g} (hockey-stick tester, the output "
             "distribution)") in text, text
     render_result(json.loads(both_found.to_json()), tmp_path / "r.html", versions={})
-    html = (tmp_path / "r.html").read_text()
+    html = re.sub(r"<[^>]+>", "", (tmp_path / "r.html").read_text())  # the text, without the token spans
     assert (f"this one&#39;s epsilon is at least {hs.epsilon_lower_bound:.4g} (the hockey-stick tester&#39;s bound, "
             "distributional evidence)") in html
 
@@ -109,3 +110,22 @@ def test_exit_code_5_is_in_the_help_and_the_readme():
     assert "5: FLOATING-POINT LEAK only" in top.output
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "| 5 | FLOATING-POINT LEAK only" in readme
+
+
+def test_an_adversarial_leak_with_a_floating_point_one_is_no_floating_point_verdict():
+    """The README's ``dpl_mean --adversarial`` run: the adversarial stage certifies NaN outputs (a leak
+    of the implementation's input handling, exit 1) and the trial finds diffprivlib's float64 leak.
+    Before, the verdict read FLOATING-POINT LEAK (and with exit code 5 would have let CI pass it)."""
+    from dpaudit.audit.result import AuditResult
+
+    args = ["test", "zoo:float-laplace", "-e", "1", "--samples", "2000", "--trials", "1", "--stages", "off",
+            "--search", "grid", "--seed", "0", "--json"]
+    d = json.loads(runner.invoke(app, args, catch_exceptions=False).stdout)
+    assert d["violation_kind"] == "floating-point"
+    d["adversarial"] = {"beta": 0.001, "samples": 1000, "accepts": "nan", "results": [
+        {"kind": "nan", "status": "leak", "description": "[nan] vs []", "detail": "",
+         "leak": {"description": "outputs holding a NaN"}}]}
+    res = AuditResult.from_dict(d)
+    assert res.violation_kind == "adversarial input" and res.exit_code == 1
+    assert "when a record is nan" in res.advice
+    assert res.also_found.startswith("a FLOATING-POINT LEAK too (float-bits, trial 1")

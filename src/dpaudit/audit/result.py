@@ -331,8 +331,9 @@ class AuditResult:
 
     @property
     def violation_kind(self) -> str | None:
-        """``"distributional"``, ``"floating-point"``, ``"adversarial input"`` (only the adversarial
-        stage, :attr:`adversarial`, certified a leak) or None (no violation found).
+        """``"distributional"``, ``"floating-point"``, ``"adversarial input"`` (the adversarial stage,
+        :attr:`adversarial`, certified a leak and no trial found a distributional violation; a
+        floating-point finding of the trials is then an additional one) or None (no violation found).
 
         ``"floating-point"`` when every violating trial's outcome is a floating-point one (only
         bit-level features of the outputs rejected the claim:
@@ -342,7 +343,9 @@ class AuditResult:
         if not self.violation:
             return None
         kinds = {t.outcome.violation_kind for t in self.trials if t.outcome.violation}
-        if not kinds and self.adversarial_leaks:  # only the adversarial stage found one
+        if self.adversarial_leaks and kinds <= {"floating-point"}:
+            # the adversarial stage's leak (e.g. NaN outputs) is no floating-point finding: it names the
+            # verdict, and a floating-point leak of the trials is an additional finding (exit 1, not 5)
             return "adversarial input"
         return "floating-point" if kinds == {"floating-point"} else "distributional"
 
@@ -397,7 +400,7 @@ class AuditResult:
         """The :attr:`findings` of another kind than :attr:`violation_kind` (the floating-point
         ones under a distributional verdict); empty otherwise."""
         kind = self.violation_kind
-        if kind not in VIOLATION_KINDS:
+        if kind not in VIOLATION_KINDS and kind != "adversarial input":
             return []
         return [f for f in self.findings if f["kind"] != kind]
 
@@ -414,7 +417,7 @@ class AuditResult:
                 f"{', '.join(map(str, trials))}"
                 + (f"; its own bound: epsilon >= {max(eps):.4g} for the float64 bit patterns" if eps else "")
                 + "): the float64 outputs also leak through their bit patterns. Fix the "
-                "distributional bug first; then use a snapping mechanism or a discrete sampler.")
+                "finding above first; then use a snapping mechanism or a discrete sampler.")
 
     @property
     def advice(self) -> str | None:

@@ -12,16 +12,20 @@ from .document import Document, template_environment
 __all__ = ["render_html", "tokens", "write_html"]
 
 _SPACE = re.compile(r"(\s+)")
-_NOT_A_PLAIN_WORD = re.compile(r"[^A-Za-z\u00C0-\u024F\u0370-\u03FF'’,;.!?()\"]")
+# a browser may break a token after a hyphen, a dash, a slash or a bar (UAX #14 break opportunities;
+# digits, '.', ',', ':', '_' and 'e-05' hold together on their own)
+_BREAKABLE = re.compile(r"[-\u2010-\u2015/|\\?!}>]\S")
 
 
 def tokens(text) -> "markupsafe.Markup":  # noqa: F821 - jinja2's dependency
-    """``text`` HTML-escaped, with every token that is not a plain word (a number such as ``2.38516``
-    or ``-1e-05``, an identifier such as ``composition.num_steps``, ``non-dp-laplace-1`` or
-    ``zoo:dp-laplace``) in a ``<span class="t">`` that the page keeps on one line (``white-space:
-    nowrap``): a browser breaks such tokens at hyphens, slashes or anywhere (issue 44: "mecha/nism",
-    "2.3851/6" at 390 px). Text then wraps between words only; a token wider than its box makes
-    the box scroll (tables, code) instead of breaking.
+    """``text`` HTML-escaped, with every token a browser could break inside (one holding a hyphen, a
+    dash, a slash or a bar before more characters: ``non-dp-laplace-1``, ``zoo:dp-laplace``,
+    ``P||Q``, ``-[2^0, 2^1)``) in a ``<span class="t">`` that the page keeps on one line
+    (``white-space: nowrap``). Numbers (``2.38516``, ``1e-05``) and identifiers without such a
+    character (``composition.num_steps``) never break once the page drops ``overflow-wrap:
+    anywhere``, which broke them anywhere (issue 44: "mecha/nism", "2.3851/6" at 390 px). Text then
+    wraps between words only; a token wider than its box makes the box scroll (tables, code)
+    instead of breaking.
 
     Parameters
     ----------
@@ -37,7 +41,7 @@ def tokens(text) -> "markupsafe.Markup":  # noqa: F821 - jinja2's dependency
 
     out = []
     for piece in _SPACE.split(str(text)):
-        if piece and not piece.isspace() and _NOT_A_PLAIN_WORD.search(piece):
+        if piece and not piece.isspace() and _BREAKABLE.search(piece):
             out.append(f'<span class="t">{escape(piece)}</span>')
         else:
             out.append(str(escape(piece)))
