@@ -195,7 +195,7 @@ def _prose_commands(text: str) -> list[Command]:
         if not _EXIT.search(clause):
             continue
         line = flat[:m.start()].count("\n") + 1
-        out.append(Command(line=line, text=span, note=clause, source="prose", **_note_fields(clause)))
+        out.append(Command(line=line, text=" ".join(span.split()), note=clause, source="prose", **_note_fields(clause)))
     return out
 
 
