@@ -467,8 +467,8 @@ def _write_test_report(ctx: "typer.Context", path: Path, result, mechanism) -> N
 def test_cmd(
     ctx: typer.Context,
     target: str = typer.Argument(
-        ..., help="What to audit: [bold]zoo:NAME[/] (see `dpaudit zoo`) or [bold]package.module:attribute[/] "
-        "naming a Mechanism object or a function f(dataset) -> output."
+        ..., help="What to audit: [bold]zoo:NAME[/] (see `dpaudit zoo`), [bold]path/to/file.py:function[/] or "
+        "[bold]package.module:attribute[/], naming a Mechanism object or a function f(dataset) -> output."
     ),
     epsilon: float = option("epsilon", ..., "the claimed epsilon"),
     delta: Optional[float] = option("delta", None, "claimed; omit it for pure DP"),
@@ -504,10 +504,10 @@ def test_cmd(
     Examples:
 
       dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01    # exits 1: violation
-      dpaudit test zoo:dp-laplace --epsilon 0.01          # exits 0
-      dpaudit test mypkg.mech:noisy_sum -e 1 -d 1e-6 --neighbouring replace
-      # resumable: kept in sqlite:///audit.db, run again to continue
-      dpaudit test zoo:dp-laplace -e 0.01 --search bayes -t 50 --resume
+      dpaudit test zoo:snapping-laplace --epsilon 0.01    # exits 0
+      dpaudit test zoo:float-laplace --epsilon 1          # exits 5: FP leak
+      dpaudit test mymech.py:noisy_sum -e 1 --tester hockey-stick
+      dpaudit test zoo:non-dp-laplace-2 -e 0.01 -t 50 --resume   # resumable
     """
     from ..audit.targets import assemble
     from .._validate import check_int, check_probability
