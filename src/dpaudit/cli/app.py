@@ -467,8 +467,8 @@ def _write_test_report(ctx: "typer.Context", path: Path, result, mechanism) -> N
 def test_cmd(
     ctx: typer.Context,
     target: str = typer.Argument(
-        ..., help="What to audit: [bold]zoo:NAME[/] (see `dpaudit zoo`), [bold]path/to/file.py:function[/] or "
-        "[bold]package.module:attribute[/], naming a Mechanism object or a function f(dataset) -> output."
+        ..., help="What to audit: [bold]zoo:NAME[/] (`dpaudit zoo`), [bold]path/to/file.py:function[/] or "
+        "[bold]package.module:attribute[/]: a Mechanism or a function f(dataset) -> output."
     ),
     epsilon: float = option("epsilon", ..., "the claimed epsilon"),
     delta: Optional[float] = option("delta", None, "claimed; omit it for pure DP"),
