@@ -507,7 +507,6 @@ def test_cmd(
       dpaudit test zoo:snapping-laplace --epsilon 0.01    # exits 0
       dpaudit test zoo:float-laplace --epsilon 1          # exits 5: FP leak
       dpaudit test mymech.py:noisy_sum -e 1 --tester hockey-stick
-      dpaudit test zoo:non-dp-laplace-2 -e 0.01 -t 50 --resume   # resumable
     """
     from ..audit.targets import assemble
     from .._validate import check_int, check_probability
