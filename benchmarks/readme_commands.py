@@ -310,7 +310,7 @@ def run_dpaudit(argv: list[str], *, in_process: bool, env: dict | None = None, c
         return res.returncode, res.stdout, res.stderr
     from dpaudit.cli.app import main
 
-    old_argv, old_cwd, old_path = sys.argv, os.getcwd(), list(sys.path)
+    old_argv, old_cwd, old_path, old_modules = sys.argv, os.getcwd(), list(sys.path), set(sys.modules)
     out, err = io.StringIO(), io.StringIO()
     code = 0
     try:
@@ -325,6 +325,9 @@ def run_dpaudit(argv: list[str], *, in_process: bool, env: dict | None = None, c
         sys.argv = old_argv
         os.chdir(old_cwd)
         sys.path[:] = old_path
+        for name in set(sys.modules) - old_modules:  # the README's own files (mymech.py), not kept loaded
+            if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(cwd)):
+                del sys.modules[name]
     return code, out.getvalue(), err.getvalue()
 
 

@@ -298,7 +298,7 @@ def _evidence(result) -> list[str]:
         lines.append(
             f"  empirical epsilon lower bound: {eps_lb:.4g}" if eps_lb > 0 else "  empirical epsilon lower bound: none"
         )
-        lines[-1] += f" (claimed epsilon {result.claim.epsilon:g})"
+        lines[-1] += f" (the {part.tester} tester's; claimed epsilon {result.claim.epsilon:g})"
     if o.note:
         lines.append(f"  note: {o.note}")
     return lines

@@ -427,7 +427,12 @@ def _ship_by_value(target: str) -> None:
     import it (another machine, another working directory) still can run it."""
     if target.startswith("zoo:") or ":" not in target:
         return
-    module = sys.modules.get(target.split(":", 1)[0])
+    name = target.rsplit(":", 1)[0]
+    module = sys.modules.get(name)
+    if module is None and (name.endswith(".py") or "/" in name or os.sep in name):  # a file target
+        file = os.path.abspath(name if name.endswith(".py") else name + ".py")
+        module = next((m for m in list(sys.modules.values())
+                       if os.path.abspath(getattr(m, "__file__", None) or "") == file), None)
     path = getattr(module, "__file__", None) or ""
     if module is None or "site-packages" in path or "dist-packages" in path:
         return
