@@ -81,8 +81,9 @@ SPECIAL_VALUES = (float("nan"), float("inf"), float("-inf"), -0.0, 5e-324, 2.225
 """Special doubles the ``specials`` family mixes into datasets (IEEE specials, the smallest subnormal and
 normal, the largest doubles, magnitudes where float sums lose integers)."""
 
-INT_LIMITS = (2**31 - 1, 2**31, 2**32, 2**53, 2**53 + 1, 2**62, 2**63 - 1)
-"""Upper bounds the ``limits`` family tries for integer bounds (int32, 2^53, int64 limits)."""
+INT_LIMITS = (2**31 - 1, 2**31, 2**32, 2**53, 2**53 + 1, 2**60, 2**61, 2**62, 2**63 - 1)
+"""Upper bounds the ``limits`` family tries for integer bounds (int32, 2^53, int64 limits: a few records at
+2^60 to 2^62 reach 2^63 when a record contributes several values)."""
 
 FLOAT_LIMITS = (1e16, 2.0**53, 1e154, 1e300, _MAX / 2, _MAX)
 """Upper bounds the ``limits`` family tries for float bounds (lost integers, squares or sums that overflow)."""
@@ -147,7 +148,7 @@ class Candidate:
     def describe_pair(self) -> str:
         """``"D0 = [nan, 0], D1 = [nan, 1] (bounds=(0, 1))"``: the pair as a reader writes it."""
         conf = ", ".join(f"{k}={v!r}" for k, v in self.config)
-        dtype = f", dtype {self.d0.dtype}" if self.d0.dtype != np.float64 else ""
+        dtype = f", records as {self.d0.dtype}" if self.d0.dtype != np.float64 else ""
         extra = f" ({conf}{dtype})" if conf or dtype else ""
         return f"D0 = {_fmt(self.d0)}, D1 = {_fmt(self.d1)}{extra}"
 
@@ -392,6 +393,92 @@ def _pair_strategy(st, family: str, layout: tuple, space: InputSpace | None, rel
         return Candidate(family, tuple(sorted(config.items())) if config != default_config else (), a0, a1)
 
     return draw_pair()
+
+
+SEED_SPECIALS = (float("nan"), float("inf"), float("-inf"), _MAX, -0.0)
+"""Special values of the ``specials`` family's seed pairs (:func:`seed_candidates`)."""
+
+SEED_INT_BOUNDS = ((0, 2**31 - 1), (0, 2**60), (0, 2**62), (-(2**62), 2**62))
+SEED_FLOAT_BOUNDS = ((0.0, 1e308),)
+
+
+def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relation_name: str, sizes: tuple,
+                    default_config: dict) -> list:
+    """The first candidates of a family, the same for every target of a layout (no pair written for a
+    target): the family's class at its simplest, tried before Hypothesis generates.
+
+    * ``specials``: ``k`` records holding one special value (:data:`SEED_SPECIALS`; in every value
+      column, other columns at their lower bound) next to a record at the lower bound that becomes the
+      upper bound (replace) or next to which a record at the upper bound is added (add/remove),
+      ``k = 1, 3``;
+    * ``limits``: the public bounds at a type limit (:data:`SEED_INT_BOUNDS` for integer bounds,
+      :data:`SEED_FLOAT_BOUNDS` for float ones), under each value of each choice:
+      a record at the lower bound that becomes the upper (replace), or one at the lower
+      bound and one at the upper bound added (add/remove), next to ``k = 1, 3`` records at the upper bound;
+    * no seeds for the other families.
+
+    Returns
+    -------
+    list of Candidate
+        Only pairs whose sizes lie in ``sizes`` (the smaller dataset's range).
+    """
+    out = []
+    n_lo, n_hi = sizes
+
+    def rec(value_for):
+        return [value_for(c) for c in layout]
+
+    def pair(core: list, low: list, high: list, dtype, config: tuple, label: str):
+        if relation_name == "replace":
+            d0, d1 = core + [low], core + [high]
+            n = len(d0)
+        else:
+            d0, d1 = core + [low], core + [low, high]
+            n = len(d0)
+        if n_lo <= n <= n_hi or (relation_name == "replace" and n_lo <= n <= n_hi + 0):
+            out.append(Candidate(family, config, _as_array(d0, len(layout), dtype), _as_array(d1, len(layout), dtype),
+                                 label))
+
+    if family == "specials":
+        for v in SEED_SPECIALS:
+            for k in (1, 3):
+                core = [rec(lambda c, v=v: v if c.role == "value" else c.lower)] * k
+                low = rec(lambda c: c.lower)
+                high = rec(lambda c: c.upper if c.role == "value" else c.lower)
+                pair(core, low, high, np.float64, (), f"{k} x {v!r}")
+    elif family == "limits" and space is not None:
+        from itertools import product
+
+        bound_sets = []
+        if space.bounds is not None:
+            if "int" in space.bound_kinds:
+                bound_sets += list(SEED_INT_BOUNDS)
+            if "float" in space.bound_kinds:
+                bound_sets += list(SEED_FLOAT_BOUNDS)
+        else:
+            bound_sets = [None]
+        keys = [k for k, _ in space.choices]
+        for bounds in bound_sets:
+            for values in product(*[v for _, v in space.choices]):
+                config = dict(default_config)
+                config.update(zip(keys, values))
+                if bounds is not None:
+                    config[space.bounds] = bounds
+                if config == default_config:
+                    continue
+                lo, hi = bounds if bounds is not None else (None, None)
+
+                def val(c, which):
+                    if c.role == "value" and bounds is not None:
+                        return hi if which else lo
+                    return c.upper if (which and c.role == "value") else c.lower
+
+                dtype = np.int64 if bounds is not None and isinstance(hi, int) else np.float64
+                for k in (1, 3):
+                    core = [rec(lambda c: val(c, True))] * k
+                    pair(core, rec(lambda c: val(c, False)), rec(lambda c: val(c, True)), dtype,
+                         tuple(sorted(config.items())), "limits")
+    return out
 
 
 def _as_array(rows, dim: int, dtype) -> np.ndarray:
@@ -712,6 +799,7 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
     for a, b in given:
         certify(Candidate("given", (), a, b, "given"), float("nan"), "any", "")
 
+    seeds = {fam: seed_candidates(fam, layout, space, rel_name, sizes, default_config) for fam in names}
     for fam in names:
         strategy = _pair_strategy(st, fam, layout, space, rel_name, sizes, default_config)
         allowed = list(EVIDENCE)
@@ -745,9 +833,11 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
                     raise _Found(cand, score, kind)
 
             test = h_given(strategy)(make_probe())
-            if fam == "specials" and hunt == 0:
-                for c in reversed(fixed_candidates):
-                    test = example(c)(test)
+            # the first candidates, in every hunt of the family (memoised, so a repeat costs nothing):
+            # the fixed adversarial list, then the family's seed pairs
+            firsts = (fixed_candidates if fam == "specials" else []) + seeds[fam]
+            for c in reversed(firsts):
+                test = example(c)(test)
             test = settings(max_examples=int(budget), database=None, deadline=None, derandomize=False,
                             phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
                             suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
