@@ -46,7 +46,10 @@ def test_adversarial_stage_in_the_cli(advmech):
     assert d["trials"][0]["outcome"]["violation"] is False  # the ordinary trial passes: only the stage found it
     by_kind = {r["kind"]: r for r in d["adversarial"]["results"]}
     assert by_kind["nan"]["status"] == "leak" and by_kind["nan"]["leak"]["hits_q"] == 0
-    assert "a NaN" in by_kind["nan"]["leak"]["description"] and "when a record is nan" in d["advice"]
+    assert "a NaN" in by_kind["nan"]["leak"]["description"] and "a NaN on D0 = [0], D1 = [0, nan]" in d["advice"]
+    # the search went on past the NaN output: the naive sum does not clip, so huge records shift it
+    assert d["adversarial"]["search"]["families"] == ["specials"]
+    assert [r["evidence"] for r in d["adversarial"]["results"] if r["status"] == "leak"] == ["special-output", "distribution"]
     # beta split: a tenth to the stage, the rest over the trials
     assert d["adversarial"]["beta"] == pytest.approx(0.001) and d["beta_per_trial"] == pytest.approx(0.009)
     assert d["beta"] == pytest.approx(0.01)

@@ -684,7 +684,7 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
     from hypothesis import seed as h_seed, target
     from hypothesis.errors import HypothesisException
 
-    from ..audit.adversarial import _draw, screen_pair
+    from ..audit.adversarial import _draw, _who_raised, screen_pair
     from .adversarial import AdversarialPair, adversarial_pairs
 
     if not 0.0 < beta < 1.0:
@@ -750,7 +750,8 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
         except Exception as exc:  # noqa: BLE001 - a rejected input is a pass for that input
             stats["rejected"] += 1
             cause = exc.__cause__ if exc.__cause__ is not None else exc
-            msg = f"{type(cause).__name__}: {str(cause).splitlines()[0][:120] if str(cause) else ''}"
+            msg = (f"{_who_raised(cause)} raised {type(cause).__name__}: "
+                   f"{str(cause).splitlines()[0][:120] if str(cause) else ''}")
             if msg not in rejections and len(rejections) < 5:
                 rejections.append(msg)
             ev = None
@@ -804,7 +805,7 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
         strategy = _pair_strategy(st, fam, layout, space, rel_name, sizes, default_config)
         allowed = list(EVIDENCE)
         for hunt in range(HUNTS_PER_FAMILY):
-            start_calls = stats["calls"]
+            start_calls, start_pairs = stats["calls"], stats["pairs"]
             found_at = [None]
             kinds = tuple(allowed)
 
@@ -856,7 +857,7 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
                 if found is None:
                     raise
             hunts.append({"family": fam, "evidence": list(kinds), "calls": stats["calls"] - start_calls,
-                          "found": found is not None})
+                          "pairs": stats["pairs"] - start_pairs, "found": found is not None})
             if found is None:
                 break
             entry = memo.get(found.cand.key())
