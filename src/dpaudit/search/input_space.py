@@ -306,15 +306,41 @@ def _ordinary(st, col: Column, lo: float, hi: float):
     return st.one_of(st.sampled_from([lo, hi, mid]), st.floats(lo, hi, allow_nan=False, allow_infinity=False))
 
 
-def _specials_for(col: Column, lo: float, hi: float) -> tuple:
+def special_kind(value, lo: float, hi: float) -> str | None:
+    """The adversarial kind (:data:`~dpaudit.datasets.ADVERSARIAL_KINDS`) a value column's special value
+    falls under, so that a declaration's ``kinds`` also restricts the search: NaN, the infinities,
+    negative zero, subnormals (and the smallest normal), the largest doubles, and any other value
+    beyond the bounds (``above-bounds``/``below-bounds``); None for a value within the bounds."""
+    v = float(value)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "+inf" if v > 0 else "-inf"
+    if v == 0.0 and math.copysign(1.0, v) < 0:
+        return "-0.0"
+    if abs(v) == _MAX:
+        return "max-double" if v > 0 else "-max-double"
+    if v != 0.0 and abs(v) <= 2.2250738585072014e-308:
+        return "subnormal"
+    if v > hi:
+        return "above-bounds"
+    if v < lo:
+        return "below-bounds"
+    return None
+
+
+def _specials_for(col: Column, lo: float, hi: float, kinds=None) -> tuple:
     width = (hi - lo) if hi > lo else 1.0
     if col.role == "value":
-        return SPECIAL_VALUES + (float(hi) + float(width), float(lo) - float(width))
+        values = SPECIAL_VALUES + (float(hi) + float(width), float(lo) - float(width))
+        if kinds is not None:
+            values = tuple(v for v in values if special_kind(v, float(lo), float(hi)) in (None, *kinds))
+        return values
     return ROLE_VALUES.get(col.role, ()) + ((float(lo) - 1.0, float(hi) + 1.0) if col.integer else ())
 
 
 def _pair_strategy(st, family: str, layout: tuple, space: InputSpace | None, relation_name: str, sizes: tuple,
-                   default_config: dict):
+                   default_config: dict, kinds=None):
     """The Hypothesis strategy of one family: draws a :class:`Candidate`."""
     n_lo, n_hi = sizes
 
@@ -347,7 +373,7 @@ def _pair_strategy(st, family: str, layout: tuple, space: InputSpace | None, rel
             palette_col = [c for c in layout if (c.role == "value") == (family == "specials")]
             pool = []  # in the declared order (NaN first: Hypothesis favours, and shrinks to, the first)
             for c in palette_col:
-                for v in _specials_for(c, *col_range(c)):
+                for v in _specials_for(c, *col_range(c), kinds=kinds):
                     if not any(repr(v) == repr(u) for u in pool):
                         pool.append(v)
             if pool:
@@ -403,11 +429,12 @@ SEED_FLOAT_BOUNDS = ((0.0, 1e308),)
 
 
 def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relation_name: str, sizes: tuple,
-                    default_config: dict) -> list:
+                    default_config: dict, kinds=None) -> list:
     """The first candidates of a family, the same for every target of a layout (no pair written for a
     target): the family's class at its simplest, tried before Hypothesis generates.
 
-    * ``specials``: ``k`` records holding one special value (:data:`SEED_SPECIALS`; in every value
+    * ``specials``: ``k`` records holding one special value (:data:`SEED_SPECIALS` of the declared
+      ``kinds``; in every value
       column, other columns at their lower bound) next to a record at the lower bound that becomes the
       upper bound (replace) or next to which a record at the upper bound is added (add/remove),
       ``k = 1, 3``;
@@ -441,6 +468,8 @@ def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relati
 
     if family == "specials":
         for v in SEED_SPECIALS:
+            if kinds is not None and special_kind(v, 0.0, 0.0) not in kinds:
+                continue  # the declaration leaves this kind out
             for k in (1, 3):
                 core = [rec(lambda c, v=v: v if c.role == "value" else c.lower)] * k
                 low = rec(lambda c: c.lower)
@@ -610,6 +639,44 @@ class InputSearchResult:
 # ----------------------------------------------------------------------------- the search
 
 
+class PairTimeout(Exception):
+    """A pair's outputs took longer than the search's ``pair_timeout`` (the library may loop forever on
+    it, e.g. a rejection sampler fed an infinite matrix): counted as a rejected input."""
+
+
+class _time_limit:
+    """Raise :class:`PairTimeout` in the block after ``seconds`` (SIGALRM; only in the main thread of a
+    POSIX process, elsewhere no limit). Python code is interrupted; a call stuck in C code is interrupted
+    when it returns to Python."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.armed = False
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if not self.seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+            return self
+
+        def _raise(signum, frame):
+            raise PairTimeout(f"no outputs within {self.seconds:g} s")
+
+        self.previous = signal.signal(signal.SIGALRM, _raise)
+        signal.setitimer(signal.ITIMER_REAL, float(self.seconds))
+        self.armed = True
+        return self
+
+    def __exit__(self, *exc):
+        if self.armed:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0.0)
+            signal.signal(signal.SIGALRM, self.previous)
+        return False
+
+
 class _Found(Exception):
     def __init__(self, cand, score, evidence):
         super().__init__("found")
@@ -626,7 +693,8 @@ def _relation_name(relation) -> str:
 
 def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, epsilon: float, delta: float = 0.0,
            beta: float = 0.01, budget: int = 40, seed: int = 0, samples: int = 40, certify_samples: int = 1000,
-           max_calls: int = 20_000, given=(), families=None, fixed: bool = True) -> InputSearchResult:
+           max_calls: int = 20_000, given=(), families=None, fixed: bool = True,
+           pair_timeout: float | None = 30.0) -> InputSearchResult:
     """Search the input space ``accepts`` declares for pairs that break the claim, and certify them.
 
     Parameters
@@ -663,6 +731,9 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
         Restrict the families (default: every family the declaration makes searchable).
     fixed : bool
         Try the fixed adversarial list (:func:`dpaudit.search.adversarial.adversarial_pairs`) first.
+    pair_timeout : float or None
+        Seconds a pair's search outputs may take (SIGALRM, main thread only); past it the pair counts
+        as rejected (:class:`PairTimeout`). None: no limit.
 
     Returns
     -------
@@ -729,8 +800,9 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
 
     def draw_outputs(cand, n, rng):
         m = mech_for(cand.config)
-        y0 = _draw(m, cand.d0, n, rng)
-        y1 = _draw(m, cand.d1, n, rng)
+        with _time_limit(pair_timeout):
+            y0 = _draw(m, cand.d0, n, rng)
+            y1 = _draw(m, cand.d1, n, rng)
         stats["calls"] += 2 * n
         return y0, y1
 
@@ -786,9 +858,11 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
         cert_index[0] += 1
         pair = AdversarialPair(cand.label or cand.family, cand.d0, cand.d1,
                                description or cand.describe_pair(), structural=True)
+        limit = None if pair_timeout is None else pair_timeout * max(1.0, certify_samples / samples)
         try:
-            r = screen_pair(mech_for(cand.config), pair, samples=certify_samples, rng=np.random.default_rng(ss),
-                            epsilon=epsilon, delta=delta, beta=beta_each, float_grids=False)
+            with _time_limit(limit):
+                r = screen_pair(mech_for(cand.config), pair, samples=certify_samples, rng=np.random.default_rng(ss),
+                                epsilon=epsilon, delta=delta, beta=beta_each, float_grids=False)
         except Exception as exc:  # noqa: BLE001 - building the target under this configuration failed
             from ..audit.adversarial import ScreenResult
 
@@ -800,9 +874,10 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
     for a, b in given:
         certify(Candidate("given", (), a, b, "given"), float("nan"), "any", "")
 
-    seeds = {fam: seed_candidates(fam, layout, space, rel_name, sizes, default_config) for fam in names}
+    kinds = tuple(accepts.kinds)
+    seeds = {fam: seed_candidates(fam, layout, space, rel_name, sizes, default_config, kinds) for fam in names}
     for fam in names:
-        strategy = _pair_strategy(st, fam, layout, space, rel_name, sizes, default_config)
+        strategy = _pair_strategy(st, fam, layout, space, rel_name, sizes, default_config, kinds)
         allowed = list(EVIDENCE)
         for hunt in range(HUNTS_PER_FAMILY):
             start_calls, start_pairs = stats["calls"], stats["pairs"]
