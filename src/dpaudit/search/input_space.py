@@ -694,7 +694,7 @@ def _relation_name(relation) -> str:
 def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, epsilon: float, delta: float = 0.0,
            beta: float = 0.01, budget: int = 40, seed: int = 0, samples: int = 40, certify_samples: int = 1000,
            max_calls: int = 20_000, given=(), families=None, fixed: bool = True,
-           pair_timeout: float | None = 30.0) -> InputSearchResult:
+           pair_timeout: float | None = 30.0, max_seconds: float | None = 120.0) -> InputSearchResult:
     """Search the input space ``accepts`` declares for pairs that break the claim, and certify them.
 
     Parameters
@@ -731,6 +731,9 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
         Restrict the families (default: every family the declaration makes searchable).
     fixed : bool
         Try the fixed adversarial list (:func:`dpaudit.search.adversarial.adversarial_pairs`) first.
+    max_seconds : float or None
+        Wall seconds one hunt may spend before its first failing pair, and again on shrinking it (as
+        ``max_calls``; for targets whose calls are slow on some inputs). None: no limit.
     pair_timeout : float or None
         Seconds a pair's search outputs may take (SIGALRM, main thread only); past it the pair counts
         as rejected (:class:`PairTimeout`). None: no limit.
@@ -880,8 +883,8 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
         strategy = _pair_strategy(st, fam, layout, space, rel_name, sizes, default_config, kinds)
         allowed = list(EVIDENCE)
         for hunt in range(HUNTS_PER_FAMILY):
-            start_calls, start_pairs = stats["calls"], stats["pairs"]
-            found_at = [None]
+            start_calls, start_pairs, start_time = stats["calls"], stats["pairs"], time.perf_counter()
+            found_at, found_time = [None], [None]
             kinds = tuple(allowed)
 
             def make_probe(kinds=kinds, start_calls=start_calls):
@@ -891,7 +894,8 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
 
             def _probe(cand, kinds, start_calls):
                 spent = stats["calls"] - (found_at[0] if found_at[0] is not None else start_calls)
-                if cand.key() not in memo and spent > max_calls:
+                elapsed = time.perf_counter() - (found_time[0] if found_time[0] is not None else start_time)
+                if cand.key() not in memo and (spent > max_calls or (max_seconds is not None and elapsed > max_seconds)):
                     return  # out of budget: new pairs pass (a memoised pair keeps its outcome for the replay)
                 entry = evaluate(cand)
                 if _DEBUG:
@@ -903,7 +907,7 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
                 target(float(max(-1.0, min(1.0, score))))
                 if score > SCORE_THRESHOLD and confirmed(cand, entry, kind) > 0.0:
                     if found_at[0] is None:  # shrinking gets a budget of its own
-                        found_at[0] = stats["calls"]
+                        found_at[0], found_time[0] = stats["calls"], time.perf_counter()
                     if _DEBUG:
                         print("FOUND", kind, score, entry["confirmed"], cand.describe_pair()[:120])
                     raise _Found(cand, score, kind)
