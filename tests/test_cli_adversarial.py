@@ -94,3 +94,22 @@ def test_adversarial_report_and_api(advmech, tmp_path):
         audit(mech, RenyiDP(2.0, 1.0), GridFinder(pairs), num_samples=1000, trials=1, seed=0, adversarial=rel)
     with pytest.raises(ValueError, match="needs a relation"):
         audit(mech, PureDP(1.0), GridFinder(pairs), num_samples=1000, trials=1, seed=0, adversarial=True)
+
+
+def test_pairs_accept_nan_infinity_and_negative_zero(advmech):
+    # JSON's NaN / Infinity tokens: such a pair is certified in the adversarial stage (no --adversarial
+    # needed); -0.0 stays a negative zero in an ordinary trial pair
+    pairs = '[[[0.0], [0.0, NaN]], [[0.0], [0.0, -Infinity]], [[-0.0], [-0.0, 1.0]]]'
+    res = runner.invoke(app, ["test", "advmech:naive_sum", "--epsilon", "1", "--samples", "1000", "--trials", "1",
+                              "--seed", "0", "--search", "grid", "--pairs", pairs, "--tester", "hockey-stick", "--json"],
+                        catch_exceptions=False)
+    assert res.exit_code == 1, res.output
+    d = json.loads(res.stdout)
+    given = [r for r in d["adversarial"]["results"] if r["family"] == "given"]
+    assert [r["status"] for r in given] == ["leak", "leak"] and d["adversarial"]["search"]["families"] == []
+    assert given[0]["d1"][1] == ["nan"] and given[1]["d1"][1] == ["-inf"]
+    assert d["adversarial"]["search"]["max_candidates"] == 2  # beta split over the two given pairs only
+    trial_pair = d["trials"][0]["pair"]
+    assert json.dumps(trial_pair["d0"]) == "[[-0.0]]"  # the sign of zero is kept
+    bad = runner.invoke(app, ["test", "advmech:naive_sum", "--epsilon", "1", "--pairs", "[[[[NaN, 1.0]], [[0.0]]]]"])
+    assert bad.exit_code == 2 and "dimension" in bad.output
