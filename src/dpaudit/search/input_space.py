@@ -434,10 +434,10 @@ def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relati
     target): the family's class at its simplest, tried before Hypothesis generates.
 
     * ``specials``: ``k`` records holding one special value (:data:`SEED_SPECIALS` of the declared
-      ``kinds``; in every value
-      column, other columns at their lower bound) next to a record at the lower bound that becomes the
-      upper bound (replace) or next to which a record at the upper bound is added (add/remove),
-      ``k = 1, 3``;
+      ``kinds``; in every value column, other columns at their lower bound) next to a record at the
+      lower bound that becomes the upper bound (replace) or next to which a record at the upper bound
+      is added (add/remove), ``k = 1, 3``, and ``k = 8`` with one more record at the upper bound (a
+      spread, for variances);
     * ``limits``: the public bounds at a type limit (:data:`SEED_INT_BOUNDS` for integer bounds,
       :data:`SEED_FLOAT_BOUNDS` for float ones), under each value of each choice:
       a record at the lower bound that becomes the upper (replace), or one at the lower
@@ -470,10 +470,10 @@ def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relati
         for v in SEED_SPECIALS:
             if kinds is not None and special_kind(v, 0.0, 0.0) not in kinds:
                 continue  # the declaration leaves this kind out
-            for k in (1, 3):
-                core = [rec(lambda c, v=v: v if c.role == "value" else c.lower)] * k
-                low = rec(lambda c: c.lower)
-                high = rec(lambda c: c.upper if c.role == "value" else c.lower)
+            low = rec(lambda c: c.lower)
+            high = rec(lambda c: c.upper if c.role == "value" else c.lower)
+            for k, ordinary in ((1, 0), (3, 0), (8, 1)):
+                core = [rec(lambda c, v=v: v if c.role == "value" else c.lower)] * k + [high] * ordinary
                 pair(core, low, high, np.float64, (), f"{k} x {v!r}")
     elif family == "limits" and space is not None:
         from itertools import product
