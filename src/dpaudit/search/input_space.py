@@ -754,6 +754,42 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
     Hatfield-Dodds et al., JOSS 2019) for generation, targeted search and shrinking; Clopper &
     Pearson (1934) and Dwork & Roth (2014, Def. 2.4) for the certified bound.
     """
+    if not 0.0 < beta < 1.0:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    with _hypothesis_storage():
+        return _search(mechanism, relation, accepts, epsilon=epsilon, delta=delta, beta=beta, budget=budget, seed=seed,
+                       samples=samples, certify_samples=certify_samples, max_calls=max_calls, given=given,
+                       families=families, fixed=fixed, pair_timeout=pair_timeout, max_seconds=max_seconds)
+
+
+class _hypothesis_storage:
+    """Keep Hypothesis' cache (it stores constants it reads from source files) out of the user's working
+    directory: unless ``HYPOTHESIS_STORAGE_DIRECTORY`` is set or ``./.hypothesis`` already exists, point it
+    at a directory under the system's temporary directory for the search, then back to the default."""
+
+    def __enter__(self):
+        import os
+        import tempfile
+        from pathlib import Path
+
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        self.changed = not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") and not (Path.cwd() / ".hypothesis").exists()
+        if self.changed:
+            set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "dpaudit-hypothesis")
+        return self
+
+    def __exit__(self, *exc):
+        if self.changed:
+            from hypothesis.configuration import set_hypothesis_home_dir
+
+            set_hypothesis_home_dir(None)
+        return False
+
+
+def _search(mechanism, relation, accepts, *, epsilon, delta, beta, budget, seed, samples, certify_samples, max_calls,
+            given, families, fixed, pair_timeout, max_seconds) -> InputSearchResult:
+    """:func:`search` after its argument checks of beta (same parameters)."""
     from hypothesis import HealthCheck, Phase, Verbosity, example, given as h_given, settings, strategies as st
     from hypothesis import seed as h_seed, target
     from hypothesis.errors import HypothesisException
@@ -761,8 +797,6 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
     from ..audit.adversarial import _draw, _who_raised, screen_pair
     from .adversarial import AdversarialPair, adversarial_pairs
 
-    if not 0.0 < beta < 1.0:
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
     for name, v, least in (("budget", budget, 1), ("samples", samples, 8), ("certify_samples", certify_samples, 8),
                            ("max_calls", max_calls, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
