@@ -442,7 +442,10 @@ def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relati
       :data:`SEED_FLOAT_BOUNDS` for float ones), under each value of each choice:
       a record at the lower bound that becomes the upper (replace), or one at the lower
       bound and one at the upper bound added (add/remove), next to ``k = 1, 3`` records at the upper bound;
-    * no seeds for the other families.
+    * ``columns``: for each per-record column and each adversarial value of its role, a record at the
+      lower bounds next to (add/remove) or replaced by (replace) the same record holding that value in
+      that column;
+    * no seeds for the ``dtypes`` family.
 
     Returns
     -------
@@ -475,6 +478,15 @@ def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relati
             for k, ordinary in ((1, 0), (3, 0), (8, 1)):
                 core = [rec(lambda c, v=v: v if c.role == "value" else c.lower)] * k + [high] * ordinary
                 pair(core, low, high, np.float64, (), f"{k} x {v!r}")
+    elif family == "columns":
+        low = rec(lambda c: c.lower)
+        for j, col in enumerate(layout):
+            if col.role == "value":
+                continue
+            for v in _specials_for(col, col.lower, col.upper):
+                odd = list(low)
+                odd[j] = v
+                pair([], low, odd, np.float64, (), f"{col.name or col.role} {v!r}")
     elif family == "limits" and space is not None:
         from itertools import product
 
