@@ -816,6 +816,10 @@ class InputSpace:
         Dtypes the API documents for the dataset (members of :data:`INPUT_DTYPES`; float64 first).
     max_size : int, optional
         Largest dataset the search builds (default: the relation's ``max_size``, at most 12).
+    max_bound : float, optional
+        Largest magnitude of a bound the search tries, for an API that does not return on larger
+        ones (a hang is no privacy finding, and a call stuck in C code cannot be interrupted); say why
+        in ``note``.
     note : str
         What the declaration rests on (the library's documented parameters), for reports.
 
@@ -834,9 +838,12 @@ class InputSpace:
     choices: tuple = ()
     dtypes: tuple = ("float64",)
     max_size: int | None = None
+    max_bound: float | None = None
     note: str = ""
 
     def __post_init__(self) -> None:
+        if self.max_bound is not None and not self.max_bound > 0:
+            raise ValueError(f"max_bound must be positive, got {self.max_bound!r}")
         bad = [d for d in self.dtypes if d not in INPUT_DTYPES]
         if bad or not self.dtypes:
             raise ValueError(f"unknown dtypes {bad or list(self.dtypes)}; known: {', '.join(INPUT_DTYPES)}")

@@ -350,12 +350,13 @@ def _pair_strategy(st, family: str, layout: tuple, space: InputSpace | None, rel
         if family == "limits":
             if space.bounds is not None:
                 kind = draw(st.sampled_from(space.bound_kinds))
+                cap = space.max_bound if space.max_bound is not None else math.inf
                 if kind == "int":
-                    hi = draw(st.sampled_from(INT_LIMITS))
+                    hi = draw(st.sampled_from([v for v in INT_LIMITS if v <= cap] or [1]))
                     lo = draw(st.sampled_from([0, -hi, -1, hi - 1] + ([-hi - 1] if hi >= 2**31 - 1 else [])))
                     lo = max(lo, -(2**63))
                 else:
-                    hi = draw(st.sampled_from(FLOAT_LIMITS))
+                    hi = draw(st.sampled_from([v for v in FLOAT_LIMITS if v <= cap] or [1.0]))
                     lo = draw(st.sampled_from([0.0, -hi, hi / 2]))
                 config[space.bounds] = (lo, hi)
             for key, values in space.choices:
@@ -496,6 +497,8 @@ def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relati
                 bound_sets += list(SEED_INT_BOUNDS)
             if "float" in space.bound_kinds:
                 bound_sets += list(SEED_FLOAT_BOUNDS)
+            cap = space.max_bound if space.max_bound is not None else math.inf
+            bound_sets = [b for b in bound_sets if max(abs(b[0]), abs(b[1])) <= cap]
         else:
             bound_sets = [None]
         keys = [k for k, _ in space.choices]
