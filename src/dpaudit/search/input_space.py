@@ -57,8 +57,8 @@ import numpy as np
 
 from ..datasets import AcceptedInputs, Column, InputSpace
 
-__all__ = ["FAMILIES", "Candidate", "CertifiedCandidate", "InputSearchResult", "family_names", "layout_of",
-           "quick_evidence", "search"]
+__all__ = ["EVIDENCE", "FAMILIES", "HUNTS_PER_FAMILY", "Candidate", "CertifiedCandidate", "InputSearchResult",
+           "PairTimeout", "family_names", "layout_of", "quick_evidence", "search", "seed_candidates", "special_kind"]
 
 FAMILIES = {
     "specials": "several special values together with ordinary records",
@@ -96,10 +96,6 @@ ROLE_VALUES = {
 }
 """Adversarial values of the per-record columns by role (labels and keys also get the declared
 range's neighbours, ``lower - 1`` and ``upper + 1``)."""
-
-import os as _os
-
-_DEBUG = bool(_os.environ.get("DPAUDIT_DEBUG_SEARCH"))
 
 SCORE_THRESHOLD = 0.3
 """A pair fails in the search phase when its plug-in score passes this on the search sample and its
@@ -947,8 +943,6 @@ def _search(mechanism, relation, accepts, *, epsilon, delta, beta, budget, seed,
                 if cand.key() not in memo and (spent > max_calls or (max_seconds is not None and elapsed > max_seconds)):
                     return  # out of budget: new pairs pass (a memoised pair keeps its outcome for the replay)
                 entry = evaluate(cand)
-                if _DEBUG:
-                    print("probe", cand.family, cand.describe_pair()[:100], entry["ev"] and {k: round(v[0], 2) for k, v in entry["ev"].items()})
                 if entry["ev"] is None:
                     return
                 kind = max(kinds, key=lambda k: entry["ev"][k][0])
@@ -957,8 +951,6 @@ def _search(mechanism, relation, accepts, *, epsilon, delta, beta, budget, seed,
                 if score > SCORE_THRESHOLD and confirmed(cand, entry, kind) > 0.0:
                     if found_at[0] is None:  # shrinking gets a budget of its own
                         found_at[0], found_time[0] = stats["calls"], time.perf_counter()
-                    if _DEBUG:
-                        print("FOUND", kind, score, entry["confirmed"], cand.describe_pair()[:120])
                     raise _Found(cand, score, kind)
 
             test = h_given(strategy)(make_probe())
