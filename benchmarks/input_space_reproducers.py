@@ -100,7 +100,9 @@ def main():
     print()
     print("--- text for the tracker ---")
     print({tracker!r})
+    print("Relation: {relation}. Claim: (" + f"{{EPSILON:g}}, {{DELTA:g}})-DP.")
     print(f"Neighbouring pair: D0 = {{D0}}, D1 = {{D1}}.")
+    print("Expected: for every output set S, P[S | D0] <= e^eps P[S | D1] + delta and vice versa.")
     print(f"Observed: S = {{SET_IN_WORDS}}: {{h0}}/{{N}} on D0, {{h1}}/{{N}} on D1 "
           f"(P[S | {{REACHES}}] - e^eps P[S | {{other}}] >= {{certified:.4g}} with confidence 0.99).")
     print({cause!r})

@@ -47,7 +47,7 @@ def _registry():
 
 def run_one(mech, epsilon: float, delta: float, *, budget: int, seed: int, accepts=None) -> dict:
     """Search one target and return its plain-JSON record."""
-    from dpaudit.search.input_space import search  # noqa: PLC0415
+    from dpaudit.audit.input_space import search  # noqa: PLC0415
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -151,7 +151,7 @@ def zoo_false_accusations(seeds, *, budget: int) -> dict:
     once per seed; every certified witness is a false accusation. Returns the counts."""
     from dpaudit.datasets import AcceptedInputs, make_relation  # noqa: PLC0415
     from dpaudit.mechanisms.zoo.catalogue import entries  # noqa: PLC0415
-    from dpaudit.search.input_space import search  # noqa: PLC0415
+    from dpaudit.audit.input_space import search  # noqa: PLC0415
 
     runs = accused = pairs = 0
     names = []

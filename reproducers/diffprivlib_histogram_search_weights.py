@@ -86,7 +86,9 @@ def main():
     print()
     print("--- text for the tracker ---")
     print("diffprivlib 0.6.6, tools.histogram(sample, epsilon=1, bins=4, range=(0, 1), weights=w) (also histogram2d and histogramdd): the documented weights ('Each value in a only contributes its associated weight towards the bin count (instead of 1)') are passed to np.histogram, and the noise is GeometricTruncated(sensitivity=1) per bin: a record of weight w moves its bin by w, so the release is w * epsilon-DP, not epsilon-DP (weight 2 already doubles epsilon).")
+    print("Relation: inferred: add/remove of a record (the calibration: one record moves one bin by one). Claim: (" + f"{EPSILON:g}, {DELTA:g})-DP.")
     print(f"Neighbouring pair: D0 = {D0}, D1 = {D1}.")
+    print("Expected: for every output set S, P[S | D0] <= e^eps P[S | D1] + delta and vice versa.")
     print(f"Observed: S = {SET_IN_WORDS}: {h0}/{N} on D0, {h1}/{N} on D1 "
           f"(P[S | {REACHES}] - e^eps P[S | {other}] >= {certified:.4g} with confidence 0.99).")
     print('Cause: tools/histograms.py, histogram: np.histogram(sample, ..., weights=weights) then GeometricTruncated(epsilon, sensitivity=1). Fix: reject weights, or clip them to [0, 1] (or to a declared bound, scaling the sensitivity). Not found in the tracker (searched: histogram weights sensitivity).')

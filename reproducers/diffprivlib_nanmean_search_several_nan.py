@@ -84,7 +84,9 @@ def main():
     print()
     print("--- text for the tracker ---")
     print('diffprivlib 0.6.6, tools.nanmean(x, epsilon=1, bounds=(0, 1)) (also nanvar, nanstd): the NaNs are ignored (np.nanmean), but the noise is calibrated to array.size, which counts them: LaplaceTruncated(sensitivity=(upper - lower) / array.size), tools/utils.py, _mean. With k NaNs among n records the mean is over n - k records and its sensitivity is (upper - lower) / (n - k), n / (n - k) times the one used: replacing one ordinary record of [nan, nan, nan, x] moves the release by 1 against a noise calibrated to 1/4.')
+    print("Relation: inferred: diffprivlib names no relation; replace-one is what the calibration assumes (the sensitivity uses n, so n is public). Claim: (" + f"{EPSILON:g}, {DELTA:g})-DP.")
     print(f"Neighbouring pair: D0 = {D0}, D1 = {D1}.")
+    print("Expected: for every output set S, P[S | D0] <= e^eps P[S | D1] + delta and vice versa.")
     print(f"Observed: S = {SET_IN_WORDS}: {h0}/{N} on D0, {h1}/{N} on D1 "
           f"(P[S | {REACHES}] - e^eps P[S | {other}] >= {certified:.4g} with confidence 0.99).")
     print("Cause: tools/utils.py, _mean and _var: sensitivity (upper - lower) / array.size and ((upper - lower) / array.size) ** 2 * (array.size - 1) with array.size counting the NaN records np.nanmean / np.nanvar drop. Fix: compute n as the number of non-NaN records (it is then as public as n is under replace-one), or map NaN to a value in the bounds. Related: IBM/differential-privacy-library#80 'Handling of NaNs' (open), which treats ignoring NaNs as a safe pre-processing step; not reported for the sensitivity.")

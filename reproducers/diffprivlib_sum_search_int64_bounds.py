@@ -84,7 +84,9 @@ def main():
     print()
     print("--- text for the tracker ---")
     print("diffprivlib 0.6.6, tools.sum(x, epsilon=1, bounds=(0, 2**62), dtype=np.int64): the documented dtype is 'the type of the accumulator in which the elements are summed'; np.sum in int64 wraps around silently, so [2**62, 2**62] sums to -2**63 and the release (GeometricTruncated to [n lower, n upper]) is 0 almost always, while its neighbour [2**62, 0] (sum 2**62) is above 0 most of the time.")
+    print("Relation: inferred: diffprivlib names no relation; replace-one is what the calibration assumes (the sensitivity uses n, so n is public). Claim: (" + f"{EPSILON:g}, {DELTA:g})-DP.")
     print(f"Neighbouring pair: D0 = {D0}, D1 = {D1}.")
+    print("Expected: for every output set S, P[S | D0] <= e^eps P[S | D1] + delta and vice versa.")
     print(f"Observed: S = {SET_IN_WORDS}: {h0}/{N} on D0, {h1}/{N} on D1 "
           f"(P[S | {REACHES}] - e^eps P[S | {other}] >= {certified:.4g} with confidence 0.99).")
     print('Cause: tools/utils.py, _sum: np.sum(clip_to_bounds(array), dtype=dtype) with no overflow check (and lower * array.size, upper * array.size in the same dtype). Fix: sum in Python integers or float (or saturate), and refuse bounds whose n * bound overflows the dtype. Related: google/differential-privacy#40 (int overflow in BoundedMean<int>, answered with saturating sums).')

@@ -96,7 +96,9 @@ def main():
     print()
     print("--- text for the tracker ---")
     print("PipelineDP 0.3.1, Metrics.SUM with integer min_value=0, max_value=2**60 (max_partitions_contributed=2, max_contributions_per_partition=2, Laplace, epsilon 1): each unit's clipped values are summed with np.clip(values, ...).sum() and the units' sums merged with +, both in numpy int64, which wraps around silently: 4 units of 2 * 2**60 sum to 2**63, released as about -2**63 + noise, while 3 such units and one unit of zeros release 1.5 * 2**62 + noise: a shift of 3.5 times the L1 sensitivity l0 * linf = 2**62 the noise is calibrated to.")
+    print("Relation: inferred: add/remove of a privacy unit (AggregateParams: contribution bounds per unit; the noise is calibrated to one unit's bounded contributions). Claim: (" + f"{EPSILON:g}, {DELTA:g})-DP.")
     print(f"Neighbouring pair: D0 = {D0}, D1 = {D1}.")
+    print("Expected: for every output set S, P[S | D0] <= e^eps P[S | D1] + delta and vice versa.")
     print(f"Observed: S = {SET_IN_WORDS}: {h0}/{N} on D0, {h1}/{N} on D1 "
           f"(P[S | {REACHES}] - e^eps P[S | {other}] >= {certified:.4g} with confidence 0.99).")
     print('Cause: pipeline_dp/combiners.py, SumCombiner.create_accumulator: np.clip(values, min_value, max_value).sum() and merge_accumulators: sum1 + sum2 (numpy int64 for integer values and bounds). Fix: accumulate in Python int or float (or saturate), or refuse integer bounds whose sums can overflow. Not found in the PipelineDP tracker (searched: sum integer overflow).')

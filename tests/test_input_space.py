@@ -13,7 +13,8 @@ import pytest
 from _harness import assert_rate_at_most
 from dpaudit.datasets import AcceptedInputs, AddRemove, Column, Domain, InputSpace, Replace
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.search.input_space import HUNTS_PER_FAMILY, family_names, layout_of, quick_evidence, search
+from dpaudit.audit.input_space import search
+from dpaudit.search.input_space import HUNTS_PER_FAMILY, family_names, layout_of, quick_evidence
 
 pytest.importorskip("hypothesis")
 

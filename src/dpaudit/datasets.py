@@ -789,7 +789,7 @@ INPUT_DTYPES = ("float64", "float32", "int64", "int32", "bool")
 @dataclass(frozen=True)
 class InputSpace:
     """What a target's API accepts beyond a box of float records: declared with the target, searched by
-    :func:`dpaudit.search.input_space.search`.
+    :func:`dpaudit.audit.input_space.search`.
 
     Parameters
     ----------

@@ -315,13 +315,13 @@ below 2**32, the tester's peek 2**32)."""
 
 
 SEARCH_BUDGET = 60
-"""Pairs Hypothesis generates per hunt in :func:`screen_stage` (:func:`dpaudit.search.input_space.search`)."""
+"""Pairs Hypothesis generates per hunt in :func:`screen_stage` (:func:`dpaudit.audit.input_space.search`)."""
 
 
 def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, beta: float, seed: int,
                  samples: int = ADVERSARIAL_SAMPLES, accepts: AcceptedInputs | None = None, given=(),
                  search: bool = True, budget: int = SEARCH_BUDGET) -> dict:
-    """The adversarial stage of an audit: the input-space search (:func:`dpaudit.search.input_space.search`)
+    """The adversarial stage of an audit: the input-space search (:func:`dpaudit.audit.input_space.search`)
     on stream :data:`ADVERSARIAL_SPAWN_KEY` of ``seed``, the fixed adversarial list first.
 
     The search looks for several special values together with ordinary records, per-record argument
@@ -364,9 +364,10 @@ def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, bet
     Raises
     ------
     ValueError
-        As :func:`~dpaudit.search.input_space.search` (e.g. a structured relation).
+        As :func:`~dpaudit.audit.input_space.search` (e.g. a structured relation).
     """
-    from ..search.input_space import FAMILIES, search as input_search
+    from ..search.input_space import FAMILIES
+    from .input_space import search as input_search
 
     stream = np.random.SeedSequence(int(seed), spawn_key=(ADVERSARIAL_SPAWN_KEY,))
     run_seed = int(stream.generate_state(1, np.uint32)[0])

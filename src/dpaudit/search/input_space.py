@@ -37,9 +37,10 @@ Two phases, so that every certified statement keeps its confidence:
 A correct mechanism is therefore accused with probability at most ``beta`` whatever the search
 does; a rejected input (the library raises) is a pass for that input, as in the screen.
 
-Use::
+This module is the search (the ``search`` layer: strategies, the statistic, the hunts); the certification
+is passed in by the audit layer. Use :func:`dpaudit.audit.input_space.search`::
 
-    from dpaudit.search.input_space import search
+    from dpaudit.audit.input_space import search
     result = search(mechanism, relation, accepts, epsilon=1.0, delta=0.0, beta=0.01, budget=40, seed=0)
     for w in result.witnesses:          # certified leaks, each with its minimal pair
         print(w.input_class, w.describe_pair(), w.screen.detail)
@@ -58,7 +59,7 @@ import numpy as np
 from ..datasets import AcceptedInputs, Column, InputSpace
 
 __all__ = ["EVIDENCE", "FAMILIES", "HUNTS_PER_FAMILY", "Candidate", "CertifiedCandidate", "InputSearchResult",
-           "PairTimeout", "family_names", "layout_of", "quick_evidence", "search", "seed_candidates", "special_kind"]
+           "PairTimeout", "explore", "family_names", "layout_of", "quick_evidence", "seed_candidates", "special_kind"]
 
 FAMILIES = {
     "specials": "several special values together with ordinary records",
@@ -650,6 +651,35 @@ class InputSearchResult:
 # ----------------------------------------------------------------------------- the search
 
 
+def _draw(mechanism, dataset: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` outputs on ``dataset``, NaN and infinities kept (``sample_raw`` where the mechanism has it)."""
+    sample = getattr(mechanism, "sample_raw", None) or mechanism.sample
+    return np.asarray(sample(dataset, n, rng), dtype=float).reshape(n, -1)
+
+
+def _who_raised(exc: BaseException) -> str:
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    last = frames[-1].filename if frames else ""
+    return "dpaudit's adapter" if "/dpaudit/" in last and "site-packages" not in last else "the library"
+
+
+@dataclass(frozen=True)
+class _Rejected:
+    """A certification that raised (the target could not be built or run on the pair): a pass."""
+
+    kind: str
+    description: str
+    detail: str
+    status: str = "rejected"
+    leak: object = None
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "description": self.description, "status": self.status, "detail": self.detail,
+                "leak": None}
+
+
 class PairTimeout(Exception):
     """A pair's outputs took longer than the search's ``pair_timeout`` (the library may loop forever on
     it, e.g. a rejection sampler fed an infinite matrix): counted as a rejected input."""
@@ -702,11 +732,14 @@ def _relation_name(relation) -> str:
     return name
 
 
-def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, epsilon: float, delta: float = 0.0,
-           beta: float = 0.01, budget: int = 40, seed: int = 0, samples: int = 40, certify_samples: int = 1000,
-           max_calls: int = 20_000, given=(), families=None, fixed: bool = True,
-           pair_timeout: float | None = 30.0, max_seconds: float | None = 120.0) -> InputSearchResult:
-    """Search the input space ``accepts`` declares for pairs that break the claim, and certify them.
+def explore(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, certify, epsilon: float,
+            delta: float = 0.0, beta: float = 0.01, budget: int = 40, seed: int = 0, samples: int = 40,
+            certify_samples: int = 1000, max_calls: int = 20_000, given=(), families=None, fixed: bool = True,
+            pair_timeout: float | None = 30.0, max_seconds: float | None = 120.0) -> InputSearchResult:
+    """Search the input space ``accepts`` declares for pairs that break the claim, and have ``certify``
+    certify each candidate on fresh outputs. Call :func:`dpaudit.audit.input_space.search`, which passes
+    the audit layer's certification (:func:`dpaudit.audit.adversarial.screen_pair`); this layer only
+    searches.
 
     Parameters
     ----------
@@ -749,6 +782,13 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
         Seconds a pair's search outputs may take (SIGALRM, main thread only); past it the pair counts
         as rejected (:class:`PairTimeout`). None: no limit.
 
+    certify : callable
+        ``certify(mechanism, pair, *, samples, rng, epsilon, delta, beta) -> result``: the certification
+        of one :class:`~dpaudit.search.adversarial.AdversarialPair` on ``samples`` fresh outputs per
+        dataset drawn with ``rng``, each statement at ``beta``; ``result`` has ``status`` (``"leak"``,
+        ``"pass"``, ``"rejected"``...), ``leak``, ``detail`` and ``to_dict()``
+        (:class:`dpaudit.audit.adversarial.ScreenResult`).
+
     Returns
     -------
     InputSearchResult
@@ -768,9 +808,9 @@ def search(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, e
     if not 0.0 < beta < 1.0:
         raise ValueError(f"beta must be in (0, 1), got {beta!r}")
     with _hypothesis_storage():
-        return _search(mechanism, relation, accepts, epsilon=epsilon, delta=delta, beta=beta, budget=budget, seed=seed,
-                       samples=samples, certify_samples=certify_samples, max_calls=max_calls, given=given,
-                       families=families, fixed=fixed, pair_timeout=pair_timeout, max_seconds=max_seconds)
+        return _search(mechanism, relation, accepts, certifier=certify, epsilon=epsilon, delta=delta, beta=beta,
+                       budget=budget, seed=seed, samples=samples, certify_samples=certify_samples, max_calls=max_calls,
+                       given=given, families=families, fixed=fixed, pair_timeout=pair_timeout, max_seconds=max_seconds)
 
 
 class _hypothesis_storage:
@@ -798,15 +838,17 @@ class _hypothesis_storage:
         return False
 
 
-def _search(mechanism, relation, accepts, *, epsilon, delta, beta, budget, seed, samples, certify_samples, max_calls,
-            given, families, fixed, pair_timeout, max_seconds) -> InputSearchResult:
-    """:func:`search` after its argument checks of beta (same parameters)."""
+def _search(mechanism, relation, accepts, *, certifier, epsilon, delta, beta, budget, seed, samples, certify_samples,
+            max_calls, given, families, fixed, pair_timeout, max_seconds) -> InputSearchResult:
+    """:func:`explore` after its check of beta (same parameters)."""
     from hypothesis import HealthCheck, Phase, Verbosity, example, given as h_given, settings, strategies as st
     from hypothesis import seed as h_seed, target
     from hypothesis.errors import HypothesisException
 
-    from ..audit.adversarial import _draw, _who_raised, screen_pair
     from .adversarial import AdversarialPair, adversarial_pairs
+
+    if not callable(certifier):
+        raise TypeError(f"certify must be callable, got {certifier!r}")
 
     for name, v, least in (("budget", budget, 1), ("samples", samples, 8), ("certify_samples", certify_samples, 8),
                            ("max_calls", max_calls, 1)):
@@ -909,12 +951,10 @@ def _search(mechanism, relation, accepts, *, epsilon, delta, beta, budget, seed,
         limit = None if pair_timeout is None else pair_timeout * max(1.0, certify_samples / samples)
         try:
             with _time_limit(limit):
-                r = screen_pair(mech_for(cand.config), pair, samples=certify_samples, rng=np.random.default_rng(ss),
-                                epsilon=epsilon, delta=delta, beta=beta_each, float_grids=False)
+                r = certifier(mech_for(cand.config), pair, samples=certify_samples, rng=np.random.default_rng(ss),
+                              epsilon=epsilon, delta=delta, beta=beta_each)
         except Exception as exc:  # noqa: BLE001 - building the target under this configuration failed
-            from ..audit.adversarial import ScreenResult
-
-            r = ScreenResult(pair.kind, pair.description, "rejected", f"{type(exc).__name__}: {exc}")
+            r = _Rejected(pair.kind, pair.description, f"{_who_raised(exc)} raised {type(exc).__name__}: {exc}")
         stats["calls"] += 2 * certify_samples
         certified.append(CertifiedCandidate(cand, r, float(score), evidence))
         return r
