@@ -51,7 +51,8 @@ from ..errors import MechanismError
 from ..search.adversarial import AcceptedInputs, adversarial_pairs
 from .leak_size import LeakSize, certify_set, size_float_leak
 
-__all__ = ["ADVERSARIAL_BETA_SHARE", "ADVERSARIAL_SAMPLES", "ScreenResult", "screen", "screen_pair", "screen_stage",
+__all__ = ["ADVERSARIAL_BETA_SHARE", "ADVERSARIAL_SAMPLES", "ScreenResult", "certify_pair", "screen", "screen_pair",
+           "screen_stage",
            "stage_advice", "stage_lines"]
 
 
@@ -314,6 +315,32 @@ ADVERSARIAL_SPAWN_KEY = 2**32 + 1
 below 2**32, the tester's peek 2**32)."""
 
 
+def certify_pair(mechanism, pair, *, samples: int, rng, epsilon: float, delta: float, beta: float) -> ScreenResult:
+    """Certify one candidate pair of the input-space search on ``samples`` fresh outputs per dataset:
+    :func:`screen_pair` with its distributional check (a ``structural=True`` pair) and without float grids
+    (the certification of :func:`dpaudit.audit.input_space.search` and :func:`screen_stage`).
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    pair : AdversarialPair
+    samples : int
+        Outputs per dataset (>= 8).
+    rng : numpy.random.Generator
+        A stream the search never drew from.
+    epsilon, delta : float
+        The claim.
+    beta : float
+        Failure probability of the certified bound (split over the screen's checks).
+
+    Returns
+    -------
+    ScreenResult
+    """
+    return screen_pair(mechanism, pair, samples=samples, rng=rng, epsilon=epsilon, delta=delta, beta=beta,
+                       float_grids=False)
+
+
 SEARCH_BUDGET = 60
 """Pairs Hypothesis generates per hunt in :func:`screen_stage` (:func:`dpaudit.audit.input_space.search`)."""
 
@@ -366,13 +393,13 @@ def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, bet
     ValueError
         As :func:`~dpaudit.audit.input_space.search` (e.g. a structured relation).
     """
-    from ..search.input_space import FAMILIES
-    from .input_space import search as input_search
+    from ..search.input_space import FAMILIES, explore
 
     stream = np.random.SeedSequence(int(seed), spawn_key=(ADVERSARIAL_SPAWN_KEY,))
     run_seed = int(stream.generate_state(1, np.uint32)[0])
     declared = accepts if accepts is not None else getattr(mechanism, "accepts", None)
-    result = input_search(mechanism, relation, declared, epsilon=epsilon, delta=delta, beta=beta, budget=budget,
+    result = explore(mechanism, relation, declared, certify=certify_pair, epsilon=epsilon, delta=delta, beta=beta,
+                     budget=budget,
                           seed=run_seed, certify_samples=samples, given=given, families=None if search else ())
     results = [c.to_dict() for c in result.certified]
     leaked = {c.candidate.family for c in result.witnesses}

@@ -2,7 +2,8 @@
 
 :func:`search` runs :func:`dpaudit.search.input_space.explore` (Hypothesis over what the target declares it
 accepts: several special values, per-record arguments, bounds at the type limits, dtypes; the search phase,
-no beta spent) and certifies every candidate on fresh outputs with :func:`certify_pair`, the adversarial
+no beta spent) and certifies every candidate on fresh outputs with
+:func:`~dpaudit.audit.adversarial.certify_pair`, the adversarial
 screen's checks (:func:`dpaudit.audit.adversarial.screen_pair`: non-finite outputs, exact values, a
 half-line chosen on half of the outputs; float grids left to the trials) at ``beta / K``, ``K`` fixed by the
 declaration before the search. Why the certified statements hold together at ``1 - beta``:
@@ -19,34 +20,9 @@ Use::
 from __future__ import annotations
 
 from ..search.input_space import InputSearchResult, explore
-from .adversarial import screen_pair
+from .adversarial import certify_pair
 
 __all__ = ["certify_pair", "search"]
-
-
-def certify_pair(mechanism, pair, *, samples: int, rng, epsilon: float, delta: float, beta: float):
-    """Certify one candidate pair on ``samples`` fresh outputs per dataset: :func:`screen_pair` with the
-    distributional check (``structural=True`` pairs) and without float grids.
-
-    Parameters
-    ----------
-    mechanism : Mechanism
-    pair : AdversarialPair
-    samples : int
-        Outputs per dataset (>= 8).
-    rng : numpy.random.Generator
-        A stream the search never drew from.
-    epsilon, delta : float
-        The claim.
-    beta : float
-        Failure probability of the certified bound (split over the screen's checks).
-
-    Returns
-    -------
-    ScreenResult
-    """
-    return screen_pair(mechanism, pair, samples=samples, rng=rng, epsilon=epsilon, delta=delta, beta=beta,
-                       float_grids=False)
 
 
 def search(mechanism, relation=None, accepts=None, *, epsilon: float, delta: float = 0.0, beta: float = 0.01,
