@@ -39,7 +39,6 @@ import argparse
 import json
 import sys
 import time
-import warnings
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -164,7 +163,6 @@ def main() -> None:
     p.add_argument("--control-max-runs", type=int, default=8000)
     args = p.parse_args()
     sys.path.insert(0, str(HERE.parent / "tests"))
-    warnings.simplefilter("ignore", RuntimeWarning)  # the accountant's one-line RDP notice
     {"bugs": bugs, "controls": controls, "table": table}[args.part](args)
 
 

@@ -24,12 +24,8 @@ dpsgd_many.py`` sets this against a Python loop over Opacus runs on the same tas
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import logging
-import re
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,8 +34,7 @@ from .._validate import check_int
 from .reference import VARIANTS, DPSGDConfig, _task_tensors, load_digits_task
 
 __all__ = ["CANARY_SETS", "COUPLING_VARIANTS", "ManyRuns", "RNG_BLOCK", "SequentialAudit", "VIEWS", "VIEW_ALTERNATIVES",
-           "audit_many", "audit_train_many", "choose_chunk", "detectable_leak", "look_schedule", "quiet_rdp_orders",
-           "sequential_audit",
+           "audit_many", "audit_train_many", "choose_chunk", "detectable_leak", "look_schedule", "sequential_audit",
            "epoch_max_scores", "profile_check", "train_many"]
 
 
@@ -573,83 +568,22 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
     return out
 
 
-class _RdpNotConverged(logging.Filter):
-    """Swallows dp_accounting's ``_compute_log_a_frac failed to converge ... alpha=...`` records
-    (one per fractional Renyi order per call: dozens of lines per audit at q = 0.5, sigma 8) and
-    remembers what they said."""
-
-    NUMBER = r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-    PATTERN = re.compile(rf"_compute_log_a_frac failed to converge.*?q={NUMBER}, sigma={NUMBER}, alpha={NUMBER}")
-
-    def __init__(self):
-        super().__init__()
-        self.seen = {}  # (q, sigma) -> set of orders
-
-    def filter(self, record) -> bool:
-        message = str(record.getMessage())
-        if "_compute_log_a_frac failed to converge" not in message:
-            return True
-        m = self.PATTERN.search(message)
-        key = (float(m.group(1)), float(m.group(2))) if m else (float("nan"), float("nan"))
-        self.seen.setdefault(key, set()).update([float(m.group(3))] if m else [])
-        return False
-
-
-_RDP_REPORTED = set()
-
-
-@contextlib.contextmanager
-def quiet_rdp_orders():
-    """Within this block, dp_accounting's RDP warnings ``_compute_log_a_frac failed to converge``
-    are replaced by one :class:`RuntimeWarning` per ``(q, sigma)`` that says what they mean.
-
-    What they mean: dp_accounting's RDP accountant could not sum the series of some *fractional*
-    Renyi orders (``1 < alpha < 2``, at large ``q`` and ``sigma``) and left them out. An RDP
-    bound is a minimum over orders, so leaving some out can only make it larger: the accountant's
-    epsilon and delta stay upper bounds (only possibly looser; the certified accountant answers
-    the smaller of its PLD and RDP upper bounds, and the PLD does not use these orders), and no
-    audit verdict becomes optimistic. Nothing for the user to do. Each ``(q, sigma)`` is reported
-    once per process.
-    """
-    logger = logging.getLogger("absl")
-    catcher = _RdpNotConverged()
-    logger.addFilter(catcher)
-    try:
-        yield catcher
-    finally:
-        logger.removeFilter(catcher)
-        for (q, sigma), orders in catcher.seen.items():
-            if (q, sigma) in _RDP_REPORTED:
-                continue
-            _RDP_REPORTED.add((q, sigma))
-            which = f"{len(orders)} fractional Renyi orders ({min(orders):g}-{max(orders):g})" if orders else \
-                "some fractional Renyi orders"
-            warnings.warn(
-                f"the RDP accountant left out {which} at q={q:g}, sigma={sigma:g} because their series did not "
-                "converge; a bound over fewer orders is only looser, so the accountant's epsilon/delta stay upper "
-                "bounds and the audit stays sound (dp_accounting's _compute_log_a_frac warnings, silenced)",
-                RuntimeWarning, stacklevel=3)
-
-
 def _claimed_epsilon(config: DPSGDConfig, delta: float) -> float:
-    """The accountant's epsilon at ``delta`` for the claim (cached in :mod:`.audit`), with
-    dp_accounting's RDP convergence warnings turned into one line (:func:`quiet_rdp_orders`)."""
+    """The accountant's epsilon at ``delta`` for the claim (cached in :mod:`.audit`; dp_accounting's
+    harmless RDP convergence warnings are dropped by :mod:`dpaudit.privacy.quiet`)."""
     from .audit import _claimed_accountant
 
-    with quiet_rdp_orders():
-        return float(_claimed_accountant(float(config.noise_multiplier), float(config.sampling_rate),
-                                         int(config.steps), float(delta)).epsilon)
+    return float(_claimed_accountant(float(config.noise_multiplier), float(config.sampling_rate),
+                                     int(config.steps), float(delta)).epsilon)
 
 
 @functools.lru_cache(maxsize=1024)
 def _accountant_delta(composition, epsilon: float) -> float:
     """``get_delta(composition, epsilon).delta``, cached (a composition is hashable): audits of
-    several views, halves or repetitions of one claim compute each grid point once. The RDP
-    convergence warnings become one line (:func:`quiet_rdp_orders`)."""
+    several views, halves or repetitions of one claim compute each grid point once."""
     from ..accounting import get_delta
 
-    with quiet_rdp_orders():
-        return float(get_delta(composition, epsilon).delta)
+    return float(get_delta(composition, epsilon).delta)
 
 
 def profile_check(evidence, composition, epsilons) -> dict:
