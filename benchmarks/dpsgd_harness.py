@@ -117,7 +117,10 @@ def table(args):
            "**before**: `make_task` (one opposing row), a fixed 2,000 runs, views white_box + scale. **now**: "
            "`audit_user_step` (tasks crowd + pair, looks at 500, 1,000, 2,000, ... runs up to the budget, beta "
            "split over the looks, tasks and views; stops at the first look that certifies). CPU s: this "
-           "process only (microbatch-3 runs in a 2-worker process pool, whose CPU is not counted).", ""]
+           "process only (microbatch-3 runs in a 2-worker process pool, whose CPU is not counted). A catch whose "
+           "best certified eps is below the accountant's came from the privacy-profile check (certified delta "
+           "above the accountant's at eps' in {0, eps/4, eps/2}). Measured 2026-11-29 on the shared 2-core "
+           "machine at load 15-20.", ""]
     for setting, (q, sigma, steps) in SETTINGS.items():
         every = [r for r in rows if r["part"] == "bug" and r["setting"] == setting]
         budget = min((r["max_runs"] for r in every), default=0)
