@@ -68,6 +68,7 @@ def test_the_tasks_differ_in_one_row_and_hold_the_partners_the_claim_needs(q):
     assert crowd.offset == pytest.approx(q * partners.sum() * -partner / C)
     assert crowd.variance == pytest.approx(q * (1 - q) * partners.sum() * (partner / C) ** 2)
     assert pair.data_out.shape[0] == 1 and pair.position == 0 and pair.offset == 0 and pair.variance == 0
+    assert pair.data_in[0, pair.canary_coordinate] == 1000 * C  # above any "outlier" threshold a step might use
 
 
 def test_task_arguments_are_checked():
@@ -91,6 +92,7 @@ def test_task_arguments_are_checked():
     ("realised-batch", "pair/scale"),          # divided by |B|
     ("noise-max-norm", "pair/scale"),          # noise scaled by the batch's largest norm
     ("first-unclipped", "pair/white_box"),     # a special path for the batch's first row
+    ("outlier-path", "pair/white_box"),        # rows above 10 C rescaled to 10 C: the pair's canary is 1000 C
 ])
 def test_coupled_bugs_are_caught_and_the_audit_stops_early(bug, view):
     # q = 1, 4 steps, sigma 4 (accountant epsilon 1.99): each a 2x-or-more leak on its task.

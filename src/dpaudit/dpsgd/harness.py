@@ -59,7 +59,10 @@ sampled by the user's step like any other row):
   with partners, and it is the batch's last row; there the partners are ``-C e_d`` (no Poisson
   count to pay for, and a partner alone fills a clipped group, so the canary's group moves by
   ``2 C``).
-* ``"pair"``: the canary ``4 C e_d`` first, then one real row of norm ``C / 4``: the smallest
+* ``"pair"``: the canary ``1000 C e_d`` (:data:`PAIR_CANARY_NORM`; far above any norm a step
+  could reasonably treat as ordinary, so that a special path for large or "outlying" gradients
+  below that norm — rescaled to a larger bound, left unclipped — moves it; per-example clipping
+  makes it ``C`` like any row) first, then one real row of norm ``C / 4``: the smallest
   batches, where a realised count (``|B|`` 2 against 1), a norm of the batch or a noise scale
   taken from the data moves most, and where the canary is the first (and, alone, the last)
   sampled row. Its null block is larger (4,096 coordinates), so that its scale is read to 1%.
@@ -126,6 +129,8 @@ TRAIN_VIEWS = ("black_box", "scale")
 ALTERNATIVES = {"white_box": "greater", "black_box": "greater", "epoch_max": "greater", "scale": "two-sided",
                 "spread": "two-sided"}
 EXECUTORS = ("auto", "vmap", "serial", "process")
+#: The pair task's canary norm in units of ``C`` (at least the claim's ``canary_gradient_norm``).
+PAIR_CANARY_NORM = 1000.0
 #: Bytes of per-example rows a vectorised chunk may hold (``runs x N x D`` float32 times a factor
 #: of 8 for the step's intermediate copies): the default chunk, from the task's size alone.
 CHUNK_BYTES = 256 * 2**20
@@ -307,7 +312,8 @@ def make_tasks(config: DPSGDConfig, *, null_block: int = 256, pair_null_block: i
     pair = np.zeros((1, d + 1 + pair_null_block))
     pair[0, :d] = real[0]
     return (_task("crowd", crowd, d, canary, position, null_block, config, views=("white_box",)),
-            _task("pair", pair, d, float(config.canary_gradient_norm), 0, pair_null_block, config,
+            _task("pair", pair, d, max(float(config.canary_gradient_norm), PAIR_CANARY_NORM * C), 0, pair_null_block,
+                  config,
                   views=HARNESS_VIEWS))
 
 
