@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-__all__ = ["Budget", "Entry", "Guarantee", "LibraryInfo", "StructuralSet", "register_env_resolver",
-           "resolve_mechanism"]
+__all__ = ["CAUSE_KINDS", "Budget", "Cause", "Entry", "Guarantee", "LibraryInfo", "StructuralSet",
+           "register_env_resolver", "resolve_mechanism"]
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,65 @@ class StructuralSet:
         if self.reaches not in ("D0", "D1"):
             raise ValueError(f"reaches must be 'D0' or 'D1', got {self.reaches!r}")
         compile(self.predicate, "<structural set>", "eval")  # a SyntaxError names the bad predicate now
+
+
+CAUSE_KINDS = ("library bug", "relation-dependent", "floating-point", "documented misuse", "crash")
+"""What a cause is: a bug of the library; a leak that exists only under the relation the library does
+not document (``"relation-dependent"``: it depends on the relation, which the library does not
+document); a floating-point leak (the claim may hold in exact arithmetic); a misuse the
+documentation warns about (a row kept on purpose); a call that raises on every input."""
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One cause of findings, as a maintainer would file it: one issue, however many rows show it.
+
+    Attributes
+    ----------
+    id : str
+        Stable identifier, ``library.short-name`` (``"diffprivlib.gaussiannb-absent-class"``); a
+        baseline file may name it to accept every finding of the cause.
+    library : str
+    title : str
+        The issue's title, one line.
+    kind : str
+        One of :data:`CAUSE_KINDS`.
+    rows : tuple of str
+        Keys of the rows whose audit finding (violation, floating-point leak or error) is this cause.
+    adversarial : tuple of (str, str)
+        ``(row key, input kind)`` of the adversarial-input leaks that are this cause.
+    prior : str
+        Prior public reports, each with where it is and its status; ``""`` when none was found.
+    searched : str
+        Where prior reports were searched (trackers and queries) when none was found, or besides
+        those cited.
+    reproducer : str
+        The standalone script (``reproducers/NAME.py``) to attach to the issue.
+    note : str
+        How the rows relate (e.g. one row repeats the bug under the other relation).
+    """
+
+    id: str
+    library: str
+    title: str
+    kind: str
+    rows: tuple = ()
+    adversarial: tuple = ()
+    prior: str = ""
+    searched: str = ""
+    reproducer: str = ""
+    note: str = ""
+
+    def __post_init__(self):
+        if self.kind not in CAUSE_KINDS:
+            raise ValueError(f"cause {self.id!r}: kind must be one of {CAUSE_KINDS}, got {self.kind!r}")
+        if not (self.rows or self.adversarial):
+            raise ValueError(f"cause {self.id!r} names no row and no adversarial leak")
+
+    @property
+    def relation_dependent(self) -> bool:
+        """Whether the finding exists only under the relation the library does not document."""
+        return self.kind == "relation-dependent"
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import importlib.metadata
 
 from .entry import Budget, Entry, Guarantee, LibraryInfo
 
-__all__ = ["ADVERSARIAL_RECORD", "ADVERSARIAL_SAME_CAUSE", "FLOAT_CAUSES", "LEFT_OUT", "LIBRARIES", "NOTES",
+__all__ = ["ADVERSARIAL_RECORD", "CAUSES", "ADVERSARIAL_SAME_CAUSE", "FLOAT_CAUSES", "LEFT_OUT", "LIBRARIES", "NOTES",
            "PACKAGES", "POWER_NOTES", "POWER_SKIPPED", "RECORD", "REGISTRY", "entry_from_env_row", "find", "fingerprint",
            "library_version", "row_module", "select"]
 
@@ -144,6 +144,9 @@ POWER_NOTES = _merged("POWER_NOTES")
 
 POWER_SKIPPED: dict = {}
 """Rows with a planted twin whose power stage was left out on purpose: key -> why."""
+
+CAUSES = tuple(c for m in _MODULES.values() for c in getattr(m, "CAUSES", ()))
+"""Every cause of the table, library by library (:mod:`dpaudit.library.findings`)."""
 
 FLOAT_CAUSES = _merged("FLOAT_CAUSES")
 """The library code each floating-point leak comes from, by target attribute."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..entry import Budget, Entry, Guarantee, LibraryInfo, StructuralSet
+from ..entry import Budget, Cause, Entry, Guarantee, LibraryInfo, StructuralSet
 from ..structural import float_addition_set
 
 LIBRARY = LibraryInfo("diffprivlib", "diffprivlib", install="diffprivlib==0.6.6 'scikit-learn<1.6' numpy")
@@ -178,9 +178,11 @@ _MOD_LR_CAUSE = (
     "depends on the data: D0 = [(0.5, 0)] releases Laplace(3) / 0.25, D1 = D0 + (1, 0) releases Laplace(3) / 1.25, "
     "whose tails differ without bound. With fit_intercept=True (the default) the bounds are first centred by the noisy "
     "mean X_offset and the sensitivity is X_offset^2 instead of max(X_offset, 1 - X_offset)^2: under-noised, not "
-    "noiseless (not audited here). The adversarial screen's leaks on these rows (the largest doubles, integer "
-    "records, 2^53 + 1) are the same finding: LinearRegression clips those values into the bounds (to 0 or 1), and "
-    "the pair's datasets then differ in their noiseless sum x^2")
+    "noiseless (not audited here). The adversarial screen's leak on integer records is this finding (the int64 "
+    "dataset rounds x to 0 or 1, so sum x^2 can be 0 and coef_ explodes); its leaks on the largest doubles and "
+    "2^53 + 1 are another cause: _preprocess_data clips X and y to the bounds only when fit_intercept=True "
+    "(clip_to_bounds, models/linear_regression.py), so with fit_intercept=False a record far outside the bounds "
+    "enters the sufficient statistics unclipped (the cause diffprivlib.linreg-unclipped)")
 _MOD_SS_ADD_REMOVE_CAUSE = (
     "the relation: StandardScaler's mean_ and var_ are tools.nanmean and tools.nanvar (models/standard_scaler.py, "
     "_incremental_mean_and_var), calibrated with the record count n: tools/utils.py, _var builds "
@@ -385,10 +387,13 @@ ADVERSARIAL_RECORD = (
 
 _ROW_FINDING = ("row", "the same finding as the row's own: the values enter unclipped or the sensitivity is 0 "
                 "whatever the record (the row's cause), so the row's reproducer shows it")
+_UNCLIPPED = ("diffprivlib_linear_regression_unclipped.py", "with fit_intercept=False, _preprocess_data does not clip X "
+              "and y to the bounds (clip_to_bounds runs only when fit_intercept=True), so a record outside them enters "
+              "the sufficient statistics unclipped; the reproducer shows it on one record of 100")
 ADVERSARIAL_SAME_CAUSE = {
-    "diffprivlib.linear_regression_diagonal": _ROW_FINDING,
-    "diffprivlib.linear_regression": _ROW_FINDING,
-    "diffprivlib.linear_regression_replace": _ROW_FINDING,
+    "diffprivlib.linear_regression_diagonal": _UNCLIPPED,
+    "diffprivlib.linear_regression": _UNCLIPPED,
+    "diffprivlib.linear_regression_replace": _UNCLIPPED,
     "diffprivlib.standard_scaler_add_remove": _ROW_FINDING,
 }
 """Rows whose adversarial leaks share one cause and one reproducer (see
@@ -443,3 +448,84 @@ STRUCTURAL = {
 
 ENTRIES: tuple[Entry, ...] = tuple(replace(e, structural=STRUCTURAL.get(e.key)) for e in _ENTRIES)
 """The diffprivlib rows, in table order."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Causes: one per issue a maintainer would file (dpaudit.library.findings)
+# ---------------------------------------------------------------------------------------------
+_DPL_TRACKER = "IBM/differential-privacy-library issues and pull requests"
+_FLOAT_ROWS = ("laplace", "laplace_truncated", "laplace_folded", "laplace_bounded_domain", "laplace_bounded_noise",
+               "gaussian", "gaussian_analytic", "staircase", "uniform", "mean", "nanmean", "var", "nanvar", "sum",
+               "nansum", "mean_add_remove", "standard_scaler")
+_NAN_ROWS = ("mean", "nanmean", "var", "nanvar", "std", "nanstd", "sum", "median", "quantile", "percentile",
+             "sum_add_remove", "mean_add_remove")
+_LINREG = ("linear_regression_diagonal", "linear_regression", "linear_regression_replace")
+CAUSES = (
+    Cause("diffprivlib.float-addition", "diffprivlib",
+          "The final float64 addition of the noise leaks the true value through the output's low bits",
+          "floating-point", rows=tuple(f"diffprivlib.{k}" for k in _FLOAT_ROWS),
+          prior="Mironov 2012 (the attack); IBM/differential-privacy-library#19 'Floating-point privacy "
+                "vulnerabilities' (closed by #47: the samplers now combine four uniforms, the final addition is "
+                "unchanged); #94 'Insecure noise primitives should be marked as such and/or removed entirely' (open, "
+                "2024: precision-based attacks, Haney et al. 2022, on the same addition)",
+          reproducer="reproducers/diffprivlib_laplace.py",
+          note="one cause in 17 rows: every mechanism and tool that releases value + float noise; Snapping, the "
+               "library's own fix, passes"),
+    Cause("diffprivlib.nan-passes-clip", "diffprivlib",
+          "A NaN record passes np.clip and the release is NaN, every time", "library bug",
+          adversarial=tuple((f"diffprivlib.{k}", "nan") for k in _NAN_ROWS),
+          prior="IBM/differential-privacy-library#80 'Handling of NaNs' (open); Re:cord-play (PoPETs 2026) reports "
+                "NaN passing np.clip in diffprivlib as a robustness issue",
+          reproducer="reproducers/diffprivlib_mean_nan.py"),
+    Cause("diffprivlib.n-public", "diffprivlib",
+          "sum, count_nonzero and StandardScaler use the record count n as public: not DP under add/remove",
+          "relation-dependent",
+          rows=("diffprivlib.sum_add_remove", "diffprivlib.count_nonzero_add_remove",
+                "diffprivlib.standard_scaler_add_remove"),
+          adversarial=tuple(("diffprivlib.standard_scaler_add_remove", k) for k in (
+              "-0.0", "subnormal", "max-double", "-max-double", "above-bounds", "below-bounds", "integer-dtype",
+              "above-2^53")),
+          searched=f"{_DPL_TRACKER} (queries: sum count_nonzero bounds n truncation add remove; relation): "
+                   "#33 asks why not bounded Laplace for counts, none reports the relation",
+          reproducer="reproducers/diffprivlib_sum_add_remove.py",
+          note="depends on the relation, which the library does not document: correct under replace-one (n "
+               "public), which the calibration assumes; the adversarial screen's leaks on "
+               "standard_scaler_add_remove are the same one-record pair"),
+    Cause("diffprivlib.histogram-replace", "diffprivlib",
+          "histogram is 2-DP, not 1-DP, under replace-one", "relation-dependent",
+          rows=("diffprivlib.histogram_replace",), searched=_DPL_TRACKER,
+          reproducer="reproducers/diffprivlib_histogram_replace.py",
+          note="depends on the relation, which the library does not document: the calibration is add/remove's"),
+    Cause("diffprivlib.gaussiannb-absent-class", "diffprivlib",
+          "GaussianNB releases whether a declared class occurs: class_count_ is exactly 0 for an absent class",
+          "library bug", rows=("diffprivlib.gaussian_nb", "diffprivlib.gaussian_nb_add_remove"),
+          prior="a variant of IBM/differential-privacy-library#106 'Domain Inference via the label set' (open, "
+                "LogisticRegression's classes = np.unique(y)); not reported for GaussianNB, where declaring the "
+                "classes does not help",
+          searched=f"{_DPL_TRACKER} (GaussianNB classes class_count zero; naive bayes partial_fit); #104's five items",
+          reproducer="reproducers/diffprivlib_gaussian_nb.py",
+          note="gaussian_nb_add_remove repeats the bug under the other relation (and releases n besides)"),
+    Cause("diffprivlib.linreg-diagonal-sensitivity", "diffprivlib",
+          "LinearRegression calibrates the diagonal coefficients to the lower bound twice (sensitivity 0)",
+          "library bug", rows=tuple(f"diffprivlib.{k}" for k in _LINREG),
+          adversarial=(("diffprivlib.linear_regression", "integer-dtype"),
+                       ("diffprivlib.linear_regression_replace", "integer-dtype")),
+          prior="IBM/differential-privacy-library#105 'Sensitivity Misscalibration for Linear Regression' (open; fix "
+                "PR #110 open), Re:cord-play R5; #104 item 1",
+          reproducer="reproducers/diffprivlib_linear_regression.py",
+          note="linear_regression_replace repeats the bug under the other relation; linear_regression_diagonal is "
+               "the record's configuration"),
+    Cause("diffprivlib.linreg-unclipped", "diffprivlib",
+          "LinearRegression(fit_intercept=False) does not clip X and y to the bounds", "library bug",
+          adversarial=tuple((f"diffprivlib.{k}", kind) for k in _LINREG
+                            for kind in ("max-double", "-max-double", "above-2^53")),
+          searched=f"{_DPL_TRACKER} (LinearRegression fit_intercept=False clip bounds); #104, #105 are about the "
+                   "sensitivities, #80 about NaN",
+          reproducer="reproducers/diffprivlib_linear_regression_unclipped.py"),
+    Cause("diffprivlib.logreg-label-set", "diffprivlib",
+          "LogisticRegression reads the label set from the private labels", "library bug",
+          rows=("diffprivlib.logistic_regression_labels",),
+          prior="IBM/differential-privacy-library#106 (open), Re:cord-play R6",
+          reproducer="reproducers/diffprivlib_logistic_regression_labels.py"),
+)
+"""diffprivlib's findings, one per cause."""

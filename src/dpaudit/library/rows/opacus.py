@@ -7,7 +7,7 @@ Opacus's accountants are checked apart (:mod:`dpaudit.library.accountants`).
 
 from __future__ import annotations
 
-from ..entry import Budget, Entry, Guarantee, LibraryInfo
+from ..entry import Budget, Cause, Entry, Guarantee, LibraryInfo
 
 LIBRARY = LibraryInfo("Opacus", "opacus", install="opacus==1.6.0 torch==2.13.0 numpy")
 """torch pinned to the version dpaudit is tested with (on a machine without a GPU, pip's
@@ -127,7 +127,8 @@ LEFT_OUT = {
 """Opacus APIs with no row, and why."""
 
 ADVERSARIAL_RECORD = (
-    "candidate new as a report (the behaviour is plain IEEE arithmetic): one example whose features are NaN, "
+    "known as a class (Re:cord-play's NaN injection), not filed as a report (the behaviour is plain IEEE "
+    "arithmetic): one example whose features are NaN, "
     "+-inf or beyond float32's range (the largest doubles, cast to inf) makes every released parameter NaN, every "
     "time, so a NaN output tells whether that example was in the batch. Cause, read in Opacus 1.6.0: "
     "opacus/optimizers/optimizer.py, DPOptimizer.clip_and_accumulate computes per_sample_clip_factor = "
@@ -136,15 +137,17 @@ ADVERSARIAL_RECORD = (
     "(NaN * g, 0 * inf), so the clipped sum is NaN before the noise is added (DPPerLayerOptimizer."
     "clip_and_accumulate, opacus/optimizers/perlayeroptimizer.py, the same per layer). Nothing in "
     "GradSampleModule or DPOptimizer checks for non-finite per-sample gradients; not found in the Opacus tracker "
-    "searched (meta-pytorch/opacus, two searches of NaN and clipping issues); whether Re:cord-play's Opacus "
-    "findings include it was not checked (the excerpts of arXiv 2602.17454 available here do not name them). "
+    "searched (meta-pytorch/opacus, three searches of NaN and clipping issues); Re:cord-play discusses NaN injection "
+    "in Opacus (the dp-recorder artifact's tests/test_nan_injection.py maps its NaN example to Opacus among "
+    "others), so the class is in the published record; whether its Opacus item is this code path was not checked. "
     "Reproducers: reproducers/opacus_dp_optimizer_nan.py, opacus_dp_optimizer_secure_nan.py, opacus_per_layer_nan.py")
 """The record of Opacus's adversarial-input findings."""
 
 RECORD = {"opacus.per_layer": (
-    "unconfirmed, so not claimed. Floating-point attacks on Opacus's noise are known (arXiv 2112.05307, cited in "
-    "_generate_noise's docstring, fixed for the sampler by secure_mode); a leak through the final float32 rounding "
-    "of the noisy sum was not found reported (Opacus tracker searched for NaN/clipping only)")}
+    "unconfirmed, so not claimed. Floating-point attacks on Opacus's noise are known: arXiv 2112.05307 (cited in "
+    "_generate_noise's docstring, addressed for the sampler by secure_mode) and meta-pytorch/opacus#616 'Opacus uses "
+    "unsafe floating-point noise generation, even with secure_mode=True' (closed, 2024), which names the addition "
+    "step's precision-based attacks, the class of this signal")}
 """Each Opacus finding against the record and the tracker."""
 
 _OPC_POWER = (
@@ -171,3 +174,29 @@ ADVERSARIAL_SAME_CAUSE = {
 """Rows whose adversarial leaks share one cause and one reproducer."""
 
 FLOAT_CAUSES: dict = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Causes: one per issue a maintainer would file (dpaudit.library.findings)
+# ---------------------------------------------------------------------------------------------
+CAUSES = (
+    Cause("opacus.make-private-divisor", "Opacus",
+          "make_private divides the noisy sum by a batch size computed from the private dataset size",
+          "library bug", rows=("opacus.make_private",),
+          prior="meta-pytorch/opacus#571 (open, 2023; see also #819), Re:cord-play R7",
+          reproducer="reproducers/opacus_make_private.py"),
+    Cause("opacus.nonfinite-features", "Opacus",
+          "One example with NaN, infinite or float32-overflowing features makes every released parameter NaN",
+          "library bug",
+          adversarial=tuple((f"opacus.{k}", kind) for k in ("dp_optimizer", "dp_optimizer_secure", "per_layer",
+                                                            "make_private")
+                            for kind in ("nan", "+inf", "-inf", "max-double", "-max-double")),
+          prior="Re:cord-play (PoPETs 2026) discusses NaN injection in Opacus (the dp-recorder artifact's "
+                "tests/test_nan_injection.py maps its NaN example to Opacus among others); whether its item is "
+                "this code path was not checked",
+          searched="meta-pytorch/opacus issues (NaN and clipping; NaN input features DPOptimizer): none filed",
+          reproducer="reproducers/opacus_dp_optimizer_nan.py",
+          note="plain IEEE arithmetic in DPOptimizer.clip_and_accumulate (NaN * g, 0 * inf): one cause for every "
+               "non-finite input and every optimizer"),
+)
+"""Opacus's findings, one per cause."""

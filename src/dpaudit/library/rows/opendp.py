@@ -155,3 +155,6 @@ RECORD: dict = {}
 ADVERSARIAL_RECORD = ""
 ADVERSARIAL_SAME_CAUSE: dict = {}
 FLOAT_CAUSES: dict = {}
+
+CAUSES: tuple = ()
+"""No finding."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..entry import Budget, Entry, Guarantee, LibraryInfo
+from ..entry import Budget, Cause, Entry, Guarantee, LibraryInfo
 from ..structural import float_addition_set
 
 LIBRARY = LibraryInfo("PipelineDP", "pipeline-dp", install="pipeline-dp==0.3.1 python-dp==1.1.5 numpy")
@@ -196,12 +196,16 @@ def float_cause(entry: Entry) -> str:
 
 FLOAT_CAUSES: dict = {}
 
+_GRID_PRIOR = (
+    "known as a concern, not as a report against PipelineDP: opendp/opendp#414 'Floating-point issue in noise "
+    "samplers' (closed, 2022) discusses Google's secure-noise design (round to a power-of-two granularity, add a "
+    "multiple of it), and an OpenDP maintainer notes there that as the granularity falls below the ulp of the "
+    "computation the approach suffers from the same floating-point issue: the leak sized here, PyDP's Gaussian "
+    "granularity 2^-52 below the doubles' spacing of the output. Jin et al. (S&P 2022) attack floating-point "
+    "Gaussian samplers in general. Not found in the PipelineDP, PyDP or google/differential-privacy trackers "
+    "searched; not in the Re:cord-play record (none of its 13 violations concerns PipelineDP or PyDP)")
 RECORD = {
-    "pipelinedp.count_gaussian": "candidate new: not found in the PipelineDP, PyDP or google/differential-privacy "
-                                 "trackers searched (the Gaussian's binomial grid finer than the doubles). Jin et al. "
-                                 "(S&P 2022) attack floating-point Gaussian samplers in general; whether they cover "
-                                 "Google's binomial sampler was not checked. Not in the Re:cord-play record (none of "
-                                 "its 13 violations concerns PipelineDP or PyDP; see Against the published record)",
+    "pipelinedp.count_gaussian": _GRID_PRIOR,
     "pipelinedp.vector_sum_public": "candidate new (a crash, not a privacy leak): not found in the PipelineDP tracker "
                                     "searched; VectorSumCombiner.create_accumulator clips per contribution since "
                                     "OpenMined/PipelineDP#556 (fixing #551), and its empty public partitions then clip "
@@ -254,3 +258,44 @@ STRUCTURAL = {
 
 ENTRIES: tuple[Entry, ...] = tuple(replace(e, structural=STRUCTURAL.get(e.key)) for e in _ENTRIES)
 """The PipelineDP rows, in table order."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Causes: one per issue a maintainer would file (dpaudit.library.findings)
+# ---------------------------------------------------------------------------------------------
+_PDP_TRACKER = "OpenMined/PipelineDP and OpenMined/PyDP issues, google/differential-privacy issues"
+_NAN = ("sum_laplace", "sum_gaussian", "mean_laplace", "mean_gaussian", "variance_laplace", "variance_gaussian",
+        "add_dp_noise_laplace", "add_dp_noise_gaussian")
+CAUSES = (
+    Cause("pipelinedp.gaussian-grid", "PipelineDP",
+          "Gaussian noise (PyDP) has a granularity finer than the doubles of the output: the low bits carry the "
+          "true value", "floating-point",
+          rows=tuple(f"pipelinedp.{k}" for k in ("count_gaussian", "privacy_id_count_gaussian", "sum_gaussian",
+                                                 "vector_sum_gaussian", "add_dp_noise_gaussian")),
+          prior="raised for Google's design in opendp/opendp#414 'Floating-point issue in noise samplers' (closed, "
+                "2022): a granularity below the ulp of the computation defeats the rounding; Jin et al. (S&P 2022) "
+                "for floating-point Gaussian samplers in general",
+          searched=_PDP_TRACKER + " (Gaussian granularity, binomial sampler, floating point)",
+          reproducer="reproducers/pipelinedp_count_gaussian.py",
+          note="one cause in 5 rows: every Gaussian metric whose release is a sum; the Laplace rows pass"),
+    Cause("pipelinedp.nan-passes-clip", "PipelineDP",
+          "A unit's NaN value passes np.clip and SUM, MEAN, VARIANCE and add_dp_noise release NaN, every time",
+          "library bug", adversarial=tuple((f"pipelinedp.{k}", "nan") for k in _NAN),
+          prior="google/differential-privacy#405 (open) reports NaN passing ClampFloat64 in Google's Go library, a "
+                "different code path",
+          searched=_PDP_TRACKER + " (NaN value sum mean clip)",
+          reproducer="reproducers/pipelinedp_sum_laplace_nan.py"),
+    Cause("pipelinedp.vector-sum-public-crash", "PipelineDP",
+          "VECTOR_SUM with public partitions raises on every call (empty partitions clip None)", "crash",
+          rows=("pipelinedp.vector_sum_public",),
+          searched=_PDP_TRACKER + " (VECTOR_SUM public partitions create_accumulator); the per-contribution "
+                   "clipping came with OpenMined/PipelineDP#556 (fixing #551)",
+          reproducer="reproducers/pipelinedp_vector_sum_public.py"),
+    Cause("pipelinedp.bounds-already-enforced", "PipelineDP",
+          "contribution_bounds_already_enforced=True on data that breaks the bounds (a misuse kept as a row)",
+          "documented misuse", rows=("pipelinedp.count_bounds_enforced",),
+          adversarial=(("pipelinedp.count_bounds_enforced", "over-contributions"),),
+          prior="documented: AggregateParams' docstring states the assumption; the library cannot check it",
+          reproducer="reproducers/pipelinedp_count_bounds_enforced.py"),
+)
+"""PipelineDP's findings, one per cause."""

@@ -70,3 +70,6 @@ ADVERSARIAL_RECORD = ""
 ADVERSARIAL_SAME_CAUSE: dict = {}
 POWER_NOTES: dict = {}
 FLOAT_CAUSES: dict = {}
+
+CAUSES: tuple = ()
+"""No finding."""
