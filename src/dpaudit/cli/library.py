@@ -111,6 +111,9 @@ def audit_cmd(
     processes: Optional[str] = option("processes", None, "default 1: the run's outputs stay in this process for the "
                                       "leak size"),
     beta: float = option("beta", 0.01, "of each audit and each stage"),
+    leak_samples: int = typer.Option(0, "--leak-samples", metavar="N", help="Size a finding on at least N outputs "
+                                     "per dataset, topping up the run's own with fresh draws (the table uses 20000); "
+                                     "default 0: the run's outputs only."),
     reruns: Optional[int] = typer.Option(None, "--reruns", metavar="K", help="Instead: audit each row K times "
                                          "(seeds seed..seed+K-1) and count accusations against beta."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="Known findings: finding or cause ids, one per "
@@ -151,6 +154,8 @@ def audit_cmd(
         n_proc = 1 if processes is None else int_or_word(processes, "auto", "--processes")
         if samples is not None and samples < 8:
             raise ValueError(f"--samples must be at least 8, got {samples}")
+        if leak_samples < 0:
+            raise ValueError(f"--leak-samples must be at least 0, got {leak_samples}")
         if reruns is not None and reruns < 1:
             raise ValueError(f"--reruns must be at least 1, got {reruns}")
         if not 0.0 < beta < 1.0:
@@ -177,7 +182,7 @@ def audit_cmd(
         from ..library.runner import audit_entry
 
         rec = audit_entry(e, stages=chosen_stages, confirm=confirm, processes=n_proc, samples=samples, beta=beta,
-                          on_trial_end=trial_log, log=log)
+                          leak_samples=leak_samples, on_trial_end=trial_log, log=log)
         if write_cache:
             rec = lc.save_record(cache_path, rec)
         ran[e.key] = {"audit"} | ({"adversarial"} if "adversarial" in chosen_stages else set())

@@ -229,7 +229,7 @@ def run_fresh(items, *, venvs: Path | str | None = None, runs: int | None = None
             groups.setdefault(s.install, []).append(s)
     results = []
     with tempfile.TemporaryDirectory(prefix="dpaudit-reproducers-") as tmp:
-        base = Path(venvs) if venvs is not None else Path(tmp)
+        base = Path(venvs).resolve() if venvs is not None else Path(tmp)
         base.mkdir(parents=True, exist_ok=True)
         for n, (line, group) in enumerate(groups.items()):
             python, install_s, importable = _venv(base / f"env{n}", line, log)

@@ -249,7 +249,8 @@ def run_row(entry: Entry, *, seed: int | None = None, samples: int | None = None
 
 
 def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, processes: int | str = 1,
-                samples: int | None = None, beta: float = BETA, on_trial_end=None, log=None) -> dict:
+                samples: int | None = None, beta: float = BETA, leak_samples: int = 0, on_trial_end=None,
+                log=None) -> dict:
     """Audit ``entry`` at its budget and run the chosen stages on that run: the record the cache keeps.
 
     Parameters
@@ -266,6 +267,9 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
     samples : int, optional
         A smaller budget than the row's (a quick CI check); stated in the record.
     beta : float
+    leak_samples : int
+        Size a finding on at least this many outputs per dataset, topping up the run's own with fresh
+        draws (:func:`dpaudit.library.stages.leak_from_run`); 0: the run's outputs only.
     on_trial_end, log : callable, optional
         Progress: each finished trial; a line of text per stage.
 
@@ -291,7 +295,7 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
     record["first"], record["verdict"] = first, first["outcome"]
     log(f"audit: {first['outcome']} (eps >= {first.get('epsilon_lower_bound')}, {first['seconds']:.0f} s)")
     if first["outcome"] in ("violation", "floating-point leak"):
-        record["leak_size"] = st.leak_from_run(entry, run, beta=beta)
+        record["leak_size"] = st.leak_from_run(entry, run, beta=beta, at_least=leak_samples)
         log(f"leak size: {st.leak_words(record['leak_size'])}")
         if confirm:
             second = run_row(entry, seed=run.summary["seed"] + 1, samples=2 * (samples or entry.budget.samples),
@@ -310,7 +314,7 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
             record["search"] = found
             log(f"input-space search: {found.get('summary', '')}")
     if "power" in stages and record["verdict"] == "pass":
-        power = st.power_stage(entry, processes=processes, beta=beta)
+        power = st.power_stage(entry, run_row=run_row, processes=processes, beta=beta)
         if power is not None:
             record["power"] = power
             log(f"power: {'caught' if power['caught'] else 'missed'} (eps >= {power.get('epsilon_lower_bound')})")

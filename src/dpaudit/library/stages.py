@@ -102,27 +102,52 @@ def pair_outputs(mechanism, d0, d1, *, samples: int, seed: int):
     return y0, y1
 
 
-def _run_outputs(run, d0, d1, *, samples: int, seed: int):
-    """The run's outputs on a pair, or fresh draws when the run did not keep them; and where from."""
+def _run_outputs(run, d0, d1, *, samples: int, seed: int, at_least: int = 0):
+    """The run's outputs on a pair, or fresh draws when the run did not keep them; and where from.
+
+    With ``at_least``, a pair the run drew fewer outputs of is topped up with fresh draws (independent
+    outputs of the same mechanism on the same datasets, so the pooled sample is still i.i.d.)."""
     mech = run.mechanism
     dim = _dim(d0, d1)
+    inner = mech.inner if mech is not None else None
+    memo = run.extra.setdefault("pairs", {})
+    key = (_dataset(d0, dim).tobytes(), _dataset(d1, dim).tobytes(), dim)
+    if key in memo and len(memo[key][0]) >= at_least:  # the same pair for the grid and the structural set
+        return memo[key]
+    out = _run_or_drawn(mech, inner, d0, d1, dim, samples=samples, seed=seed, at_least=at_least)
+    memo[key] = out
+    return out
+
+
+def _run_or_drawn(mech, inner, d0, d1, dim, *, samples, seed, at_least):
     if mech is not None:
         y0, y1 = mech.drawn(_dataset(d0, dim)), mech.drawn(_dataset(d1, dim))
         if y0 is not None and y1 is not None and len(y0) >= 4 and len(y1) >= 4:
-            return y0, y1, "run"
-    inner = mech.inner if mech is not None else None
-    y0, y1 = pair_outputs(inner, d0, d1, samples=samples, seed=seed)
+            n = min(len(y0), len(y1))
+            y0, y1 = y0[:n], y1[:n]
+            if n >= at_least:
+                return y0, y1, "run"
+            z0, z1 = pair_outputs(inner, d0, d1, samples=at_least - n, seed=seed)
+            return np.concatenate([y0, z0]), np.concatenate([y1, z1]), f"run ({n:,}) + drawn ({at_least - n:,})"
+    y0, y1 = pair_outputs(inner, d0, d1, samples=max(samples, at_least), seed=seed)
     return y0, y1, "drawn"
 
 
-def leak_from_run(entry: Entry, run, *, beta: float = 0.01) -> dict:
+def leak_from_run(entry: Entry, run, *, beta: float = 0.01, at_least: int = 0) -> dict:
     """Size the finding of ``run`` (a :class:`~dpaudit.library.runner.RowRun`) on its own outputs.
+
+    Parameters
+    ----------
+    at_least : int
+        Outputs per dataset to size on: when the run drew fewer of the pair (an audit stopped at an
+        early stage), fresh draws top them up (``--leak-samples``; 0: the run's outputs only, what
+        ``dpaudit test`` costs).
 
     Returns
     -------
     dict
         ``source`` (``"run"``: the audit's outputs; ``"drawn"``: drawn again because the run's were
-        sampled in other processes), ``samples`` (outputs per dataset), ``seconds``, and, when a set
+        sampled in other processes; ``"run (n) + drawn (m)"``: topped up), ``samples`` (outputs per dataset), ``seconds``, and, when a set
         was certified, ``leak`` (the :class:`~dpaudit.audit.leak_size.LeakSize` fields),
         ``delta_at_claim``, ``epsilon_horizon`` and ``text``; ``structural`` (the
         :class:`~dpaudit.library.structural.StructuralSize` fields and ``text``) for a row that
@@ -137,7 +162,7 @@ def leak_from_run(entry: Entry, run, *, beta: float = 0.01) -> dict:
     out: dict = {"seed": seed}
     w = run.summary.get("witness") or {}
     if w.get("d0") is not None and w.get("d1") is not None:
-        y0, y1, source = _run_outputs(run, w["d0"], w["d1"], samples=LEAK_SAMPLES, seed=seed)
+        y0, y1, source = _run_outputs(run, w["d0"], w["d1"], samples=LEAK_SAMPLES, seed=seed, at_least=at_least)
         out.update(source=source, samples=int(min(len(y0), len(y1))))
         found = []
         if np.all(np.isfinite(y0)) and np.all(np.isfinite(y1)):
@@ -158,7 +183,7 @@ def leak_from_run(entry: Entry, run, *, beta: float = 0.01) -> dict:
         d0 = [list(r) for r in s.d0] if s.d0 is not None else w.get("d0")
         d1 = [list(r) for r in s.d1] if s.d1 is not None else w.get("d1")
         if d0 is not None and d1 is not None:
-            y0, y1, source = _run_outputs(run, d0, d1, samples=STRUCTURAL_SAMPLES, seed=seed + 7)
+            y0, y1, source = _run_outputs(run, d0, d1, samples=STRUCTURAL_SAMPLES, seed=seed + 7, at_least=at_least)
             size = size_structural(s, y0, y1, beta=beta)
             out["structural"] = {**size.to_dict(), "source": source, "d0": d0, "d1": d1,
                                  "text": size.text(s, g.delta)}
@@ -267,12 +292,14 @@ def planted_target(entry: Entry) -> str | None:
     return planted.TARGETS.get(entry.target or "")
 
 
-def power_stage(entry: Entry, *, processes: int | str = 1, samples: int | None = None, trials: int | None = None,
-                beta: float = 0.01) -> dict | None:
+def power_stage(entry: Entry, *, run_row, processes: int | str = 1, samples: int | None = None,
+                trials: int | None = None, beta: float = 0.01) -> dict | None:
     """Audit the planted-leak twin of ``entry`` at ``entry``'s budget and claim: caught or not.
 
     Parameters
     ----------
+    run_row : callable
+        :func:`dpaudit.library.runner.run_row` (passed in: the runner calls the stages).
     samples, trials : int, optional
         A smaller twin budget than the row's (stated with the record as ``budget``: a catch at a
         smaller budget is a catch, a miss there is not comparable to the row's budget).
@@ -283,8 +310,6 @@ def power_stage(entry: Entry, *, processes: int | str = 1, samples: int | None =
         The twin run's summary plus ``target``, ``caught`` (a violation or floating-point leak was
         reported) and ``budget``; None when the entry has no twin.
     """
-    from .runner import run_row
-
     twin = planted_target(entry)
     if twin is None:
         return None

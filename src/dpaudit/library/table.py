@@ -251,8 +251,9 @@ def _row_details(e: Entry, rec: dict) -> list[str]:
         lines.append(f"* leak size (structural: a set one dataset never reaches by construction; "
                      f"{s['n_reach']:,} outputs per dataset): {s['text']}. Why: {e.structural.why if e.structural else '-'}")
     if leak.get("text"):
-        where = ("the run's own outputs" if leak.get("source") == "run" else
-                 "outputs drawn for the leak size" if leak.get("source") == "drawn" else
+        src = leak.get("source")
+        where = ("the run's own outputs" if src == "run" else "outputs drawn for the leak size" if src == "drawn" else
+                 f"the run's outputs topped up with fresh ones: {src}" if src else
                  "outputs drawn for the leak size, an earlier stage")
         lines.append(f"* leak size (statistical, witness pair, {leak.get('samples', 0):,} outputs per dataset from "
                      f"{where}, half to choose the set, half to count it): {leak['text']}")
