@@ -305,3 +305,13 @@ def test_render_states_no_power_the_structural_size_and_the_cause_of_each_findin
     assert "### `diffprivlib.gaussiannb-absent-class`" in text and "true delta is 1" in text
     assert "cause `diffprivlib.gaussiannb-absent-class`" in text  # the row's verdict cell names its cause
     assert "**1 missed it: no power at this budget**" in text
+
+
+def test_search_witnesses_are_findings_the_baseline_can_accept():
+    rec = {"verdict": "pass", "search": {"witnesses": [{"input_class": "specials"}, {"input_class": "specials"},
+                                                       {"input_class": "limits"}]}}
+    ids = findings.finding_ids("diffprivlib.nanmean", rec)
+    assert ids == ["diffprivlib.nanmean@search:specials", "diffprivlib.nanmean@search:limits"]
+    tri = lb.triage(ids, {"diffprivlib.nanmean@search:limits", "diffprivlib.nanmean@search:dtypes"},
+                    ran={"diffprivlib.nanmean": {"audit", "search"}})
+    assert tri.new == ("diffprivlib.nanmean@search:specials",) and tri.gone == ("diffprivlib.nanmean@search:dtypes",)

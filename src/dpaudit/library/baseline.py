@@ -97,7 +97,7 @@ def triage(findings, baseline: set[str], *, ran: dict) -> Triage:
     gone = []
     for b in sorted(baseline):
         key, _, kind = b.partition("@")
-        stage = "adversarial" if kind else "audit"
+        stage = "search" if kind.startswith("search:") else "adversarial" if kind else "audit"
         if key in ran and stage in ran[key] and b not in seen:
             gone.append(b)
     return Triage(tuple(new), tuple(known), tuple(gone))

@@ -1,9 +1,10 @@
 """Findings as a maintainer would file them: one per cause, with a stable id.
 
 A *finding* is one thing a row's run shows: the audit's own verdict (a violation, a floating-point
-leak, an error) or a leak the adversarial stage certified on one input kind. Its id is
-``ROW`` for the audit's finding (``diffprivlib.laplace``) and ``ROW@KIND`` for an adversarial leak
-(``diffprivlib.mean@nan``). Rows that show one bug (the same code path under two relations, every
+leak, an error), a leak the adversarial stage certified on one input kind, or a witness the
+input-space search certified. Its id is ``ROW`` for the audit's finding (``diffprivlib.laplace``),
+``ROW@KIND`` for an adversarial leak (``diffprivlib.mean@nan``) and ``ROW@search:CLASS`` for a
+search witness. Rows that show one bug (the same code path under two relations, every
 mechanism that adds float noise the same way) share one :class:`~dpaudit.library.entry.Cause`
 (:data:`CAUSES`, declared with each library's rows), which is what a maintainer files; a baseline
 (:mod:`dpaudit.library.baseline`) may accept a finding by its id or a whole cause by the cause's id.
@@ -59,7 +60,8 @@ def float_cause(entry: Entry) -> str:
 
 def finding_ids(key: str, record: dict | None) -> list[str]:
     """The findings of one row's record: ``[key]`` when the audit's verdict is a finding, plus
-    ``key@kind`` for every adversarial input kind whose leak was certified.
+    ``key@kind`` for every adversarial input kind whose leak was certified, and
+    ``key@search:CLASS`` for every input class in which the input-space search certified a witness.
 
     Parameters
     ----------
@@ -77,6 +79,9 @@ def finding_ids(key: str, record: dict | None) -> list[str]:
     out = [key] if record.get("verdict") in FINDING_VERDICTS else []
     adv = record.get("adversarial") or {}
     out += [f"{key}@{r['kind']}" for r in adv.get("results", ()) if r.get("status") == "leak"]
+    search = record.get("search") or {}
+    out += list(dict.fromkeys(f"{key}@search:{w.get('input_class') or w.get('family') or 'input'}"
+                              for w in search.get("witnesses", ())))
     return out
 
 

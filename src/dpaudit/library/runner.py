@@ -313,6 +313,8 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
         if found is not None:
             record["search"] = found
             log(f"input-space search: {found.get('summary', '')}")
+        else:
+            log("input-space search: not run (dpaudit.search.input_space is not installed)")
     if "power" in stages and record["verdict"] == "pass":
         power = st.power_stage(entry, run_row=run_row, processes=processes, beta=beta)
         if power is not None:
