@@ -185,7 +185,7 @@ def audit_cmd(
                           leak_samples=leak_samples, on_trial_end=trial_log, log=log)
         if write_cache:
             rec = lc.save_record(cache_path, rec)
-        ran[e.key] = {"audit"} | ({"adversarial", "search"} & set(chosen_stages))
+        ran[e.key] = {"audit"} | ({"adversarial", "search"} if {"adversarial", "search"} & set(chosen_stages) else set())
         findings = finding_ids(e.key, rec)
         first = rec.get("first") or {}
         results.append({"key": e.key, "verdict": summary_verdict(rec), "exit_code": first.get("exit_code"),
