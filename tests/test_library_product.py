@@ -315,3 +315,34 @@ def test_search_witnesses_are_findings_the_baseline_can_accept():
     tri = lb.triage(ids, {"diffprivlib.nanmean@search:limits", "diffprivlib.nanmean@search:dtypes"},
                     ran={"diffprivlib.nanmean": {"audit", "search"}})
     assert tri.new == ("diffprivlib.nanmean@search:specials",) and tri.gone == ("diffprivlib.nanmean@search:dtypes",)
+
+
+def test_the_staged_screen_s_leaks_are_findings_by_where_they_came_from():
+    """A leak of the fixed adversarial list is ROW@KIND (spaces as _), one the search built ROW@search:FAMILY;
+    the families' pass lines are not findings."""
+    from dpaudit.library import stages
+
+    rec = {"verdict": "pass", "adversarial": {"search": {"pairs_tried": 96, "families": ["specials", "limits"],
+                                                         "rejected": 3}, "results": [
+        {"kind": "nan", "status": "leak", "family": "specials"},
+        {"kind": "3 x nan", "status": "leak", "family": "specials"},
+        {"kind": "limits", "status": "leak", "family": "limits"},
+        {"kind": "limits", "status": "leak", "family": "limits"},
+        {"kind": "specials", "status": "pass", "family": "specials"},
+        {"kind": "dtypes", "status": "pass", "family": "dtypes"}]}}
+    assert findings.finding_ids("diffprivlib.nanmean", rec) == [
+        "diffprivlib.nanmean@nan", "diffprivlib.nanmean@3_x_nan", "diffprivlib.nanmean@search:limits"]
+    words = stages.adversarial_words(rec)
+    assert words.startswith("96 pairs searched (specials, limits); 3 rejected") and "search:limits" in words
+    assert stages.adversarial_words({"adversarial": {"results": [], "not_searched": "a labelled relation"}}) == (
+        "not searched: a labelled relation")
+
+
+def test_the_adversarial_stage_is_the_staged_screen_and_finds_the_int64_wraparound_blind():
+    """diffprivlib.sum's row, through the stage the table runs (dpaudit.audit.adversarial.screen_stage): the
+    search builds bounds near the int64 limit on its own and certifies the wrap-around (seeded: deterministic)."""
+    from dpaudit.library import stages
+
+    stage = stages.adversarial_stage(registry.find("diffprivlib.sum"), budget=20)
+    assert "search" in stage and stage["beta"] == 0.01
+    assert "diffprivlib.sum@search:limits" in findings.finding_ids("diffprivlib.sum", {"adversarial": stage})

@@ -79,7 +79,7 @@ def finding_ids(key: str, record: dict | None) -> list[str]:
     out = [key] if record.get("verdict") in FINDING_VERDICTS else []
     from .stages import adversarial_leaks, search_leaks
 
-    out += [f"{key}@{kind}" for kind in adversarial_leaks(record)]
+    out += [f"{key}@{kind.replace(' ', '_')}" for kind in adversarial_leaks(record)]
     out += list(dict.fromkeys(f"{key}@search:{r['family']}" for r in search_leaks(record)))
     return out
 
