@@ -9,7 +9,7 @@ recorded with it (``seconds``) and printed with the CPU seconds of the row.
 Usage::
 
     OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/library_search_rows.py [--library diffprivlib]
-        [--keys diffprivlib.mean ...] [--sample K --seed S] [--budget 60] [--no-save] [--out FILE]
+        [--keys diffprivlib.mean ...] [--sample K --seed S] [--budget 60] [--no-save] [--cache FILE] [--out FILE]
 
 Prints one line per row (key, seconds, CPU seconds, what the stage found) and writes a JSON summary
 (``--out``, default ``benchmarks/results/library_search_rows.json``, merged with what is there).
@@ -42,6 +42,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--budget", type=int, default=st.SEARCH_BUDGET)
     ap.add_argument("--no-save", action="store_true", help="do not write the records into the cache")
+    ap.add_argument("--cache", type=Path, help="the cache file to write (default: the repository's)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "library_search_rows.json")
     a = ap.parse_args(argv)
 
@@ -57,7 +58,7 @@ def main(argv=None) -> int:
     if a.sample:
         rows = sorted(random.Random(a.seed).sample(rows, min(a.sample, len(rows))), key=lambda e: e.key)
     summary = json.loads(a.out.read_text()) if a.out.exists() else {}
-    cache = lc.default_cache()
+    cache = a.cache or lc.default_cache()
     for e in rows:
         t0, c0 = time.perf_counter(), time.process_time()
         try:

@@ -247,6 +247,7 @@ def adversarial_stage(entry: Entry, *, samples: int = ADVERSARIAL_SAMPLES, beta:
     g = entry.guarantee
     relation = getattr(mech, "neighbouring", None)
     t0 = time.perf_counter()
+    _warm_up(mech)
     try:
         return screen_stage(mech, relation, epsilon=g.epsilon, delta=g.delta, beta=beta, seed=entry.budget.seed,
                             samples=samples, budget=budget)
@@ -255,6 +256,20 @@ def adversarial_stage(entry: Entry, *, samples: int = ADVERSARIAL_SAMPLES, beta:
         return {"beta": float(beta), "samples": int(samples), "seconds": round(time.perf_counter() - t0, 1),
                 "accepts": getattr(accepts, "note", "") or "every kind (no declaration)", "results": [],
                 "not_searched": str(exc)}
+
+
+def _warm_up(mech) -> None:
+    """Call ``mech`` once on its first witness pair's D0, outside the search's per-pair time limit: a
+    target whose first call imports a framework (Opacus: torch) would otherwise have that import cut
+    by the limit's SIGALRM, leaving the framework half-registered and every later pair rejected."""
+    pairs = getattr(mech, "witness_pairs", ()) or ()
+    if not pairs:
+        return
+    try:
+        d0 = pairs[0][0]
+        mech.sample(d0, 1, np.random.default_rng(0))
+    except Exception:  # noqa: BLE001 - the search reports what the target does on its own inputs
+        pass
 
 
 def _search_family(r: dict) -> str | None:
