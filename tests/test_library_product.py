@@ -318,22 +318,29 @@ def test_search_witnesses_are_findings_the_baseline_can_accept():
 
 
 def test_the_staged_screen_s_leaks_are_findings_by_where_they_came_from():
-    """A leak of the fixed adversarial list is ROW@KIND (spaces as _), one the search built ROW@search:FAMILY;
-    the families' pass lines are not findings."""
+    """A leak of the fixed adversarial list (one value, or a pair the target declares) is ROW@KIND, one the
+    search built (a Hypothesis draw or a seed example such as "3 x nan") ROW@search:FAMILY; the families'
+    pass lines are not findings; records without ``source`` are read by the kind's form."""
     from dpaudit.library import stages
 
-    rec = {"verdict": "pass", "adversarial": {"search": {"pairs_tried": 96, "families": ["specials", "limits"],
-                                                         "rejected": 3}, "results": [
-        {"kind": "nan", "status": "leak", "family": "specials"},
-        {"kind": "3 x nan", "status": "leak", "family": "specials"},
-        {"kind": "limits", "status": "leak", "family": "limits"},
-        {"kind": "limits", "status": "leak", "family": "limits"},
+    results = [
+        {"kind": "nan", "status": "leak", "family": "specials", "source": "fixed list"},
+        {"kind": "over-contributions", "status": "leak", "family": "specials", "source": "fixed list"},
+        {"kind": "3 x nan", "status": "leak", "family": "specials", "source": "search"},
+        {"kind": "limits", "status": "leak", "family": "limits", "source": "search"},
+        {"kind": "limits", "status": "leak", "family": "limits", "source": "search"},
         {"kind": "specials", "status": "pass", "family": "specials"},
-        {"kind": "dtypes", "status": "pass", "family": "dtypes"}]}}
-    assert findings.finding_ids("diffprivlib.nanmean", rec) == [
-        "diffprivlib.nanmean@nan", "diffprivlib.nanmean@3_x_nan", "diffprivlib.nanmean@search:limits"]
+        {"kind": "dtypes", "status": "pass", "family": "dtypes"}]
+    rec = {"verdict": "pass", "adversarial": {"search": {"pairs_tried": 96, "families": ["specials", "limits"],
+                                                         "rejected": 3}, "results": results}}
+    expected = ["diffprivlib.nanmean@nan", "diffprivlib.nanmean@over-contributions",
+                "diffprivlib.nanmean@search:specials", "diffprivlib.nanmean@search:limits"]
+    assert findings.finding_ids("diffprivlib.nanmean", rec) == expected
+    unsourced = [{k: v for k, v in r.items() if k != "source"} for r in results]
+    assert findings.finding_ids("diffprivlib.nanmean", {"adversarial": {"results": unsourced}}) == expected
     words = stages.adversarial_words(rec)
     assert words.startswith("96 pairs searched (specials, limits); 3 rejected") and "search:limits" in words
+    assert table.summary_verdict(rec) == table.PASS_ADVERSARIAL
     assert stages.adversarial_words({"adversarial": {"results": [], "not_searched": "a labelled relation"}}) == (
         "not searched: a labelled relation")
 

@@ -249,13 +249,31 @@ def adversarial_stage(entry: Entry, *, samples: int = ADVERSARIAL_SAMPLES, beta:
     t0 = time.perf_counter()
     _warm_up(mech)
     try:
-        return screen_stage(mech, relation, epsilon=g.epsilon, delta=g.delta, beta=beta, seed=entry.budget.seed,
-                            samples=samples, budget=budget)
+        stage = screen_stage(mech, relation, epsilon=g.epsilon, delta=g.delta, beta=beta, seed=entry.budget.seed,
+                             samples=samples, budget=budget)
     except ValueError as exc:  # a relation or declaration the search does not handle: said, not hidden
         accepts = getattr(mech, "accepts", None)
         return {"beta": float(beta), "samples": int(samples), "seconds": round(time.perf_counter() - t0, 1),
                 "accepts": getattr(accepts, "note", "") or "every kind (no declaration)", "results": [],
                 "not_searched": str(exc)}
+    fixed = _fixed_kinds(mech, relation)
+    for r in stage["results"]:
+        if r.get("family"):
+            r["source"] = "fixed list" if r["kind"] in fixed else "search"
+    return stage
+
+
+def _fixed_kinds(mech, relation) -> set:
+    """The kinds of the fixed adversarial list for ``mech`` (:func:`dpaudit.search.adversarial.adversarial_pairs`:
+    the adversarial values it accepts and the pairs it declares); a certified candidate of another kind was
+    built by the search (a Hypothesis draw or one of its seed examples such as ``"3 x nan"``)."""
+    from ..search.adversarial import AcceptedInputs, adversarial_pairs
+
+    try:
+        accepts = getattr(mech, "accepts", None) or AcceptedInputs()
+        return {p.kind for p in adversarial_pairs(relation, accepts)}
+    except (ValueError, TypeError):
+        return set()
 
 
 def _warm_up(mech) -> None:
@@ -274,10 +292,16 @@ def _warm_up(mech) -> None:
 
 def _search_family(r: dict) -> str | None:
     """The search family of a leak found by the search itself (``None`` for a pair of the fixed list,
-    whose ``kind`` is one adversarial value such as ``"nan"``)."""
+    whose ``kind`` is one adversarial value such as ``"nan"`` or a pair the target declares). Records
+    written by :func:`adversarial_stage` say which (``source``); for others, a kind that names a family or
+    holds a space (the search's seed examples, ``"3 x nan"``) is the search's."""
     from ..search.input_space import FAMILIES
 
-    return r["kind"] if r.get("family") and r["kind"] in FAMILIES else None
+    if not r.get("family"):
+        return None
+    if "source" in r:
+        return r["family"] if r["source"] == "search" else None
+    return r["family"] if (r["kind"] in FAMILIES or " " in r["kind"]) else None
 
 
 def adversarial_leaks(rec: dict | None) -> list[str]:
