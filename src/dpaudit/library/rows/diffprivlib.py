@@ -501,8 +501,8 @@ CAUSES = (
     Cause("diffprivlib.gaussiannb-absent-class", "diffprivlib",
           "GaussianNB releases whether a declared class occurs: class_count_ is exactly 0 for an absent class",
           "library bug", rows=("diffprivlib.gaussian_nb", "diffprivlib.gaussian_nb_add_remove"),
-          adversarial=(("diffprivlib.gaussian_nb", "search:specials"), ("diffprivlib.gaussian_nb_add_remove",
-                                                                        "search:specials")),
+          adversarial=tuple((f"diffprivlib.{k}", kind) for k in ("gaussian_nb", "gaussian_nb_add_remove")
+                            for kind in ("search:specials", "-0.0")),
           prior="a variant of IBM/differential-privacy-library#106 'Domain Inference via the label set' (open, "
                 "LogisticRegression's classes = np.unique(y)); not reported for GaussianNB, where declaring the "
                 "classes does not help",
@@ -558,7 +558,8 @@ CAUSES = (
     Cause("diffprivlib.logreg-label-set", "diffprivlib",
           "LogisticRegression reads the label set from the private labels", "library bug",
           rows=("diffprivlib.logistic_regression_labels",),
-          adversarial=(("diffprivlib.logistic_regression_labels", "search:specials"),),
+          adversarial=tuple(("diffprivlib.logistic_regression_labels", kind) for kind in (
+              "search:specials", "max-double", "-max-double")),
           prior="IBM/differential-privacy-library#106 (open), Re:cord-play R6",
           reproducer="reproducers/diffprivlib_logistic_regression_labels.py"),
 )
