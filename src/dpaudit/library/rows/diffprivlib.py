@@ -485,8 +485,8 @@ CAUSES = (
           adversarial=tuple(("diffprivlib.standard_scaler_add_remove", k) for k in (
               "-0.0", "subnormal", "max-double", "-max-double", "above-bounds", "below-bounds", "integer-dtype",
               "above-2^53", "search:specials")) + tuple(
-              (f"diffprivlib.{k}", f"search:{fam}") for k in ("sum_add_remove", "count_nonzero_add_remove")
-              for fam in ("specials", "limits", "dtypes")),
+              (f"diffprivlib.{k}", kind) for k in ("sum_add_remove", "count_nonzero_add_remove")
+              for kind in ("search:specials", "search:limits", "search:dtypes", "+inf", "-inf")),
           searched=f"{_DPL_TRACKER} (queries: sum count_nonzero bounds n truncation add remove; relation): "
                    "#33 asks why not bounded Laplace for counts, none reports the relation",
           reproducer="reproducers/diffprivlib_sum_add_remove.py",

@@ -306,7 +306,8 @@ CAUSES = (
     Cause("pipelinedp.bounds-already-enforced", "PipelineDP",
           "contribution_bounds_already_enforced=True on data that breaks the bounds (a misuse kept as a row)",
           "documented misuse", rows=("pipelinedp.count_bounds_enforced",),
-          adversarial=(("pipelinedp.count_bounds_enforced", "over-contributions"),),
+          adversarial=(("pipelinedp.count_bounds_enforced", "over-contributions"),
+                       ("pipelinedp.count_bounds_enforced", "nan")),
           prior="documented: AggregateParams' docstring states the assumption; the library cannot check it",
           reproducer="reproducers/pipelinedp_count_bounds_enforced.py"),
 )
