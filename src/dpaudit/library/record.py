@@ -230,10 +230,11 @@ CANDIDATES: tuple[dict, ...] = (
              "statistics beyond the sensitivity the noise is calibrated to: with bounds (-1, 1), D0 = [(0.5, 0.5)] "
              "vs D1 = [(100, 100)] (replace-one), coef_ is within 0.01 of 1 on 100/100 runs of D1 and 1/100 of D0",
      "evidence": "found by the adversarial screen of the row diffprivlib.linear_regression_diagonal (leaks on "
-                 "max-double, -max-double, 2^53 + 1); not in the Re:cord-play record, not found in the diffprivlib "
+                 "max-double, -max-double, 2^53 + 1 in the one-value screen; max-double and a pair the input-space "
+                 "search built in the staged one, which certifies the first failing pair per kind of evidence); not in the Re:cord-play record, not found in the diffprivlib "
                  "tracker searched (#104 and #105 are about the sensitivities, #80 about NaN)",
      "reproducer": "reproducers/diffprivlib_linear_regression_unclipped.py",
-     "found_adversarial": ("above-2^53", ("diffprivlib.linear_regression_diagonal",))},
+     "found_adversarial": ("max-double", ("diffprivlib.linear_regression_diagonal",))},
 )
 """Findings new to the record, made while checking it (listed under Candidate new findings)."""
 

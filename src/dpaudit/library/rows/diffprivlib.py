@@ -387,6 +387,9 @@ ADVERSARIAL_RECORD = (
 
 _ROW_FINDING = ("row", "the same finding as the row's own: the values enter unclipped or the sensitivity is 0 "
                 "whatever the record (the row's cause), so the row's reproducer shows it")
+_SAME_AS_ROW = ("row", "the fixed list's pair is the row's own finding on another pair (the class-1 record replaced: "
+                "an absent class, for GaussianNB; a new label, for LogisticRegression's label set; a record added "
+                "and clipped, under add/remove with n public), so the row's reproducer shows it")
 _UNCLIPPED = ("diffprivlib_linear_regression_unclipped.py", "with fit_intercept=False, _preprocess_data does not clip X "
               "and y to the bounds (clip_to_bounds runs only when fit_intercept=True), so a record outside them enters "
               "the sufficient statistics unclipped; the reproducer shows it on one record of 100")
@@ -395,6 +398,8 @@ ADVERSARIAL_SAME_CAUSE = {
     "diffprivlib.linear_regression": _UNCLIPPED,
     "diffprivlib.linear_regression_replace": _UNCLIPPED,
     "diffprivlib.standard_scaler_add_remove": _ROW_FINDING,
+    **{f"diffprivlib.{k}": _SAME_AS_ROW for k in ("gaussian_nb", "gaussian_nb_add_remove", "logistic_regression_labels",
+                                                   "sum_add_remove", "count_nonzero_add_remove")},
 }
 """Rows whose adversarial leaks share one cause and one reproducer (see
 :data:`dpaudit.library.findings.ADVERSARIAL_SAME_CAUSE`)."""
