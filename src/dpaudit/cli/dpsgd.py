@@ -333,14 +333,20 @@ def _render(a, inputs: dict, plot: Optional[Path]) -> None:
                             f"C={cfg.max_grad_norm:g}")
     if a.violated:
         verdict = "[bold red]VIOLATION[/]: the run leaks more than its accountant says"
+    elif a.is_suspect:
+        verdict = "[bold yellow]SUSPECT[/] (not a violation): " + escape(a.suspect_text())
     else:
         verdict = "[bold green]no violation found[/] (a lower bound cannot prove privacy)"
     head.add_row("verdict", verdict)
     head.add_row("accountant epsilon", f"[bold]{_fmt(a.accountant_epsilon)}[/] at delta={a.delta:g} "
                                        f"({_KIND_TEXT.get(a.accountant_kind, escape(a.accountant_kind))})")
+    correct, guesses, _ = a.headline_guess
+    against = "against the claimed DP-SGD family; " if a.details.get("claim") else ""
     head.add_row("certified epsilon", f"[bold]>= {_fmt(a.epsilon_lower_bound)}[/] ({a.fraction_of_accountant:.2f} x "
-                                      f"the accountant; score {a.best_score}, {best.guess.correct:,} of "
-                                      f"{best.guess.guesses:,} guesses correct)")
+                                      f"the accountant; {against}score {a.best_score}, {correct:,} of "
+                                      f"{guesses:,} guesses correct)")
+    if a.details.get("claim"):
+        head.add_row("for any mechanism", f">= {_fmt(a.epsilon_lower_bound_any)} (the f-DP test of (eps, delta)-DP)")
     head.add_row("certified GDP mu", f">= {_fmt(a.mu_lower_bound)}")
     head.add_row("confidence", f"each bound is wrong with probability <= {a.beta:g} (split over "
                                f"{len(a.one_run)} scores)")

@@ -45,8 +45,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validate import check_delta, check_probability
+from .bounds import _TAIL_SD, _gaussian_loss_range  # noqa: F401  (shared with the claimed profile)
 
-__all__ = ["DEFAULT_SCORES", "DPSGDAudit", "SCORE_FUNCTIONS", "audit_run", "canary_scores", "whitened_scores"]
+__all__ = ["DEFAULT_SCORES", "DPSGDAudit", "SCORE_FUNCTIONS", "audit_run", "canary_scores", "pooled_audit",
+           "suspect_assessment", "whitened_scores"]
 
 SCORE_FUNCTIONS = ("lr", "spread", "whitened", "sum", "final")
 DEFAULT_SCORES = ("lr", "spread", "whitened")
@@ -273,12 +275,25 @@ class DPSGDAudit:
     accountant_kind : str
         Which way the accountant's number errs (``AccountingResult.kind``).
     epsilon_lower_bound : float
-        Certified (probability ``>= 1 - beta``): the largest one-run bound over the score
-        functions (each at ``beta / len(scores)``).
+        Certified (probability ``>= 1 - beta``), the headline: the largest one-run bound over the
+        score functions (each at ``beta / len(scores)``). With ``claim=True`` (the default) it is
+        the bound **against the claimed DP-SGD family** (``docs/scores.md`` §6d): every claim
+        "DP-SGD at noise multiplier ``s``, the claimed ``q`` and steps" with ``s >=``
+        :attr:`claim_parameter_bound` is refuted, so any such accountant must report at least
+        this epsilon. With ``claim=False`` it is :attr:`epsilon_lower_bound_any`.
+    epsilon_lower_bound_any : float
+        Certified for *any* mechanism (the one-run f-DP test of ``(eps, delta)``-DP, same split
+        and the same guessing rules): a lower bound on the implementation's own epsilon at
+        ``delta``.
+    claim_parameter_bound : float
+        ``s_ub`` of the headline (``inf`` when nothing is refuted; ``nan`` with ``claim=False``).
     mu_lower_bound : float
         Certified lower bound on the parameter of any Gaussian-DP guarantee, same split.
     violated : bool
-        ``epsilon_lower_bound > accountant_epsilon``: the implementation leaks more than accounted.
+        The claimed mechanism is refuted (``claim=True``: the claim ``s = sigma``, with the
+        accountant's certified ``(eps, delta)`` added to it, for some score; ``claim=False``:
+        ``epsilon_lower_bound > accountant_epsilon``): the implementation leaks more than
+        accounted. Wrong with probability ``<= beta`` for a correct implementation.
     best_score : str
         The score function that gave ``epsilon_lower_bound``.
     one_run : dict
@@ -296,6 +311,10 @@ class DPSGDAudit:
     canaries : int
     train_seconds, audit_seconds : float
         Wall time of the training run and of this audit.
+    suspect : dict
+        The labelled "suspect" outcome (:func:`suspect_assessment`): ``suspect`` (bool) when the
+        fitted estimate exceeds the accountant by more than its sampling noise, with by how much
+        and how many runs of the many-run harness would certify it. Never a violation.
     """
 
     accountant_epsilon: float
@@ -321,6 +340,28 @@ class DPSGDAudit:
     coarsened, and whether it lies below the certified lower bound (then it understates the leak:
     the certified bound holds with probability ``>= 1 - beta``, the estimate has no confidence
     statement). An empty string: computed as documented, nothing to flag."""
+    epsilon_lower_bound_any: float = math.nan
+    claim_parameter_bound: float = math.nan
+    suspect: dict = field(default_factory=dict)
+
+    @property
+    def headline_guess(self) -> tuple:
+        """``(correct, guesses, (k_plus, k_minus))`` of the rule behind :attr:`epsilon_lower_bound`."""
+        one = self.one_run[self.best_score]
+        c = getattr(one, "claim", None)
+        if self.details.get("claim") and c is not None and c.cell is not None:
+            return c.correct, c.guesses, tuple(c.cell)
+        g = one.guess
+        return g.correct, g.guesses, (g.k_plus, g.k_minus)
+
+    @property
+    def is_suspect(self) -> bool:
+        """The labelled "suspect" outcome (:attr:`suspect`); never a violation."""
+        return bool(self.suspect.get("suspect", False))
+
+    def suspect_text(self) -> str:
+        """One line on the "suspect" outcome (empty when not suspect)."""
+        return str(self.suspect.get("text", "")) if self.is_suspect else ""
 
     def estimate_text(self, which: str) -> str:
         """One estimate as text with its label and notes, never a bare number.
@@ -360,20 +401,35 @@ class DPSGDAudit:
         cfg = self.config
         a = self.one_run[self.best_score]
         verdict = ("VIOLATION: the run leaks more than its accountant says" if self.violated
+                   else "SUSPECT (not a violation): " + self.suspect_text() if self.is_suspect
                    else "no violation found (a lower bound cannot prove privacy)")
-        return "\n".join([
+        correct, guesses, _ = self.headline_guess
+        against = ("against the claimed DP-SGD family: no noise multiplier >= "
+                   f"{self.claim_parameter_bound:.4g} at this q and steps covers the run; "
+                   if self.details.get("claim") and math.isfinite(self.claim_parameter_bound) else
+                   "against the claimed DP-SGD family (nothing refuted); " if self.details.get("claim") else "")
+        lines = [
             f"dpaudit DP-SGD audit ({self.variant}): {verdict}",
             f"  claimed: sigma={cfg.noise_multiplier:.4g}, q={cfg.sampling_rate:g}, steps={cfg.steps}, C={cfg.max_grad_norm:g}; "
             f"{self.canaries} canaries",
             f"  accountant epsilon at delta={self.delta:g}: {self.accountant_epsilon:.4g} ({self.accountant_kind})",
             f"  certified one-run lower bound:         {self.epsilon_lower_bound:.4g} "
-            f"({self.fraction_of_accountant:.2f} x the accountant; score {self.best_score!r}, "
-            f"{a.guess.correct} of {a.guess.guesses} guesses correct, beta={self.beta:g})",
+            f"({self.fraction_of_accountant:.2f} x the accountant; {against}score {self.best_score!r}, "
+            f"{correct} of {guesses} guesses correct, beta={self.beta:g})",
+        ]
+        if self.details.get("claim"):
+            lines.append(f"  certified for any mechanism:           {self.epsilon_lower_bound_any:.4g} "
+                         f"(the one-run f-DP test of (eps, delta)-DP, same rules; score {a.guess.correct} of "
+                         f"{a.guess.guesses} correct)")
+        lines += [
             f"  certified GDP mu lower bound:          {self.mu_lower_bound:.4g}",
             f"  estimate, fitted per-step mechanism:   {self.estimate_text('fit')}",
             f"  estimate, histogram PLD composed:      {self.estimate_text('pld')}",
-            f"  time: training {self.train_seconds:.2f} s, audit {self.audit_seconds:.2f} s",
-        ])
+        ]
+        if self.is_suspect:
+            lines.append(f"  suspect (estimates, not certified):    {self.suspect_text()}")
+        lines.append(f"  time: training {self.train_seconds:.2f} s, audit {self.audit_seconds:.2f} s")
+        return "\n".join(lines)
 
     def to_dict(self) -> dict:
         """JSON-ready dict."""
@@ -383,7 +439,10 @@ class DPSGDAudit:
             "variant": self.variant, "canaries": self.canaries, "config": self.config.to_dict(),
             "delta": self.delta, "beta": self.beta,
             "accountant_epsilon": self.accountant_epsilon, "accountant_kind": self.accountant_kind,
-            "epsilon_lower_bound": self.epsilon_lower_bound, "mu_lower_bound": self.mu_lower_bound,
+            "epsilon_lower_bound": self.epsilon_lower_bound, "epsilon_lower_bound_any": self.epsilon_lower_bound_any,
+            "claim_parameter_bound": self.claim_parameter_bound,
+            "bound_against": "claimed DP-SGD family" if self.details.get("claim") else "any mechanism",
+            "suspect": dict(self.suspect), "mu_lower_bound": self.mu_lower_bound,
             "fraction_of_accountant": self.fraction_of_accountant, "violated": self.violated,
             "best_score": self.best_score, "one_run": {k: v.to_dict() for k, v in self.one_run.items()},
             "epsilon_estimate_fit": self.epsilon_estimate_fit, "epsilon_estimate_pld": self.epsilon_estimate_pld,
@@ -404,24 +463,6 @@ _ESTIMATE_TOLERANCE = 1e-2
 ESTIMATE_MAX_POINTS = 2 ** 21
 #: Most points of one step's PLD: dp_accounting builds it point by point in Python (~30 us each, ~0.5 s).
 ESTIMATE_MAX_STEP_POINTS = 2 ** 14
-#: dp_accounting truncates each Gaussian at tail mass 1e-15 (``tail_mass_truncation``): about
-#: 8 standard deviations each side; the prediction of the loss range uses 8.5.
-_TAIL_SD = 8.5
-
-
-def _gaussian_loss_range(sigma: float, q: float) -> float:
-    """Width (nats) of the per-step privacy-loss support of the Poisson-subsampled Gaussian with
-    noise multiplier ``sigma`` and rate ``q`` as dp_accounting discretises it (observations within
-    :data:`_TAIL_SD` standard deviations of either mean): for ``q = 1`` ``(1 + 2 k sigma) /
-    sigma^2``, for ``q < 1`` ``log(1 - q + q e^{a}) - log(1 - q + q e^{-a})`` with ``a = (1/2 +
-    k sigma) / sigma^2`` (the larger of the two directions, which mirror each other)."""
-    a = (0.5 + _TAIL_SD * sigma) / sigma ** 2
-    if q >= 1.0:
-        return 2.0 * a
-    lq, l1q = math.log(q), math.log1p(-q)
-    return float(np.logaddexp(l1q, lq + a) - np.logaddexp(l1q, lq - a))
-
-
 def _composed_epsilon_estimate(composition, delta: float, *, sigma: float = None, q: float = None,
                                steps: int = None) -> tuple[float, str]:
     """eps(delta) of a composition, as an estimate: dp_accounting's pessimistic PLD on the grids
@@ -609,8 +650,244 @@ def _claimed_accountant(sigma: float, q: float, steps: int, delta: float):
     return get_epsilon(Composition.dpsgd(sigma, q, steps), delta)
 
 
+#: Standard errors by which the fitted noise multiplier must fall short of the claimed one for the
+#: "suspect" outcome (:func:`suspect_assessment`).
+SUSPECT_Z = 3.0
+
+
+def _fit_relative_se(fit: dict, n_signal: int, n_noise: int) -> float:
+    """Relative standard error of the fitted noise multiplier ``noise / signal`` (delta method):
+    ``signal`` is a difference of two means (``n_signal`` and ``n_noise`` observations of standard
+    deviation ``noise``), ``noise`` a standard deviation of ``n_noise`` observations, so
+    ``se^2 ~ (noise / signal)^2 (1 / n_signal + 1 / n_noise) + 1 / (2 n_noise)``."""
+    ratio = float(fit.get("noise_multiplier", math.nan))
+    if not (math.isfinite(ratio) and n_signal > 0 and n_noise > 1):
+        return math.nan
+    return math.sqrt(ratio ** 2 * (1.0 / n_signal + 1.0 / n_noise) + 1.0 / (2.0 * n_noise))
+
+
+def suspect_assessment(fit: dict, epsilon_fit: float, epsilon_pld: float, accountant_epsilon: float, config, *,
+                       n_signal: int, n_noise: int, delta: float, beta: float, runs_needed: bool = True,
+                       z: float = SUSPECT_Z) -> dict:
+    """The labelled "suspect" outcome: the (uncertified) estimates say the run leaks more than its
+    accountant, by more than their sampling noise, although no certified bound shows it.
+
+    *Rule.* Suspect when the fitted per-step noise multiplier ``sigma_fit`` (excluded canaries'
+    spread over included canaries' mean signal, :func:`audit_run`'s estimate) is below the claimed
+    one by more than ``z`` relative standard errors (:func:`_fit_relative_se`; ``z = 3``: a
+    correct run is suspect with probability about ``Phi(-3) = 0.0013`` when the fit's normal
+    approximation holds), so that its composed epsilon ``epsilon_fit`` exceeds the accountant's.
+    The histogram-PLD estimate errs high by construction (sparse bins, composition amplifies
+    them: +3 % to +220 % on correct runs, ``docs/dpsgd.md`` §4) and is reported next to it, not
+    used to decide. *Which audit would certify it*: the many-run harness (:func:`dpaudit.dpsgd.
+    run_step_many` and :func:`~dpaudit.dpsgd.audit_user_code` for a user's step, or
+    :func:`~dpaudit.dpsgd.train_many` for the reference), with the number of runs
+    :func:`~dpaudit.dpsgd.bounds.many_run_size` finds for the fitted mechanism.
+
+    Parameters
+    ----------
+    fit : dict
+        ``{"signal", "noise", "noise_multiplier"}`` of the fitted per-step mechanism.
+    epsilon_fit, epsilon_pld : float
+        The two estimates (``nan`` when not computed).
+    accountant_epsilon : float
+    config : DPSGDConfig
+        The claim.
+    n_signal, n_noise : int
+        Observations behind the signal (included canaries at their sampled steps) and the noise
+        (excluded canaries' observations).
+    delta, beta : float
+        Of the many-run audit the text recommends.
+    runs_needed : bool
+        Compute the run count (a simulation: up to a few seconds) when suspect.
+    z : float
+        The threshold in standard errors (``> 0``).
+
+    Returns
+    -------
+    dict
+        ``suspect`` (bool), ``estimate`` (``epsilon_fit``), ``estimate_pld``, ``accountant``,
+        ``excess`` (``epsilon_fit / accountant - 1``), ``sigma_fit``, ``sigma_claimed``,
+        ``standard_errors`` (how far ``sigma_fit`` is below the claim), ``z``, ``runs`` (the
+        harness's run count or ``None``), ``text`` (one line). Never a violation.
+    """
+    ratio = float(fit.get("noise_multiplier", math.nan)) if fit else math.nan
+    sigma = float(config.noise_multiplier)
+    se = _fit_relative_se(fit or {}, int(n_signal), int(n_noise))
+    out = {"suspect": False, "estimate": float(epsilon_fit), "estimate_pld": float(epsilon_pld),
+           "accountant": float(accountant_epsilon), "sigma_fit": ratio, "sigma_claimed": sigma, "z": float(z),
+           "standard_errors": math.nan, "excess": math.nan, "runs": None, "text": ""}
+    if not (math.isfinite(ratio) and math.isfinite(se) and se > 0 and math.isfinite(epsilon_fit)):
+        return out
+    below = (math.log(sigma) - math.log(ratio)) / math.log1p(se)  # how many (relative) SEs below the claim
+    out["standard_errors"] = float(below)
+    out["excess"] = float(epsilon_fit / accountant_epsilon - 1.0) if accountant_epsilon > 0 else math.inf
+    if not (below > z and epsilon_fit > accountant_epsilon):
+        return out
+    out["suspect"] = True
+    pld = (f"; histogram PLD {epsilon_pld:.4g}" if math.isfinite(epsilon_pld) else "")
+    text = (f"the fitted per-step mechanism (noise multiplier {ratio:.4g} against the claimed {sigma:.4g}, "
+            f"{below:.1f} standard errors below it) composes to epsilon {epsilon_fit:.4g}, "
+            f"{100 * out['excess']:.0f} % above the accountant's {accountant_epsilon:.4g}{pld}; estimates, not "
+            f"certified")
+    if runs_needed:
+        from .bounds import many_run_size
+
+        try:
+            need = many_run_size(ratio, config, accountant_epsilon=accountant_epsilon, delta=delta, beta=beta,
+                                 score=lambda o, sg, qq: _scores(o, None, sg, qq, "lr"))
+        except (ValueError, ArithmeticError, MemoryError) as exc:  # the text says why, the audit goes on
+            need = {"runs": None, "tried": 0, "method": f"not computed: {type(exc).__name__}: {exc}"}
+        out["runs"] = need.get("runs")
+        out["runs_method"] = need.get("method", "")
+        if need.get("runs"):
+            text += (f". The many-run harness (run_step_many + audit_user_code, or train_many) would certify it "
+                     f"with about {need['runs']:,} runs (half with the canary; {need['method']})")
+        else:
+            text += (f". The many-run harness would need more than {need.get('tried', 0):,} runs "
+                     f"({need.get('method', '')})")
+    out["text"] = text
+    return out
+
+
+def _claim_chooser(kind: str, sigma: float, q: float, steps: int):
+    """A cached chooser of the guessing rule for ``kind`` scores of the claimed mechanism
+    (:meth:`~dpaudit.scores.one_run_claim.OneRunClaim.choose`)."""
+    return lambda m, candidates, level, delta: _chosen_rule(kind, sigma, q, steps, int(m),
+                                                            tuple(map(tuple, candidates)), float(level), float(delta))
+
+
+#: Most normal draws the rule choice simulates for one claim (``replicates x steps x m``).
+SIMULATION_DRAWS = 2e7
+
+
+@functools.lru_cache(maxsize=32)
+def _simulated_masks(sigma: float, q: float, steps: int, m: int) -> dict:
+    """Simulated ideal runs of the claim, each score kind's inclusion mask sorted by its scores:
+    Dirac canaries, each included with probability 1/2 and then in each step with probability
+    ``q``, observations ``N(1{in the step}, sigma^2)`` (the accountant's mechanism exactly). The
+    ``"whitened"`` kind is scored by the sign-corrected sum here, which it equals on independent
+    steps up to a common factor (``whitened_scores``; correlation 0.998 measured): the simulation
+    only *chooses* a guessing rule, so any score is valid, and this one avoids a ``steps x steps``
+    solve per simulated run. A function of the claim, ``m`` and a fixed seed; cached."""
+    reps = int(max(2, min(4, SIMULATION_DRAWS // max(1, steps * m))))
+    out: dict = {k: [] for k in ("lr", "spread", "whitened", "sum")}
+    for r in range(reps):
+        rng = np.random.default_rng([20240531, r])
+        mask = rng.random(m) < 0.5
+        part = (rng.random((steps, m)) < q) & mask if q < 1 else np.broadcast_to(mask, (steps, m))
+        o = part + sigma * rng.standard_normal((steps, m))
+        tie = rng.random(m)
+        for kind in out:
+            sc = _scores(o, None, sigma, q, "sum" if kind == "whitened" else kind)
+            out[kind].append(mask[np.lexsort((tie, sc))])
+    return out
+
+
+def _claim_chooser(kind: str, sigma: float, q: float, steps: int):
+    """A cached chooser of the guessing rule for ``kind`` scores of the claimed mechanism
+    (:meth:`~dpaudit.scores.one_run_claim.OneRunClaim.choose`)."""
+    return lambda m, candidates, level, delta: _chosen_rule(kind, sigma, q, steps, int(m),
+                                                            tuple(map(tuple, candidates)), float(level), float(delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _chosen_rule(kind: str, sigma: float, q: float, steps: int, m: int, candidates: tuple, level: float,
+                 delta: float):
+    """The rule :func:`~dpaudit.scores.one_run_claim.choose_cell` picks on :func:`_simulated_masks`
+    for ``kind`` scores: a function of the claim, ``m`` and a fixed seed, cached."""
+    from ..scores.one_run_claim import choose_cell
+    from .bounds import dpsgd_family
+
+    sims = _simulated_masks(sigma, q, steps, m)[kind]
+    return choose_cell(sims, list(candidates), dpsgd_family(q, steps), sigma, level=level, delta=delta)
+
+
+def _run_claim(kind: str, config, accountant_epsilon: float, delta: float, simulate: bool):
+    """The :class:`~dpaudit.scores.one_run_claim.OneRunClaim` of a run's accountant: the DP-SGD
+    family at the claimed ``q`` and steps, the claim ``s = sigma`` strengthened by the accountant's
+    certified ``(eps, delta)`` (both hold for a correct run), and the cached rule chooser."""
+    from ..scores.one_run import approx_dp_inverse_tradeoff
+    from ..scores.one_run_claim import OneRunClaim, max_inverse_tradeoff
+    from .bounds import dpsgd_family
+
+    sigma, q, T = float(config.noise_multiplier), float(config.sampling_rate), int(config.steps)
+    fam = dpsgd_family(q, T)
+    inv = fam.inverse_tradeoff(sigma)
+    if math.isfinite(accountant_epsilon):
+        inv = max_inverse_tradeoff(inv, approx_dp_inverse_tradeoff(accountant_epsilon, delta))
+    return OneRunClaim(fam, sigma, claim_inverse=inv, chooser=_claim_chooser(kind, sigma, q, T) if simulate else None)
+
+
+def pooled_audit(runs, *, delta: float = 1e-5, beta: float = 0.05, **kwargs) -> DPSGDAudit:
+    """One one-run audit of the canaries of several runs of *one* training run, pooled.
+
+    Canary kinds whose observations have the same law under a correct step and see no
+    interference (the dedicated block's ``"dirac"``, ``"large"`` after clipping, and ``"data"``
+    canaries, :class:`~dpaudit.dpsgd.Canaries`) are one population of canaries, each included
+    independently with probability 1/2 (each kind's mask is drawn so, independently of the
+    others) and each covered by the same per-example claim. The one-run theorems need nothing
+    more (Steinke, Nasr, Jagielski 2023; Mahloujifar et al. 2025: any set of canaries with
+    independent fair inclusion, any scores), so the pooled audit is valid as is; pooling buys
+    power: ``m`` grows to the sum of the kinds' canaries and ``beta`` is split once instead of
+    once per kind. A bug that only one kind sees (a skipped clipping makes ``"large"`` canaries'
+    observations near ``1000``) still fills the top of the pooled scores.
+
+    Parameters
+    ----------
+    runs : sequence of TrainingRun
+        Views of the same training run (same claimed ``sigma``, ``q``, steps), e.g.
+        :meth:`Canaries.runs` of the block kinds.
+    delta, beta : float
+        As :func:`audit_run` (``beta`` for the pooled audit as a whole).
+    **kwargs
+        Passed to :func:`audit_run` (``scores``, ``accountant``, ``seed``, ``estimates``, ``claim``).
+
+    Returns
+    -------
+    DPSGDAudit
+        Of the pooled run (variant ``"pooled:<kinds>"``; ``details["pooled"]`` lists each part's
+        variant and canary count).
+
+    Raises
+    ------
+    ValueError
+        On no run, or runs whose claimed noise multiplier, rate or number of steps differ.
+    """
+    from .reference import TrainingRun
+
+    runs = list(runs)
+    if not runs:
+        raise ValueError("pooled_audit needs at least one run")
+    c0 = runs[0].config
+    for r in runs[1:]:
+        c = r.config
+        if (float(c.noise_multiplier), float(c.sampling_rate), int(c.steps)) != \
+                (float(c0.noise_multiplier), float(c0.sampling_rate), int(c0.steps)):
+            raise ValueError(f"pooled runs must share the claim (sigma, q, steps): {r.variant!r} has "
+                             f"({c.noise_multiplier}, {c.sampling_rate}, {c.steps}), {runs[0].variant!r} has "
+                             f"({c0.noise_multiplier}, {c0.sampling_rate}, {c0.steps})")
+    if len(runs) == 1:
+        return audit_run(runs[0], delta=delta, beta=beta, **kwargs)
+    obs = np.hstack([np.asarray(r.observations, dtype=float) for r in runs])
+    pats = [getattr(r, "pattern", None) for r in runs]
+    pattern = None if all(p is None for p in pats) else np.hstack(
+        [np.ones(np.shape(r.observations)) if p is None else np.asarray(p, dtype=float) for r, p in zip(runs, pats)])
+    names = [r.variant for r in runs]
+    pooled = TrainingRun(observations=obs, mask=np.concatenate([r.mask for r in runs]),
+                         sampled=np.concatenate([r.sampled for r in runs]),
+                         participation=np.hstack([r.participation for r in runs]), config=c0,
+                         variant="pooled:" + "+".join(n.split(":")[-1] for n in names),
+                         seconds=max(r.seconds for r in runs), train_accuracy=float(runs[0].train_accuracy),
+                         pattern=pattern,
+                         details={"pooled": [{"variant": r.variant, "canaries": int(r.mask.size)} for r in runs]})
+    out = audit_run(pooled, delta=delta, beta=beta, **kwargs)
+    out.details["pooled"] = pooled.details["pooled"]
+    return out
+
+
 def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SCORES, accountant=None,
-              seed: int = 0, estimates: bool = True) -> DPSGDAudit:
+              seed: int = 0, estimates: bool = True, claim: bool = True) -> DPSGDAudit:
     """Certified one-run audit and labelled estimates of a DP-SGD run with gradient canaries.
 
     Parameters
@@ -633,6 +910,13 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
         the audit's fixed cost is then the certified bounds and the accountant, which is cached
         per ``(sigma, q, steps, delta)`` — about a third of the default audit's time on a
         typical run (``benchmarks/results/dpsgd_audit_cost.md``).
+    claim : bool
+        Test the accountant's own claim (default): each score's one-run audit also certifies the
+        bound against the claimed DP-SGD family (:mod:`dpaudit.scores.one_run_claim`, its
+        trade-off function from :func:`dpaudit.dpsgd.bounds.dpsgd_family`), on a guessing rule
+        chosen on simulations of the claim (most of each score's ``beta``) and the usual grid;
+        that bound is the headline and decides the verdict. ``False``: the any-mechanism bound
+        on the grid alone, as before.
 
     Returns
     -------
@@ -670,13 +954,24 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
             raise ValueError(f"the one-run audit needs at least 2 canaries, the run has {o.shape[1]}")
         pattern = getattr(run, "pattern", None)
         pattern = None if pattern is None else _pattern(pattern, o.shape)
+    acc_eps = float(acc.epsilon)
     for kind in scores:
         sc = run.final_scores if kind == "final" else _scores(o, None if kind == "spread" else pattern,
                                                               cfg.noise_multiplier, cfg.sampling_rate, kind)
-        audits[kind] = one_run_audit(sc, run.mask, delta=delta, beta=beta / len(scores), rng=seed)
-    best = max(audits, key=lambda k: audits[k].epsilon_lower_bound)
+        cl = _run_claim(kind, cfg, acc_eps, delta, simulate=kind != "final") if claim else None
+        audits[kind] = one_run_audit(sc, run.mask, delta=delta, beta=beta / len(scores), rng=seed, claim=cl)
     mu = max(a.mu_lower_bound for a in audits.values())
-    lb = audits[best].epsilon_lower_bound
+    lb_any = max(a.epsilon_lower_bound for a in audits.values())
+    if claim:
+        best = max(audits, key=lambda k: audits[k].claim.epsilon_lower_bound)
+        lb = audits[best].claim.epsilon_lower_bound
+        s_ub = audits[best].claim.parameter_bound
+        # the claim (with the accountant's certified (eps, delta) in it) refuted by some score; the
+        # any-mechanism bound above the accountant implies it on the same rules and levels
+        violated = any(a.claim.claim_refuted for a in audits.values()) or lb_any > acc_eps
+    else:
+        best = max(audits, key=lambda k: audits[k].epsilon_lower_bound)
+        lb, s_ub, violated = lb_any, math.nan, lb_any > acc_eps
     notes = {}
     if o is None or not estimates:  # 'final' only (no white-box observations to fit), or skipped
         fit, eps_fit, eps_pld = {}, math.nan, math.nan
@@ -688,9 +983,15 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
         fit, eps_fit, notes["fit"] = _fit_estimate(run, delta, signed, excluded)
         eps_pld, notes["pld"] = _pld_estimate(run, delta, signed, excluded)
         notes = {k: _flag_below(v, notes[k], lb) for k, v in (("fit", eps_fit), ("pld", eps_pld))}
+    suspect = {}
+    if fit and not violated:
+        suspect = suspect_assessment(fit, eps_fit, eps_pld, acc_eps, cfg, n_signal=int(run.participation.sum()),
+                                     n_noise=int(excluded.size), delta=delta, beta=beta)
     return DPSGDAudit(
-        accountant_epsilon=float(acc.epsilon), accountant_kind=str(getattr(acc, "kind", "")), epsilon_lower_bound=lb,
-        mu_lower_bound=mu, violated=bool(lb > float(acc.epsilon)), best_score=best, one_run=audits,
+        accountant_epsilon=acc_eps, accountant_kind=str(getattr(acc, "kind", "")), epsilon_lower_bound=lb,
+        mu_lower_bound=mu, violated=bool(violated), best_score=best, one_run=audits,
         epsilon_estimate_fit=eps_fit, epsilon_estimate_pld=eps_pld, fit=fit, delta=delta, beta=beta, config=cfg,
         variant=run.variant, canaries=int(run.mask.size), train_seconds=run.seconds, estimate_notes=notes,
-        audit_seconds=time.perf_counter() - t0, details={"scores": scores, "accountant_method": getattr(acc, "method", "")})
+        audit_seconds=time.perf_counter() - t0, details={"scores": scores, "accountant_method": getattr(acc, "method", ""),
+                                                         "claim": bool(claim)},
+        epsilon_lower_bound_any=lb_any, claim_parameter_bound=s_ub, suspect=suspect)
