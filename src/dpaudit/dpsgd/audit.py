@@ -52,6 +52,10 @@ __all__ = ["DEFAULT_SCORES", "DPSGDAudit", "SCORE_FUNCTIONS", "audit_run", "cana
 
 SCORE_FUNCTIONS = ("lr", "spread", "whitened", "sum", "final")
 DEFAULT_SCORES = ("lr", "spread", "whitened")
+#: Weights of the score functions in the split of ``beta`` (fixed before looking; a score not
+#: listed weighs 1): the claimed mechanism's likelihood ratio, the most powerful score for a correct
+#: run and for wrong sensitivity or noise scale, gets half of ``beta`` with the default three.
+SCORE_WEIGHTS = {"lr": 2.0}
 
 
 def whitened_scores(observations, pattern=None, *, ridge: float = 1e-6) -> np.ndarray:
@@ -276,7 +280,7 @@ class DPSGDAudit:
         Which way the accountant's number errs (``AccountingResult.kind``).
     epsilon_lower_bound : float
         Certified (probability ``>= 1 - beta``), the headline: the largest one-run bound over the
-        score functions (each at ``beta / len(scores)``). With ``claim=True`` (the default) it is
+        score functions (``beta`` split over them by :data:`SCORE_WEIGHTS`). With ``claim=True`` (the default) it is
         the bound **against the claimed DP-SGD family** (``docs/scores.md`` §6d): every claim
         "DP-SGD at noise multiplier ``s``, the claimed ``q`` and steps" with ``s >=``
         :attr:`claim_parameter_bound` is refuted, so any such accountant must report at least
@@ -900,7 +904,8 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
         Failure probability of the certified bounds, split over ``scores``.
     scores : sequence of str
         Score functions (:data:`SCORE_FUNCTIONS`), fixed before looking; default
-        ``("lr", "spread", "whitened")``, each at ``beta / 3``.
+        ``("lr", "spread", "whitened")``; ``beta`` is split over them in proportion to
+        :data:`SCORE_WEIGHTS` (default: ``"lr"`` at ``beta / 2``, the others at ``beta / 4``).
     accountant : AccountingResult, optional
         The accountant's answer for the run's config at ``delta`` (computed when not given).
     seed : int
@@ -955,11 +960,13 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
         pattern = getattr(run, "pattern", None)
         pattern = None if pattern is None else _pattern(pattern, o.shape)
     acc_eps = float(acc.epsilon)
+    w = {k: float(SCORE_WEIGHTS.get(k, 1.0)) for k in scores}
+    weights = {k: w[k] / sum(w.values()) for k in scores}
     for kind in scores:
         sc = run.final_scores if kind == "final" else _scores(o, None if kind == "spread" else pattern,
                                                               cfg.noise_multiplier, cfg.sampling_rate, kind)
         cl = _run_claim(kind, cfg, acc_eps, delta, simulate=kind != "final") if claim else None
-        audits[kind] = one_run_audit(sc, run.mask, delta=delta, beta=beta / len(scores), rng=seed, claim=cl)
+        audits[kind] = one_run_audit(sc, run.mask, delta=delta, beta=beta * weights[kind], rng=seed, claim=cl)
     mu = max(a.mu_lower_bound for a in audits.values())
     lb_any = max(a.epsilon_lower_bound for a in audits.values())
     if claim:
@@ -993,5 +1000,6 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
         epsilon_estimate_fit=eps_fit, epsilon_estimate_pld=eps_pld, fit=fit, delta=delta, beta=beta, config=cfg,
         variant=run.variant, canaries=int(run.mask.size), train_seconds=run.seconds, estimate_notes=notes,
         audit_seconds=time.perf_counter() - t0, details={"scores": scores, "accountant_method": getattr(acc, "method", ""),
-                                                         "claim": bool(claim)},
+                                                         "claim": bool(claim),
+                                                         "score_betas": {k: beta * weights[k] for k in scores}},
         epsilon_lower_bound_any=lb_any, claim_parameter_bound=s_ub, suspect=suspect)
