@@ -754,15 +754,13 @@ def suspect_assessment(fit: dict, epsilon_fit: float, epsilon_pld: float, accoun
     return out
 
 
-def _claim_chooser(kind: str, sigma: float, q: float, steps: int):
-    """A cached chooser of the guessing rule for ``kind`` scores of the claimed mechanism
-    (:meth:`~dpaudit.scores.one_run_claim.OneRunClaim.choose`)."""
-    return lambda m, candidates, level, delta: _chosen_rule(kind, sigma, q, steps, int(m),
-                                                            tuple(map(tuple, candidates)), float(level), float(delta))
-
-
-#: Most normal draws the rule choice simulates for one claim (``replicates x steps x m``).
-SIMULATION_DRAWS = 2e7
+#: Simulated runs of the claim behind the choice of a guessing rule, and the most normal draws
+#: (``replicates x steps x m``) spent on them (fewer runs beyond, at least
+#: :data:`SIMULATION_MIN_RUNS`); drawn in chunks of :data:`SIMULATION_CHUNK` canaries.
+SIMULATION_RUNS = 6
+SIMULATION_MIN_RUNS = 3
+SIMULATION_DRAWS = 1.2e8
+SIMULATION_CHUNK = 8192
 
 
 @functools.lru_cache(maxsize=32)
@@ -772,19 +770,25 @@ def _simulated_masks(sigma: float, q: float, steps: int, m: int) -> dict:
     ``q``, observations ``N(1{in the step}, sigma^2)`` (the accountant's mechanism exactly). The
     ``"whitened"`` kind is scored by the sign-corrected sum here, which it equals on independent
     steps up to a common factor (``whitened_scores``; correlation 0.998 measured): the simulation
-    only *chooses* a guessing rule, so any score is valid, and this one avoids a ``steps x steps``
-    solve per simulated run. A function of the claim, ``m`` and a fixed seed; cached."""
-    reps = int(max(2, min(4, SIMULATION_DRAWS // max(1, steps * m))))
-    out: dict = {k: [] for k in ("lr", "spread", "whitened", "sum")}
+    only *chooses* a guessing rule, so any score is valid, and this one is computed per canary
+    (in chunks, a bounded memory). A function of the claim, ``m`` and a fixed seed; cached."""
+    reps = int(max(SIMULATION_MIN_RUNS, min(SIMULATION_RUNS, SIMULATION_DRAWS // max(1, steps * m))))
+    kinds = ("lr", "spread", "whitened", "sum")
+    out: dict = {k: [] for k in kinds}
     for r in range(reps):
         rng = np.random.default_rng([20240531, r])
         mask = rng.random(m) < 0.5
-        part = (rng.random((steps, m)) < q) & mask if q < 1 else np.broadcast_to(mask, (steps, m))
-        o = part + sigma * rng.standard_normal((steps, m))
         tie = rng.random(m)
-        for kind in out:
-            sc = _scores(o, None, sigma, q, "sum" if kind == "whitened" else kind)
-            out[kind].append(mask[np.lexsort((tie, sc))])
+        scores = {k: np.empty(m) for k in kinds}
+        for lo in range(0, m, SIMULATION_CHUNK):
+            hi = min(m, lo + SIMULATION_CHUNK)
+            mk = mask[lo:hi]
+            part = (rng.random((steps, hi - lo)) < q) & mk if q < 1 else np.broadcast_to(mk, (steps, hi - lo))
+            o = part + sigma * rng.standard_normal((steps, hi - lo))
+            for kind in kinds:
+                scores[kind][lo:hi] = _scores(o, None, sigma, q, "sum" if kind == "whitened" else kind)
+        for kind in kinds:
+            out[kind].append(mask[np.lexsort((tie, scores[kind]))])
     return out
 
 
