@@ -147,7 +147,8 @@ def real_user_loop(eps: float, q: float, steps: int, m: int, seed: int) -> dict:
 def suspect_rate(q: float, steps: int, m: int, seeds: int, eps: float = 2.0, leak: float = 1.0) -> dict:
     """How often a run of the claimed law (noise multiplier ``leak x sigma``) is "suspect": the fit
     and its estimate on ideal observations (no training), as audit_run computes them."""
-    from dpaudit.dpsgd.audit import _claimed_accountant, _fit_estimate, suspect_assessment
+    from dpaudit.dpsgd.audit import _claimed_accountant, _fit_estimate, _scores
+    from dpaudit.dpsgd.bounds import suspect_assessment
     from dpaudit.dpsgd.reference import DPSGDConfig, TrainingRun
 
     sigma = sigma_for(eps, q, steps)
@@ -164,7 +165,8 @@ def suspect_rate(q: float, steps: int, m: int, seeds: int, eps: float = 2.0, lea
         fit, eps_fit, _ = _fit_estimate(run, DELTA)
         sus = suspect_assessment(fit, eps_fit, float("nan"), acc, cfg, n_signal=int(part.sum()),
                                  n_noise=int((~mask).sum() * steps), delta=DELTA, beta=BETA,
-                                 runs_needed=(leak < 1.0 and s == 0))
+                                 runs_needed=(leak < 1.0 and s == 0),
+                                 score=lambda obs, sg, qq: _scores(obs, None, sg, qq, "lr"))
         hits += sus["suspect"]
         if sus.get("runs"):
             runs_needed.append(sus["runs"])

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._validate import check_delta, check_probability
-from .bounds import _TAIL_SD, _gaussian_loss_range  # noqa: F401  (shared with the claimed profile)
+from .bounds import SUSPECT_Z, _TAIL_SD, _gaussian_loss_range, suspect_assessment  # noqa: F401
 
 __all__ = ["DEFAULT_SCORES", "DPSGDAudit", "SCORE_FUNCTIONS", "audit_run", "canary_scores", "pooled_audit",
            "suspect_assessment", "whitened_scores"]
@@ -654,106 +654,6 @@ def _claimed_accountant(sigma: float, q: float, steps: int, delta: float):
     return get_epsilon(Composition.dpsgd(sigma, q, steps), delta)
 
 
-#: Standard errors by which the fitted noise multiplier must fall short of the claimed one for the
-#: "suspect" outcome (:func:`suspect_assessment`).
-SUSPECT_Z = 3.0
-
-
-def _fit_relative_se(fit: dict, n_signal: int, n_noise: int) -> float:
-    """Relative standard error of the fitted noise multiplier ``noise / signal`` (delta method):
-    ``signal`` is a difference of two means (``n_signal`` and ``n_noise`` observations of standard
-    deviation ``noise``), ``noise`` a standard deviation of ``n_noise`` observations, so
-    ``se^2 ~ (noise / signal)^2 (1 / n_signal + 1 / n_noise) + 1 / (2 n_noise)``."""
-    ratio = float(fit.get("noise_multiplier", math.nan))
-    if not (math.isfinite(ratio) and n_signal > 0 and n_noise > 1):
-        return math.nan
-    return math.sqrt(ratio ** 2 * (1.0 / n_signal + 1.0 / n_noise) + 1.0 / (2.0 * n_noise))
-
-
-def suspect_assessment(fit: dict, epsilon_fit: float, epsilon_pld: float, accountant_epsilon: float, config, *,
-                       n_signal: int, n_noise: int, delta: float, beta: float, runs_needed: bool = True,
-                       z: float = SUSPECT_Z) -> dict:
-    """The labelled "suspect" outcome: the (uncertified) estimates say the run leaks more than its
-    accountant, by more than their sampling noise, although no certified bound shows it.
-
-    *Rule.* Suspect when the fitted per-step noise multiplier ``sigma_fit`` (excluded canaries'
-    spread over included canaries' mean signal, :func:`audit_run`'s estimate) is below the claimed
-    one by more than ``z`` relative standard errors (:func:`_fit_relative_se`; ``z = 3``: a
-    correct run is suspect with probability about ``Phi(-3) = 0.0013`` when the fit's normal
-    approximation holds), so that its composed epsilon ``epsilon_fit`` exceeds the accountant's.
-    The histogram-PLD estimate errs high by construction (sparse bins, composition amplifies
-    them: +3 % to +220 % on correct runs, ``docs/dpsgd.md`` §4) and is reported next to it, not
-    used to decide. *Which audit would certify it*: the many-run harness (:func:`dpaudit.dpsgd.
-    run_step_many` and :func:`~dpaudit.dpsgd.audit_user_code` for a user's step, or
-    :func:`~dpaudit.dpsgd.train_many` for the reference), with the number of runs
-    :func:`~dpaudit.dpsgd.bounds.many_run_size` finds for the fitted mechanism.
-
-    Parameters
-    ----------
-    fit : dict
-        ``{"signal", "noise", "noise_multiplier"}`` of the fitted per-step mechanism.
-    epsilon_fit, epsilon_pld : float
-        The two estimates (``nan`` when not computed).
-    accountant_epsilon : float
-    config : DPSGDConfig
-        The claim.
-    n_signal, n_noise : int
-        Observations behind the signal (included canaries at their sampled steps) and the noise
-        (excluded canaries' observations).
-    delta, beta : float
-        Of the many-run audit the text recommends.
-    runs_needed : bool
-        Compute the run count (a simulation: up to a few seconds) when suspect.
-    z : float
-        The threshold in standard errors (``> 0``).
-
-    Returns
-    -------
-    dict
-        ``suspect`` (bool), ``estimate`` (``epsilon_fit``), ``estimate_pld``, ``accountant``,
-        ``excess`` (``epsilon_fit / accountant - 1``), ``sigma_fit``, ``sigma_claimed``,
-        ``standard_errors`` (how far ``sigma_fit`` is below the claim), ``z``, ``runs`` (the
-        harness's run count or ``None``), ``text`` (one line). Never a violation.
-    """
-    ratio = float(fit.get("noise_multiplier", math.nan)) if fit else math.nan
-    sigma = float(config.noise_multiplier)
-    se = _fit_relative_se(fit or {}, int(n_signal), int(n_noise))
-    out = {"suspect": False, "estimate": float(epsilon_fit), "estimate_pld": float(epsilon_pld),
-           "accountant": float(accountant_epsilon), "sigma_fit": ratio, "sigma_claimed": sigma, "z": float(z),
-           "standard_errors": math.nan, "excess": math.nan, "runs": None, "text": ""}
-    if not (math.isfinite(ratio) and math.isfinite(se) and se > 0 and math.isfinite(epsilon_fit)):
-        return out
-    below = (math.log(sigma) - math.log(ratio)) / math.log1p(se)  # how many (relative) SEs below the claim
-    out["standard_errors"] = float(below)
-    out["excess"] = float(epsilon_fit / accountant_epsilon - 1.0) if accountant_epsilon > 0 else math.inf
-    if not (below > z and epsilon_fit > accountant_epsilon):
-        return out
-    out["suspect"] = True
-    pld = (f"; histogram PLD {epsilon_pld:.4g}" if math.isfinite(epsilon_pld) else "")
-    text = (f"the fitted per-step mechanism (noise multiplier {ratio:.4g} against the claimed {sigma:.4g}, "
-            f"{below:.1f} standard errors below it) composes to epsilon {epsilon_fit:.4g}, "
-            f"{100 * out['excess']:.0f} % above the accountant's {accountant_epsilon:.4g}{pld}; estimates, not "
-            f"certified")
-    if runs_needed:
-        from .bounds import many_run_size
-
-        try:
-            need = many_run_size(ratio, config, accountant_epsilon=accountant_epsilon, delta=delta, beta=beta,
-                                 score=lambda o, sg, qq: _scores(o, None, sg, qq, "lr"))
-        except (ValueError, ArithmeticError, MemoryError) as exc:  # the text says why, the audit goes on
-            need = {"runs": None, "tried": 0, "method": f"not computed: {type(exc).__name__}: {exc}"}
-        out["runs"] = need.get("runs")
-        out["runs_method"] = need.get("method", "")
-        if need.get("runs"):
-            text += (f". The many-run harness (run_step_many + audit_user_code, or train_many) would certify it "
-                     f"with about {need['runs']:,} runs (half with the canary; {need['method']})")
-        else:
-            text += (f". The many-run harness would need more than {need.get('tried', 0):,} runs "
-                     f"({need.get('method', '')})")
-    out["text"] = text
-    return out
-
-
 #: Simulated runs of the claim behind the choice of a guessing rule, and the most normal draws
 #: (``replicates x steps x m``) spent on them (fewer runs beyond, at least
 #: :data:`SIMULATION_MIN_RUNS`); drawn in chunks of :data:`SIMULATION_CHUNK` canaries.
@@ -997,7 +897,8 @@ def audit_run(run, *, delta: float = 1e-5, beta: float = 0.05, scores=DEFAULT_SC
     suspect = {}
     if fit and not violated:
         suspect = suspect_assessment(fit, eps_fit, eps_pld, acc_eps, cfg, n_signal=int(run.participation.sum()),
-                                     n_noise=int(excluded.size), delta=delta, beta=beta)
+                                     n_noise=int(excluded.size), delta=delta, beta=beta,
+                                     score=lambda obs, sg, qq: _scores(obs, None, sg, qq, "lr"))
     return DPSGDAudit(
         accountant_epsilon=acc_eps, accountant_kind=str(getattr(acc, "kind", "")), epsilon_lower_bound=lb,
         mu_lower_bound=mu, violated=bool(violated), best_score=best, one_run=audits,
