@@ -132,3 +132,33 @@ def test_correct_runs_are_rarely_suspect():
 
         many_run_size(0.0, DPSGDConfig(noise_multiplier=1.0), accountant_epsilon=1.0, delta=1e-5, beta=0.05,
                       score=lambda o, s, q: _scores(o, None, s, q, "lr"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("q,T", [(1.0, 5), (0.2, 12)])
+def test_the_certified_verdict_accuses_a_correct_run_at_most_beta_of_the_time(q, T):
+    """The whole audit (``audit_run``: three scores, each with its rule chosen on simulations of
+    the claim and the grid, ``beta`` split over them) on 60 seeded runs of the claimed mechanism's
+    own law (accountant epsilon 1, 1,000 canaries, ``beta = 0.2``): the claim is refuted (or a
+    certified bound passes the accountant's epsilon) in at most a ``beta`` fraction of them. The
+    same audit on runs whose noise is 0.4 x the claimed one (true epsilon about 3 x) refutes the
+    claim in more than a ``beta`` fraction: the check can fail."""
+    from _harness import assert_rate_above
+    from dpaudit.dpsgd import noise_for_epsilon
+
+    sigma = float(noise_for_epsilon(1.0, 1e-5, q, T))
+    cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=q, steps=T)
+    acc = _claimed_accountant(sigma, q, T, 1e-5)
+    reps, beta = 60, 0.2
+    accused = above = caught = 0
+    for s in range(reps):
+        a = audit_run(_ideal_run(cfg, 1000, 700 + s), beta=beta, seed=s, estimates=False, accountant=acc)
+        accused += a.violated
+        above += a.epsilon_lower_bound > a.accountant_epsilon
+        if s < 12:
+            caught += audit_run(_ideal_run(cfg, 1000, 900 + s, noise_scale=0.4), beta=beta, seed=s, estimates=False,
+                                accountant=acc).violated
+    assert_rate_at_most(accused, reps, beta, what="correct runs accused")
+    assert_rate_at_most(above, reps, beta, what="certified bounds above the accountant")
+    assert_rate_above(caught, 12, beta, what="runs at 0.4 x the noise accused")
+    print(f"q={q}: {accused} of {reps} correct runs accused, {caught} of 12 leaky runs")
