@@ -282,7 +282,8 @@ def main(argv=None) -> int:
                     f"{cell([j.get('steinke', math.nan) / a for j in js])} | {rs[0]['new_rule']} |")
     if res["real_ref"]:
         lines += ["", "## Real runs at accountant epsilon 2", "",
-                  "Reference trainer (`train_with_canaries`, Dirac canaries; `audit_run`: three scores at beta/3; new = "
+                  "Reference trainer (`train_with_canaries`, Dirac canaries; `audit_run`: the three default scores, lr "
+                  "at beta/2, spread and whitened at beta/4; new = "
                   "claim, old = `claim=False`); jax fdp on the run's likelihood-ratio scores at the full beta.", "",
                   "| q, steps | canaries | seeds | **new** | new, any mechanism | old | jax fdp | violated | suspect | "
                   "train s | audit s |", "|---|---|---|---|---|---|---|---|---|---|---|"]
