@@ -657,7 +657,7 @@ def _claimed_accountant(sigma: float, q: float, steps: int, delta: float):
 #: Simulated runs of the claim behind the choice of a guessing rule, and the most normal draws
 #: (``replicates x steps x m``) spent on them (fewer runs beyond, at least
 #: :data:`SIMULATION_MIN_RUNS`); drawn in chunks of :data:`SIMULATION_CHUNK` canaries.
-SIMULATION_RUNS = 6
+SIMULATION_RUNS = 24
 SIMULATION_MIN_RUNS = 3
 SIMULATION_DRAWS = 1.2e8
 SIMULATION_CHUNK = 8192
