@@ -85,6 +85,12 @@ def test_a_library_exception_comes_back_with_its_type_and_the_worker_keeps_servi
     assert ok.shape == (2, 1)
 
 
+def test_a_plain_call_returns_json_and_reports_exceptions(env):
+    assert env.call("protocol_check:add", a=1, b=2.5) == {"sum": 3.5, "pair": [1, 2.5], "array": [0, 1, 2]}
+    with pytest.raises(LibraryCallError, match="TypeError"):
+        env.call("protocol_check:add", a=1)
+
+
 def test_a_failing_factory_and_an_unknown_target_are_reported_on_load(env):
     with pytest.raises(LibraryCallError, match="RuntimeError: factory failed"):
         env.mechanism("protocol_check:bad_factory").load()

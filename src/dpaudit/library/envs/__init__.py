@@ -51,21 +51,26 @@ ENVS: dict[str, LibraryEnv] = {
             note="smartnoise-sql 1.0.10 pins opendp < 0.15 (installs 0.14.2), a downgrade of the opendp "
                  "0.16 dpaudit's OpenDP rows audit"),
         LibraryEnv(
-            "smartnoise-synth", requirements=("smartnoise-synth==1.0.8", "torch==2.13.0"),
+            "smartnoise-synth", requirements=("smartnoise-synth==1.0.8", "torch==2.13.0", "scikit-learn"),
             distributions=("smartnoise-synth", "smartnoise-sql", "opendp", "opacus", "torch", "numpy"),
             note="smartnoise-synth 1.0.8 pins opacus < 0.15 (installs 0.14.0) and, through smartnoise-sql, "
-                 "opendp 0.14.2; torch pinned to the CPU build 2.13.0 (any other torch pulls CUDA wheels)"),
+                 "opendp 0.14.2; torch pinned to the CPU build 2.13.0 (any other torch pulls CUDA wheels); "
+                 "scikit-learn added: snsynth.models imports sklearn, which smartnoise-synth 1.0.8 does not "
+                 "declare (ModuleNotFoundError without it)"),
         LibraryEnv(
             "tmlt-analytics", requirements=("tmlt.analytics==0.21.0",),
             distributions=("tmlt.analytics", "tmlt.core", "pyspark", "pandas", "numpy"),
-            env={"JAVA_HOME": _JAVA_HOME, "PYSPARK_PYTHON": "", "SPARK_LOCAL_IP": "127.0.0.1"},
+            env={"JAVA_HOME": _JAVA_HOME, "SPARK_LOCAL_IP": "127.0.0.1"},
             note="tmlt.analytics 0.21.0 pins numpy < 2 (1.26.4) and pandas < 2 (1.5.3) and runs on pyspark "
                  "3.5 with a Java runtime (OpenJDK 17 here)"),
         LibraryEnv(
-            "tensorflow-privacy", requirements=("tensorflow-privacy==0.9.0", "tensorflow-cpu==2.15.1"),
-            distributions=("tensorflow-privacy", "tensorflow-cpu", "dp-accounting", "numpy"),
+            "tensorflow-privacy", requirements=("tensorflow-privacy==0.9.0", "tensorflow==2.15.1"),
+            distributions=("tensorflow-privacy", "tensorflow", "keras", "dp-accounting", "numpy"),
             env={"TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""},
-            note="TensorFlow Privacy with TensorFlow on the CPU: about 1 GB, not in dpaudit's environment"),
+            note="tensorflow-privacy 0.9.0 asks for tensorflow~=2.4 but imports tensorflow_estimator and Keras 2, "
+                 "which TensorFlow 2.16+ dropped (with TensorFlow 2.21, `import tensorflow_privacy` fails: "
+                 "ImportError: cannot import name 'estimator_training'); pinned to TensorFlow 2.15.1, "
+                 "its last release with both (CPU wheel, about 1 GB installed)"),
         LibraryEnv(
             "jax-privacy", requirements=("jax-privacy==2.0.0",),
             distributions=("jax-privacy", "jax", "jaxlib", "dp-accounting", "numpy"),

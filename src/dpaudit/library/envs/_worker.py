@@ -27,6 +27,10 @@ Requests (``"op"``):
     ``{"handle": 1, "num_samples": n, "seed": [ints]}`` and one array, the dataset. The worker
     builds ``numpy.random.default_rng(numpy.random.SeedSequence(seed))`` and draws ``n`` outputs;
     the response carries one float64 array of shape ``(n, d)``.
+``call``
+    ``{"target": "module:function", "kwargs": {...}}``: calls the function once and answers
+    ``{"ok": true, "value": ...}`` with its JSON-serialisable result (a library's accountant, the
+    claim a library states for a configuration); NumPy scalars and arrays become numbers and lists.
 ``shutdown``
     The worker answers ``{"ok": true}`` and exits.
 
@@ -153,6 +157,19 @@ def _versions(distributions) -> dict:
     return out
 
 
+def _plain(value):
+    """``value`` with NumPy scalars and arrays (and tuples) turned into JSON numbers and lists."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
 class _Worker:
     """The worker's state: loaded targets by handle."""
 
@@ -163,15 +180,23 @@ class _Worker:
         return {"ok": True, "protocol": PROTOCOL_VERSION, "python": sys.version.split()[0],
                 "numpy": np.__version__, "pid": os.getpid(), "executable": sys.executable}, []
 
-    def load(self, header, arrays):
-        target = header["target"]
+    @staticmethod
+    def _resolve(target):
         if not isinstance(target, str) or target.count(":") != 1:
             raise ValueError(f"target must be 'module:factory', got {target!r}")
         module_name, attr = target.split(":")
-        module = importlib.import_module(module_name)
-        obj = module
+        obj = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
+        return obj
+
+    def call(self, header, arrays):
+        value = self._resolve(header["target"])(**(header.get("kwargs") or {}))
+        return {"ok": True, "value": _plain(value)}, []
+
+    def load(self, header, arrays):
+        target = header["target"]
+        obj = self._resolve(target)
         kwargs = header.get("kwargs") or {}
         made = obj(**kwargs)
         batch = callable(getattr(made, "sample", None))
@@ -207,7 +232,7 @@ class _Worker:
 def serve(stdin, stdout) -> None:
     """Answer requests from ``stdin`` on ``stdout`` (binary streams) until ``shutdown`` or EOF."""
     worker = _Worker()
-    ops = {"hello": worker.hello, "load": worker.load, "sample": worker.sample}
+    ops = {"hello": worker.hello, "load": worker.load, "sample": worker.sample, "call": worker.call}
     while True:
         line = stdin.readline()
         if not line:

@@ -253,6 +253,9 @@ class LibraryEnv:
         header = (f"# {self.name}: pip freeze of the environment built on {m.get('built')} with Python "
                   f"{m.get('python_version')} from: {' '.join(self.requirements)}\n")
         self.lock_file.write_text(header + "\n".join(keep) + "\n")
+        # the built environment is exactly what the lock pins: it stays valid for the new spec
+        m["spec"] = self.spec()
+        (self.root / MARKER).write_text(json.dumps(m, indent=1))
         return self.lock_file
 
     def versions(self) -> dict:
@@ -284,6 +287,41 @@ class LibraryEnv:
             _CLIENTS[key] = c
             c.handles = {}
             return c
+
+    def call(self, target: str, *, timeout: float | None = None, **kwargs):
+        """Call ``target(**kwargs)`` once in the environment and return its (JSON) result: a
+        library's accountant or the claim it states for a configuration.
+
+        Parameters
+        ----------
+        target : str
+            ``"module:function"`` importable in the environment.
+        timeout : float, optional
+            Seconds to wait (default :attr:`setup_timeout`).
+        **kwargs
+            JSON values.
+
+        Returns
+        -------
+        object
+            The function's result (numbers, strings, lists, dicts; NumPy values as numbers).
+
+        Raises
+        ------
+        LibraryCallError
+            If the function raised (its type, message and traceback attached).
+        WorkerError, EnvCreationError
+            If the worker or the environment failed.
+        """
+        from .client import LibraryCallError, describe_remote_error, json_kwargs
+
+        json_kwargs(kwargs)
+        reply, _ = self.client().request({"op": "call", "target": target, "kwargs": kwargs},
+                                         timeout=timeout or self.setup_timeout, what=f"calling {target}")
+        if not reply.get("ok"):
+            raise LibraryCallError(f"{target} raised {describe_remote_error(reply)} (in environment {self.name!r})",
+                                   remote=reply.get("error") or {}, mechanism=target, dataset="(none)")
+        return reply.get("value")
 
     def close(self) -> None:
         """Stop this process's worker in the environment, if any."""

@@ -44,6 +44,8 @@ class EnvRow:
         What is run, in words.
     epsilon, delta : float
         The claim (nats; delta 0 for pure DP).
+    alpha : float or None
+        For a Rényi claim: (alpha, epsilon)-RDP (``dpaudit test --alpha``); delta is then 0.
     neighbouring : str
         ``"add-remove"`` or ``"replace"``.
     lower, upper : tuple of float
@@ -73,6 +75,7 @@ class EnvRow:
     configuration: str
     epsilon: float
     delta: float = 0.0
+    alpha: float | None = None
     kwargs: tuple = ()
     neighbouring: str = "add-remove"
     lower: tuple = (0.0,)
@@ -107,6 +110,8 @@ class EnvRow:
 
     def claim_text(self) -> str:
         """E.g. ``"(1, 1.5e-05)-DP, add-remove"``."""
+        if self.alpha:
+            return f"({self.alpha:g}, {self.epsilon:g})-RDP, {self.neighbouring}"
         claim = f"({self.epsilon:g}, {self.delta:g})-DP" if self.delta else f"{self.epsilon:g}-DP"
         return f"{claim}, {self.neighbouring}"
 
@@ -115,6 +120,8 @@ class EnvRow:
         cmd = ["dpaudit", "test", self.catalogue_target, "--epsilon", f"{self.epsilon:.17g}"]
         if self.delta:
             cmd += ["--delta", f"{self.delta:.17g}"]
+        if self.alpha:
+            cmd += ["--alpha", f"{self.alpha:g}"]
         return cmd + ["--tester", "all", "--samples", str(samples or self.samples), "--trials", str(self.trials),
                       "--seed", str(self.seed if seed is None else seed)]
 
@@ -189,3 +196,138 @@ ROWS: list[EnvRow] = [
         **_SNSQL_SIZES),
 ]
 """Every row audited through a library environment, in table order."""
+
+# ---------------------------------------------------------------------------------------------
+# SmartNoise Synth 1.0.8
+# ---------------------------------------------------------------------------------------------
+_SNSYNTH_MINMAX = ("snsynth/transform/minmax.py, MinMaxTransformer: 'epsilon: The privacy budget to use to infer "
+                   "bounds, if none provided.'; the fit spends Privacy(epsilon=epsilon, delta=0.0) on its odometer "
+                   "and calls snsql's approx_bounds(vals, epsilon) ('The privacy budget to spend estimating the bounds')")
+_SNSYNTH_COV = ("snsynth/models/dp_covariance.py, DPcovariance(n, cols, rng, global_eps): global_eps is split evenly "
+                "over the lower-triangle covariances ('Distribute epsilon across all covariances'), each released with "
+                "Laplace noise of scale sensitivity / epsilon_i, sensitivity 2 / n * range_i * range_j "
+                "(covariance_sensitivity); no docstring states the relation")
+
+ROWS += [
+    row(library="SmartNoise Synth", key="smartnoise-synth.minmax_bounds",
+        name="transform.MinMaxTransformer (epsilon: private bounds)", env="smartnoise-synth",
+        target="smartnoise_synth:minmax_bounds", kwargs={"epsilon": 1.0},
+        configuration="MinMaxTransformer(epsilon=1).fit(values) with no lower/upper: snsql's approx_bounds "
+                      "(128 logarithmic bins, Laplace(1/epsilon) per bin, the outermost bins above a threshold); "
+                      "releases (found, fit_lower, fit_upper), found 0 when it raises 'could not find bounds'",
+        epsilon=1.0, documented=_SNSYNTH_MINMAX,
+        relation_note="inferred: no snsynth docstring names a relation; approx_bounds's histogram changes by one in "
+                      "one bin when a record is added or removed (the calibration assumes add/remove; replace moves "
+                      "two bins)",
+        lower=(0.0,), upper=(4.0,), min_size=0, max_size=30,
+        witness_pairs=(([[0.5]] * 12, [[0.5]] * 12 + [[3.0]]), ([[0.5]] * 10, [[0.5]] * 11),
+                       ([[3.0]] * 20, [[3.0]] * 20 + [[0.5]])),
+        samples=2000, trials=2,
+        notes="approx_bounds samples through OpenDP 0.14 (not seedable)"),
+    row(library="SmartNoise Synth", key="smartnoise-synth.dp_covariance",
+        name="models.dp_covariance.DPcovariance.release (opendp/smartnoise-sdk#622)", env="smartnoise-synth",
+        target="smartnoise_synth:dp_covariance", kwargs={"epsilon": 1.0, "n": 5},
+        configuration="DPcovariance(n=5, ['a', 'b'], bounds [0, 1] x [0, 1], global_eps=1).release(df) on 5 records "
+                      "(n public): censor to the bounds, impute missing values, np.cov, Laplace noise on the 3 "
+                      "lower-triangle entries; releases them",
+        epsilon=1.0, neighbouring="replace", documented=_SNSYNTH_COV,
+        relation_note="inferred: n is a public argument and the sensitivity 2 / n * range_i * range_j is that of one "
+                      "record replaced among n",
+        lower=(0.0, 0.0), upper=(1.0, 1.0), min_size=5, max_size=5,
+        witness_pairs=(([[0.0, 0.0]] * 4 + [[0.0, 0.0]], [[0.0, 0.0]] * 4 + [[1.0, 1.0]]),
+                       ([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.5, 0.5]],
+                        [[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])),
+        samples=20000, trials=2,
+        notes="DPcovariance draws from NumPy's global generator, seeded from the audit's rng once per batch"),
+]
+
+# ---------------------------------------------------------------------------------------------
+# Tumult Analytics 0.21.0 / Tumult Core 0.19.1
+# ---------------------------------------------------------------------------------------------
+_TMLT_ADD_ONE_ROW = ("documented: tmlt.analytics AddOneRow: 'A ProtectedChange that protects the addition or removal of "
+                     "any single row'")
+_TMLT_CORE_REL = ("documented: the measurement's input metric AbsoluteDifference at d_in 1 (the count or clipped sum "
+                  "moves by at most 1 when a record is added or removed)")
+
+ROWS += [
+    row(library="Tumult Analytics", key="tmlt-analytics.session_count",
+        name="Session.evaluate (QueryBuilder.count)", env="tmlt-analytics", target="tumult_analytics:session_count",
+        kwargs={"epsilon": 1.0},
+        configuration="Session.from_dataframe(PureDPBudget(1), 't', Spark DataFrame of the records, "
+                      "protected_change=AddOneRow()); evaluate(QueryBuilder('t').count(), PureDPBudget(1)): "
+                      "the whole Tumult Analytics path on pyspark 3.5 (local[1]); releases the noisy count",
+        epsilon=1.0,
+        documented="tmlt.analytics Session.evaluate: 'Answers a query within the given privacy budget and returns "
+                   "a Spark dataframe'; PureDPBudget(1): 1-DP for the protected change",
+        relation_note=_TMLT_ADD_ONE_ROW, min_size=0, max_size=10,
+        witness_pairs=(([], [[0.5]]), ([[0.5]] * 4, [[0.5]] * 5)),
+        samples=150, trials=1,
+        notes="about 2 to 7 s per evaluate on the loaded 2-core machine (a Spark job per query), so this row is "
+              "audited at 150 outputs per dataset: a smoke test of the whole path, with little power; the noise it "
+              "adds is the core_geometric_count row's, audited at full budget"),
+    row(library="Tumult Analytics", key="tmlt-core.geometric_count",
+        name="tmlt.core AddGeometricNoise (integer aggregates under PureDP)", env="tmlt-analytics",
+        target="tumult_analytics:core_geometric_count", kwargs={"epsilon": 1.0},
+        configuration="AddGeometricNoise(alpha=1) on the number of records: the measurement Session.evaluate adds "
+                      "to a count under PureDP (tmlt.analytics._noise_info)",
+        epsilon=1.0, documented="tmlt.core AddGeometricNoise.privacy_function(d_in) = d_in / alpha = 1 at d_in 1 "
+                                "(PureDP)", relation_note=_TMLT_CORE_REL,
+        witness_pairs=(([[0.5]] * 3, [[0.5]] * 4), ([], [[0.5]])), samples=20000, trials=3,
+        notes="Tumult Core samples from RDRAND or os.urandom (not seedable)"),
+    row(library="Tumult Analytics", key="tmlt-core.laplace_sum",
+        name="tmlt.core AddLaplaceNoise (floating-point aggregates under PureDP)", env="tmlt-analytics",
+        target="tumult_analytics:core_laplace_sum", kwargs={"scale": 1},
+        configuration="AddLaplaceNoise(NumpyFloatDomain(), scale=1) on the sum of the records clipped to [0, 1]: "
+                      "Tumult Core's arbitrary-precision inverse-CDF Laplace sampler (tmlt.core.random.laplace), "
+                      "which rounds the exact sample once",
+        epsilon=1.0, documented="tmlt.core AddLaplaceNoise.privacy_function(d_in) = d_in / b = 1 at d_in 1 (PureDP)",
+        relation_note=_TMLT_CORE_REL,
+        witness_pairs=(([[0.0]], [[0.0], [1.0]]), ([[1.0]] * 9, [[1.0]] * 10)), samples=20000, trials=3,
+        notes="Tumult Core samples from RDRAND or os.urandom (not seedable)"),
+    row(library="Tumult Analytics", key="tmlt-core.discrete_gaussian_count",
+        name="tmlt.core AddDiscreteGaussianNoise (integer aggregates under rho-zCDP)", env="tmlt-analytics",
+        target="tumult_analytics:core_discrete_gaussian_count", kwargs={"sigma_squared": 1},
+        configuration="AddDiscreteGaussianNoise(sigma_squared=1) on the number of records: rho = 1/2 zCDP, i.e. "
+                      "(alpha, alpha / 2)-RDP for every alpha; audited at alpha = 2",
+        epsilon=1.0, alpha=2.0,
+        documented="tmlt.core AddDiscreteGaussianNoise.privacy_function(d_in) = d_in^2 / (2 sigma^2) = 1/2 "
+                   "(RhoZCDP); rho-zCDP is (alpha, rho alpha)-RDP for all alpha > 1 (Bun and Steinke 2016)",
+        relation_note=_TMLT_CORE_REL,
+        witness_pairs=(([[0.5]] * 3, [[0.5]] * 4), ([], [[0.5]])), samples=20000, trials=3,
+        notes="Tumult Core samples from RDRAND or os.urandom (not seedable)"),
+]
+
+# ---------------------------------------------------------------------------------------------
+# jax_privacy 2.0.0
+# ---------------------------------------------------------------------------------------------
+_JAXP_DOC = ("jax_privacy/clipping.py, clipped_grad: 'The L2 sensitivity of the returned function with respect to the "
+             "batch arguments ... under add/remove or zero-out differential privacy definitions is guaranteed to be "
+             "... l2_clip_norm'; accounting/calibrate.py, calibrate_noise_multiplier: 'Computes the noise multiplier "
+             "to achieve target_epsilon' (DpsgdTrainingAccountant, NeighboringRelation.ADD_OR_REMOVE_ONE)")
+_JAXP_REL = "documented: dp_accounting NeighboringRelation.ADD_OR_REMOVE_ONE (jax_privacy/accounting/accountants.py)"
+
+ROWS += [
+    row(library="jax_privacy", key="jax-privacy.dpsgd_step_pld",
+        name="clipping.clipped_grad + noise_addition.gaussian_privatizer (PLD-calibrated)", env="jax-privacy",
+        target="jax_privacy_targets:dpsgd_step",
+        kwargs={"epsilon": 1.0, "delta": 1e-5, "clip_norm": 1.0, "num_samples": 10, "accountant": "pld"},
+        configuration="one full-batch DP-SGD release: clipped_grad(0.5 ||data - params||^2, l2_clip_norm=1) at "
+                      "params 0 (per-example gradient = minus the record) summed, plus gaussian_privatizer noise of "
+                      "stddev sigma x 1, sigma from calibrate_noise_multiplier(target (1, 1e-5), PLD accountant, "
+                      "batch = num_samples = 10, one update) = 3.7308; float32, as jax_privacy computes",
+        epsilon=1.0, delta=1e-5, documented=_JAXP_DOC, relation_note=_JAXP_REL,
+        lower=(-1.0, -1.0), upper=(1.0, 1.0), min_size=1, max_size=10,
+        witness_pairs=(([[-1.0, -1.0]], [[-1.0, -1.0], [1.0, 1.0]]), ([[0.0, 0.0]], [[0.0, 0.0], [1.0, 0.0]])),
+        samples=20000, trials=2,
+        notes="the PRNG key of the privatizer is drawn from the audit's rng (reproducible); min 1 record (the "
+              "empty batch is left out: jax_privacy's clipped_grad needs a batch)"),
+    row(library="jax_privacy", key="jax-privacy.dpsgd_step_rdp",
+        name="clipping.clipped_grad + noise_addition.gaussian_privatizer (RDP-calibrated)", env="jax-privacy",
+        target="jax_privacy_targets:dpsgd_step",
+        kwargs={"epsilon": 1.0, "delta": 1e-5, "clip_norm": 1.0, "num_samples": 10, "accountant": "rdp"},
+        configuration="as the PLD row, the noise multiplier calibrated by the RDP accountant (RdpAccountantConfig)",
+        epsilon=1.0, delta=1e-5, documented=_JAXP_DOC, relation_note=_JAXP_REL,
+        lower=(-1.0, -1.0), upper=(1.0, 1.0), min_size=1, max_size=10,
+        witness_pairs=(([[-1.0, -1.0]], [[-1.0, -1.0], [1.0, 1.0]]),), samples=20000, trials=2,
+        notes="as the PLD row"),
+]

@@ -85,3 +85,8 @@ def version():
     def one(dataset, rng):
         return [sys.version_info[0], sys.version_info[1]]
     return one
+
+
+def add(a, b):
+    """Not a target: a plain function for the ``call`` request."""
+    return {"sum": np.float64(a) + b, "pair": (a, b), "array": np.arange(3)}

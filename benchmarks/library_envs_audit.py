@@ -1,0 +1,348 @@
+"""Audit the rows of libraries that run in their own environments (``dpaudit.library.envs.rows``).
+
+Each row is audited as ``dpaudit test dpaudit.library.envs.catalogue:<row> --epsilon E [--delta D]
+[--alpha A] --tester all --samples N --trials T --seed S --adversarial --json`` in its own process,
+its mechanism drawn by a worker in the library's environment (built on first use under
+``~/.cache/dpaudit/envs``, from the lock recorded in ``src/dpaudit/library/envs/locks``). A
+violation counts only when a second run (seed + 1, twice the samples) finds the same kind. Results
+are cached in ``benchmarks/results/library_envs_audits.json`` and the table is written to
+``docs/library_envs.md``::
+
+    PYTHONPATH=src python benchmarks/library_envs_audit.py --build            # build every env, record locks
+    PYTHONPATH=src python benchmarks/library_envs_audit.py                    # audit rows not cached
+    PYTHONPATH=src python benchmarks/library_envs_audit.py --entries smartnoise-sql.count --force
+    PYTHONPATH=src python benchmarks/library_envs_audit.py --stages accountants   # TF Privacy / jax_privacy
+    PYTHONPATH=src python benchmarks/library_envs_audit.py --write-only       # the page from the cache
+
+These rows are meant to join ``benchmarks/library_audit.py``'s registry (its ``Entry`` list, or the
+``dpaudit library`` package that replaces it): every field is in :class:`dpaudit.library.envs.rows.EnvRow`.
+Until then this script is their runner; it reuses that script's :func:`classify` and
+:func:`opacus_true_delta_lower` (the certified lower bound on DP-SGD's true delta).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from library_audit import classify, opacus_true_delta_lower  # noqa: E402
+
+from dpaudit.library.envs import ENVS, get_env  # noqa: E402
+from dpaudit.library.envs.rows import ROWS  # noqa: E402
+
+CACHE = ROOT / "benchmarks" / "results" / "library_envs_audits.json"
+DOC = ROOT / "docs" / "library_envs.md"
+
+ACCOUNTANT_GRID = [(sigma, q, steps) for sigma in (0.6, 1.0, 2.0) for q in (0.01, 0.1, 1.0) for steps in (1, 10)]
+"""(noise multiplier, sampling rate, steps) checked for each library accountant, delta 1e-5."""
+ACCOUNTANT_DELTA = 1e-5
+
+ACCOUNTANTS = {
+    "jax_privacy PLD": ("jax-privacy", "jax_privacy_targets:accountant_epsilon", {"accountant": "pld"}),
+    "jax_privacy RDP": ("jax-privacy", "jax_privacy_targets:accountant_epsilon", {"accountant": "rdp"}),
+    "TF Privacy compute_dp_sgd_privacy_statement (RDP)": (
+        "tensorflow-privacy", "tensorflow_privacy_targets:accountant_epsilon", {"accountant": "rdp"}),
+    "TF Privacy compute_dp_sgd_privacy_statement (PLD)": (
+        "tensorflow-privacy", "tensorflow_privacy_targets:accountant_epsilon", {"accountant": "pld"}),
+}
+"""Library accountants: name -> (env, worker-side function(noise_multiplier, sample_rate, steps, delta), kwargs)."""
+
+
+def load_cache() -> dict:
+    return json.loads(CACHE.read_text()) if CACHE.exists() else {}
+
+
+def save(cache: dict) -> None:
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+
+
+def env_record(name: str) -> dict:
+    """The environment's versions as built: python and the declared distributions."""
+    env = get_env(name)
+    return {"env": name, "versions": env.versions(), "requirements": list(env.requirements), "note": env.note}
+
+
+def run_audit(row, *, seed: int | None = None, samples: int | None = None, adversarial: bool = True,
+              timeout: float = 5400) -> dict:
+    """One ``dpaudit test`` of ``row`` in a fresh process; a summary dict (outcome, epsilon lower
+    bound, witness, seconds, the adversarial stage's leaks)."""
+    cmd = row.command(samples=samples, seed=seed)
+    argv = [sys.executable, "-m", "dpaudit", *cmd[1:], "--json", "--quiet", "--processes", "1"]
+    if adversarial:
+        argv.append("--adversarial")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH")) if p))
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout, check=False)
+        code, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired:
+        code, out, err = None, "", f"killed after {timeout} s"
+    seconds = time.perf_counter() - t0
+    try:
+        result = json.loads(out) if out.strip() else None
+    except json.JSONDecodeError:
+        result = None
+    rec = {"outcome": classify(code, result), "exit_code": code, "seed": int(cmd[cmd.index("--seed") + 1]),
+           "samples": int(cmd[cmd.index("--samples") + 1]), "seconds": round(seconds, 1),
+           "command": " ".join(cmd) + (" --adversarial" if adversarial else "")}
+    if rec["outcome"] == "error":
+        rec["message"] = "\n".join((err.strip().splitlines() or ["no output"])[-6:])[-1500:]
+        return rec
+    ev = result.get("evidence") or {}
+    pair = ev.get("pair") or {}
+    rec.update({"epsilon_lower_bound": ev.get("epsilon_lower_bound"), "tester": ev.get("tester"),
+                "witness": {"d0": pair.get("d0"), "d1": pair.get("d1"), "direction": ev.get("direction")} if pair else None,
+                "trials_run": result.get("trials_run"), "note": ev.get("note")})
+    adv = result.get("adversarial")
+    if adv:
+        rec["adversarial"] = {"tried": len(adv.get("results", [])),
+                              "leaks": [r["kind"] for r in adv.get("results", []) if r.get("status") == "leak"],
+                              "rejected": [r["kind"] for r in adv.get("results", []) if r.get("status") == "rejected"],
+                              "details": {r["kind"]: r.get("detail", "")[:300] for r in adv.get("results", [])
+                                          if r.get("status") == "leak"}}
+    return rec
+
+
+def audit_row(row, *, timeout: float = 5400) -> dict:
+    """Audit ``row`` (and confirm a violation with seed + 1 and twice the samples)."""
+    record = {"key": row.key, "ran_at": time.strftime("%Y-%m-%d %H:%M"), "claim": row.claim_text(),
+              "env": env_record(row.env), "load": os.getloadavg()[0]}
+    first = run_audit(row, adversarial=row.key != "tmlt-analytics.session_count", timeout=timeout)
+    record["first"], record["verdict"] = first, first["outcome"]
+    if first["outcome"] in ("violation", "floating-point leak"):
+        confirm = run_audit(row, seed=row.seed + 1, samples=2 * row.samples, adversarial=False, timeout=timeout)
+        record["confirm"] = confirm
+        if confirm["outcome"] != first["outcome"]:
+            record["verdict"] = "unconfirmed"
+    return record
+
+
+def accountant_check(name: str) -> dict:
+    """A library accountant's epsilon on :data:`ACCOUNTANT_GRID` against a certified lower bound
+    on the true delta at that epsilon (``opacus_true_delta_lower``: exact at q = 1, dp_accounting's
+    optimistic PLD otherwise); ``under`` when the true delta exceeds the claimed delta."""
+    env_name, target, kw = ACCOUNTANTS[name]
+    env = get_env(env_name)
+    rows = []
+    t0 = time.perf_counter()
+    for sigma, q, steps in ACCOUNTANT_GRID:
+        try:
+            eps = float(env.call(target, noise_multiplier=sigma, sample_rate=q, steps=steps, delta=ACCOUNTANT_DELTA,
+                                 timeout=600, **kw))
+        except Exception as exc:  # noqa: BLE001 - recorded, the grid goes on
+            rows.append({"sigma": sigma, "q": q, "steps": steps, "error": f"{type(exc).__name__}: {exc}"[:300]})
+            continue
+        true_delta = opacus_true_delta_lower(sigma, q, steps)(eps) if math.isfinite(eps) else 0.0
+        rows.append({"sigma": sigma, "q": q, "steps": steps, "epsilon": eps, "true_delta_lower": true_delta,
+                     "under": bool(true_delta > ACCOUNTANT_DELTA)})
+    return {"name": name, "env": env_record(env_name), "delta": ACCOUNTANT_DELTA, "grid": rows,
+            "seconds": round(time.perf_counter() - t0, 1), "ran_at": time.strftime("%Y-%m-%d %H:%M")}
+
+
+# ---------------------------------------------------------------------------------------------
+# The page
+# ---------------------------------------------------------------------------------------------
+def _eps(v) -> str:
+    return "-" if v is None else f"{v:.3g}"
+
+
+def _versions(rec: dict) -> str:
+    v = rec["env"]["versions"]
+    return ", ".join(f"{k} {val}" for k, val in v.items() if val)
+
+
+def _verdict(rec: dict) -> str:
+    verdict = rec["verdict"]
+    if verdict == "error":
+        return f"error: {rec['first'].get('message', '').splitlines()[-1][:200]}"
+    leaks = (rec["first"].get("adversarial") or {}).get("leaks") or []
+    if verdict == "pass" and leaks:
+        return "pass on ordinary inputs; **leak** on an adversarial input"
+    return verdict if verdict == "pass" else f"**{verdict}**"
+
+
+def _adv(rec: dict) -> str:
+    a = rec["first"].get("adversarial")
+    if not a:
+        return "not run"
+    parts = [f"{a['tried']} tried"]
+    if a["rejected"]:
+        parts.append("rejected: " + ", ".join(a["rejected"]))
+    parts.append(("**leak**: " + ", ".join(a["leaks"])) if a["leaks"] else "no leak")
+    return "; ".join(parts)
+
+
+def render(cache: dict) -> str:
+    libs = []
+    for r in ROWS:
+        if r.library not in libs:
+            libs.append(r.library)
+    lines = [
+        "# Audits of DP libraries in their own environments",
+        "",
+        "Generated by `PYTHONPATH=src python benchmarks/library_envs_audit.py` (one row: `--entries KEY --force`; "
+        "the page alone: `--write-only`); do not edit by hand. These libraries cannot be installed next to dpaudit's "
+        "own dependencies (each pins an older OpenDP, Opacus, NumPy or pandas, or brings TensorFlow), so each runs in "
+        "its own virtual environment (`dpaudit.library.envs`: built on demand under `~/.cache/dpaudit/envs/NAME` "
+        "from the pins recorded in `src/dpaudit/library/envs/locks/NAME.txt`), driven by a NumPy-only worker over a "
+        "pipe; in dpaudit's process each row is an ordinary `Mechanism`, audited by "
+        "`dpaudit test dpaudit.library.envs.catalogue:<row> ... --adversarial` exactly as the rows of "
+        "`docs/library_audits.md` (same testers, beta = 0.01 per audit, a violation confirmed by a second run with "
+        "the next seed and twice the samples). Verdicts as there: **pass** (no violation at that budget: not a "
+        "proof), **violation**, **floating-point leak**, **unconfirmed**, **error**.",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, shared with other jobs (load average in each "
+        "record); times are the wall time of the audit's process, the worker's start and the library's imports "
+        "included.",
+        "",
+        "| library | entries | pass | pass, leak on adversarial input | violation | floating-point leak | unconfirmed | error | not run |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for lib in libs:
+        rows = [r for r in ROWS if r.library == lib]
+        recs = [cache.get("rows", {}).get(r.key) for r in rows]
+        count = lambda pred: sum(1 for c in recs if c and pred(c))  # noqa: E731
+        adv_leak = lambda c: c["verdict"] == "pass" and (c["first"].get("adversarial") or {}).get("leaks")  # noqa: E731
+        lines.append(f"| {lib} | {len(rows)} | {count(lambda c: c['verdict'] == 'pass' and not adv_leak(c))} | "
+                     f"{count(adv_leak)} | {count(lambda c: c['verdict'] == 'violation')} | "
+                     f"{count(lambda c: c['verdict'] == 'floating-point leak')} | "
+                     f"{count(lambda c: c['verdict'] == 'unconfirmed')} | {count(lambda c: c['verdict'] == 'error')} | "
+                     f"{sum(1 for c in recs if not c)} |")
+    for lib in libs:
+        rows = [r for r in ROWS if r.library == lib]
+        envs = sorted({r.env for r in rows})
+        lines += ["", f"## {lib}", ""]
+        for e in envs:
+            env = ENVS[e]
+            built = env.versions() if env.marker() else {}
+            lines.append(f"Environment `{e}`: `pip install {' '.join(env.requirements)}` (Python {env.python}); "
+                         f"{env.note}." + (f" Built here: {', '.join(f'{k} {v}' for k, v in built.items() if v)}."
+                                           if built else " Not built on this machine."))
+        lines += ["", "| entry | configuration | documented guarantee | relation | budget | verdict | epsilon lower bound "
+                      "| adversarial inputs | environment | time (audited) |",
+                  "|---|---|---|---|---|---|---:|---|---|---:|"]
+        notes = []
+        for r in rows:
+            rec = cache.get("rows", {}).get(r.key)
+            rel = f"{r.relation_note.split(':')[0]} [{len(notes) + 1}]"
+            notes.append(f"{r.key}: {r.relation_note}. Documented: {r.documented}." + (f" Notes: {r.notes}." if r.notes else ""))
+            budget = f"{r.samples:,} x {r.trials}, all"
+            if not rec:
+                lines.append(f"| `{r.name}` | {r.configuration} | {r.claim_text()} | {rel} | {budget} | not run | - | - "
+                             f"| - | - |")
+                continue
+            first = rec["first"]
+            lines.append(f"| `{r.name}` | {r.configuration} | {r.claim_text()} | {rel} | {budget} | {_verdict(rec)} | "
+                         f"{_eps(first.get('epsilon_lower_bound'))} | {_adv(rec)} | {_versions(rec)} | "
+                         f"{first['seconds']:.0f} s ({rec['ran_at'][:10]}, load {rec.get('load', 0):.1f}) |")
+        lines += ["", "Notes:", ""] + [f"{i + 1}. {n}" for i, n in enumerate(notes)]
+        for r in rows:
+            rec = cache.get("rows", {}).get(r.key)
+            if rec and rec["verdict"] not in ("pass",):
+                first = rec["first"]
+                lines += ["", f"### {lib} `{r.name}`: {rec['verdict']}", "",
+                          f"* reproduce: `{first['command']}`",
+                          f"* witness: {json.dumps(first.get('witness'))}",
+                          f"* tester: {first.get('tester')}; {first.get('note') or ''}"]
+                if "confirm" in rec:
+                    c = rec["confirm"]
+                    lines.append(f"* confirmation (seed {c['seed']}, {c['samples']:,} samples): {c['outcome']}, "
+                                 f"epsilon >= {_eps(c.get('epsilon_lower_bound'))}, {c['seconds']:.0f} s")
+                if rec["verdict"] == "error":
+                    lines.append(f"* message: {first.get('message')}")
+                for kind, det in ((first.get("adversarial") or {}).get("details") or {}).items():
+                    lines.append(f"* adversarial {kind}: {det}")
+    acc = cache.get("accountants", {})
+    if acc:
+        lines += ["", "## Accountants against a certified lower bound", "",
+                  "Each library's epsilon for DP-SGD (Poisson-subsampled Gaussian, noise multiplier sigma, sampling "
+                  "rate q, `steps` steps, add/remove of one example) at delta 1e-5, checked as Opacus's accountants "
+                  "are in `docs/library_audits.md`: the true delta at that epsilon is bounded below (exact at q = 1; "
+                  "dp_accounting's optimistic PLD otherwise, FFT round-off charged downwards); **under** when it "
+                  "exceeds 1e-5 (the mechanism is not (epsilon, 1e-5)-DP at the epsilon the library reports).", ""]
+        for name, rec in acc.items():
+            under = [g for g in rec["grid"] if g.get("under")]
+            errors = [g for g in rec["grid"] if "error" in g]
+            lines.append(f"* {name} ({_versions(rec)}): {len(under)} of {len(rec['grid'])} grid points under"
+                         + (f", {len(errors)} errors ({errors[0]['error'][:150]})" if errors else "")
+                         + f"; {rec['seconds']:.0f} s.")
+        names = list(acc)
+        lines += ["", "| sigma | q | steps | " + " | ".join(names) + " |",
+                  "|---:|---:|---:|" + "---:|" * len(names)]
+        for i, (sigma, q, steps) in enumerate(ACCOUNTANT_GRID):
+            cells = []
+            for n in names:
+                g = acc[n]["grid"][i] if i < len(acc[n]["grid"]) else {}
+                if "epsilon" in g:
+                    cells.append((f"**{g['epsilon']:.4g}** (under: delta >= {g['true_delta_lower']:.3g})"
+                                  if g["under"] else f"{g['epsilon']:.4g}"))
+                else:
+                    cells.append("error" if g else "-")
+            lines.append(f"| {sigma:g} | {q:g} | {steps} | " + " | ".join(cells) + " |")
+    overhead = cache.get("overhead")
+    if overhead:
+        lines += ["", "## The pipe's overhead", "", overhead.get("text", "")]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--list", action="store_true", help="print the rows and exit")
+    parser.add_argument("--build", nargs="*", metavar="ENV", help="build these environments (all: none given) and record their locks")
+    parser.add_argument("--entries", nargs="*", help="row keys (default: every row not cached)")
+    parser.add_argument("--force", action="store_true", help="re-audit cached rows")
+    parser.add_argument("--stages", default="audit", help="audit, accountants, or both (comma-separated)")
+    parser.add_argument("--write-only", action="store_true", help="rebuild the page from the cache")
+    parser.add_argument("--timeout", type=float, default=5400)
+    args = parser.parse_args(argv)
+    if args.list:
+        for r in ROWS:
+            print(f"{r.key:45s} {r.env:20s} {r.claim_text():35s} {r.samples:,} x {r.trials}")
+        return
+    cache = load_cache()
+    if args.build is not None:
+        for name in args.build or list(ENVS):
+            env = get_env(name)
+            t0 = time.perf_counter()
+            env.ensure(quiet=False)
+            path = env.record_lock()
+            print(f"{name}: ready ({time.perf_counter() - t0:.0f} s), lock {path.relative_to(ROOT)}", flush=True)
+        return
+    if not args.write_only:
+        stages = {s.strip() for s in args.stages.split(",")}
+        if "audit" in stages:
+            rows = [r for r in ROWS if not args.entries or r.key in args.entries]
+            for r in rows:
+                if r.key in cache.get("rows", {}) and not args.force:
+                    continue
+                print(f"auditing {r.key} ...", flush=True)
+                rec = audit_row(r, timeout=args.timeout)
+                cache.setdefault("rows", {})[r.key] = rec
+                save(cache)
+                print(f"  {rec['verdict']} (eps >= {_eps(rec['first'].get('epsilon_lower_bound'))}, "
+                      f"{rec['first']['seconds']:.0f} s)", flush=True)
+        if "accountants" in stages:
+            for name in ACCOUNTANTS:
+                if args.entries and name not in args.entries:
+                    continue
+                print(f"accountant {name} ...", flush=True)
+                cache.setdefault("accountants", {})[name] = accountant_check(name)
+                save(cache)
+    DOC.write_text(render(cache))
+    print(f"wrote {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
