@@ -331,3 +331,29 @@ ROWS += [
         witness_pairs=(([[-1.0, -1.0]], [[-1.0, -1.0], [1.0, 1.0]]),), samples=20000, trials=2,
         notes="as the PLD row"),
 ]
+
+# ---------------------------------------------------------------------------------------------
+# TensorFlow Privacy 0.9.0
+# ---------------------------------------------------------------------------------------------
+ROWS += [
+    row(library="TensorFlow Privacy", key="tensorflow-privacy.dpsgd_step",
+        name="DPKerasSGDOptimizer (claim: compute_dp_sgd_privacy_statement)", env="tensorflow-privacy",
+        target="tensorflow_privacy_targets:dpsgd_step", kwargs={"epsilon": 1.0, "delta": 1e-5, "clip_norm": 1.0},
+        configuration="one step of DPKerasSGDOptimizer(l2_norm_clip=1, noise_multiplier=4.0454, num_microbatches=None "
+                      "(one microbatch per example), learning_rate=1) on the whole dataset as the batch, loss "
+                      "0.5 ||x - w||^2 per example from w = 0; releases the model w after the step. sigma = 4.0454 is "
+                      "where TF Privacy's compute_dp_sgd_privacy_statement (batch = examples, one epoch, "
+                      "used_microbatching=False, RDP) states epsilon 1.000 at delta 1e-5",
+        epsilon=1.0, delta=1e-5,
+        documented="tensorflow_privacy compute_dp_sgd_privacy_statement: 'This privacy guarantee protects the release "
+                   "of all model checkpoints in addition to the final model. Example-level DP with add-or-remove-one "
+                   "adjacency at delta = 1e-05 computed with RDP accounting: Epsilon with each example occurring once "
+                   "per epoch: 1.000'",
+        relation_note="documented: 'Example-level DP with add-or-remove-one adjacency' (the statement)",
+        lower=(-1.0, -1.0), upper=(1.0, 1.0), min_size=1, max_size=10,
+        witness_pairs=(([[1.0, 1.0]], [[1.0, 1.0], [1.0, 1.0]]), ([[0.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]),
+                       ([[-1.0, -1.0]] * 9, [[-1.0, -1.0]] * 10)),
+        samples=20000, trials=2,
+        notes="TensorFlow's global seed is set from the audit's rng once per batch (reproducible); one optimizer per "
+              "batch, the model reset to w = 0 before each step"),
+]
