@@ -227,3 +227,52 @@ def test_the_catalogue_builds_every_rows_mechanism_without_starting_a_worker():
         assert isinstance(mech, EnvMechanism) and mech.env is ENVS[r.env] and mech.row is r
         assert mech.neighbouring.name in ("add-remove", "replace")
     assert set(_CLIENTS) == before
+
+
+# -- the runner (benchmarks/library_envs_audit.py): its arithmetic and its page, no environment --
+
+def _runner():
+    import importlib.util
+
+    from library_audit_support import load_library_audit
+
+    load_library_audit()  # the runner imports it as `library_audit`
+    if "library_envs_audit" not in sys.modules:
+        root = Path(__file__).resolve().parents[1]
+        spec = importlib.util.spec_from_file_location("library_envs_audit", root / "benchmarks" / "library_envs_audit.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["library_envs_audit"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["library_envs_audit"]
+
+
+def test_the_exact_composition_delta_matches_randomised_response_and_its_limits():
+    """k-fold composition of eps0-DP (Kairouz et al. 2015, Thm 3.3): at k = 1 the delta at
+    epsilon 0 is the total variation of eps0-randomised response, (e^eps0 - 1) / (e^eps0 + 1), and
+    0 at epsilon >= eps0; at epsilon = k eps0 (basic composition) it is 0; it decreases in epsilon."""
+    r = _runner()
+    for eps0 in (0.1, 1.0, 2.0):
+        assert r.composition_delta(eps0, 1, 0.0) == pytest.approx((np.exp(eps0) - 1) / (np.exp(eps0) + 1), rel=1e-12)
+        assert r.composition_delta(eps0, 1, eps0) == 0.0
+        assert r.composition_delta(eps0, 7, 7 * eps0) == 0.0
+        grid = [r.composition_delta(eps0, 10, e) for e in np.linspace(0, 10 * eps0, 25)]
+        assert all(a >= b for a, b in zip(grid, grid[1:]))
+    # two 1-DP steps at epsilon 1: delta = C(2,0)(e^2 - e^1) / (1 + e)^2 (the only positive term)
+    assert r.composition_delta(1.0, 2, 1.0) == pytest.approx((np.e**2 - np.e) / (1 + np.e) ** 2, rel=1e-12)
+
+
+def test_the_page_lists_every_row_with_its_environment_and_verdict():
+    r = _runner()
+    key = ROWS[0].key
+    cache = {"rows": {key: {"verdict": "violation", "ran_at": "2026-11-29 01:00", "load": 3.0, "claim": "x",
+                            "env": {"env": ROWS[0].env, "versions": {"python": "3.11.7", "lib": "1.0"}},
+                            "first": {"outcome": "violation", "seconds": 12.0, "epsilon_lower_bound": 2.5,
+                                      "command": "dpaudit test ...", "witness": None, "tester": "hockey-stick",
+                                      "adversarial": {"tried": 3, "leaks": ["nan"], "rejected": [], "details": {}}},
+                            "confirm": {"outcome": "violation", "seed": 2, "samples": 4000, "seconds": 20.0,
+                                        "epsilon_lower_bound": 2.4}}}}
+    page = r.render(cache)
+    for row_ in ROWS:
+        assert f"`{row_.name}`" in page
+    assert "**violation**" in page and "python 3.11.7, lib 1.0" in page and "**leak**: nan" in page
+    assert f"| {ROWS[0].library} | " in page

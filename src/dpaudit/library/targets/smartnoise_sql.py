@@ -138,3 +138,16 @@ def count_group(epsilon=1.0, delta=1e-3, memo=True):
 def privacy_cost(query="count", epsilon=1.0, delta=1e-5):
     """Not a target: the library's own cost of a named query (for the row's claim)."""
     return globals()[query](epsilon=epsilon, delta=delta).cost()
+
+
+def odometer_spent(epsilon=1.0, k=10, delta=1e-5, step_delta=0.0):
+    """Not a target: ``OdometerHeterogeneous(Privacy(epsilon, delta)).spent`` after ``k`` spends of
+    ``Privacy(epsilon, step_delta)`` (what ``PrivateReader.get_privacy_cost`` reports for ``k``
+    mechanisms of one query); returns ``[epsilon, delta]``."""
+    from snsql.sql.odometer import OdometerHeterogeneous
+    from snsql.sql.privacy import Privacy
+
+    odo = OdometerHeterogeneous(Privacy(epsilon=epsilon, delta=delta))
+    for _ in range(int(k)):
+        odo.spend(Privacy(epsilon=epsilon, delta=step_delta))
+    return [float(v) for v in odo.spent]
