@@ -63,9 +63,27 @@ def load_cache() -> dict:
     return json.loads(CACHE.read_text()) if CACHE.exists() else {}
 
 
+_MINE: dict = {}
+
+
 def save(cache: dict) -> None:
+    """Write the cache, merged into what the file holds now: every entry this process wrote wins,
+    the file's other entries stay (two runners may work on different rows at once)."""
+    for section in ("rows", "accountants"):
+        _MINE.setdefault(section, {}).update(cache.get(section, {}) if section in cache else {})
+    for key in ("odometer", "overhead"):
+        if key in cache:
+            _MINE[key] = cache[key]
+    merged = load_cache()
+    for section in ("rows", "accountants"):
+        merged.setdefault(section, {}).update(_MINE.get(section, {}))
+    for key in ("odometer", "overhead"):
+        if key in _MINE:
+            merged[key] = _MINE[key]
     CACHE.parent.mkdir(parents=True, exist_ok=True)
-    CACHE.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+    tmp = CACHE.with_suffix(".tmp")
+    tmp.write_text(json.dumps(merged, indent=1, sort_keys=True) + "\n")
+    tmp.replace(CACHE)
 
 
 def env_record(name: str) -> dict:
@@ -383,20 +401,20 @@ def main(argv=None) -> None:
                 print(f"auditing {r.key} ...", flush=True)
                 rec = audit_row(r, timeout=args.timeout)
                 cache.setdefault("rows", {})[r.key] = rec
-                save(cache)
+                save({"rows": {r.key: rec}})
                 print(f"  {rec['verdict']} (eps >= {_eps(rec['first'].get('epsilon_lower_bound'))}, "
                       f"{rec['first']['seconds']:.0f} s)", flush=True)
         if "odometer" in stages:
             cache["odometer"] = odometer_check()
-            save(cache)
+            save({"odometer": cache["odometer"]})
         if "accountants" in stages:
             for name in ACCOUNTANTS:
                 if args.entries and name not in args.entries:
                     continue
                 print(f"accountant {name} ...", flush=True)
                 cache.setdefault("accountants", {})[name] = accountant_check(name)
-                save(cache)
-    DOC.write_text(render(cache))
+                save({"accountants": {name: cache["accountants"][name]}})
+    DOC.write_text(render(load_cache()))
     print(f"wrote {DOC.relative_to(ROOT)}")
 
 
