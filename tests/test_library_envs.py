@@ -276,3 +276,23 @@ def test_the_page_lists_every_row_with_its_environment_and_verdict():
         assert f"`{row_.name}`" in page
     assert "**violation**" in page and "python 3.11.7, lib 1.0" in page and "**leak**: nan" in page
     assert f"| {ROWS[0].library} | " in page
+
+
+def test_the_zcdp_conversion_is_above_the_exact_gaussian_epsilon_and_below_bun_steinke():
+    """rho-zCDP -> (epsilon, delta) (Canonne et al. 2020, Prop. 12) for the Gaussian mechanism of
+    sigma (rho = 1 / 2 sigma^2): never below the Gaussian's exact epsilon at delta (Balle and Wang
+    2018; a conversion from rho alone cannot beat it), never above Bun and Steinke's simpler bound."""
+    import math
+
+    from scipy.optimize import brentq
+
+    from dpaudit.library.envs.rows import zcdp_epsilon
+    from dpaudit.privacy.profiles import gaussian_delta
+
+    for sigma in (0.7, 1.0, 2.0, 5.0):
+        rho, delta = 1 / (2 * sigma**2), 1e-5
+        exact = brentq(lambda e: gaussian_delta(e, 1 / sigma) - delta, 1e-6, 100)
+        eps = zcdp_epsilon(rho, delta)
+        assert exact < eps < rho + 2 * math.sqrt(rho * math.log(1 / delta))
+    with pytest.raises(ValueError, match="rho"):
+        zcdp_epsilon(0.0, 1e-5)
