@@ -3,7 +3,7 @@
 Standalone: needs only tensorflow-privacy (with TensorFlow) and NumPy. Install and run in a fresh environment::
 
     python3.11 -m venv /tmp/tfp && /tmp/tfp/bin/pip install tensorflow-privacy==0.9.0 tensorflow==2.15.1
-    /tmp/tfp/bin/python reproducers/tensorflow_privacy_dpsgd_step.py [N]
+    /tmp/tfp/bin/python reproducers/envs/tensorflow_privacy_dpsgd_step.py [N]
 
 (tensorflow-privacy 0.9.0 does not import with TensorFlow >= 2.16, which dropped tensorflow_estimator
 and Keras 2; pip's default resolution picks TensorFlow 2.21.) N runs per dataset, default 4000.
