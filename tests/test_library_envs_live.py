@@ -9,9 +9,9 @@ the row's target draws finite outputs, and SmartNoise SQL's own cost equals the 
     DPAUDIT_LIVE_ENVS=1 .venv/bin/python -m pytest tests/test_library_envs_live.py -m ""
 """
 
-import os
-
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
