@@ -95,6 +95,8 @@ def main():
     print(compute_dp_sgd_privacy_statement(number_of_examples=len(D1), batch_size=len(D1), num_epochs=1,
                                            noise_multiplier=SIGMA, delta=DELTA, used_microbatching=False))
     y0, y1 = releases(D0, 1), releases(D1, 2)
+    print(f"library: TensorFlow Privacy 0.9.0 (TensorFlow {tf.__version__}); "
+          f"claim: ({EPSILON:g}, {DELTA:g})-DP under add-or-remove-one (compute_dp_sgd_privacy_statement)")
     print(f"noise multiplier {SIGMA:.6g}; std of w_1: {y0[:, 0].std():.3f} on D0 (1 example), "
           f"{y1[:, 0].std():.3f} on D1 (2 examples)")
     h0, h1 = int(np.sum(np.abs(y0[:, 0]) > THRESHOLD)), int(np.sum(np.abs(y1[:, 0]) > THRESHOLD))
