@@ -70,6 +70,17 @@ def test_nan_and_extreme_values_cross_the_pipe_bit_for_bit(env):
         mech.sample(values, 1, np.random.default_rng(0))
 
 
+def test_the_worker_runs_in_a_scratch_directory_removed_on_close():
+    import os
+
+    env = LibraryEnv.current("test-scratch")
+    out = env.mechanism("protocol_check:write_cwd").sample([[1.0]], 1, np.random.default_rng(0))
+    scratch = env.client().scratch
+    assert out[0, 0] == 1.0 and os.path.exists(os.path.join(scratch, "written-by-the-library"))
+    env.close()
+    assert not os.path.exists(scratch)
+
+
 def test_what_the_library_prints_on_stdout_does_not_break_the_protocol(env):
     out = env.mechanism("protocol_check:noisy_printer").sample([[1.0]], 3, np.random.default_rng(0))
     np.testing.assert_array_equal(out, np.ones((3, 1)))

@@ -19,9 +19,11 @@ import collections
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -121,10 +123,14 @@ class WorkerClient:
         child_env.update({"PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1"})
         child_env.update(env or {})
         cmd = [self.python, "-u", str(WORKER_SCRIPT), *[str(d) for d in targets_dirs]]
+        # a scratch working directory, removed on close: what a library writes to its cwd (Spark's
+        # warehouse, TensorFlow's caches) never lands in the source tree or the user's directory
+        self.scratch = tempfile.mkdtemp(prefix=f"dpaudit-env-{name}-")
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         env=child_env, cwd=str(WORKER_SCRIPT.parent), start_new_session=True)
+                                         env=child_env, cwd=self.scratch, start_new_session=True)
         except OSError as exc:
+            shutil.rmtree(self.scratch, ignore_errors=True)
             raise WorkerCrashedError(f"environment {name!r}: cannot start its Python {self.python!r}: {exc}") from None
         self._reader = threading.Thread(target=self._drain_stderr, name=f"dpaudit-env-{name}-stderr", daemon=True)
         self._reader.start()
@@ -189,6 +195,7 @@ class WorkerClient:
             self._selector.close()
         except (OSError, ValueError, AttributeError):
             pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     # -- framing ----------------------------------------------------------------------------
     def _fill(self, deadline: float, what: str) -> None:

@@ -90,3 +90,12 @@ def version():
 def add(a, b):
     """Not a target: a plain function for the ``call`` request."""
     return {"sum": np.float64(a) + b, "pair": (a, b), "array": np.arange(3)}
+
+
+def write_cwd():
+    """Per-call function that writes a file to the working directory (as Spark's warehouse does)."""
+    def one(dataset, rng):
+        with open("written-by-the-library", "w") as f:
+            f.write("x")
+        return [1.0]
+    return one
