@@ -110,8 +110,15 @@ def _parse_domain(specs: list[str] | None):
     return as_domain(specs)
 
 
-def _parse_pairs(spec: str, relation) -> list:
-    """--pairs: a JSON file or JSON text ``[[D0, D1], ...]`` as pairs of ``relation``.
+def _parse_pairs(spec: str, relation) -> tuple:
+    """--pairs: a JSON file or JSON text ``[[D0, D1], ...]`` as pairs of ``relation``, and the pairs
+    whose records hold NaN or an infinity (JSON's extension tokens ``NaN``, ``Infinity``,
+    ``-Infinity``; ``-0.0`` stays a negative zero), which no domain holds: those are certified in the
+    adversarial stage (:func:`dpaudit.audit.adversarial.screen_stage`) instead of the trials.
+
+    Returns
+    -------
+    (list of NeighbouringPair, list of (ndarray, ndarray))
 
     Raises
     ------
@@ -132,9 +139,29 @@ def _parse_pairs(spec: str, relation) -> list:
         raise DPAuditError(f"--pairs must be a JSON file or JSON text [[D0, D1], ...]: {exc}") from None
     if not isinstance(data, list) or not all(isinstance(p, (list, dict)) for p in data):
         raise DPAuditError(f"--pairs must be a list of [D0, D1] pairs, got {text[:80]!r}")
+    import numpy as np
+
     from ..audit.targets import user_pairs
 
-    return user_pairs(data, relation)
+    ordinary, special = [], []
+    for i, p in enumerate(data):
+        d0, d1 = (p.get("d0"), p.get("d1")) if isinstance(p, dict) else (tuple(p) + (None, None))[:2]
+        try:
+            a0, a1 = np.asarray(d0 if d0 is not None else [], dtype=float), np.asarray(d1 if d1 is not None else [], dtype=float)
+        except (TypeError, ValueError):
+            ordinary.append(p)  # user_pairs names what is wrong with it
+            continue
+        if np.all(np.isfinite(a0)) and np.all(np.isfinite(a1)):
+            ordinary.append(p)
+            continue
+        dim = relation.domain.record_dim
+        try:
+            special.append(tuple(a.reshape(len(a), -1) if a.size else np.zeros((0, dim)) for a in (a0, a1)))
+        except ValueError:
+            raise DPAuditError(f"--pairs: given pair {i + 1} is not a list of records") from None
+        if any(a.size and a.reshape(len(a), -1).shape[1] != dim for a in (a0, a1)):
+            raise DPAuditError(f"--pairs: given pair {i + 1} has records of another dimension than the domain's {dim}")
+    return user_pairs(ordinary, relation), special
 
 
 def _load_target(target: str):
@@ -469,7 +496,7 @@ def test_cmd(
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
     estimate: bool = typer.Option(False, "--estimate", help="Report the largest certified empirical epsilon (probability >= 1 - beta) instead of a verdict: every trial at its full --samples; docs/hockey_stick.md."),
     search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: auto (given/witness pairs, then random and TPE proposals), grid (given/witness pairs), random, bayes (Gaussian process) or evolution (NSGA-II); bayes and evolution need Optuna."),
-    pairs: Optional[str] = typer.Option(None, "--pairs", help='Pairs to test: a JSON file or text [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
+    pairs: Optional[str] = typer.Option(None, "--pairs", help='Pairs to test: a JSON file or text [[D0, D1], ...], e.g. "[[[1.0], [1.0, NaN]]]".'),
     domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain: LOWER:UPPER per coordinate. Default: the mechanism's, else 0:1."),
     min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset (records) of every pair. Default: the mechanism's, else 0 (add-remove) or 1 (replace)."),
     max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset (records) of every pair. Default: the mechanism's, else 10."),
@@ -483,7 +510,7 @@ def test_cmd(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run trials on this Dask scheduler (tcp://HOST:PORT); the mechanism must be picklable."),
     workers: Optional[str] = typer.Option(None, "--workers", help="Run trials on a local Dask cluster of N workers, or 'auto' (one per core)."),
     processes: Optional[str] = option("processes", None, "default: auto; not with --scheduler/--workers"),
-    adversarial: bool = typer.Option(False, "--adversarial", help="First screen NaN, inf, -0.0, huge, out-of-bounds and integer records (beta/10)."),
+    adversarial: bool = typer.Option(False, "--adversarial", help="First search the inputs the target accepts (NaN, weights, int limits...) at beta/10."),
 ) -> None:
     """Test whether a mechanism satisfies the DP guarantee it claims.
 
@@ -511,8 +538,10 @@ def test_cmd(
             min_size=min_size, max_size=max_size,
         )
         mechanism, claim, relation, known = setup.mechanism, setup.claim, setup.relation, setup.known
+        special_pairs = []
         if pairs is not None:
-            known = _parse_pairs(pairs, relation)
+            known, special_pairs = _parse_pairs(pairs, relation)
+            known = known or setup.known
         plan = resolve_study(storage, study_name, resume, getattr(mechanism, "name", type(mechanism).__name__),
                              seed=seed, default_storage=DEFAULT_STORAGE, peek=True)
         storage, seed = plan.storage, plan.seed  # a resumed audit's finder needs the stored seed
@@ -591,7 +620,7 @@ def test_cmd(
                 stages="auto" if run_stages is None else run_stages,
                 on_trial_start=start, on_trial_end=end, on_start=on_start,
                 storage=storage, study_name=plan.study_name, resume=resume, executor=executor,
-                adversarial=relation if adversarial else False,
+                adversarial=relation if adversarial else False, adversarial_pairs=special_pairs,
             )
     except KeyboardInterrupt:
         st = plain.state
