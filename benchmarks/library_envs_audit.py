@@ -36,7 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from library_audit import classify, opacus_true_delta_lower  # noqa: E402
+from dpaudit.library.accountants import opacus_true_delta_lower  # noqa: E402
+from dpaudit.library.runner import classify  # noqa: E402
 
 from dpaudit.library.envs import ENVS, get_env  # noqa: E402
 from dpaudit.library.envs.rows import ROWS  # noqa: E402

@@ -285,7 +285,8 @@ class Replace(_Relation):
         d1 = d0.copy()
         i = int(rng.integers(n))
         d1[i] = self._random_records(1, rng)[0]
-        return NeighbouringPair(d0, d1, self.name, f"random {n} {self._many}, #{i} replaced")
+        return NeighbouringPair(d0, d1, self.name, f"random {n} {self._many if n != 1 else self._one.split(' ', 1)[1]}, "
+                                                   f"#{i} replaced")
 
 
 

@@ -242,10 +242,11 @@ def _evidence_rows(ev: Table, s, claim) -> None:
             ev.add_row("violation shown at eps'", f"{part.witness_epsilon:.4g} (margin {part.margin:.4g})")
         else:
             ev.add_row("margin", f"{part.margin:.4g}")
-    eps_lb = o.epsilon_lower_bound
+    eps_lb = o.epsilon_lower_bound  # the strongest part's own (CombinedTester): never another tester's number
     if eps_lb is not None:
         delta_note = "0" if claim.__class__.__name__ != "ApproxDP" else f"{claim.delta:g}"
-        ev.add_row(f"empirical epsilon lower bound (delta={delta_note})", f"{eps_lb:.4g}" if eps_lb > 0 else "none")
+        ev.add_row(f"empirical epsilon lower bound (delta={delta_note})",
+                   (f"{eps_lb:.4g}" if eps_lb > 0 else "none") + f"  ({_evidence_source(o)})")
         if s.stopped_early_at_violation:
             # the verdict stops at the first rejecting stage; its epsilon rests on those samples only
             ev.add_row("", f"from {s.num_samples:,} of {s.full_samples:,} samples per dataset (the trial stopped at "
@@ -254,6 +255,14 @@ def _evidence_rows(ev: Table, s, claim) -> None:
         from ..report.builders import note_without_region
 
         ev.add_row("note", escape(note_without_region(o.note, getattr(b, "region", ""))))
+
+
+def _evidence_source(o) -> str:
+    """Which tester and kind of evidence an outcome's numbers come from: ``"hockey-stick tester,
+    distributional"`` or ``"float-bits tester, floating-point: the float64 bit patterns"``."""
+    kind = o.evidence_kind
+    return f"{o.strongest_part.tester} tester, " + ("floating-point: the float64 bit patterns" if kind == "floating-point"
+                                                     else "the output distribution")
 
 
 def _render(result, out: Console) -> None:
@@ -362,6 +371,8 @@ def _trials_table(result, *, pairs: bool) -> Table:
         o = r.outcome
         b = o.bounds[o.strongest]
         status = {"violation": "[red]violation[/]", "inconclusive": "[yellow]inconcl.[/]"}.get(o.status, "pass")
+        if o.violation_kind == "floating-point":  # only the float64 bit patterns rejected the claim
+            status = "[yellow]fp leak[/]"
         tt.add_row(
             str(r.index + 1), *([escape(r.pair.description or "-")] if pairs else []), f"{b.estimate:+.4f}",
             f"{b.lower:+.4f}", f"{o.margin:+.4f}", status, _samples_used(r), f"{r.sample_seconds + r.test_seconds:.1f}",
@@ -370,6 +381,9 @@ def _trials_table(result, *, pairs: bool) -> Table:
         tt.caption = f"first 50 of {len(result.trials)} trials; all are in the JSON report"
     if any(r.stopped_by == "futility" for r in result.trials):
         tt.caption = ((tt.caption + "; ") if tt.caption else "") + "fut.: stopped early, a larger sample could not reject"
+    if any(r.outcome.violation_kind == "floating-point" for r in result.trials[:50]):
+        tt.caption = ((tt.caption + "; ") if tt.caption else "") + ("fp leak: a FLOATING-POINT LEAK (only the float64 "
+                                                                    "bit patterns reject the claim)")
     return tt
 
 
@@ -440,7 +454,12 @@ def _ship_by_value(target: str) -> None:
     import it (another machine, another working directory) still can run it."""
     if target.startswith("zoo:") or ":" not in target:
         return
-    module = sys.modules.get(target.split(":", 1)[0])
+    name = target.rsplit(":", 1)[0]
+    module = sys.modules.get(name)
+    if module is None and (name.endswith(".py") or "/" in name or os.sep in name):  # a file target
+        file = os.path.abspath(name if name.endswith(".py") else name + ".py")
+        module = next((m for m in list(sys.modules.values())
+                       if os.path.abspath(getattr(m, "__file__", None) or "") == file), None)
     path = getattr(module, "__file__", None) or ""
     if module is None or "site-packages" in path or "dist-packages" in path:
         return
@@ -480,8 +499,8 @@ def _write_test_report(ctx: "typer.Context", path: Path, result, mechanism) -> N
 def test_cmd(
     ctx: typer.Context,
     target: str = typer.Argument(
-        ..., help="What to audit: [bold]zoo:NAME[/] (see `dpaudit zoo`) or [bold]package.module:attribute[/] "
-        "naming a Mechanism object or a function f(dataset) -> output."
+        ..., help="What to audit: [bold]zoo:NAME[/] (`dpaudit zoo`), [bold]path/to/file.py:function[/] or "
+        "[bold]package.module:attribute[/]: a Mechanism or a function f(dataset) -> output."
     ),
     epsilon: float = option("epsilon", ..., "the claimed epsilon"),
     delta: Optional[float] = option("delta", None, "claimed; omit it for pure DP"),
@@ -517,20 +536,19 @@ def test_cmd(
     Examples:
 
       dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01    # exits 1: violation
-      dpaudit test zoo:dp-laplace --epsilon 0.01          # exits 0
-      dpaudit test mypkg.mech:noisy_sum -e 1 -d 1e-6 --neighbouring replace
-      # resumable: kept in sqlite:///audit.db, run again to continue
-      dpaudit test zoo:dp-laplace -e 0.01 --search bayes -t 50 --resume
+      dpaudit test zoo:snapping-laplace --epsilon 0.01    # exits 0
+      dpaudit test zoo:float-laplace --epsilon 1          # exits 5: FP leak
+      dpaudit test mymech.py:noisy_sum -e 1 --tester hockey-stick
     """
-    from ..audit.ledger import DEFAULT_STORAGE, resolve_study
-    from ..audit.loop import audit
-    from ..audit.sequential import normalise_stages, stage_schedule
     from ..audit.targets import assemble
     from .._validate import check_int, check_probability
-    from ..testers import default_tester_name, make_tester
 
     try:
+        # bad input is reported before the heavy imports (scipy, the testers, Optuna: about a second)
         check_report_suffix(report)  # an unknown suffix is bad input before any work
+        check_int(samples, "--samples", 8, error=DPAuditError)
+        check_int(trials, "--trials", 1, error=DPAuditError)
+        check_probability(beta, "--beta", error=DPAuditError)
         obj, kind = _load_target(target)
         setup = assemble(
             obj, kind, epsilon=epsilon, delta=delta, alpha=alpha,
@@ -542,6 +560,15 @@ def test_cmd(
         if pairs is not None:
             known, special_pairs = _parse_pairs(pairs, relation)
             known = known or setup.known
+    except (DPAuditError, ValueError) as exc:
+        raise fail(str(exc))
+
+    from ..audit.ledger import DEFAULT_STORAGE, resolve_study
+    from ..audit.loop import audit
+    from ..audit.sequential import normalise_stages, stage_schedule
+    from ..testers import default_tester_name, make_tester
+
+    try:
         plan = resolve_study(storage, study_name, resume, getattr(mechanism, "name", type(mechanism).__name__),
                              seed=seed, default_storage=DEFAULT_STORAGE, peek=True)
         storage, seed = plan.storage, plan.seed  # a resumed audit's finder needs the stored seed
@@ -556,9 +583,6 @@ def test_cmd(
         else:
             tester = make_tester(tester_name.value if tester_name else default_tester_name(claim), device=device)
         tester.require(claim)
-        check_int(samples, "--samples", 8, error=DPAuditError)
-        check_int(trials, "--trials", 1, error=DPAuditError)
-        check_probability(beta, "--beta", error=DPAuditError)
         executor = _make_executor(scheduler, workers, processes)
         if executor.kind == "dask":
             _ship_by_value(target)
@@ -911,7 +935,8 @@ def main() -> None:
             traceback.print_exc()
         console.print(f"[bold red]internal error:[/] {escape(type(exc).__name__ + ': ' + str(exc))}\n"
                       "This is a bug in dpaudit, not a finding about the mechanism (exit code 4). "
-                      "Run again with --debug for the traceback and report it.", soft_wrap=True, highlight=False)
+                      "Run again with --debug for the traceback and report it.", soft_wrap=not console.is_terminal,
+                      highlight=False)
         sys.exit(EXIT_INTERNAL_ERROR)
     sys.exit(rc if isinstance(rc, int) else 0)
 
