@@ -307,3 +307,79 @@ def test_the_zcdp_conversion_is_above_the_exact_gaussian_epsilon_and_below_bun_s
         assert exact < eps < rho + 2 * math.sqrt(rho * math.log(1 / delta))
     with pytest.raises(ValueError, match="rho"):
         zcdp_epsilon(0.0, 1e-5)
+
+
+# -- the rows as entries of dpaudit library's registry (no library environment is built) ---------
+
+def test_every_env_row_is_a_registry_entry_resolved_through_its_environment():
+    from dpaudit.library import entry as library_entry
+    from dpaudit.library import registry
+    from dpaudit.library.envs import resolve_entry
+
+    for r in ROWS:
+        e = registry.find(r.key)
+        assert (e.env, e.target, e.library) == (r.env, r.catalogue_target, r.library), r.key
+        assert e.guarantee.epsilon == r.epsilon and e.guarantee.delta == r.delta, r.key
+        assert (e.budget.samples, e.budget.trials, e.budget.seed) == (r.samples, r.trials, r.seed), r.key
+        info = registry.LIBRARIES[r.library]
+        assert info.env == r.env and info.distribution == ENVS[r.env].distributions[0], r.library
+        assert info.install == " ".join(ENVS[r.env].requirements), r.library
+        assert library_entry._ENV_RESOLVERS[r.env] is resolve_entry
+    assert len({r.library for r in ROWS}) >= 5 and len({e.library for e in registry.REGISTRY}) >= 8
+
+
+def test_an_unbuilt_environment_is_not_built_when_forbidden_and_the_error_names_the_command(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from dpaudit.cli.app import app
+    from dpaudit.library import registry
+    from dpaudit.library.entry import resolve_mechanism
+    from dpaudit.library.envs import EnvNotBuiltError
+
+    monkeypatch.setenv("DPAUDIT_ENVS_DIR", str(tmp_path))
+    monkeypatch.setenv("DPAUDIT_BUILD_ENVS", "0")
+    with pytest.raises(EnvNotBuiltError, match="python -m dpaudit.library.envs build smartnoise-sql"):
+        resolve_mechanism(registry.find("smartnoise-sql.count"))
+    res = CliRunner().invoke(app, ["library", "audit", "smartnoise-sql", "count", "--samples", "200", "--json"])
+    import json
+
+    row = json.loads(res.output)["rows"][0]
+    assert row["verdict"] == "error" and row["exit_code"] == 2, res.output
+    assert "python -m dpaudit.library.envs build smartnoise-sql" in row["record"]["first"]["message"]
+    assert list(tmp_path.iterdir()) == []  # nothing was built
+
+
+def test_a_missing_environment_is_built_on_first_use_with_a_progress_line(tmp_path, monkeypatch, capsys):
+    """An environment row whose environment does not exist yet: the resolver builds it (here a
+    venv with the base interpreter's NumPy and no requirements, about a second), saying so on
+    stderr, then the row's mechanism draws in it."""
+    import subprocess
+
+    from dpaudit.library import entry as library_entry
+    from dpaudit.library.entry import Budget, Entry, Guarantee, resolve_mechanism
+    from dpaudit.library.envs import resolve_entry
+
+    if subprocess.run([getattr(sys, "_base_executable", sys.executable), "-c", "import numpy"],
+                      capture_output=True).returncode != 0:
+        pytest.skip("the base interpreter has no NumPy for a --system-site-packages venv")
+    probe = LibraryEnv("probe-entry", python=sys.executable, system_site_packages=True, lock=False,
+                       path=tmp_path / "probe-entry")
+    monkeypatch.setitem(ENVS, "probe-entry", probe)
+    monkeypatch.setitem(library_entry._ENV_RESOLVERS, "probe-entry", resolve_entry)
+    target = tmp_path / "probe_target.py"
+    target.write_text("from dpaudit.library.envs import get_env\n"
+                      "MECH = get_env('probe-entry').mechanism('protocol_check:laplace_count', scale=1.0)\n")
+    e = Entry("Probe", "probe", f"{target}:MECH", "a Laplace count in a probe environment",
+              Guarantee(1.0, 0.0, "add-remove", "records in [0, 1]", "test"), budget=Budget(samples=10, trials=1, seed=1),
+              env="probe-entry", row_key="probe.laplace_count")
+    try:
+        mech = resolve_mechanism(e)
+        err = capsys.readouterr().err
+        assert "[dpaudit env probe-entry]" in err and "not built yet: building" in err and "ready in" in err
+        assert probe.exists()
+        out = mech.sample([[0.0], [1.0]], 4, np.random.default_rng(0))
+        assert out.shape == (4, 1) and probe.client().hello["executable"].startswith(str(tmp_path / "probe-entry"))
+        resolve_mechanism(e)  # built: no second build, no progress line
+        assert "building" not in capsys.readouterr().err
+    finally:
+        probe.close()

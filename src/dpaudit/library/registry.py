@@ -71,8 +71,20 @@ _ENV_ENTRIES = _env_entries()
 
 LIBRARIES: dict[str, LibraryInfo] = {m.LIBRARY.name: m.LIBRARY for m in _MODULES.values()}
 """Every library of the table by name (environment libraries added from their rows)."""
+
+def _env_library(entry: Entry) -> LibraryInfo:
+    """A library environment's :class:`LibraryInfo`: its distribution is the environment's first
+    declared one (``tmlt.analytics``, ``jax-privacy``), its install line the environment's pins."""
+    try:
+        env = importlib.import_module(f"{__package__}.envs").get_env(entry.env)
+        dist, install = (env.distributions[0] if env.distributions else entry.env), " ".join(env.requirements)
+    except (ImportError, KeyError):
+        dist, install = entry.library.lower().replace(" ", "-"), ""
+    return LibraryInfo(entry.library, dist, env=entry.env, install=install)
+
+
 for _e in _ENV_ENTRIES:
-    LIBRARIES.setdefault(_e.library, LibraryInfo(_e.library, _e.library.lower().replace(" ", "-"), env=_e.env))
+    LIBRARIES.setdefault(_e.library, _env_library(_e))
 
 REGISTRY: tuple[Entry, ...] = tuple(e for m in _MODULES.values() for e in m.ENTRIES) + _ENV_ENTRIES
 """Every entry of the table, in the order it is printed (library by library)."""
@@ -166,8 +178,9 @@ def library_version(library: str) -> str:
             versions = env.versions() if env.exists() else {}
         except Exception:  # noqa: BLE001 - an environment that cannot say is "not built"
             versions = {}
+        norm = info.distribution.lower().replace("_", "-")
         found = next((v for k, v in versions.items() if v and k.lower() != "python"
-                      and k.lower().replace("_", "-") == info.distribution), None)
+                      and k.lower().replace("_", "-") == norm), None)
         return found or "not built"
     try:
         return importlib.metadata.version(PACKAGES.get(library, library))

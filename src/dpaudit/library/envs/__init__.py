@@ -32,7 +32,8 @@ from .mechanism import EnvMechanism
 
 __all__ = [
     "ENVS", "EnvCreationError", "EnvMechanism", "LibraryCallError", "LibraryEnv", "WorkerClient",
-    "WorkerCrashedError", "WorkerError", "WorkerProtocolError", "WorkerTimeoutError", "envs_dir", "get_env",
+    "WorkerCrashedError", "WorkerError", "WorkerProtocolError", "WorkerTimeoutError", "EnvNotBuiltError",
+    "build_command", "envs_dir", "get_env", "resolve_entry",
 ]
 
 _JAVA_HOME = "/usr/lib/jvm/java-17-openjdk-amd64"
@@ -93,3 +94,75 @@ def get_env(name: str) -> LibraryEnv:
         return ENVS[name]
     except KeyError:
         raise KeyError(f"no library environment {name!r}; known: {', '.join(sorted(ENVS))}") from None
+
+
+class EnvNotBuiltError(EnvCreationError):
+    """A row's environment is not built and building it was refused (``DPAUDIT_BUILD_ENVS=0``);
+    the message names the exact command that builds it."""
+
+
+def build_command(name: str) -> str:
+    """The command that builds environment ``name`` (and prints one line per step)."""
+    return f"python -m dpaudit.library.envs build {name}"
+
+
+def resolve_entry(entry):
+    """The mechanism of a table row whose ``Entry.env`` is a library environment: the row's
+    :class:`EnvMechanism` (``Entry.target``, a ``dpaudit.library.envs.catalogue`` attribute), with
+    its environment built first when missing.
+
+    This is the resolver :func:`dpaudit.library.entry.register_env_resolver` holds for every
+    environment of :data:`ENVS`, so ``dpaudit library audit "SmartNoise SQL"`` runs the rows in
+    their own environment. A missing environment is built on first use with one progress line per
+    step on stderr (``[dpaudit env NAME] ...``: a few minutes, what pip downloads); with
+    ``DPAUDIT_BUILD_ENVS=0`` it is not built and :class:`EnvNotBuiltError` names the command that
+    builds it (:func:`build_command`).
+
+    Parameters
+    ----------
+    entry : dpaudit.library.entry.Entry
+        With ``env`` a key of :data:`ENVS` and ``target`` ``"module:attribute"``.
+
+    Returns
+    -------
+    Mechanism
+        The proxy; its worker starts at the first sample.
+
+    Raises
+    ------
+    KeyError
+        If ``entry.env`` is not a known environment.
+    EnvNotBuiltError, EnvCreationError
+        If the environment is missing and may not be built, or its build fails (pip's output tail).
+    dpaudit.errors.DPAuditError
+        If the target cannot be loaded.
+    """
+    import os
+    import sys
+
+    env = get_env(entry.env)
+    if not env.exists():
+        if os.environ.get("DPAUDIT_BUILD_ENVS", "1").strip().lower() in ("0", "no", "false"):
+            raise EnvNotBuiltError(
+                f"environment {env.name!r} is not built (DPAUDIT_BUILD_ENVS=0); build it with: "
+                f"{build_command(env.name)}")
+        source = (f"pip install -r {env.lock_file.name} (the recorded lock)" if env.lock and env.lock_file.exists()
+                  else "pip install " + " ".join(env.requirements))
+        print(f"[dpaudit env {env.name}] row {entry.key} runs in its own environment, not built yet: building "
+              f"{env.root} now with Python {env.python} and {source} (a few minutes, once; "
+              f"the same as `{build_command(env.name)}`)", file=sys.stderr, flush=True)
+        env.ensure(quiet=False)
+    from ...audit.targets import load_target
+
+    mech, _ = load_target(entry.target)
+    return mech
+
+
+def _register_resolvers() -> None:
+    from ..entry import register_env_resolver
+
+    for _name in ENVS:
+        register_env_resolver(_name, resolve_entry)
+
+
+_register_resolvers()
