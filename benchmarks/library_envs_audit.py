@@ -13,6 +13,7 @@ are cached in ``benchmarks/results/library_envs_audits.json`` and the table is w
     PYTHONPATH=src python benchmarks/library_envs_audit.py --entries smartnoise-sql.count --force
     PYTHONPATH=src python benchmarks/library_envs_audit.py --stages accountants   # TF Privacy / jax_privacy
     PYTHONPATH=src python benchmarks/library_envs_audit.py --write-only       # the page from the cache
+    PYTHONPATH=src python benchmarks/library_envs_audit.py --export           # records into dpaudit library's cache
 
 These rows are meant to join ``benchmarks/library_audit.py``'s registry (its ``Entry`` list, or the
 ``dpaudit library`` package that replaces it): every field is in :class:`dpaudit.library.envs.rows.EnvRow`.
@@ -440,6 +441,50 @@ def render(cache: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def export_records(cache: dict, target: Path | None = None) -> list[str]:
+    """Write this runner's row records into ``dpaudit library``'s cache (``benchmarks/results/
+    library_audits.json``), fingerprinted against the registry's entries, so ``dpaudit library
+    table`` shows them; a record whose budget or claim no longer matches its entry is left out
+    (the table shows ``not run`` until ``dpaudit library audit`` runs it). The adversarial screen's
+    result keeps what this runner recorded: the kinds that leaked or were rejected by name, the
+    others counted. Returns the keys written."""
+    from dpaudit.library import cache as lc
+    from dpaudit.library import registry
+
+    path = target or lc.default_cache()
+    written = []
+    for key, rec in sorted(cache.get("rows", {}).items()):
+        try:
+            entry = registry.find(key)
+        except KeyError:
+            continue
+        first = dict(rec.get("first") or {})
+        if rec.get("verdict") == "error" or first.get("samples") != entry.budget.samples:
+            continue
+        out = {"key": key, "fingerprint": registry.fingerprint(entry), "ran_at": rec.get("ran_at"),
+               "verdict": rec["verdict"], "env": rec.get("env"), "load": rec.get("load"),
+               "source": "benchmarks/library_envs_audit.py (one dpaudit test process per run, --adversarial)"}
+        adv = first.pop("adversarial", None)
+        out["first"] = first
+        if rec.get("confirm"):
+            out["confirm"] = {k: v for k, v in rec["confirm"].items() if k != "adversarial"}
+        if adv:
+            results = ([{"kind": k, "status": "leak", "detail": adv.get("details", {}).get(k, ""), "leak": None,
+                         "description": f"{k} in one record"} for k in adv.get("leaks", [])]
+                       + [{"kind": k, "status": "rejected", "detail": "the library raised", "leak": None,
+                           "description": f"{k} in one record"} for k in adv.get("rejected", [])])
+            others = int(adv.get("tried", 0)) - len(results)
+            results += [{"kind": f"other input {i + 1}", "status": "pass", "detail": "nothing certified", "leak": None,
+                         "description": "one of the screen's other inputs (recorded as a count)"} for i in range(others)]
+            from dpaudit.audit.adversarial import ADVERSARIAL_SAMPLES  # what `dpaudit test --adversarial` draws
+
+            out["adversarial"] = {"accepts": "the row's declared inputs (dpaudit test --adversarial)", "results": results,
+                                  "samples": ADVERSARIAL_SAMPLES}
+        lc.save_record(path, out)
+        written.append(key)
+    return written
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="print the rows and exit")
@@ -449,7 +494,12 @@ def main(argv=None) -> None:
     parser.add_argument("--stages", default="audit", help="audit, accountants, or both (comma-separated)")
     parser.add_argument("--write-only", action="store_true", help="rebuild the page from the cache")
     parser.add_argument("--timeout", type=float, default=5400)
+    parser.add_argument("--export", action="store_true", help="write the row records into dpaudit library's cache")
     args = parser.parse_args(argv)
+    if args.export:
+        keys = export_records(load_cache())
+        print(f"exported {len(keys)} records: {', '.join(keys)}")
+        return
     if args.list:
         for r in ROWS:
             print(f"{r.key:45s} {r.env:20s} {r.claim_text():35s} {r.samples:,} x {r.trials}")

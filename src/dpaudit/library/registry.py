@@ -157,7 +157,8 @@ POWER_NOTES = _merged("POWER_NOTES")
 POWER_SKIPPED: dict = {}
 """Rows with a planted twin whose power stage was left out on purpose: key -> why."""
 
-CAUSES = tuple(c for m in _MODULES.values() for c in getattr(m, "CAUSES", ()))
+CAUSES = tuple(c for m in _MODULES.values() for c in getattr(m, "CAUSES", ())) + (
+    tuple(getattr(importlib.import_module(f"{__package__}.envs.rows"), "CAUSES", ())) if _ENV_ENTRIES else ())
 """Every cause of the table, library by library (:mod:`dpaudit.library.findings`)."""
 
 FLOAT_CAUSES = _merged("FLOAT_CAUSES")

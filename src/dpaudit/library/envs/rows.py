@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["EnvRow", "ROWS", "row"]
+__all__ = ["CAUSES", "EnvRow", "ROWS", "row"]
 
 
 @dataclass(frozen=True)
@@ -408,3 +408,50 @@ ROWS += [
         notes="TensorFlow's global seed is set from the audit's rng once per batch (reproducible); one optimizer per "
               "batch, the model reset to w = 0 before each step"),
 ]
+
+
+def _causes() -> tuple:
+    """The causes of these rows' findings (:class:`dpaudit.library.entry.Cause`), one per issue a
+    maintainer would file; the registry adds them to the table's causes."""
+    from ..entry import Cause
+
+    return (
+        Cause("smartnoise-synth.dpcovariance-float-laplace", "SmartNoise Synth",
+              "DPcovariance.release adds Laplace noise drawn by inversion in float64 (q_lap) to each covariance and "
+              "returns the rounded sum: the low bits of a release tell which covariance it came from (Mironov 2012)",
+              "floating-point", rows=("smartnoise-synth.dp_covariance",),
+              prior="opendp/smartnoise-sdk#622 (Re:cord-play R1, patched) is another bug of the same function (the "
+                    "covariance of the uncensored data); this floating-point leak is the textbook attack on "
+                    "floating-point Laplace (Mironov, CCS 2012)",
+              searched="not searched in opendp/smartnoise-sdk's tracker from this machine: to do before filing",
+              reproducer="reproducers/envs/smartnoise_synth_dp_covariance.py",
+              note="D1's var(a) is 0.2 + noise, always a multiple of 2^-55 near 0; D0's is the noise itself: "
+                   "no epsilon holds for delta below P[S | D0] (0.00899 certified by the reproducer)"),
+        Cause("tensorflow-privacy.batch-size-divisor", "TensorFlow Privacy",
+              "DPKerasSGDOptimizer divides the noisy gradient sum by the batch's size (num_microbatches=None), so "
+              "the noise of the released model shrinks when an example is added; the epsilon "
+              "compute_dp_sgd_privacy_statement states for the configuration does not hold",
+              "library bug", rows=("tensorflow-privacy.dpsgd_step",),
+              prior="the same divisor in Opacus is meta-pytorch/opacus#571 (Re:cord-play R7); no TF Privacy report "
+                    "was found",
+              searched="not searched in tensorflow/privacy's tracker from this machine (no network beyond package "
+                       "registries): to do before filing",
+              reproducer="reproducers/envs/tensorflow_privacy_dpsgd_step.py",
+              note="with the batch fixed and public (the statement's batch_size) the claim is about another "
+                   "mechanism; under add-or-remove-one adjacency, which the statement names, the batch of the whole "
+                   "dataset changes size"),
+        Cause("tensorflow-privacy.nonfinite-features", "TensorFlow Privacy",
+              "One example with a NaN, infinite or float32-overflowing feature makes the released model NaN "
+              "(tf.clip_by_global_norm sets every entry to NaN on a non-finite norm)",
+              "library bug",
+              adversarial=tuple(("tensorflow-privacy.dpsgd_step", kind)
+                                for kind in ("nan", "+inf", "-inf", "max-double", "-max-double")),
+              prior="Re:cord-play (PoPETs 2026) maps its NaN example (the dp-recorder artifact's "
+                    "tests/test_nan_injection.py) to Opacus, diffprivlib, SmartNoise Synth and others, not to TF Privacy",
+              searched="not searched in tensorflow/privacy's tracker from this machine: to do before filing",
+              reproducer="reproducers/envs/tensorflow_privacy_dpsgd_step_nan.py"),
+    )
+
+
+CAUSES = _causes()
+"""The causes of the findings of these rows (see :func:`_causes`)."""
