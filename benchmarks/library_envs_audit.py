@@ -271,6 +271,47 @@ def _adv(rec: dict) -> str:
     return "; ".join(parts)
 
 
+def count_section() -> list[str]:
+    """The count of every library audited, in dpaudit's process and in environments: rows, verdicts
+    and findings by cause, from ``dpaudit library``'s registry and cache (``docs/library_audits.md``)."""
+    from dpaudit.library import cache as lc
+    from dpaudit.library import findings, registry
+    from dpaudit.library.table import fresh_records, summary_verdict
+
+    fresh = fresh_records(registry.REGISTRY, lc.load(lc.default_cache()))
+    libs = list(dict.fromkeys(e.library for e in registry.REGISTRY))
+    env_libs = [lib for lib in libs if registry.LIBRARIES[lib].env]
+    kinds = ("pass", "pass, leak on adversarial input", "violation", "floating-point leak", "unconfirmed",
+             "inconclusive", "error", "not auditable", "not run")
+    total = {k: 0 for k in kinds}
+    lines = ["## The count", "",
+             f"`dpaudit library` audits {len(libs)} libraries, {len(registry.REGISTRY)} rows: {len(libs) - len(env_libs)} "
+             f"in dpaudit's own environment ({', '.join(lib for lib in libs if lib not in env_libs)}) and "
+             f"{len(env_libs)} each in an environment of its own ({', '.join(env_libs)}). Verdicts from the "
+             "cached records (`benchmarks/results/library_audits.json`; a record of another budget or version "
+             "counts as not run); one library's rows are rerun with the command in the last column.", "",
+             "| library | environment | rows | " + " | ".join(kinds) + " | causes of findings | command |",
+             "|---|---|---:|" + "---:|" * len(kinds) + "---:|---|"]
+    for lib in libs:
+        entries = [e for e in registry.REGISTRY if e.library == lib]
+        verdicts = [summary_verdict(fresh.get(e.key)) for e in entries]
+        counts = {k: verdicts.count(k) for k in kinds}
+        for k in kinds:
+            total[k] += counts[k]
+        causes = {c.id for c in findings.CAUSES if c.library == lib}
+        env = registry.LIBRARIES[lib].env or "dpaudit's"
+        lines.append(f"| {lib} | {env} | {len(entries)} | " + " | ".join(str(counts[k]) for k in kinds)
+                     + f" | {len(causes)} | `dpaudit library audit {registry.LIBRARIES[lib].distribution}` |")
+    lines.append(f"| all | | {len(registry.REGISTRY)} | " + " | ".join(str(total[k]) for k in kinds)
+                 + f" | {len({c.id for c in findings.CAUSES})} | `dpaudit library audit all` |")
+    lines += ["", "The rows of the environments, each verdict with the command that gives it (the runner adds "
+              "`--adversarial`; `dpaudit library audit LIB ROW` runs the same audit):", ""]
+    for e in registry.REGISTRY:
+        if e.env:
+            lines.append(f"* `{e.key}` ({e.env}): {summary_verdict(fresh.get(e.key))}: `{' '.join(e.command())}`")
+    return lines
+
+
 def render(cache: dict) -> str:
     libs = []
     for r in ROWS:
@@ -309,6 +350,19 @@ def render(cache: dict) -> str:
         "exception type, message and traceback; a `MechanismError`, so the adversarial screen counts it as a "
         "rejected input). A library's own accountant or claim is read with `get_env(NAME).call('module:function', "
         "**kwargs)`.",
+        "",
+        "With `dpaudit library`. Every row here is also an entry of `dpaudit.library.registry` (`Entry.env` set to "
+        "its environment; `dpaudit.library.envs.resolve_entry` is the resolver registered for every environment), "
+        "so `dpaudit library list`, `dpaudit library audit LIB [ROW ...]` and `dpaudit library table` "
+        "(`docs/library_audits.md`) treat them as the in-process rows: `dpaudit library audit smartnoise-sql count` "
+        "runs the COUNT row in the `smartnoise-sql` environment. An environment that is not built is built on first "
+        "use, with one line per step on stderr (`[dpaudit env NAME] ... not built yet: building ...`, then `ready in "
+        "N s`; 142 s for smartnoise-sql from its lock here, at load average 20); with `DPAUDIT_BUILD_ENVS=0` it is "
+        "not, and the row's error names the command that builds it: `python -m dpaudit.library.envs build NAME` "
+        "(`python -m dpaudit.library.envs list` shows which are built). The records of this runner join that "
+        "table's cache with `--export`.",
+        "",
+        *count_section(),
         "",
         "Adding a library: an entry in `dpaudit.library.envs.ENVS` (pinned requirements, the distributions to "
         "report), a worker-side module in `src/dpaudit/library/targets/`, rows in `dpaudit.library.envs.rows`; "

@@ -383,3 +383,15 @@ def test_a_missing_environment_is_built_on_first_use_with_a_progress_line(tmp_pa
         assert "building" not in capsys.readouterr().err
     finally:
         probe.close()
+
+
+def test_the_page_counts_every_library_of_the_registry():
+    """docs/library_envs.md's count is the registry's (regenerate with ``--write-only`` when rows change)."""
+    from dpaudit.library import registry
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "library_envs.md").read_text()
+    libs = {e.library for e in registry.REGISTRY}
+    assert len(libs) >= 8
+    assert f"`dpaudit library` audits {len(libs)} libraries, {len(registry.REGISTRY)} rows" in page
+    for r in ROWS:
+        assert f"* `{r.key}` ({r.env}): " in page, r.key
