@@ -47,3 +47,23 @@ def test_smartnoise_sqls_own_cost_is_the_rows_claim():
         query = r.target.split(":")[1]
         eps, delta = env.call("smartnoise_sql:privacy_cost", query=query, **dict(r.kwargs))
         assert (eps, delta) == (r.epsilon, r.delta), r.key
+
+
+@pytest.mark.slow
+def test_dpaudit_library_audit_runs_an_environment_row_in_its_environment():
+    """``dpaudit library audit smartnoise-sql count`` at a small budget, through the registry's
+    resolver and the worker (about 30 s with the environment built)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from dpaudit.cli.app import app
+
+    env = _built("smartnoise-sql")
+    res = CliRunner().invoke(app, ["library", "audit", "smartnoise-sql", "count", "--samples", "300", "--json"])
+    row = json.loads(res.output)["rows"][0]
+    # SmartNoise SQL samples through OpenDP's system randomness (not seedable): the verdict is not
+    # asserted, only that the row ran to a verdict, at this budget, in its environment's interpreter
+    assert row["key"] == "smartnoise-sql.count" and row["verdict"] not in ("error", "not run"), res.output
+    assert row["record"]["first"]["samples"] == 300 and row["exit_code"] in (0, 1, 3, 5)
+    assert env.client().hello["executable"].startswith(str(env.root))
