@@ -284,7 +284,10 @@ ROWS += [
         samples=5000, trials=1,
         notes="DPcovariance draws from NumPy's global generator, seeded from the audit's rng once per batch; "
               "budget 5,000 x 1 for CPU time (a release builds two DataFrames and a DPcovariance, about 10 to 20 ms "
-              "each on the loaded 2-core machine); the set of the reproducer holds about 1.3% of D0's outputs"),
+              "each on the loaded 2-core machine); the set of the reproducer holds about 1.3% of D0's outputs. The "
+              "adversarial screen has no power here: dpaudit.audit.adversarial.adversarial_pairs builds one-record "
+              "pairs whatever the relation's size (5), DPcovariance's np.cov of one record is NaN, so every output "
+              "is NaN on both sides and its 'no leak' says nothing"),
 ]
 
 # ---------------------------------------------------------------------------------------------
