@@ -68,7 +68,7 @@ def test_a_violation_counts_only_when_the_second_run_agrees(monkeypatch):
             return runner.RowRun({"outcome": outcomes[len(runs) - 1], "seconds": 0.0, "seed": seed or e.budget.seed})
         return run_row
 
-    monkeypatch.setattr(stages, "leak_from_run", lambda e, run, beta, **kw: {"source": "run", "seconds": 0.0})
+    monkeypatch.setattr(stages, "leak_from_run", lambda e, run, beta, **_: {"source": "run", "seconds": 0.0})
     monkeypatch.setattr(runner, "run_row", fake(["floating-point leak", "floating-point leak"]))
     rec = runner.audit_entry(entry, confirm=True)
     assert rec["verdict"] == "floating-point leak" and rec["leak_size"]["source"] == "run"

@@ -172,7 +172,7 @@ def test_audit_runs_a_row_as_dpaudit_test_does_and_sizes_its_leak_on_that_run(tm
     assert lc.load(cache)["diffprivlib.laplace"]["verdict"] == "floating-point leak"
     test = subprocess.run([sys.executable, "-m", "dpaudit", *rec["first"]["command"].split()[1:], "--json", "--quiet",
                            "--processes", "1"], capture_output=True, text=True, cwd=ROOT, check=False)
-    assert test.returncode == 5, test.stderr[-500:]  # a floating-point leak alone exits 5 (issue 44)
+    assert test.returncode == 5, test.stderr[-500:]
     ev = json.loads(test.stdout)["evidence"]
     assert ev["epsilon_lower_bound"] == pytest.approx(rec["first"]["epsilon_lower_bound"], rel=1e-12)
     assert ev["pair"]["d0"] == rec["first"]["witness"]["d0"] and ev["pair"]["d1"] == rec["first"]["witness"]["d1"]
@@ -322,3 +322,41 @@ def test_search_witnesses_are_findings_the_baseline_can_accept():
     tri = lb.triage(ids, {"diffprivlib.nanmean@search:limits", "diffprivlib.nanmean@search:dtypes"},
                     ran={"diffprivlib.nanmean": {"audit", "search"}})
     assert tri.new == ("diffprivlib.nanmean@search:specials",) and tri.gone == ("diffprivlib.nanmean@search:dtypes",)
+
+
+def test_the_staged_screen_s_leaks_are_findings_by_where_they_came_from():
+    """A leak of the fixed adversarial list (one value, or a pair the target declares) is ROW@KIND, one the
+    search built (a Hypothesis draw or a seed example such as "3 x nan") ROW@search:FAMILY; the families'
+    pass lines are not findings; records without ``source`` are read by the kind's form."""
+    from dpaudit.library import stages
+
+    results = [
+        {"kind": "nan", "status": "leak", "family": "specials", "source": "fixed list"},
+        {"kind": "over-contributions", "status": "leak", "family": "specials", "source": "fixed list"},
+        {"kind": "3 x nan", "status": "leak", "family": "specials", "source": "search"},
+        {"kind": "limits", "status": "leak", "family": "limits", "source": "search"},
+        {"kind": "limits", "status": "leak", "family": "limits", "source": "search"},
+        {"kind": "specials", "status": "pass", "family": "specials"},
+        {"kind": "dtypes", "status": "pass", "family": "dtypes"}]
+    rec = {"verdict": "pass", "adversarial": {"search": {"pairs_tried": 96, "families": ["specials", "limits"],
+                                                         "rejected": 3}, "results": results}}
+    expected = ["diffprivlib.nanmean@nan", "diffprivlib.nanmean@over-contributions",
+                "diffprivlib.nanmean@search:specials", "diffprivlib.nanmean@search:limits"]
+    assert findings.finding_ids("diffprivlib.nanmean", rec) == expected
+    unsourced = [{k: v for k, v in r.items() if k != "source"} for r in results]
+    assert findings.finding_ids("diffprivlib.nanmean", {"adversarial": {"results": unsourced}}) == expected
+    words = stages.adversarial_words(rec)
+    assert words.startswith("96 pairs searched (specials, limits); 3 rejected") and "search:limits" in words
+    assert table.summary_verdict(rec) == table.PASS_ADVERSARIAL
+    assert stages.adversarial_words({"adversarial": {"results": [], "not_searched": "a labelled relation"}}) == (
+        "not searched: a labelled relation")
+
+
+def test_the_adversarial_stage_is_the_staged_screen_and_finds_the_int64_wraparound_blind():
+    """diffprivlib.sum's row, through the stage the table runs (dpaudit.audit.adversarial.screen_stage): the
+    search builds bounds near the int64 limit on its own and certifies the wrap-around (seeded: deterministic)."""
+    from dpaudit.library import stages
+
+    stage = stages.adversarial_stage(registry.find("diffprivlib.sum"), budget=20)
+    assert "search" in stage and stage["beta"] == 0.01
+    assert "diffprivlib.sum@search:limits" in findings.finding_ids("diffprivlib.sum", {"adversarial": stage})

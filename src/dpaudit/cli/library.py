@@ -101,8 +101,9 @@ def audit_cmd(
                                                "diffprivlib.laplace; mean* matches a prefix). Default: every row of "
                                                "the library."),
     stages: str = typer.Option("audit", "--stages", help="Comma-separated: audit (always; each finding's leak size "
-                               "comes from the run's own outputs), adversarial (the adversarial-input screen), search "
-                               "(the input-space search, when installed), power (the planted twin of a pass), "
+                               "comes from the run's own outputs), adversarial or search (one stage, as dpaudit test "
+                               "--adversarial: the fixed adversarial list, then the input-space search), power (the "
+                               "planted twin of a pass), "
                                "accountants (Opacus's accountants); or all."),
     confirm: bool = typer.Option(False, "--confirm", help="Run each violation again (next seed, twice the samples) and "
                                  "call it unconfirmed when that run disagrees (the table's rule)."),
@@ -130,8 +131,8 @@ def audit_cmd(
     """Audit a library's rows as `dpaudit test` does, one process, and sort the findings.
 
     Every column of a row comes from this run: the verdict, the epsilon lower bound and the leak size
-    of a finding (sized on the run's own outputs). Findings are named by id (ROW, or ROW@INPUT for an
-    adversarial-input leak) and grouped by cause; with --baseline only new ones fail the run.
+    of a finding (sized on the run's own outputs). Findings are named by id (ROW; ROW@INPUT for a leak
+    on an input of the fixed adversarial list; ROW@search:FAMILY for one the input-space search built) and grouped by cause; with --baseline only new ones fail the run.
 
     Examples:
 
@@ -185,7 +186,7 @@ def audit_cmd(
                           leak_samples=leak_samples, on_trial_end=trial_log, log=log)
         if write_cache:
             rec = lc.save_record(cache_path, rec)
-        ran[e.key] = {"audit"} | ({"adversarial", "search"} & set(chosen_stages))
+        ran[e.key] = {"audit"} | ({"adversarial", "search"} if {"adversarial", "search"} & set(chosen_stages) else set())
         findings = finding_ids(e.key, rec)
         first = rec.get("first") or {}
         results.append({"key": e.key, "verdict": summary_verdict(rec), "exit_code": first.get("exit_code"),

@@ -3,7 +3,7 @@
 A *finding* is one thing a row's run shows: the audit's own verdict (a violation, a floating-point
 leak, an error), a leak the adversarial stage certified on one input kind, or a witness the
 input-space search certified. Its id is ``ROW`` for the audit's finding (``diffprivlib.laplace``),
-``ROW@KIND`` for an adversarial leak (``diffprivlib.mean@nan``) and ``ROW@search:CLASS`` for a
+``ROW@KIND`` for an adversarial leak (``diffprivlib.mean@nan``) and ``ROW@search:FAMILY`` for a
 search witness. Rows that show one bug (the same code path under two relations, every
 mechanism that adds float noise the same way) share one :class:`~dpaudit.library.entry.Cause`
 (:data:`CAUSES`, declared with each library's rows), which is what a maintainer files; a baseline
@@ -61,7 +61,7 @@ def float_cause(entry: Entry) -> str:
 def finding_ids(key: str, record: dict | None) -> list[str]:
     """The findings of one row's record: ``[key]`` when the audit's verdict is a finding, plus
     ``key@kind`` for every adversarial input kind whose leak was certified, and
-    ``key@search:CLASS`` for every input class in which the input-space search certified a witness.
+    ``key@search:FAMILY`` for every search family (specials, columns, limits, dtypes) in which the input-space search itself certified a leak.
 
     Parameters
     ----------
@@ -77,11 +77,10 @@ def finding_ids(key: str, record: dict | None) -> list[str]:
     if not record:
         return []
     out = [key] if record.get("verdict") in FINDING_VERDICTS else []
-    adv = record.get("adversarial") or {}
-    out += [f"{key}@{r['kind']}" for r in adv.get("results", ()) if r.get("status") == "leak"]
-    search = record.get("search") or {}
-    out += list(dict.fromkeys(f"{key}@search:{w.get('input_class') or w.get('family') or 'input'}"
-                              for w in search.get("witnesses", ())))
+    from .stages import adversarial_leaks, search_leaks
+
+    out += [f"{key}@{kind.replace(' ', '_')}" for kind in adversarial_leaks(record)]
+    out += list(dict.fromkeys(f"{key}@search:{r['family']}" for r in search_leaks(record)))
     return out
 
 

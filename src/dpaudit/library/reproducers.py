@@ -31,7 +31,9 @@ from pathlib import Path
 
 __all__ = ["FreshRun", "Script", "check", "install_line", "pins_needed", "run_fresh", "scripts"]
 
-_INSTALL = re.compile(r"^\s*pip install (?P<args>\S.*)$", re.M)
+_INSTALL = re.compile(r"(?:^\s*|``)pip install (?P<args>[^`\n]*[^`\s])", re.M)
+"""An install line: on a line of its own, or inline as ````pip install ...```` (the input-space search's
+reproducers)."""
 
 
 def install_line(text: str) -> str | None:

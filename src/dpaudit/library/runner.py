@@ -47,7 +47,7 @@ def classify(exit_code: int | None, result: dict | None, not_auditable: str | No
     ----------
     exit_code : int or None
         Exit code of the audit as ``dpaudit test`` gives it (0 pass, 1 violation, 2 bad input or
-        failing mechanism, 3 inconclusive, 4 internal error, 5 floating-point leak alone; cached rows
+        failing mechanism, 3 inconclusive, 4 internal error, 5 floating-point leak alone; records
         written before issue 44 have 1 for it); None when the entry was not run.
     result : dict or None
         Its JSON result; the ``violation_kind`` field (``"floating-point"`` or
@@ -306,17 +306,10 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
             if second["outcome"] != first["outcome"]:
                 record["verdict"] = "unconfirmed"
             log(f"confirmation run: {second['outcome']} ({second['seconds']:.0f} s)")
-    if "adversarial" in stages:
-        record["adversarial"] = st.adversarial_stage(entry, beta=beta, float_grids=record["verdict"] != "floating-point leak",
+    if "adversarial" in stages or "search" in stages:  # one stage: the fixed list, then the search
+        record["adversarial"] = st.adversarial_stage(entry, beta=beta,
                                                      mechanism=run.mechanism.inner if run.mechanism else None)
-        log(f"adversarial: {st.adversarial_words(record)}")
-    if "search" in stages:
-        found = st.input_space_stage(entry, beta=beta, mechanism=run.mechanism.inner if run.mechanism else None)
-        if found is not None:
-            record["search"] = found
-            log(f"input-space search: {found.get('summary', '')}")
-        else:
-            log("input-space search: not run (dpaudit.search.input_space is not installed)")
+        log(f"adversarial inputs and input-space search: {st.adversarial_words(record)}")
     if "power" in stages and record["verdict"] == "pass":
         power = st.power_stage(entry, run_row=run_row, processes=processes, beta=beta)
         if power is not None:

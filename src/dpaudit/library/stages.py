@@ -25,11 +25,12 @@ and counted on the other).
 
 Adversarial inputs and the input-space search
 ---------------------------------------------
-:func:`adversarial_stage` runs :func:`dpaudit.audit.adversarial.screen` (the inputs the target
-declares, one special value at a time). :func:`input_space_stage` is the call site of the
-Hypothesis search of the input space (``dpaudit.search.input_space.search``: several special
-values together, per-record argument columns, integer limits, dtypes), run when that module is
-installed; its certified witnesses are stored with the row. Each stage spends its own beta.
+:func:`adversarial_stage` runs :func:`dpaudit.audit.adversarial.screen_stage`, the adversarial stage
+of ``dpaudit test --adversarial``: the fixed adversarial list (one special value at a time) first, then
+the Hypothesis search of the input space the target declares (several special values together,
+per-record argument columns, bounds at the type limits, dtypes), every candidate certified on fresh
+outputs, all statements together at the stage's beta. A leak of the fixed list is the finding
+``ROW@KIND`` (``diffprivlib.mean@nan``); one the search itself built is ``ROW@search:FAMILY``.
 
 Power
 -----
@@ -47,7 +48,7 @@ import numpy as np
 from .entry import Entry, resolve_mechanism
 
 __all__ = ["ADVERSARIAL_SAMPLES", "LEAK_SAMPLES", "STAGES", "STRUCTURAL_SAMPLES", "adversarial_leaks",
-           "adversarial_stage", "adversarial_words", "input_space_stage", "leak_from_run", "leak_words",
+           "adversarial_stage", "adversarial_words", "input_space_stage", "search_leaks", "leak_from_run", "leak_words",
            "pair_outputs", "planted_target", "power_budget_note", "power_stage"]
 
 STAGES = ("audit", "adversarial", "search", "power", "accountants")
@@ -65,7 +66,8 @@ ADVERSARIAL_SAMPLES = 1000
 """Outputs per dataset per adversarial input (:func:`dpaudit.audit.adversarial.screen`)."""
 
 SEARCH_BUDGET = 40
-"""Pairs the input-space search generates per hunt (its ``budget``)."""
+"""Pairs the input-space search generates per hunt (its ``budget``; ``dpaudit test --adversarial`` uses
+:data:`dpaudit.audit.adversarial.SEARCH_BUDGET`)."""
 
 
 def _dataset(records, dim: int) -> np.ndarray:
@@ -209,80 +211,169 @@ def leak_words(leak: dict | None) -> str:
 
 
 def adversarial_stage(entry: Entry, *, samples: int = ADVERSARIAL_SAMPLES, beta: float = 0.01,
-                      float_grids: bool = True, mechanism=None) -> dict:
-    """Run the adversarial-values screen on ``entry``'s target (:func:`dpaudit.audit.adversarial.screen`).
+                      float_grids: bool = True, mechanism=None, budget: int = SEARCH_BUDGET) -> dict:
+    """The adversarial stage of a row: :func:`dpaudit.audit.adversarial.screen_stage`, as ``dpaudit test
+    --adversarial`` runs it (the fixed adversarial list first, then the Hypothesis search of the input
+    space the target declares: several special values together, per-record argument columns, bounds at
+    the type limits, dtypes), every certified statement at ``beta`` together.
+
+    Parameters
+    ----------
+    entry : Entry
+    samples : int
+        Fresh outputs per dataset for each certification.
+    beta : float
+        The stage's failure probability.
+    float_grids : bool
+        Ignored (kept for callers of the one-value-at-a-time screen): the staged screen leaves float
+        grids to the trials.
+    mechanism : Mechanism, optional
+        The row's resolved target (default: :func:`~dpaudit.library.entry.resolve_mechanism`).
+    budget : int
+        Pairs Hypothesis generates per hunt.
 
     Returns
     -------
     dict
-        ``samples``, ``seconds``, ``accepts`` (the target's declared note) and ``results`` (one
-        :class:`dpaudit.audit.adversarial.ScreenResult` dict per input tried).
+        :func:`~dpaudit.audit.adversarial.screen_stage`'s dict (``beta``, ``samples``, ``accepts``,
+        ``seconds``, ``results``: one per certified candidate, then one ``pass`` line per family,
+        ``search``), or, when the target cannot be searched (e.g. a structured relation), ``results``
+        empty and ``not_searched`` with the reason.
     """
-    from ..audit.adversarial import screen
+    from ..audit.adversarial import screen_stage
 
+    del float_grids
     mech = mechanism if mechanism is not None else resolve_mechanism(entry)
     g = entry.guarantee
+    relation = getattr(mech, "neighbouring", None)
     t0 = time.perf_counter()
-    results = screen(mech, epsilon=g.epsilon, delta=g.delta, samples=samples, beta=beta, seed=entry.budget.seed,
-                     float_grids=float_grids)
-    accepts = getattr(mech, "accepts", None)
-    return {"samples": samples, "seconds": round(time.perf_counter() - t0, 1),
-            "accepts": getattr(accepts, "note", "") or "every kind (no declaration)",
-            "results": [r.to_dict() for r in results]}
+    _warm_up(mech)
+    try:
+        stage = screen_stage(mech, relation, epsilon=g.epsilon, delta=g.delta, beta=beta, seed=entry.budget.seed,
+                             samples=samples, budget=budget)
+    except ValueError as exc:  # a relation or declaration the search does not handle: said, not hidden
+        accepts = getattr(mech, "accepts", None)
+        return {"beta": float(beta), "samples": int(samples), "seconds": round(time.perf_counter() - t0, 1),
+                "accepts": getattr(accepts, "note", "") or "every kind (no declaration)", "results": [],
+                "not_searched": str(exc)}
+    fixed = _fixed_kinds(mech, relation)
+    for r in stage["results"]:
+        if r.get("family"):
+            r["source"] = "fixed list" if r["kind"] in fixed else "search"
+    return stage
+
+
+def _fixed_kinds(mech, relation) -> set:
+    """The kinds of the fixed adversarial list for ``mech`` (:func:`dpaudit.search.adversarial.adversarial_pairs`:
+    the adversarial values it accepts and the pairs it declares); a certified candidate of another kind was
+    built by the search (a Hypothesis draw or one of its seed examples such as ``"3 x nan"``)."""
+    from ..search.adversarial import AcceptedInputs, adversarial_pairs
+
+    try:
+        accepts = getattr(mech, "accepts", None) or AcceptedInputs()
+        return {p.kind for p in adversarial_pairs(relation, accepts)}
+    except (ValueError, TypeError):
+        return set()
+
+
+def _warm_up(mech) -> None:
+    """Call ``mech`` once on its first witness pair's D0, outside the search's per-pair time limit: a
+    target whose first call imports a framework (Opacus: torch) would otherwise have that import cut
+    by the limit's SIGALRM, leaving the framework half-registered and every later pair rejected."""
+    pairs = getattr(mech, "witness_pairs", ()) or ()
+    if not pairs:
+        return
+    try:
+        d0 = pairs[0][0]
+        mech.sample(d0, 1, np.random.default_rng(0))
+    except Exception:  # noqa: BLE001 - the search reports what the target does on its own inputs
+        pass
+
+
+def _search_family(r: dict) -> str | None:
+    """The search family of a leak found by the search itself (``None`` for a pair of the fixed list,
+    whose ``kind`` is one adversarial value such as ``"nan"`` or a pair the target declares). Records
+    written by :func:`adversarial_stage` say which (``source``); for others, a kind that names a family or
+    holds a space (the search's seed examples, ``"3 x nan"``) is the search's."""
+    from ..search.input_space import FAMILIES
+
+    if not r.get("family"):
+        return None
+    if "source" in r:
+        return r["family"] if r["source"] == "search" else None
+    return r["family"] if (r["kind"] in FAMILIES or " " in r["kind"]) else None
 
 
 def adversarial_leaks(rec: dict | None) -> list[str]:
-    """The adversarial input kinds (``"nan"``, ...) on which ``rec``'s screen certified a leak."""
+    """The fixed-list adversarial kinds (``"nan"``, ...) on which ``rec``'s adversarial stage certified a
+    leak (one special value replacing an ordinary one); the search's own finds are :func:`search_leaks`."""
     adv = (rec or {}).get("adversarial") or {}
-    return [r["kind"] for r in adv.get("results", ()) if r["status"] == "leak"]
+    return list(dict.fromkeys(r["kind"] for r in adv.get("results", ())
+                              if r["status"] == "leak" and _search_family(r) is None))
+
+
+def search_leaks(rec: dict | None) -> list[dict]:
+    """The leaks the input-space search itself certified in ``rec`` (dicts with ``family``,
+    ``input_class``, ``description``, ``detail``, ``d0``, ``d1``), from the adversarial stage, or from
+    the ``search`` field of records written before the staged screen."""
+    rec = rec or {}
+    out = [r for r in (rec.get("adversarial") or {}).get("results", ())
+           if r["status"] == "leak" and _search_family(r) is not None]
+    out += [dict(w, family=w.get("family") or w.get("input_class") or "input")
+            for w in (rec.get("search") or {}).get("witnesses", ())]
+    return out
 
 
 def adversarial_words(rec: dict) -> str:
-    """The adversarial-inputs cell: how many inputs were tried, rejected, leaked."""
+    """The adversarial-inputs cell: what was tried (pairs searched, families), rejected, leaked."""
     adv = rec.get("adversarial")
     if not adv:
         return "not run"
+    if adv.get("not_searched"):
+        return f"not searched: {adv['not_searched']}"
     res = adv["results"]
-    ours = [r["kind"] for r in res if r["status"] == "not reached" or (
-        r["status"] == "rejected" and r["detail"].startswith("dpaudit's adapter"))]
-    rejected = [r["kind"] for r in res if r["status"] == "rejected" and r["kind"] not in ours]
-    leaks = [r["kind"] for r in res if r["status"] == "leak"]
-    parts = [f"{len(res) - len(ours)} tried"]
-    if ours:
-        parts.append(f"not reached (the row's query raised): {', '.join(ours)}")
-    if rejected:
-        parts.append(f"rejected: {', '.join(rejected)}")
+    summary = adv.get("search")
+    if summary is None:  # a record of the one-value-at-a-time screen
+        ours = [r["kind"] for r in res if r["status"] == "not reached" or (
+            r["status"] == "rejected" and r["detail"].startswith("dpaudit's adapter"))]
+        rejected = [r["kind"] for r in res if r["status"] == "rejected" and r["kind"] not in ours]
+        leaks = [r["kind"] for r in res if r["status"] == "leak"]
+        parts = [f"{len(res) - len(ours)} tried"]
+        if ours:
+            parts.append(f"not reached (the row's query raised): {', '.join(ours)}")
+        if rejected:
+            parts.append(f"rejected: {', '.join(rejected)}")
+        parts.append(f"**leak**: {', '.join(leaks)}" if leaks else "no leak")
+        return "; ".join(parts)
+    parts = [f"{summary.get('pairs_tried', 0)} pairs searched ({', '.join(summary.get('families', ())) or 'no family'})"]
+    if summary.get("rejected"):
+        parts.append(f"{summary['rejected']} rejected by the library")
+    leaks = list(dict.fromkeys(adversarial_leaks(rec) + [f"search:{r['family']}" for r in search_leaks(rec)]))
     parts.append(f"**leak**: {', '.join(leaks)}" if leaks else "no leak")
     return "; ".join(parts)
 
 
 def input_space_stage(entry: Entry, *, beta: float = 0.01, mechanism=None, budget: int = SEARCH_BUDGET,
                       seed: int | None = None) -> dict | None:
-    """The call site of the input-space search (``dpaudit.search.input_space.search``) for a row.
-
-    The search generates datasets the target declares it accepts (several special values with
-    ordinary ones, per-record argument columns, bounds at the type limits, dtypes) with Hypothesis,
-    shrinks each failing pair and certifies it on fresh outputs at ``beta`` over all candidates.
+    """The input-space search alone (:func:`dpaudit.audit.input_space.search`) for a row, without the
+    fixed adversarial list; :func:`adversarial_stage` runs both and is what ``--stages search`` runs.
 
     Returns
     -------
-    dict or None
-        ``seconds``, ``summary`` (one line), ``witnesses`` (each certified witness as a dict) and
-        ``result`` (the search's JSON form); None when the search module is not installed.
+    dict
+        ``seconds``, ``summary`` (one line), ``witnesses`` (each certified leak as a dict) and
+        ``result`` (the search's JSON form).
     """
-    try:
-        from ..search import input_space
-    except ImportError:
-        return None
+    from ..audit.input_space import search
+
     mech = mechanism if mechanism is not None else resolve_mechanism(entry)
     g = entry.guarantee
     t0 = time.perf_counter()
-    res = input_space.search(mech, epsilon=g.epsilon, delta=g.delta, beta=beta, budget=budget,
-                             seed=entry.budget.seed if seed is None else seed)
-    witnesses = [w.to_dict() if hasattr(w, "to_dict") else {"text": str(w)} for w in getattr(res, "witnesses", ())]
+    res = search(mech, epsilon=g.epsilon, delta=g.delta, beta=beta, budget=budget, fixed=False,
+                 seed=entry.budget.seed if seed is None else seed)
+    witnesses = [w.to_dict() for w in res.witnesses]
     return {"seconds": round(time.perf_counter() - t0, 1), "witnesses": witnesses,
-            "summary": f"{len(witnesses)} certified witness(es)",
-            "result": res.to_dict() if hasattr(res, "to_dict") else None}
+            "summary": f"{len(witnesses)} certified witness(es)", "result": res.to_dict()}
 
 
 def planted_target(entry: Entry) -> str | None:

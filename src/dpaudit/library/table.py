@@ -21,7 +21,7 @@ from .findings import CAUSES, FINDING_VERDICTS, cause_of, finding_ids, float_cau
 from .registry import (ADVERSARIAL_RECORD, LEFT_OUT, LIBRARIES, NOTES, PACKAGES, POWER_NOTES, POWER_SKIPPED, RECORD,
                        fingerprint, library_version)
 from .runner import BETA, OUTCOMES
-from .stages import adversarial_leaks, adversarial_words, leak_words, planted_target, power_budget_note
+from .stages import _search_family, adversarial_leaks, adversarial_words, search_leaks, leak_words, planted_target, power_budget_note
 
 __all__ = ["NO_POWER", "PASS_ADVERSARIAL", "fresh_records", "render", "summary_verdict"]
 
@@ -47,7 +47,7 @@ def summary_verdict(rec: dict | None) -> str:
     adversarial screen found a leak, which is :data:`PASS_ADVERSARIAL`."""
     if rec is None:
         return "not run"
-    if rec["verdict"] == "pass" and adversarial_leaks(rec):
+    if rec["verdict"] == "pass" and (adversarial_leaks(rec) or search_leaks(rec)):
         return PASS_ADVERSARIAL
     return rec["verdict"]
 
@@ -398,8 +398,10 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "ratios of noisy counts) the twin may still meet the row's claim, so a miss there says as much about the "
         "twin as about the budget), audited at the row's budget and claim (where the CPU did not allow it, at a "
         "smaller budget stated in the cell: a catch there is a catch, a miss is not comparable to the row's "
-        "budget): caught or missed, with its epsilon lower bound. **adversarial inputs**: the edges the target's "
-        "API accepts (`dpaudit.audit.adversarial`; a rejected input is a pass); PipelineDP's rows also try their "
+        "budget): caught or missed, with its epsilon lower bound. **adversarial inputs**: the adversarial stage of "
+        "`dpaudit test --adversarial` (the edges the target's API accepts, one at a time, then the input-space "
+        "search: pairs searched, families, rejections and leaks, `ROW@search:FAMILY` for one the search built; "
+        "`dpaudit.audit.adversarial`; a rejected input is a pass); PipelineDP's rows also try their "
         "declared privacy-unit pairs (`AcceptedInputs.unit_pairs`: a unit over max_partitions_contributed or "
         "max_contributions_per_partition, a unit alone in an otherwise empty partition, the empty dataset vs one "
         "unit) with a distributional check besides (one half-line of an output coordinate, chosen on half of the "
@@ -460,8 +462,9 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
                 tail = f"; cause `{cause.id}`" if cause and verdict != "unconfirmed" else ""
                 verdict = (f"**{verdict}** (see below{tail})" if verdict != "error" else
                            f"error: {first.get('message', '')}{tail}")
-            elif verdict == "pass" and adversarial_leaks(rec):
-                kinds = ", ".join(_KIND_WORDS.get(k, k) for k in adversarial_leaks(rec))
+            elif verdict == "pass" and (adversarial_leaks(rec) or search_leaks(rec)):
+                kinds = ", ".join([_KIND_WORDS.get(k, k) for k in adversarial_leaks(rec)] + list(dict.fromkeys(
+                    f"a searched ({r['family']})" for r in search_leaks(rec))))
                 verdict = f"pass on ordinary inputs; **leak** on {kinds} input (see adversarial inputs)"
             elif verdict == "pass" and _power_missed(rec):
                 verdict = f"pass ({NO_POWER})"
@@ -527,24 +530,34 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
                    for r in rec["adversarial"]["results"] if r["status"] == "leak"]
     tried = [e for e in entries if (rec := fresh.get(e.key)) and rec.get("adversarial")]
     if tried:
-        lines += ["", "## Adversarial inputs", "",
-                  f"{len(tried)} rows were run on the adversarial inputs their target declares "
-                  "(`dpaudit.audit.adversarial.screen`, "
-                  f"the outputs per dataset per input stated with each finding, beta {BETA:g} per row over its inputs): NaN, "
-                  "+-inf, -0.0, the smallest subnormal, +-the largest double, the bounds plus/minus their width, "
-                  "int64 records and 2^53 + 1, the empty dataset. A rejected input (the library raises) is a pass "
-                  "for that input. A leak is an output set one dataset reaches and the other does not, certified "
-                  "on held-out outputs; rows already leaking through their float grid are screened for non-finite "
-                  "outputs and exact atoms only. Each leak's cause is in the findings above.", ""]
+        staged = [e for e in tried if (fresh[e.key]["adversarial"].get("search") is not None
+                                       or fresh[e.key]["adversarial"].get("not_searched"))]
+        lines += ["", "## Adversarial inputs and the input-space search", "",
+                  f"{len(tried)} rows were run on the adversarial inputs their target declares; {len(staged)} of them "
+                  "through the adversarial stage of `dpaudit test --adversarial` "
+                  "(`dpaudit.audit.adversarial.screen_stage`): the fixed adversarial list first (NaN, +-inf, -0.0, "
+                  "the smallest subnormal, +-the largest double, the bounds plus/minus their width, int64 records "
+                  "and 2^53 + 1, the empty dataset, and the pairs a target declares), then the Hypothesis search of "
+                  "the input space the target declares (several special values together with ordinary records, "
+                  "per-record argument columns such as weights, labels and partition keys, public bounds at the "
+                  "integer and float limits, dtypes; `docs/search.md`), each candidate certified on fresh outputs, "
+                  f"all of a row's statements together at beta {BETA:g}; the others by the one-value-at-a-time "
+                  "screen of the earlier table (`dpaudit.audit.adversarial.screen`). A rejected input (the library "
+                  "raises) is a pass for that input. A leak is an output set one dataset reaches and the other "
+                  "does not, certified on held-out outputs; float grids are left to the audit. A leak of the fixed "
+                  "list is the finding `ROW@INPUT`, one the search built `ROW@search:FAMILY`. Each leak's cause is "
+                  "in the findings above.", ""]
         for lib, known in ADVERSARIAL_RECORD.items():
             if any(e.library == lib for e, _ in adversarial):
                 lines.append(f"{lib}: {known}.")
         lines.append("")
         for e, r in adversarial:
             n = fresh[e.key]["adversarial"]["samples"]
-            c = cause_of(f"{e.key}@{r['kind']}")
-            lines.append(f"* {e.library} `{e.name}` ({e.key}), {r['kind']} ({r['description']}; {n:,} outputs per "
-                         f"dataset): {r['detail']}" + (f" Cause: `{c.id}`." if c else ""))
+            fam = _search_family(r)
+            fid = f"{e.key}@search:{fam}" if fam else f"{e.key}@{r['kind'].replace(' ', '_')}"
+            c = cause_of(fid)
+            lines.append(f"* {e.library} `{e.name}` (`{fid}`; {r['description']}; {n:,} outputs per "
+                         f"dataset): {r['detail']}" + (f" Cause: `{c.id}`." if c else " Cause: not yet assigned."))
         if not adversarial:
             lines.append("* no adversarial input certified a leak.")
     if any(e.library == "Opacus" for e in entries):

@@ -484,7 +484,9 @@ CAUSES = (
                 "diffprivlib.standard_scaler_add_remove"),
           adversarial=tuple(("diffprivlib.standard_scaler_add_remove", k) for k in (
               "-0.0", "subnormal", "max-double", "-max-double", "above-bounds", "below-bounds", "integer-dtype",
-              "above-2^53")),
+              "above-2^53", "search:specials")) + tuple(
+              (f"diffprivlib.{k}", f"search:{fam}") for k in ("sum_add_remove", "count_nonzero_add_remove")
+              for fam in ("specials", "limits", "dtypes")),
           searched=f"{_DPL_TRACKER} (queries: sum count_nonzero bounds n truncation add remove; relation): "
                    "#33 asks why not bounded Laplace for counts, none reports the relation",
           reproducer="reproducers/diffprivlib_sum_add_remove.py",
@@ -499,6 +501,8 @@ CAUSES = (
     Cause("diffprivlib.gaussiannb-absent-class", "diffprivlib",
           "GaussianNB releases whether a declared class occurs: class_count_ is exactly 0 for an absent class",
           "library bug", rows=("diffprivlib.gaussian_nb", "diffprivlib.gaussian_nb_add_remove"),
+          adversarial=tuple((f"diffprivlib.{k}", kind) for k in ("gaussian_nb", "gaussian_nb_add_remove")
+                            for kind in ("search:specials", "-0.0")),
           prior="a variant of IBM/differential-privacy-library#106 'Domain Inference via the label set' (open, "
                 "LogisticRegression's classes = np.unique(y)); not reported for GaussianNB, where declaring the "
                 "classes does not help",
@@ -518,13 +522,44 @@ CAUSES = (
     Cause("diffprivlib.linreg-unclipped", "diffprivlib",
           "LinearRegression(fit_intercept=False) does not clip X and y to the bounds", "library bug",
           adversarial=tuple((f"diffprivlib.{k}", kind) for k in _LINREG
-                            for kind in ("max-double", "-max-double", "above-2^53")),
+                            for kind in ("max-double", "-max-double", "above-2^53", "search:specials")),
           searched=f"{_DPL_TRACKER} (LinearRegression fit_intercept=False clip bounds); #104, #105 are about the "
                    "sensitivities, #80 about NaN",
           reproducer="reproducers/diffprivlib_linear_regression_unclipped.py"),
+    Cause("diffprivlib.accumulator-overflow", "diffprivlib",
+          "tools.sum, nansum, mean and nanmean with public bounds near the type's limit: the sum of the clipped "
+          "records overflows before the noise (int64 wraps around, float64 reaches inf)", "library bug",
+          adversarial=tuple((f"diffprivlib.{k}", "search:limits") for k in (
+              "sum", "nansum", "mean", "nanmean", "var", "nanvar", "std", "nanstd")),
+          prior="the class is known (Casacuberta et al., CCS 2022; opendp/opendp#178 'Overflow handling in Sum', "
+                "closed by saturating or checked arithmetic; google/differential-privacy#40 for Google's C++ "
+                "BoundedMean<int>); not found as a report against diffprivlib",
+          searched=f"{_DPL_TRACKER} (sum integer overflow dtype int64 bounds)",
+          reproducer="reproducers/diffprivlib_sum_search_int64_bounds.py",
+          note="found blind by the input-space search (limits family): no hand-written pair"),
+    Cause("diffprivlib.histogram-weights", "diffprivlib",
+          "histogram, histogram2d and histogramdd take per-record weights but calibrate the noise to a weight of "
+          "1: a record of weight w moves its bin by w", "library bug",
+          adversarial=tuple((f"diffprivlib.{k}", "search:columns") for k in ("histogram", "histogram2d",
+                                                                             "histogramdd")),
+          searched=f"{_DPL_TRACKER} (histogram weights sensitivity): #99 is about epsilon, none about weights",
+          reproducer="reproducers/diffprivlib_histogram_search_weights.py",
+          note="found blind by the input-space search (columns family: the weights argument carries per-record "
+               "data); the weights are NumPy's histogram argument, passed through"),
+    Cause("diffprivlib.nan-counted-in-n", "diffprivlib",
+          "nanmean, nanvar and nanstd skip NaN records in the statistic but count them in the n the noise is "
+          "calibrated to: several NaNs next to one ordinary record get too little noise", "library bug",
+          adversarial=tuple((f"diffprivlib.{k}", "search:specials") for k in ("nanmean", "nanvar", "nanstd")),
+          prior="IBM/differential-privacy-library#80 'Handling of NaNs' (open) asks how NaNs are handled; not this "
+                "calibration",
+          searched=f"{_DPL_TRACKER} (nanmean NaN count sensitivity)",
+          reproducer="reproducers/diffprivlib_nanmean_search_several_nan.py",
+          note="found blind by the input-space search (specials family: several special values in one dataset)"),
     Cause("diffprivlib.logreg-label-set", "diffprivlib",
           "LogisticRegression reads the label set from the private labels", "library bug",
           rows=("diffprivlib.logistic_regression_labels",),
+          adversarial=tuple(("diffprivlib.logistic_regression_labels", kind) for kind in (
+              "search:specials", "max-double", "-max-double")),
           prior="IBM/differential-privacy-library#106 (open), Re:cord-play R6",
           reproducer="reproducers/diffprivlib_logistic_regression_labels.py"),
 )

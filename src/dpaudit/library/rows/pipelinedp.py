@@ -285,6 +285,18 @@ CAUSES = (
                 "different code path",
           searched=_PDP_TRACKER + " (NaN value sum mean clip)",
           reproducer="reproducers/pipelinedp_sum_laplace_nan.py"),
+    Cause("pipelinedp.int-sum-wraps", "PipelineDP",
+          "SUM with integer min_value/max_value near the int64 limit: the per-partition sum of clipped values wraps "
+          "around before the noise", "library bug",
+          adversarial=tuple((f"pipelinedp.{k}", "search:limits") for k in (
+              "sum_laplace", "sum_gaussian", "mean_laplace", "mean_gaussian", "variance_laplace",
+              "variance_gaussian")),
+          prior="the class is known (Casacuberta et al., CCS 2022; opendp/opendp#178 'Overflow handling in Sum', "
+                "closed by saturating or checked arithmetic; google/differential-privacy#40 for Google's C++ "
+                "BoundedMean<int>); not found as a report against PipelineDP",
+          searched=_PDP_TRACKER + " (SUM integer overflow int64 min_value max_value)",
+          reproducer="reproducers/pipelinedp_sum_search_int64_bounds.py",
+          note="found blind by the input-space search (limits family): no hand-written pair"),
     Cause("pipelinedp.vector-sum-public-crash", "PipelineDP",
           "VECTOR_SUM with public partitions raises on every call (empty partitions clip None)", "crash",
           rows=("pipelinedp.vector_sum_public",),
