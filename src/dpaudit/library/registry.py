@@ -145,7 +145,9 @@ ADVERSARIAL_RECORD = {m.LIBRARY.name: m.ADVERSARIAL_RECORD for m in _MODULES.val
                       if getattr(m, "ADVERSARIAL_RECORD", "")}
 """The record of the adversarial-input findings, per library."""
 
-ADVERSARIAL_SAME_CAUSE: dict[str, tuple[str, str]] = _merged("ADVERSARIAL_SAME_CAUSE")
+ADVERSARIAL_SAME_CAUSE: dict[str, tuple[str, str]] = {
+    **_merged("ADVERSARIAL_SAME_CAUSE"),
+    **(getattr(importlib.import_module(f"{__package__}.envs.rows"), "ADVERSARIAL_SAME_CAUSE", {}) if _ENV_ENTRIES else {})}
 """Rows whose adversarial leaks share one cause and one reproducer: ``key -> (kind, why)``, where
 ``kind`` names the adversarial input whose reproducer shows them all, ``"row"`` for the row's
 own reproducer, or a script of ``reproducers/`` (a name ending in ``.py``) that shows the same

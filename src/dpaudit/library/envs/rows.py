@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["CAUSES", "EnvRow", "ROWS", "row"]
+__all__ = ["ADVERSARIAL_SAME_CAUSE", "CAUSES", "EnvRow", "ROWS", "row"]
 
 
 @dataclass(frozen=True)
@@ -452,10 +452,13 @@ def _causes() -> tuple:
               prior="none found; the floating-point attacks of Mironov (CCS 2012) and of Haney et al. (2022) are on "
                     "float64 noise, this is float32 training arithmetic",
               searched="not searched in tensorflow/privacy's tracker from this machine: to do before filing",
+              reproducer="reproducers/envs/tensorflow_privacy_dpsgd_step_above_bounds.py",
               note="found by the adversarial screen of `dpaudit library audit tensorflow-privacy --stages "
-                   "audit,adversarial` (500 held-out outputs per dataset, 57/500 and 48/500 against 0/500); not "
-                   "traced to the line: which float32 operations give the grids was not analysed, so it may share "
-                   "a cause with the batch-size divisor (the two batches differ in size)"),
+                   "audit,adversarial` (500 held-out outputs per dataset, 57/500 and 48/500 against 0/500); the "
+                   "reproducers give 116/1000 and 104/1000 against 0/1000. The int64 records are the same computation "
+                   "as float (1, 1) (the step casts to float32): in both, D1's two clipped gradients cancel and its "
+                   "release is the noise over a batch of two, D0's the clipped gradient plus the noise over a batch "
+                   "of one; so this is likely the batch-size divisor seen on float32 grids (not traced to the line)"),
         Cause("tensorflow-privacy.nonfinite-features", "TensorFlow Privacy",
               "One example with a NaN, infinite or float32-overflowing feature makes the released model NaN "
               "(tf.clip_by_global_norm sets every entry to NaN on a non-finite norm)",
@@ -471,3 +474,12 @@ def _causes() -> tuple:
 
 CAUSES = _causes()
 """The causes of the findings of these rows (see :func:`_causes`)."""
+
+ADVERSARIAL_SAME_CAUSE = {
+    "tensorflow-privacy.dpsgd_step": ("nan", "+inf, -inf and +-the largest double make the example's gradient norm "
+                                             "non-finite as NaN does (float32 overflow), and tf.clip_by_global_norm "
+                                             "then sets every entry to NaN: reproducers/envs/"
+                                             "tensorflow_privacy_dpsgd_step_nan.py shows the code path"),
+}
+"""Rows whose adversarial leaks share one reproducer (see :data:`dpaudit.library.registry.ADVERSARIAL_SAME_CAUSE`);
+an input with a script of its own (``above-bounds``, ``integer-dtype``) uses that."""
