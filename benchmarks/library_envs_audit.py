@@ -289,23 +289,32 @@ def count_section() -> list[str]:
              f"in dpaudit's own environment ({', '.join(lib for lib in libs if lib not in env_libs)}) and "
              f"{len(env_libs)} each in an environment of its own ({', '.join(env_libs)}). Verdicts from the "
              "cached records (`benchmarks/results/library_audits.json`; a record of another budget or version "
-             "counts as not run); one library's rows are rerun with the command in the last column.", "",
-             "| library | environment | rows | " + " | ".join(kinds) + " | causes of findings | command |",
-             "|---|---|---:|" + "---:|" * len(kinds) + "---:|---|"]
+             "counts as not run). Findings are named as `dpaudit library audit` names them (ROW for the audit's own, "
+             "ROW@INPUT for a leak on an adversarial input, ROW@search:FAMILY for the input-space search's) and grouped "
+             "by cause, one cause per issue a maintainer would file; one library's rows are rerun with the command in "
+             "the last column.", "",
+             "| library | environment | rows | " + " | ".join(kinds) + " | findings | their causes | command |",
+             "|---|---|---:|" + "---:|" * len(kinds) + "---:|---:|---|"]
+    n_findings, all_causes = 0, set()
     for lib in libs:
         entries = [e for e in registry.REGISTRY if e.library == lib]
         verdicts = [summary_verdict(fresh.get(e.key)) for e in entries]
         counts = {k: verdicts.count(k) for k in kinds}
         for k in kinds:
             total[k] += counts[k]
-        causes = {c.id for c in findings.CAUSES if c.library == lib}
+        ids = [f for e in entries for f in findings.finding_ids(e.key, fresh.get(e.key))]
+        causes = {c.id for f in ids if (c := findings.cause_of(f))}
+        n_findings += len(ids)
+        all_causes |= causes
         env = registry.LIBRARIES[lib].env or "dpaudit's"
         lines.append(f"| {lib} | {env} | {len(entries)} | " + " | ".join(str(counts[k]) for k in kinds)
-                     + f" | {len(causes)} | `dpaudit library audit {registry.LIBRARIES[lib].distribution}` |")
+                     + f" | {len(ids)} | {len(causes)} | `dpaudit library audit {registry.LIBRARIES[lib].distribution}` |")
     lines.append(f"| all | | {len(registry.REGISTRY)} | " + " | ".join(str(total[k]) for k in kinds)
-                 + f" | {len({c.id for c in findings.CAUSES})} | `dpaudit library audit all` |")
-    lines += ["", "The rows of the environments, each verdict with the command that gives it (the runner adds "
-              "`--adversarial`; `dpaudit library audit LIB ROW` runs the same audit):", ""]
+                 + f" | {n_findings} | {len(all_causes)} | `dpaudit library audit all` |")
+    lines += ["", "The rows of the environments, each verdict with the `dpaudit test` command of its audit (this "
+              "page's runner adds `--adversarial`; `dpaudit library audit LIB ROW --stages audit,adversarial "
+              "--confirm` runs the same audit, screen and confirmation, and is how the TensorFlow Privacy and "
+              "DPcovariance records were last written, with `--write-cache`):", ""]
     for e in registry.REGISTRY:
         if e.env:
             lines.append(f"* `{e.key}` ({e.env}): {summary_verdict(fresh.get(e.key))}: `{' '.join(e.command())}`")
