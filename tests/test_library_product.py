@@ -252,8 +252,15 @@ def test_environment_rows_join_the_registry_and_resolve_through_their_environmen
     assert e.command()[2] == "dpaudit.library.envs.catalogue:smartnoise_sql__count"
     assert table.reproducer_path(e).name == "smartnoise_sql_count.py"
     sentinel = object()
-    register_env_resolver("smartnoise-sql", lambda entry: sentinel)
-    assert resolve_mechanism(e) is sentinel
+    from dpaudit.library import entry as library_entry
+
+    saved = dict(library_entry._ENV_RESOLVERS)
+    try:
+        register_env_resolver("smartnoise-sql", lambda entry: sentinel)
+        assert resolve_mechanism(e) is sentinel
+    finally:  # the real resolver (dpaudit.library.envs.resolve_entry) back for the other tests
+        library_entry._ENV_RESOLVERS.clear()
+        library_entry._ENV_RESOLVERS.update(saved)
     with pytest.raises(TypeError):
         register_env_resolver("x", "not callable")
     with pytest.raises(ValueError, match="not auditable"):

@@ -71,8 +71,20 @@ _ENV_ENTRIES = _env_entries()
 
 LIBRARIES: dict[str, LibraryInfo] = {m.LIBRARY.name: m.LIBRARY for m in _MODULES.values()}
 """Every library of the table by name (environment libraries added from their rows)."""
+
+def _env_library(entry: Entry) -> LibraryInfo:
+    """A library environment's :class:`LibraryInfo`: its distribution is the environment's first
+    declared one (``tmlt.analytics``, ``jax-privacy``), its install line the environment's pins."""
+    try:
+        env = importlib.import_module(f"{__package__}.envs").get_env(entry.env)
+        dist, install = (env.distributions[0] if env.distributions else entry.env), " ".join(env.requirements)
+    except (ImportError, KeyError):
+        dist, install = entry.library.lower().replace(" ", "-"), ""
+    return LibraryInfo(entry.library, dist, env=entry.env, install=install)
+
+
 for _e in _ENV_ENTRIES:
-    LIBRARIES.setdefault(_e.library, LibraryInfo(_e.library, _e.library.lower().replace(" ", "-"), env=_e.env))
+    LIBRARIES.setdefault(_e.library, _env_library(_e))
 
 REGISTRY: tuple[Entry, ...] = tuple(e for m in _MODULES.values() for e in m.ENTRIES) + _ENV_ENTRIES
 """Every entry of the table, in the order it is printed (library by library)."""
@@ -133,7 +145,9 @@ ADVERSARIAL_RECORD = {m.LIBRARY.name: m.ADVERSARIAL_RECORD for m in _MODULES.val
                       if getattr(m, "ADVERSARIAL_RECORD", "")}
 """The record of the adversarial-input findings, per library."""
 
-ADVERSARIAL_SAME_CAUSE: dict[str, tuple[str, str]] = _merged("ADVERSARIAL_SAME_CAUSE")
+ADVERSARIAL_SAME_CAUSE: dict[str, tuple[str, str]] = {
+    **_merged("ADVERSARIAL_SAME_CAUSE"),
+    **(getattr(importlib.import_module(f"{__package__}.envs.rows"), "ADVERSARIAL_SAME_CAUSE", {}) if _ENV_ENTRIES else {})}
 """Rows whose adversarial leaks share one cause and one reproducer: ``key -> (kind, why)``, where
 ``kind`` names the adversarial input whose reproducer shows them all, ``"row"`` for the row's
 own reproducer, or a script of ``reproducers/`` (a name ending in ``.py``) that shows the same
@@ -145,7 +159,8 @@ POWER_NOTES = _merged("POWER_NOTES")
 POWER_SKIPPED: dict = {}
 """Rows with a planted twin whose power stage was left out on purpose: key -> why."""
 
-CAUSES = tuple(c for m in _MODULES.values() for c in getattr(m, "CAUSES", ()))
+CAUSES = tuple(c for m in _MODULES.values() for c in getattr(m, "CAUSES", ())) + (
+    tuple(getattr(importlib.import_module(f"{__package__}.envs.rows"), "CAUSES", ())) if _ENV_ENTRIES else ())
 """Every cause of the table, library by library (:mod:`dpaudit.library.findings`)."""
 
 FLOAT_CAUSES = _merged("FLOAT_CAUSES")
@@ -166,8 +181,9 @@ def library_version(library: str) -> str:
             versions = env.versions() if env.exists() else {}
         except Exception:  # noqa: BLE001 - an environment that cannot say is "not built"
             versions = {}
+        norm = info.distribution.lower().replace("_", "-")
         found = next((v for k, v in versions.items() if v and k.lower() != "python"
-                      and k.lower().replace("_", "-") == info.distribution), None)
+                      and k.lower().replace("_", "-") == norm), None)
         return found or "not built"
     try:
         return importlib.metadata.version(PACKAGES.get(library, library))

@@ -294,7 +294,8 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
     run = run_row(entry, samples=samples, processes=processes, beta=beta, on_trial_end=on_trial_end)
     first = run.summary
     record["first"], record["verdict"] = first, first["outcome"]
-    log(f"audit: {first['outcome']} (eps >= {first.get('epsilon_lower_bound')}, {first['seconds']:.0f} s)")
+    log(f"audit: {first['outcome']} (eps >= {first.get('epsilon_lower_bound')}, {first['seconds']:.0f} s)"
+        + (f": {first['message']}" if first.get("outcome") == "error" and first.get("message") else ""))
     if first["outcome"] in ("violation", "floating-point leak"):
         record["leak_size"] = st.leak_from_run(entry, run, beta=beta, at_least=leak_samples)
         log(f"leak size: {st.leak_words(record['leak_size'])}")

@@ -119,15 +119,38 @@ def _reproducers_dir() -> Path:
     return (root or Path(".")) / "reproducers"
 
 
+def _entry_reproducers_dir(entry: Entry) -> Path:
+    """``reproducers/``, or ``reproducers/envs/`` for a row of a library environment (its scripts
+    need the library's own environment, not dpaudit's)."""
+    return _reproducers_dir() / "envs" if entry.env else _reproducers_dir()
+
+
 def reproducer_path(entry: Entry) -> Path:
     """Where ``entry``'s reproducer lives (it may not exist)."""
-    return _reproducers_dir() / (entry.key.replace(".", "_").replace("-", "_") + ".py")
+    return _entry_reproducers_dir(entry) / (entry.key.replace(".", "_").replace("-", "_") + ".py")
 
 
 def adversarial_reproducer_path(entry: Entry, kind: str) -> Path:
     """Where the reproducer of ``entry``'s leak on the adversarial input ``kind`` lives (it may not exist)."""
     word = {"-": "minus_", "+": "plus_"}.get(kind[:1], "") + kind.lstrip("+-")
-    return _reproducers_dir() / (entry.key.replace(".", "_") + f"_{word.replace('-', '_').replace('^', '')}.py")
+    key = entry.key.replace("-", "_") if entry.env else entry.key
+    return _entry_reproducers_dir(entry) / (key.replace(".", "_") + f"_{word.replace('-', '_').replace('^', '')}.py")
+
+
+def _repro_arg(path: Path) -> str:
+    """``reproducers/NAME.py`` or ``reproducers/envs/NAME.py``: the script as a command names it."""
+    try:
+        return "reproducers/" + path.relative_to(_reproducers_dir()).as_posix()
+    except ValueError:
+        return f"reproducers/{path.name}"
+
+
+def _link(path: Path) -> str:
+    try:
+        rel = path.relative_to(_reproducers_dir()).as_posix()
+    except ValueError:
+        rel = path.name
+    return f"[{path.name}](../reproducers/{rel})"
 
 
 def adversarial_reproducer_for(entry: Entry, kind: str) -> Path:
@@ -147,10 +170,10 @@ def adversarial_reproducer_for(entry: Entry, kind: str) -> Path:
 
 def _fmt_reproducer(entry: Entry, rec: dict) -> str:
     path = reproducer_path(entry)
-    links = [f"[{path.name}](../reproducers/{path.name})"] if path.exists() else []
+    links = [_link(path)] if path.exists() else []
     for kind in adversarial_leaks(rec):
         extra = adversarial_reproducer_for(entry, kind)
-        link = f"[{extra.name}](../reproducers/{extra.name})"
+        link = _link(extra)
         if extra.exists() and link not in links:
             links.append(link)
     if links:
@@ -267,7 +290,7 @@ def _row_details(e: Entry, rec: dict) -> list[str]:
         lines.append(f"* against the record: {RECORD[e.key]}.")
     path = reproducer_path(e)
     if path.exists():
-        lines.append(f"* reproducer: `python reproducers/{path.name}` (the library and NumPy only, installed by the "
+        lines.append(f"* reproducer: `python {_repro_arg(path)}` (the library and NumPy only, installed by the "
                      "line in its docstring; prints both frequencies and the text to paste into the library's tracker)")
     if e.documented:
         lines.append(f"* documented: {e.documented}.")
@@ -495,7 +518,7 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         for e in new:
             rec = fresh[e.key]
             path = reproducer_path(e)
-            repro = f"`python reproducers/{path.name}`" if path.exists() else "no reproducer"
+            repro = f"`python {_repro_arg(path)}`" if path.exists() else "no reproducer"
             leak = leak_words(rec.get("leak_size")) if rec.get("leak_size") else ""
             lines.append(f"* {e.library} {library_version(e.library)} `{e.name}` ({e.key}): {rec['verdict']}"
                          + (f"; {leak}" if leak else "") + f". Reproducer: {repro}.")
