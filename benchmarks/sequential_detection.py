@@ -17,7 +17,9 @@ with ``T`` by mode:
   reimplemented; pure and approximate claims only), alone (no float screen).
 
 Per audit: detected, the violation kind, the mechanism calls up to and including the first
-violating trial (``2 x sum of TrialRecord.num_samples``; the calls made), for sequential trials
+violating trial (``2 x sum of TrialRecord.num_samples``; the calls made; for a floating-point-only
+finding, the detecting trial counts up to the checkpoint where the screen found it: the trial goes
+on after it to look for a distributional violation), for sequential trials
 also the pairs the e-process needed (``samples_used``), the audit's wall time and the CPU time the
 tester spent (``test_seconds``) against the sampling time (``sample_seconds``).
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import platform
 import statistics
@@ -82,7 +85,12 @@ def run_one(entry, eps, seed, mode, n, trials, beta) -> dict | None:
     cpu = time.process_time() - c0
     calls, first, used = 0, None, None
     for rec in sorted(result.trials, key=lambda r: r.index):
-        calls += 2 * rec.num_samples
+        found_at = re.search(r"at the ([\d,]+)-sample stage", rec.outcome.note or "")
+        if rec.outcome.violation and rec.outcome.violation_kind == "floating-point" and found_at:
+            # a floating-point-only finding: the screen found it at that checkpoint (the trial went on)
+            calls += 2 * int(found_at.group(1).replace(",", ""))
+        else:
+            calls += 2 * rec.num_samples
         if rec.outcome.violation:
             first = rec.index
             b = rec.outcome.strongest_part.bounds[rec.outcome.strongest_part.strongest] \

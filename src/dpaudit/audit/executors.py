@@ -718,7 +718,8 @@ def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
     -------
     TrialRecord
         One :class:`StageRecord` per batch; ``num_samples`` the pairs drawn; ``stop_reason``
-        ``"violation"`` or ``"budget"``.
+        ``"violation"``, ``"futility"`` (:class:`~dpaudit.testers.sequential.SequentialTester`'s
+        ``futility``) or ``"budget"``.
 
     Raises
     ------
@@ -782,12 +783,13 @@ def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
     elif state["screen_notes"]:
         outcome = dataclasses.replace(outcome, note=outcome.note + "; " + "; ".join(state["screen_notes"]),
                                       beta=fraction * spec.beta)
+    last = result.batches[-1] if result.batches else None
     stages = tuple(StageRecord(int(b.num_samples), float(beta_seq),
-                               "violation" if (b is result.batches[-1] and result.outcome.violation) else "pass",
-                               float(b.log_e_value - math.log(1.0 / beta_seq)), distributional_only=alone)
+                               "violation" if (b is last and result.outcome.violation) else "pass",
+                               float(b.log_e_value - math.log(1.0 / beta_seq)),
+                               futile=bool(b is last and result.stop_reason == "futility"), distributional_only=alone)
                    for b in result.batches)
-    reason = "violation" if outcome.violation and result.outcome.violation else (
-        "violation" if outcome.violation else "budget")
+    reason = "violation" if outcome.violation else result.stop_reason
     return TrialRecord(
         index=spec.index, finder=spec.finder, pair=spec.pair, num_samples=int(result.samples_drawn), outcome=outcome,
         seed_key=(int(spec.index),), sample_seconds=float(result.sample_seconds),

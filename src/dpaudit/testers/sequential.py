@@ -62,9 +62,22 @@ DISCRETE_FRACTION = 0.1
 """A vector output whose past pairs hold at most this many distinct rows per row is discrete: its
 distinct rows are the cells (no classifier)."""
 
-MLP_MIN_ROWS = 500
+DISCRETE_MIN_DISTINCT = 16
+"""...or at most this many distinct rows (so that a few-valued output is seen as discrete from the
+first batch on)."""
+
+MLP_MIN_ROWS = 2000
 """Past rows per distribution (in the scorers' fitting fold) from which the MLP scorer joins the
-product-of-marginals scores for continuous vector outputs."""
+product-of-marginals scores for continuous vector outputs; it is retrained each time those rows
+have grown :data:`MLP_REFIT_FACTOR`-fold (2,000, 8,000, 32,000: three trainings up to 50,000 pairs)."""
+
+MLP_REFIT_FACTOR = 4
+
+FUTILITY_Z = 2.0
+"""Standard errors by which futility moves the past frequencies towards a violation."""
+
+FUTILITY_FRACTION = 0.25
+"""Futility is judged from this fraction of the budget on (pure and approximate claims only)."""
 
 KELLY_MULTIPLIER = 1.0
 """The plug-in strategy bets this multiple of the plan's Kelly fraction (capped at ``MAX_FRACTION``)."""
@@ -131,6 +144,8 @@ class SequentialResult:
         Pairs after which the test stopped (the detecting pair, or every pair bet on).
     samples_drawn : int
         Pairs drawn (whole batches).
+    stop_reason : str
+        ``"violation"``, ``"futility"`` or ``"budget"``.
     batches : tuple of BatchRecord
     sample_seconds, test_seconds : float
         Time drawing the pairs and betting / refitting.
@@ -142,6 +157,7 @@ class SequentialResult:
     batches: tuple = ()
     sample_seconds: float = 0.0
     test_seconds: float = 0.0
+    stop_reason: str = "budget"
 
 
 def _claim_grid(claim: Claim) -> tuple[np.ndarray, np.ndarray]:
@@ -207,6 +223,10 @@ class SequentialTester(Tester):
         Most quantile edges of the cells of a 1-D view.
     z : float, default 1.0
         Standard errors by which region choice discounts the past frequencies.
+    futility : bool, default True
+        For pure and approximate claims, stop without a violation once even an optimistic
+        prediction cannot reach ``1/beta`` by the budget (from a quarter of it on; docs/sequential.md
+        §6): it only removes rejections, so it cannot raise the false-accusation probability.
     device : str, optional
         Torch device of the MLP scorer (default CPU).
 
@@ -229,7 +249,7 @@ class SequentialTester(Tester):
 
     def __init__(self, *, first_batch: int = DEFAULT_FIRST_BATCH, growth: float = DEFAULT_GROWTH,
                  per_call_growth: float = DEFAULT_PER_CALL_GROWTH, max_edges: int = 128, z: float = CHOICE_Z,
-                 device: str | None = None):
+                 futility: bool = True, device: str | None = None):
         self.first_batch = check_int(first_batch, "first_batch", 1)
         for name, value in (("growth", growth), ("per_call_growth", per_call_growth)):
             if check_real(value, name) <= 1.0:
@@ -237,6 +257,7 @@ class SequentialTester(Tester):
         self.growth, self.per_call_growth = float(growth), float(per_call_growth)
         self.max_edges = check_int(max_edges, "max_edges", 4)
         self.z = check_real(z, "z")
+        self.futility = bool(futility)
         if self.z < 0:
             raise ValueError(f"z must be >= 0, got {z!r}")
         from .._torch import check_device
@@ -250,7 +271,7 @@ class SequentialTester(Tester):
     def config(self) -> dict:
         return {"tester": self.name, "first_batch": self.first_batch, "growth": self.growth,
                 "per_call_growth": self.per_call_growth, "max_edges": self.max_edges, "z": self.z,
-                "device": str(self.device)}
+                "futility": self.futility, "device": str(self.device)}
 
     def schedule(self, budget: int, per_call: bool = False) -> tuple:
         """The batch schedule (:func:`batch_schedule`) of a run with this budget."""
@@ -325,11 +346,12 @@ class SequentialTester(Tester):
         self.require(claim)
         budget = check_int(budget, "budget", 1)
         sched = tuple(schedule) if schedule is not None else self.schedule(budget, per_call)
-        state = _Run(self, claim, beta, as_rng(rng))
+        state = _Run(self, claim, beta, as_rng(rng), budget=sched[-1])
         have = 0
         records = []
         sample_s = test_s = 0.0
         stopped_at = None
+        futile = False
         for k, n_k in enumerate(sched):
             t0 = time.perf_counter()
             x0, x1 = draw(have, n_k - have)
@@ -345,7 +367,7 @@ class SequentialTester(Tester):
                 have += len(x0)
                 state.absorb(x0, x1)
                 if have < sched[-1]:
-                    state.refit()
+                    futile = state.refit()
             t2 = time.perf_counter()
             sample_s += t1 - t0
             test_s += t2 - t1
@@ -353,12 +375,14 @@ class SequentialTester(Tester):
             records.append(rec)
             if on_batch is not None:
                 on_batch(rec)
-            if stopped_at is not None:
+            if stopped_at is not None or futile:
                 break
         t1 = time.perf_counter()
-        outcome = state.outcome(stopped_at, have, len(records))
+        outcome = state.outcome(stopped_at, have, len(records), futile)
         test_s += time.perf_counter() - t1
-        return SequentialResult(outcome, int(stopped_at or state.n_bet_end), int(have), tuple(records), sample_s, test_s)
+        reason = "violation" if stopped_at is not None else ("futility" if futile else "budget")
+        return SequentialResult(outcome, int(stopped_at or state.n_bet_end), int(have), tuple(records), sample_s,
+                                test_s, reason)
 
     def needed_samples(self, claim: Claim, beta: float) -> int:
         """Fewest pairs with which the wealth can reach ``1/beta`` at all (every bet won at the
@@ -375,8 +399,9 @@ class SequentialTester(Tester):
 class _Run:
     """The state of one sequential run: past draws, the current plan, the wealth."""
 
-    def __init__(self, tester: SequentialTester, claim: Claim, beta: float, rng: np.random.Generator):
-        self.tester, self.claim, self.beta, self.rng = tester, claim, beta, rng
+    def __init__(self, tester: SequentialTester, claim: Claim, beta: float, rng: np.random.Generator, *,
+                 budget: int):
+        self.tester, self.claim, self.beta, self.rng, self.budget = tester, claim, beta, rng, int(budget)
         self.log_threshold = math.log(1.0 / beta)
         self.grid, self.allowed = _claim_grid(claim)
         self.tables = growth_tables(self.grid, self.allowed)
@@ -407,6 +432,8 @@ class _Run:
         self.n_bet = 0
         self.n_bet_end = 0
         self.scorer_rows = 0
+        self.scorer = None
+        self.choice = None  # (folds, families, atoms) the last plan was chosen on
         self.mlp = None
         self.mlp_rows = 0
         self.estimate = math.nan
@@ -499,13 +526,15 @@ class _Run:
             return
         head0, head1 = self.x0[:4000], self.x1[:4000]
         keys = np.concatenate([_row_keys(head0), _row_keys(head1)])
-        if len(np.unique(keys)) <= DISCRETE_FRACTION * len(keys):
+        distinct = len(np.unique(keys))
+        if distinct <= max(DISCRETE_FRACTION * len(keys), DISCRETE_MIN_DISTINCT):
             self.view = ("rows", None)
             return
         self.view = ("score", None)
 
-    def refit(self) -> None:
-        """Choose the plan for the next batch from every pair drawn so far."""
+    def refit(self) -> bool:
+        """Choose the plan for the next batch from every pair drawn so far; True when the run is
+        futile (:meth:`_futile`)."""
         self._choose_view()
         kind, _ = self.view
         if kind == "score":
@@ -513,10 +542,26 @@ class _Run:
         else:
             v0, v1 = self._view_values(self.x0), self._view_values(self.x1)
             families = FAMILIES if kind == "value" else ("level",)
-            self.plan = self._plan_for(v0, v1, families)
+            self.plan, self.choice = self._plan_for(v0, v1, families)
         if self.renyi:
             self.renyi_bets.refit(self)
         self.plan_text = self.plan.description if self.plan is not None else "no region predicts a gain (no bet)"
+        return self._futile()
+
+    def _futile(self) -> bool:
+        """Whether even an optimistic growth cannot reach the threshold by the budget: from
+        :data:`FUTILITY_FRACTION` of the budget on, pure and approximate claims only, the largest
+        growth of any candidate with its past frequencies moved :data:`FUTILITY_Z` standard errors *towards* a
+        violation (``P(S)`` up, ``Q(S)`` down; the choice's selection makes it more optimistic
+        still) times the pairs left, added to the current ``ln K``, is below ``ln(1/beta)``.
+        Stopping without a violation removes rejections only (docs/sequential.md §6)."""
+        if (not self.tester.futility or self.renyi or self.choice is None
+                or self.n < FUTILITY_FRACTION * self.budget or self.n >= self.budget):
+            return False
+        folds, families, atoms = self.choice
+        hope = choose_plan(folds, self.tables, families, atoms=atoms, z=-FUTILITY_Z)
+        growth = 0.0 if hope is None else max(hope.growth, 0.0)
+        return self.log_value + (self.budget - self.n) * growth < self.log_threshold
 
     def _plan_for(self, v0: np.ndarray, v1: np.ndarray, families) -> Plan | None:
         cells = OrderedCells.from_sorted(np.sort(np.concatenate([v0, v1])), self.tester.max_edges)
@@ -526,9 +571,10 @@ class _Run:
             folds.append((cells.counts(s0).astype(float), cells.counts(s1).astype(float), len(s0), len(s1)))
         atoms = np.zeros(cells.num_cells, dtype=bool)
         atoms[1::2] = cells.atoms
+        choice = (folds, families, atoms)
         plan = choose_plan(folds, self.tables, families, atoms=atoms, z=self.tester.z)
         if plan is None:
-            return None
+            return None, choice
         plan.cells = cells
         a = folds[0][0] + folds[1][0]
         b = folds[0][1] + folds[1][1]
@@ -540,7 +586,7 @@ class _Run:
         region = cells.describe(plan.mask) if kind == "value" else f"{where}{cells.describe(plan.mask)}"
         plan.description = (f"[{plan.family}] {region}, {'P||Q' if plan.direction == 0 else 'Q||P'} at "
                             f"eps'={self.grid[plan.eps_index]:.4g}")
-        return plan
+        return plan, choice
 
     def _scorers(self, f0: np.ndarray, f1: np.ndarray) -> list:
         from ..estimators.hockey_stick import ClassifierHockeyStick, MarginalScore
@@ -550,7 +596,7 @@ class _Run:
             ms = MarginalScore(f0, f1, bins)
             out.append(_Scorer(f"product-of-marginals score ({bins} bins per coordinate)", ms))
         if len(f0) >= MLP_MIN_ROWS:
-            if self.mlp is None or len(f0) >= 2 * self.mlp_rows:
+            if self.mlp is None or len(f0) >= MLP_REFIT_FACTOR * self.mlp_rows:
                 est = ClassifierHockeyStick(device=self.tester.device)
                 seed = int(self.rng.integers(2**31))
                 from .._torch import torch_threads
@@ -568,23 +614,27 @@ class _Run:
         return out
 
     def _refit_scores(self) -> None:
-        """Continuous vector outputs: scores fitted on the even pairs, regions chosen on the odd."""
+        """Continuous vector outputs: scores fitted on the even pairs (refitted each time those have
+        doubled, else the last scorer kept), regions chosen on the odd pairs' scores."""
         f0, f1 = self.x0[0::2], self.x1[0::2]
         c0, c1 = self.x0[1::2], self.x1[1::2]
+        if self.scorer is None or len(f0) >= 2 * self.scorer_rows:
+            candidates = self._scorers(f0, f1)
+            self.scorer_rows = len(f0)
+        else:
+            candidates = [self.scorer]
         best = None
-        for scorer in self._scorers(f0, f1):
+        for scorer in candidates:
             self.view = ("score", scorer)
-            plan = self._plan_for(scorer(c0), scorer(c1), FAMILIES)
-            if plan is not None and (best is None or plan.growth > best[0].growth):
-                best = (plan, scorer)
-        if best is None:
-            self.plan = None
-            return
-        self.plan, scorer = best
-        self.view = ("score", scorer)
+            plan, choice = self._plan_for(scorer(c0), scorer(c1), FAMILIES)
+            growth = -math.inf if plan is None else plan.growth
+            if best is None or growth > best[0]:
+                best = (growth, plan, choice, scorer)
+        _, self.plan, self.choice, self.scorer = best
+        self.view = ("score", self.scorer)
 
     # -------------------------------------------------------------- the verdict
-    def outcome(self, stopped_at: int | None, drawn: int, batches: int) -> TestOutcome:
+    def outcome(self, stopped_at: int | None, drawn: int, batches: int, futile: bool = False) -> TestOutcome:
         claim = self.claim
         violation = stopped_at is not None
         log_k = self.log_value
@@ -607,6 +657,9 @@ class _Run:
         needed = self.tester.needed_samples(claim, self.beta)
         inconclusive = (not violation) and drawn < needed
         note = self._note(violation, stopped_at, drawn, batches, log_k, needed if inconclusive else None)
+        if futile:
+            note += (f"; stopped for futility at {drawn:,} of {self.budget:,} pairs: even an optimistic growth "
+                     "could not reach 1/beta by the budget")
         if not violation and plan is not None and self.n_bet > 0:
             e = math.exp(eps)
             var = plan.p * (1 - plan.p) + e * e * plan.q * (1 - plan.q)
