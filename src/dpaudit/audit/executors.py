@@ -789,7 +789,7 @@ def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
                                float(b.log_e_value - math.log(1.0 / beta_seq)),
                                futile=bool(b is last and result.stop_reason == "futility"), distributional_only=alone)
                    for b in result.batches)
-    reason = "violation" if outcome.violation else result.stop_reason
+    reason = "violation" if result.outcome.violation else result.stop_reason  # as run_trial: the distributional part's
     return TrialRecord(
         index=spec.index, finder=spec.finder, pair=spec.pair, num_samples=int(result.samples_drawn), outcome=outcome,
         seed_key=(int(spec.index),), sample_seconds=float(result.sample_seconds),

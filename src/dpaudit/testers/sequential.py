@@ -559,6 +559,8 @@ class _Run:
                 or self.n < FUTILITY_FRACTION * self.budget or self.n >= self.budget):
             return False
         folds, families, atoms = self.choice
+        if self.plan is not None:  # the family the cross-validation chose (no second cross-validation)
+            families = (self.plan.family,)
         hope = choose_plan(folds, self.tables, families, atoms=atoms, z=-FUTILITY_Z)
         growth = 0.0 if hope is None else max(hope.growth, 0.0)
         return self.log_value + (self.budget - self.n) * growth < self.log_threshold
@@ -624,14 +626,18 @@ class _Run:
         else:
             candidates = [self.scorer]
         best = None
-        for scorer in candidates:
-            self.view = ("score", scorer)
-            plan, choice = self._plan_for(scorer(c0), scorer(c1), FAMILIES)
-            growth = -math.inf if plan is None else plan.growth
-            if best is None or growth > best[0]:
-                best = (growth, plan, choice, scorer)
-        _, self.plan, self.choice, self.scorer = best
+        if len(candidates) > 1:  # the scores compete on their best threshold (one family, no cross-validation)
+            for scorer in candidates:
+                self.view = ("score", scorer)
+                plan, _ = self._plan_for(scorer(c0), scorer(c1), ("threshold",))
+                growth = -math.inf if plan is None else plan.growth
+                if best is None or growth > best[0]:
+                    best = (growth, scorer)
+            self.scorer = best[1]
+        else:
+            self.scorer = candidates[0]
         self.view = ("score", self.scorer)
+        self.plan, self.choice = self._plan_for(self.scorer(c0), self.scorer(c1), FAMILIES)
 
     # -------------------------------------------------------------- the verdict
     def outcome(self, stopped_at: int | None, drawn: int, batches: int, futile: bool = False) -> TestOutcome:
