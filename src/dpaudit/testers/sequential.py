@@ -66,12 +66,12 @@ DISCRETE_MIN_DISTINCT = 16
 """...or at most this many distinct rows (so that a few-valued output is seen as discrete from the
 first batch on)."""
 
-MLP_MIN_ROWS = 2000
+MLP_MIN_ROWS = 1000
 """Past rows per distribution (in the scorers' fitting fold) from which the MLP scorer joins the
 product-of-marginals scores for continuous vector outputs; it is retrained each time those rows
-have grown :data:`MLP_REFIT_FACTOR`-fold (2,000, 8,000, 32,000: three trainings up to 50,000 pairs)."""
+have grown :data:`MLP_REFIT_FACTOR`-fold (1,000, 2,000, ..., 16,000: five trainings up to 50,000 pairs)."""
 
-MLP_REFIT_FACTOR = 4
+MLP_REFIT_FACTOR = 2
 
 FUTILITY_Z = 2.0
 """Standard errors by which futility moves the past frequencies towards a violation."""
@@ -436,6 +436,7 @@ class _Run:
         self.choice = None  # (folds, families, atoms) the last plan was chosen on
         self.mlp = None
         self.mlp_rows = 0
+        self.proj, self.proj_rows = None, 0
         self.estimate = math.nan
         self.plan_text = "learning (no bet)"
         self.witness_eps = float(claim.epsilon)
@@ -455,12 +456,16 @@ class _Run:
         return i0.astype(np.int64) + 2 * i1.astype(np.int64)
 
     def _view_values(self, x: np.ndarray) -> np.ndarray:
-        kind, scorer = self.view
+        kind, arg = self.view
         if kind == "value":
             return x[:, 0]
         if kind == "rows":
             return _row_keys(x)
-        return scorer(x)
+        if kind == "column":
+            return x[:, arg]
+        if kind == "columns":
+            return _row_keys(x[:, list(arg)])
+        return arg(x)
 
     def bet(self, x0: np.ndarray, x1: np.ndarray) -> int | None:
         """Bet on the new pairs with the current plan; the index of the first pair at which the
@@ -532,6 +537,28 @@ class _Run:
             return
         self.view = ("score", None)
 
+    def _projection(self):
+        """The view on a vector output's informative columns
+        (:func:`~dpaudit.estimators._projection.informative_columns` of the past pairs, decided
+        again each time they have doubled): ``("column", j)`` for one column, ``("columns", cols)``
+        when the projection is discrete with few values, else None."""
+        from ..estimators._projection import informative_columns
+
+        if self.proj_rows and self.n < 2 * self.proj_rows:
+            return self.proj
+        self.proj_rows = self.n
+        self.proj = None
+        cols = informative_columns(self.x0, self.x1)
+        if cols is None:
+            return None
+        if len(cols) == 1:
+            self.proj = ("column", cols[0])
+        else:
+            keys = np.concatenate([_row_keys(self.x0[:4000, list(cols)]), _row_keys(self.x1[:4000, list(cols)])])
+            if len(np.unique(keys)) <= max(DISCRETE_FRACTION * len(keys), DISCRETE_MIN_DISTINCT):
+                self.proj = ("columns", tuple(cols))
+        return self.proj
+
     def refit(self) -> bool:
         """Choose the plan for the next batch from every pair drawn so far; True when the run is
         futile (:meth:`_futile`)."""
@@ -539,6 +566,16 @@ class _Run:
         kind, _ = self.view
         if kind == "score":
             self._refit_scores()
+            proj = self._projection()
+            if proj is not None:  # exact regions on the informative columns compete with the scores
+                scored = (self.view, self.plan, self.choice)
+                self.view = proj
+                v0, v1 = self._view_values(self.x0), self._view_values(self.x1)
+                plan, choice = self._plan_for(v0, v1, FAMILIES if proj[0] == "column" else ("level",))
+                if plan is None or (scored[1] is not None and scored[1].growth >= plan.growth):
+                    self.view, self.plan, self.choice = scored
+                else:
+                    self.plan, self.choice = plan, choice
         else:
             v0, v1 = self._view_values(self.x0), self._view_values(self.x1)
             families = FAMILIES if kind == "value" else ("level",)
@@ -584,7 +621,16 @@ class _Run:
         pa, pb = a[plan.mask].sum() / max(len(v0), 1), b[plan.mask].sum() / max(len(v1), 1)
         self.estimate = (pa - e * pb) if plan.direction == 0 else (pb - e * pa)
         kind = self.view[0]
-        where = "row key " if kind == "rows" else (f"{self.view[1].name} " if kind == "score" else "")
+        if kind == "rows":
+            where = "row key "
+        elif kind == "score":
+            where = f"{self.view[1].name} "
+        elif kind == "column":
+            where = f"column {self.view[1]}: "
+        elif kind == "columns":
+            where = f"columns {tuple(self.view[1])}, row key "
+        else:
+            where = ""
         region = cells.describe(plan.mask) if kind == "value" else f"{where}{cells.describe(plan.mask)}"
         plan.description = (f"[{plan.family}] {region}, {'P||Q' if plan.direction == 0 else 'Q||P'} at "
                             f"eps'={self.grid[plan.eps_index]:.4g}")
