@@ -99,10 +99,12 @@ def make_tester(name: str = "hockey-stick", *, device: str | None = None) -> Tes
 
     Parameters
     ----------
-    name : {"hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all"} or "A+B"
-        A tester, ``"all"``, or several names joined by ``+`` (a :class:`CombinedTester` of
-        those, beta split, e.g. ``"hockey-stick+renyi"``); ending in ``"+float-screen"``, the
-        :class:`FloatScreenTester` of the rest (:func:`default_tester_name`).
+    name : {"sequential", "hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all"} or "A+B"
+        A tester, ``"all"`` (every batch tester: all but ``sequential``, beta split), or several
+        names joined by ``+`` (a :class:`CombinedTester` of those, beta split, e.g.
+        ``"hockey-stick+renyi"``); ending in ``"+float-screen"``, the :class:`FloatScreenTester`
+        of the rest (:func:`default_tester_name`; ``"sequential+float-screen"``, the default, runs
+        the screen at checkpoints of the sequential trial, docs/sequential.md §3).
     device : str, optional
         Torch device for the trained testers (hockey-stick, renyi); default CPU.
 
