@@ -16,10 +16,12 @@ with ``T`` by mode:
 * ``gonzalez``: :class:`sequential_baselines.KernelBettingAuditor` (González et al. 2025,
   reimplemented; pure and approximate claims only), alone (no float screen).
 
-Per audit: detected, the violation kind, the mechanism calls up to and including the first
-violating trial (``2 x sum of TrialRecord.num_samples``; the calls made; for a floating-point-only
-finding, the detecting trial counts up to the checkpoint where the screen found it: the trial goes
-on after it to look for a distributional violation), for sequential trials
+Per audit: detected, the violation kind (the audit's verdict), the mechanism calls up to and
+including the first trial whose violation is of that kind (``2 x sum of
+TrialRecord.num_samples``: the calls made; an audit that found a floating-point leak first goes on
+to look for a distributional violation, and a distributional verdict is counted to the trial that
+found it; for a floating-point verdict the detecting trial counts up to the checkpoint where the
+screen found it, since the trial goes on after it), for sequential trials
 also the pairs the e-process needed (``samples_used``), the audit's wall time and the CPU time the
 tester spent (``test_seconds``) against the sampling time (``sample_seconds``).
 
@@ -83,23 +85,31 @@ def run_one(entry, eps, seed, mode, n, trials, beta) -> dict | None:
     result = dpaudit.audit(mech, claim, GridFinder(replayed(entry, trials)), num_samples=n, trials=trials, beta=beta,
                            seed=seed, processes=1, tester=tester, stages="auto")
     cpu = time.process_time() - c0
+    # the detection the audit's verdict rests on: its first distributional violation if it is
+    # distributional, else its first floating-point finding
+    target = result.violation_kind
     calls, first, used = 0, None, None
+    detail = []
     for rec in sorted(result.trials, key=lambda r: r.index):
+        kind = rec.outcome.violation_kind if rec.outcome.violation else None
         found_at = re.search(r"at the ([\d,]+)-sample stage", rec.outcome.note or "")
-        if rec.outcome.violation and rec.outcome.violation_kind == "floating-point" and found_at:
-            # a floating-point-only finding: the screen found it at that checkpoint (the trial went on)
-            calls += 2 * int(found_at.group(1).replace(",", ""))
+        found_n = int(found_at.group(1).replace(",", "")) if found_at else None
+        detail.append({"index": rec.index, "pairs": rec.num_samples, "kind": kind, "found_at": found_n})
+        if kind is not None and kind == target and kind == "floating-point" and found_n:
+            calls += 2 * found_n  # the screen found it at that checkpoint (the trial went on)
         else:
             calls += 2 * rec.num_samples
-        if rec.outcome.violation:
+        if kind is not None and kind == target:
             first = rec.index
-            b = rec.outcome.strongest_part.bounds[rec.outcome.strongest_part.strongest] \
-                if rec.outcome.parts else rec.outcome.bounds[rec.outcome.strongest]
-            used = getattr(b, "samples_used", None)
+            o = rec.outcome
+            leaves = o.parts or (o,)
+            seq = [p for p in leaves if p.bounds and hasattr(p.bounds[0], "samples_used") and p.violation]
+            used = seq[0].bounds[0].samples_used if seq else None
             break
     return {
         "detected": bool(result.violation), "kind": result.violation_kind, "calls": calls, "first_trial": first,
         "trials_run": len(result.trials), "wall_seconds": result.wall_seconds, "outer_seconds": time.perf_counter() - t0,
+        "trials": detail,
         "cpu_seconds": cpu, "samples_used": used,
         "test_seconds": sum(r.test_seconds for r in result.trials),
         "sample_seconds": sum(r.sample_seconds for r in result.trials),
