@@ -165,7 +165,7 @@ def render(cache, rows, args, meta) -> str:
            "pairs: the e-process's pairs at detection (median); wall: audit wall time to the end (median, s).", ""]
     buggy = [(e, eps) for e, eps in rows if not e.private]
     private = [(e, eps) for e, eps in rows if e.private]
-    ratios, missed, per_kind = [], [], []
+    ratios, missed = [], []
     if buggy:
         head = "| mechanism | eps | claim | " + " | ".join(f"detected {m}" for m in modes) + " | " + \
                " | ".join(f"calls {m}" for m in modes) + " | pairs seq | ratio seq/staged | " + \
