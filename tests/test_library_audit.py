@@ -31,7 +31,8 @@ def _result(violation: bool, kind: str | None = None) -> dict:
     [
         (0, _result(False), "pass"),
         (1, _result(True, "distributional"), "violation"),
-        (1, _result(True, "floating-point"), "floating-point leak"),
+        (1, _result(True, "floating-point"), "floating-point leak"),  # a row cached before issue 44
+        (5, _result(True, "floating-point"), "floating-point leak"),  # its own exit code since issue 44
         (3, _result(False), "inconclusive"),
         (2, None, "error"),
         (4, None, "error"),
@@ -47,7 +48,7 @@ def test_classify_not_auditable_wins():
 
 
 @pytest.mark.parametrize(("code", "result"), [(1, _result(False)), (0, _result(True, "distributional")),
-                                              (1, _result(True, "other"))])
+                                              (1, _result(True, "other")), (5, _result(True, "distributional"))])
 def test_classify_rejects_inconsistent_results(code, result):
     with pytest.raises(ValueError):
         classify(code, result)
