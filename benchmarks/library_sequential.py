@@ -20,6 +20,7 @@ import os
 import platform
 import shlex
 import subprocess
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -43,15 +44,18 @@ def rows(table: dict, keys=None):
         if not isinstance(first, dict) or "command" not in first:
             continue
         out.append((key, row["verdict"], first))
-    return out
+    return sorted(out, key=lambda r: r[2].get("audit_seconds") or 0.0)  # cheapest first
 
 
-def sequential_command(cmd: str) -> list:
+def sequential_command(cmd: str, mode: str = "sequential") -> list:
+    """The row's command with its tester replaced: none (the sequential default) or ``--tester staged``
+    (the default before issue 43)."""
     args = shlex.split(cmd)
     if "--tester" in args:  # the row's tester out: the default decides
         i = args.index("--tester")
         del args[i:i + 2]
-    return [DPAUDIT] + args[1:] + ["--json", "--processes", "1"]
+    extra = ["--tester", "staged"] if mode == "staged" else []
+    return [DPAUDIT] + args[1:] + extra + ["--json", "--processes", "1"]
 
 
 def run(cmd: list) -> dict:
@@ -81,22 +85,28 @@ def main(argv=None):
     ap.add_argument("--table", type=Path, default=RESULTS / "library_audits.json")
     ap.add_argument("--rows", type=lambda s: set(s.split(",")), default=None)
     ap.add_argument("--cache", type=Path, default=RESULTS / "library_sequential.json")
+    ap.add_argument("--staged-cache", type=Path, default=RESULTS / "library_staged.json")
+    ap.add_argument("--modes", type=lambda s: tuple(s.split(",")), default=("sequential",),
+                    help="sequential (the default tester) and/or staged (--tester staged)")
     ap.add_argument("--out", type=Path, default=RESULTS / "library_sequential.md")
     args = ap.parse_args(argv)
     table = json.loads(args.table.read_text())
     cache = json.loads(args.cache.read_text()) if args.cache.exists() else {}
+    staged = json.loads(args.staged_cache.read_text()) if args.staged_cache.exists() else {}
     load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     for key, verdict, first in rows(table, args.rows):
-        if key in cache:
-            continue
-        cmd = sequential_command(first["command"])
-        rec = run(cmd)
-        rec.update({"command": " ".join(["dpaudit"] + cmd[1:]), "table_verdict": verdict,
-                    "table_seconds": first.get("audit_seconds"), "table_command": first["command"]})
-        cache[key] = rec
-        args.cache.write_text(json.dumps(cache, indent=1, sort_keys=True))
-        print(key, json.dumps({k: rec.get(k) for k in ("verdict", "kind", "calls", "audit_seconds", "table_seconds")}),
-              flush=True)
+        for mode in args.modes:
+            store, path = (cache, args.cache) if mode == "sequential" else (staged, args.staged_cache)
+            if key in store:
+                continue
+            cmd = sequential_command(first["command"], mode)
+            rec = run(cmd)
+            rec.update({"command": " ".join(["dpaudit"] + cmd[1:]), "table_verdict": verdict,
+                        "table_seconds": first.get("audit_seconds"), "table_command": first["command"]})
+            store[key] = rec
+            path.write_text(json.dumps(store, indent=1, sort_keys=True))
+            print(mode, key, json.dumps({k: rec.get(k) for k in ("verdict", "kind", "calls", "audit_seconds", "table_seconds")}),
+                  flush=True)
     load1 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     lines = ["# The library table's findings, re-audited with the sequential default", "",
              f"Command: `python benchmarks/library_sequential.py {' '.join(argv or sys.argv[1:])}`", "",
@@ -106,18 +116,40 @@ def main(argv=None):
              "Each row: the table's command (`--tester all`, fixed stages as then) and its verdict and audit time, "
              "then the same command without `--tester` (the sequential default, `--processes 1`): verdict, calls to "
              "the first trial holding it, audit time.", "",
-             "| row | table verdict | table audit (s) | sequential verdict | calls | sequential audit (s) |",
-             "|---|---|---:|---|---:|---:|"]
-    missed = []
-    for key, rec in sorted(cache.items()):
-        v = rec.get("verdict", "error")
+             "staged: the same command with `--tester staged` (the default before issue 43: hockey-stick + "
+             "float-bits screen, stages auto), where run.", "",
+             "| row | table verdict | table audit (s) | staged verdict | staged calls | staged audit (s) | "
+             "sequential verdict | sequential calls | sequential audit (s) | calls seq/staged |",
+             "|---|---|---:|---|---:|---:|---|---:|---:|---:|"]
+
+    def shown(rec):
+        if rec is None:
+            return "-"
         kind = rec.get("kind")
-        shown = "violation" if kind == "distributional" else ("floating-point leak" if kind == "floating-point" else v)
-        if shown != rec["table_verdict"]:
-            missed.append(f"{key} (table: {rec['table_verdict']}; sequential: {shown})")
-        lines.append(f"| {key} | {rec['table_verdict']} | {rec.get('table_seconds') or '-'} | {shown} | "
-                     f"{rec.get('calls', 0):,} | {rec.get('audit_seconds', 0):.1f} |")
-    lines += ["", "Rows whose verdict differs: " + ("; ".join(missed) if missed else "none") + "."]
+        return "violation" if kind == "distributional" else ("floating-point leak" if kind == "floating-point"
+                                                             else rec.get("verdict", "error"))
+
+    missed, ratios = [], []
+    for key in sorted(set(cache) | set(staged)):
+        rec, old = cache.get(key), staged.get(key)
+        base = rec or old
+        ratio = ""
+        if rec is not None and old is not None and shown(rec) == shown(old) == base["table_verdict"] and old.get("calls"):
+            ratios.append(rec["calls"] / old["calls"])
+            ratio = f"{ratios[-1]:.3g}"
+        if rec is not None and shown(rec) != base["table_verdict"]:
+            missed.append(f"{key} (table: {base['table_verdict']}; sequential: {shown(rec)}"
+                          + (f"; staged: {shown(old)})" if old is not None else ")"))
+        cells = []
+        for r in (old, rec):
+            cells += [shown(r), f"{r.get('calls', 0):,}" if r else "-",
+                      f"{r.get('audit_seconds', 0):.1f}" if r else "-"]
+        lines.append(f"| {key} | {base['table_verdict']} | {base.get('table_seconds') or '-'} | " + " | ".join(cells)
+                     + f" | {ratio} |")
+    if ratios:
+        lines += ["", f"Median ratio of calls to first detection, sequential / staged, over the {len(ratios)} rows both "
+                  f"find as the table does: {statistics.median(ratios):.3g}."]
+    lines += ["", "Rows whose sequential verdict differs from the table's: " + ("; ".join(missed) if missed else "none") + "."]
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
 

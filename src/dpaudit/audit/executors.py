@@ -708,7 +708,8 @@ def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
     the first violation or at ``spec.num_samples`` pairs. With the floating-point screen
     (:func:`sequential_parts`), the float-bits tester runs at the checkpoints of the ``"auto"``
     stage schedule (:func:`~dpaudit.audit.sequential.stage_schedule`: 2,000, 8,000, ..., n/4, n
-    pairs) that the trial reaches, on the first ``n_c`` pairs, each at its part
+    pairs, and the tester's last batch boundary before n when it is past n/2, where an e-process
+    stopped for futility usually ends: 42,071 of 50,000) that the trial reaches, on the first ``n_c`` pairs, each at its part
     (:func:`~dpaudit.audit.sequential.stage_betas`) of the screen's share: by the union bound the
     trial accuses a mechanism that satisfies the claim with probability at most ``spec.beta``
     (docs/sequential.md §3). A floating-point finding does not stop the trial: the sequential
@@ -740,6 +741,11 @@ def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
     checks, check_betas = (), ()
     if screen is not None:
         checks = stage_schedule(int(spec.num_samples), "auto")
+        if len(checks) >= 2 and len(batches) >= 2 and 2 * batches[-2] >= int(spec.num_samples) and batches[-2] > checks[-2]:
+            # the last batch boundary before the budget, where a futile e-process usually stops: the
+            # screen gets nearly the whole budget there (fixed by the schedule alone, so the union
+            # bound below is unchanged)
+            checks = tuple(sorted(set(checks) | {int(batches[-2])}))
         check_betas = stage_betas(checks, fraction * screen_frac * spec.beta)
     kept0, kept1 = [], []
     state = {"k": 0, "have": 0, "found": None, "check": 0, "screen_s": 0.0, "screen_notes": []}
