@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dpaudit.audit.executors import TrialSpec, run_trial
+from dpaudit.audit.executors import TrialSpec, run_trial, screen_checkpoints
 from dpaudit.audit.targets import assemble, load_target
 from dpaudit.cli.app import app
 from dpaudit.estimators.betting import (
@@ -194,10 +194,21 @@ def test_float_screen_runs_at_its_checkpoints_within_the_beta_split():
     assert o.violation and o.violation_kind == "floating-point"
     assert "at the 2,000-sample stage" in o.note and [p.tester for p in o.parts] == ["sequential", "float-bits"]
     screen_beta = [p.beta for p in o.parts if p.tester == "float-bits"][0]
-    last = batch_schedule(8000, 32, 1.5)[-2]  # the last batch boundary before the budget is a checkpoint too
-    assert 4000 <= last < 8000
-    assert screen_beta == pytest.approx(0.001 * 2000 / (2000 + last + 8000))  # stage_betas of (2000, last, 8000)
+    checks = screen_checkpoints(8000, batch_schedule(8000, 32, 1.5))  # 2000, the batches from 2000 on, 8000
+    assert checks[0] == 2000 and checks[-1] == 8000 and len(checks) >= 4
+    assert screen_beta == pytest.approx(0.001 * 2000 / sum(checks))  # stage_betas: the first checkpoint's share
     assert o.parts[0].beta == pytest.approx(0.009)
+
+
+def test_screen_checkpoints_cover_every_futility_stop():
+    """The screen runs wherever the e-process may stop for futility (every batch from n/4 on), so a
+    float leak is screened on every pair a futile trial drew; dpl_mean-like budgets included."""
+    for n in (4000, 20_000, 50_000):
+        batches = batch_schedule(n, 32, 1.5)
+        checks = screen_checkpoints(n, batches)
+        assert list(checks) == sorted(set(checks)) and checks[-1] == n
+        assert all(b in checks for b in batches if b >= max(n // 4, 2000))
+    assert screen_checkpoints(50_000, batch_schedule(50_000, 32, 1.5))[:4] == (2000, 8000, 12500, 18698)
 
 
 # ------------------------------------------------------------------ CLI

@@ -699,6 +699,35 @@ def sequential_parts(tester, claim) -> tuple:
     return tester, 1.0, None, 0.0, False
 
 
+def screen_checkpoints(num_samples: int, batches) -> tuple:
+    """Pairs at which a sequential trial's floating-point screen runs (when the trial reaches them).
+
+    The ``"auto"`` stage schedule (:func:`~dpaudit.audit.sequential.stage_schedule`: 2,000, 8,000,
+    ..., n/4, n) and every batch boundary of the e-process from ``max(n/4, min(2000, n))`` on: the
+    e-process may stop for futility at any batch from a quarter of the budget on
+    (:data:`~dpaudit.testers.sequential.FUTILITY_FRACTION`), and the screen then has just run on
+    every pair drawn. Fixed by ``num_samples`` and the batch schedule alone (never by the draws), so
+    the union bound over the checkpoints holds (docs/sequential.md §3).
+
+    Parameters
+    ----------
+    num_samples : int
+        The trial's budget ``n`` (pairs), ``>= 1``.
+    batches : sequence of int
+        The e-process's cumulative batch sizes (ending at ``n``).
+
+    Returns
+    -------
+    tuple of int
+        Strictly increasing, ending at ``n``.
+    """
+    from .sequential import stage_schedule
+
+    n = int(num_samples)
+    low = max(n // 4, min(2000, n))
+    return tuple(sorted(set(stage_schedule(n, "auto")) | {int(b) for b in batches if low <= b <= n}))
+
+
 def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
     """Run one trial with a sequential tester (:class:`~dpaudit.testers.sequential.SequentialTester`).
 
@@ -708,8 +737,8 @@ def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
     the first violation or at ``spec.num_samples`` pairs. With the floating-point screen
     (:func:`sequential_parts`), the float-bits tester runs at the checkpoints of the ``"auto"``
     stage schedule (:func:`~dpaudit.audit.sequential.stage_schedule`: 2,000, 8,000, ..., n/4, n
-    pairs, and the tester's last batch boundary before n when it is past n/2, where an e-process
-    stopped for futility usually ends: 42,071 of 50,000) that the trial reaches, on the first ``n_c`` pairs, each at its part
+    pairs, and every batch boundary from n/4 on, where the e-process may stop for futility:
+    :func:`screen_checkpoints`) that the trial reaches, on the first ``n_c`` pairs, each at its part
     (:func:`~dpaudit.audit.sequential.stage_betas`) of the screen's share: by the union bound the
     trial accuses a mechanism that satisfies the claim with probability at most ``spec.beta``
     (docs/sequential.md §3). A floating-point finding does not stop the trial: the sequential
@@ -740,12 +769,7 @@ def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
     batches = seq.schedule(int(spec.num_samples), per_call)
     checks, check_betas = (), ()
     if screen is not None:
-        checks = stage_schedule(int(spec.num_samples), "auto")
-        if len(checks) >= 2 and len(batches) >= 2 and 2 * batches[-2] >= int(spec.num_samples) and batches[-2] > checks[-2]:
-            # the last batch boundary before the budget, where a futile e-process usually stops: the
-            # screen gets nearly the whole budget there (fixed by the schedule alone, so the union
-            # bound below is unchanged)
-            checks = tuple(sorted(set(checks) | {int(batches[-2])}))
+        checks = screen_checkpoints(int(spec.num_samples), batches)
         check_betas = stage_betas(checks, fraction * screen_frac * spec.beta)
     kept0, kept1 = [], []
     state = {"k": 0, "have": 0, "found": None, "check": 0, "screen_s": 0.0, "screen_notes": []}
