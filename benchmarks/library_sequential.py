@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shlex
 import subprocess
 import statistics
@@ -72,8 +73,13 @@ def run(cmd: list) -> dict:
     calls = 0
     for t in d["trials"]:
         o = t["outcome"]
-        calls += 2 * t["num_samples"]
-        if o["violation"] and o.get("violation_kind") == target:
+        hit = o["violation"] and o.get("violation_kind") == target
+        found = re.search(r"at the ([\d,]+)-sample stage", o.get("note") or "")
+        if hit and target == "floating-point" and found:  # the screen found it there (the trial went on)
+            calls += 2 * int(found.group(1).replace(",", ""))
+        else:
+            calls += 2 * t["num_samples"]
+        if hit:
             break
     out.update({"verdict": d["verdict"], "kind": target, "calls": calls, "trials": len(d["trials"]),
                 "audit_seconds": d["wall_seconds"], "tester": d["tester"].get("tester")})
@@ -115,7 +121,7 @@ def main(argv=None):
              "were measured on the same machine at other loads).", "",
              "Each row: the table's command (`--tester all`, fixed stages as then) and its verdict and audit time, "
              "then the same command without `--tester` (the sequential default, `--processes 1`): verdict, calls to "
-             "the first trial holding it, audit time.", "",
+             "the first trial holding it (for a floating-point leak, to the checkpoint where the screen found it), audit time.", "",
              "staged: the same command with `--tester staged` (the default before issue 43: hockey-stick + "
              "float-bits screen, stages auto), where run.", "",
              "| row | table verdict | table audit (s) | staged verdict | staged calls | staged audit (s) | "
