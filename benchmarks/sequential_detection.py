@@ -165,7 +165,7 @@ def render(cache, rows, args, meta) -> str:
            "pairs: the e-process's pairs at detection (median); wall: audit wall time to the end (median, s).", ""]
     buggy = [(e, eps) for e, eps in rows if not e.private]
     private = [(e, eps) for e, eps in rows if e.private]
-    ratios, missed = [], []
+    ratios, missed, gz_ratios = [], [], []
     if buggy:
         head = "| mechanism | eps | claim | " + " | ".join(f"detected {m}" for m in modes) + " | " + \
                " | ".join(f"calls {m}" for m in modes) + " | pairs seq | ratio seq/staged | " + \
@@ -191,6 +191,9 @@ def render(cache, rows, args, meta) -> str:
                 rr = _med([r["calls"] for r in sq]) / _med([r["calls"] for r in st])
                 ratios.append(rr)
                 ratio = f"{rr:.3g}"
+            gz = [r for r in recs.get("gonzalez", []) if r["detected"]]
+            if gz and sq:
+                gz_ratios.append(_med([r["calls"] for r in sq]) / _med([r["calls"] for r in gz]))
             if len(sq) < len(st):
                 missed.append(f"{e.name} at eps {eps:g} ({len(st)}/{len(recs['staged'])} staged, {len(sq)}/{len(recs['sequential'])} sequential)")
             walls = [("n/a" if not recs[m] else f"{_med([r['wall_seconds'] for r in recs[m]]):.2f}") for m in modes]
@@ -201,6 +204,8 @@ def render(cache, rows, args, meta) -> str:
                        + " | ".join(calls) + f" | - | {ratio} | " + " | ".join(walls) + " |")
         out += ["", f"**Median ratio of calls to first detection, sequential / staged, over the {len(ratios)} buggy "
                 f"cells both detect: {_med(ratios):.3g}** (geometric mean {float(np.exp(np.mean(np.log(ratios)))) if ratios else float('nan'):.3g}).",
+                "" if not gz_ratios else f"Median ratio of calls to first detection, sequential / gonzalez, over the "
+                f"{len(gz_ratios)} buggy cells both detect (gonzalez run on those cells only): {_med(gz_ratios):.3g}.",
                 "", "Cells where the sequential default detects in fewer seeds than the staged one: "
                 + ("; ".join(missed) if missed else "none") + ".", ""]
     if private:
