@@ -246,9 +246,10 @@ def main(argv=None):
     ap.add_argument("--no-private", action="store_true")
     ap.add_argument("--cache", type=Path, default=RESULTS / "sequential_detection.json")
     ap.add_argument("--out", type=Path, default=RESULTS / "sequential_detection.md")
+    ap.add_argument("--render-only", action="store_true", help="rewrite the table from the cache, run nothing")
     args = ap.parse_args(argv)
     cache = json.loads(args.cache.read_text()) if args.cache.exists() else {}
-    rows = plan(args)
+    rows = [] if args.render_only else plan(args)
     load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
     for e, eps in rows:
         for s in range(args.seeds):
