@@ -113,8 +113,8 @@ if __name__ == "__main__":
     main()
 '''
 
-DPL_INSTALL = 'pip install diffprivlib==0.6.6 "scikit-learn<1.6" numpy'
-PDP_INSTALL = "pip install pipeline-dp==0.3.1 numpy"
+DPL_INSTALL = "pip install diffprivlib==0.6.6 'scikit-learn<1.6' numpy"
+PDP_INSTALL = "pip install pipeline-dp==0.3.1 python-dp==1.1.5 numpy"
 DPL_RELATION = ("inferred: diffprivlib names no relation; replace-one is what the calibration assumes "
                 "(the sensitivity uses n, so n is public)")
 

@@ -924,11 +924,13 @@ def version_cmd() -> None:
 def _register_subcommands() -> None:
     from .account import register as register_accounting
     from .dpsgd import register as register_dpsgd
+    from .library import register as register_library
     from .scores import register as register_scores
 
     register_scores(app)
     register_accounting(app)
     register_dpsgd(app)
+    register_library(app)
 
 
 _register_subcommands()

@@ -310,6 +310,9 @@ class CanaryAudit:
     findings: list
     beta: float
     delta: float
+    pooled: tuple = ()
+    """The block kinds audited together as one population (``audits["pooled"]``,
+    :func:`dpaudit.dpsgd.audit.pooled_audit`); empty when each kind is audited alone."""
 
     @property
     def best_kind(self) -> str:
@@ -326,7 +329,9 @@ class CanaryAudit:
                  f"beta={self.beta:g} split over the kinds and checks)"]
         for k, a in self.audits.items():
             lines.append(f"    {k:7s} {a.canaries:6d} canaries: epsilon >= {a.epsilon_lower_bound:.4g} "
-                         f"(score {a.best_score!r})")
+                         f"(score {a.best_score!r}{', kinds ' + '+'.join(self.pooled) if k == 'pooled' else ''})")
+            if a.is_suspect:
+                lines.append(f"    {'':7s} SUSPECT (not a violation): {a.suspect_text()}")
         lines.append(f"  clipping check: p = {self.clipping['p_value']:.3g} (largest excess "
                      f"{self.clipping['max_excess']:.3g} sigma)")
         if self.sampler is not None:
@@ -741,7 +746,7 @@ class Canaries:
         z /= self.sigma
         return {"p_value": float(min(1.0, 2 * n * norm.sf(z))), "max_excess": z, "observations": int(n)}
 
-    def audit(self, *, delta: float = 1e-5, beta: float = 0.05, **kwargs) -> CanaryAudit:
+    def audit(self, *, delta: float = 1e-5, beta: float = 0.05, pooled: bool = True, **kwargs) -> CanaryAudit:
         """The one-run audit of every canary kind (:func:`dpaudit.dpsgd.audit_run`), the clipping
         check and, with ``"data"`` canaries, the sampler check, ``beta`` split equally over all
         parts (fixed before looking).
@@ -753,8 +758,13 @@ class Canaries:
         beta : float
             Probability that anything reported is wrong (a bound above the truth or a check
             rejecting a correct run).
+        pooled : bool
+            Audit the block kinds (``"dirac"``, ``"large"``, ``"data"``: the same law under a correct
+            step, no interference) as one population with the shares of ``beta`` of the kinds it
+            replaces (:func:`dpaudit.dpsgd.audit.pooled_audit`, ``audits["pooled"]``; default), or
+            each kind alone.
         **kwargs
-            Passed to ``audit_run`` (``scores``, ``seed``).
+            Passed to ``audit_run`` (``scores``, ``seed``, ``claim``).
 
         Returns
         -------
@@ -766,7 +776,7 @@ class Canaries:
             Before the first step, or on invalid delta or beta.
         """
         from .._validate import check_delta
-        from .audit import _claimed_accountant, audit_run
+        from .audit import _claimed_accountant, audit_run, pooled_audit
 
         beta = check_probability(beta, "beta")
         runs = self.runs()
@@ -778,7 +788,13 @@ class Canaries:
         share = beta / parts
         delta = check_delta(delta)
         acc = _claimed_accountant(self.sigma, self.q, self.steps, delta)
-        audits = {k: audit_run(r, delta=delta, beta=share, accountant=acc, **kwargs) for k, r in runs.items()}
+        block = tuple(k for k in runs if k != "spread") if pooled else ()
+        block = block if len(block) > 1 else ()
+        audits = {k: audit_run(r, delta=delta, beta=share, accountant=acc, **kwargs) for k, r in runs.items()
+                  if k not in block}
+        if block:  # one audit of the block kinds together, with their shares of beta
+            audits["pooled"] = pooled_audit([runs[k] for k in block], delta=delta, beta=share * len(block),
+                                            accountant=acc, **kwargs)
         clip = self.clipping_check()
         eps = float(acc.epsilon)
         lb = max(a.epsilon_lower_bound for a in audits.values())
@@ -791,4 +807,5 @@ class Canaries:
             findings.append(f"the sampler is not Poisson at rate {self.q:g} (p = {sampler['p_value']:.2g}; "
                             f"realised rate {sampler['rate']:.4g}, {sampler['repeats']} repeats)")
         return CanaryAudit(audits=audits, epsilon_lower_bound=lb, accountant_epsilon=eps, clipping=clip,
-                           sampler=sampler, violated=bool(findings), findings=findings, beta=beta, delta=delta)
+                           sampler=sampler, violated=bool(findings), findings=findings, beta=beta, delta=delta,
+                           pooled=block)
