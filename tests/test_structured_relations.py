@@ -266,7 +266,20 @@ def test_cli_audits_under_a_privacy_unit_hint(unit_module):
     assert report["neighbouring"]["relation"] == "privacy-unit"
     assert report["neighbouring"]["domain"]["integer_columns"] == [0, 1]
     assert report["evidence"]["pair"]["relation"] == "privacy-unit"
-    # exact H_{e^1} of Laplace(1, 1) vs Laplace(4, 1) (shift 3): 1 - e^{-1} = 0.632
+    # the sequential default stops at the first pair where the evidence suffices: its bound is valid
+    # but need not be large (a claim of delta 0 is rejected by any positive delta)
+    assert report["evidence"]["delta_lower_bound_at_claimed_epsilon"] > 0.0
+    assert report["evidence"]["epsilon_lower_bound"] > 1.0
+    # the staged hockey-stick tester, at its full stage, sizes the leak: exact H_{e^1} of
+    # Laplace(1, 1) vs Laplace(4, 1) (shift 3) is 1 - e^{-1} = 0.632
+    res = runner.invoke(
+        app, ["test", "unitmech:row_count", "--epsilon", "1", "--samples", "2000", "--seed", "0", "--json",
+              "--tester", "hockey-stick"],
+        catch_exceptions=False,
+    )
+    assert res.exit_code == 1, res.output
+    report = json.loads(res.stdout)
+    assert report["evidence"]["pair"]["relation"] == "privacy-unit"
     assert report["evidence"]["delta_lower_bound_at_claimed_epsilon"] > 0.4
 
     res = runner.invoke(

@@ -239,17 +239,15 @@ VOCABULARY = {
     "alpha": ("--alpha", "-a", "Rényi order alpha > 1"),
     "beta": ("--beta", "-b", "Failure probability: the chance that the bound or verdict is wrong"),
     "samples": ("--samples", "-n", "Number of samples"),
-    "stages": ("--stages", "", "Sample sizes per dataset of a trial's stages: auto, off, or sizes such as "
-                               "2000,8000,32000; a trial stops at the first stage that finds a violation or when "
-                               "going on is futile; docs/sequential.md"),
+    "stages": ("--stages", "", "Staged testers' sample sizes per dataset: auto, off, or e.g. "
+                               "2000,8000,32000 (a trial stops at the first that finds a violation)"),
     "trials": ("--trials", "-t", "Trial budget: at most this many neighbouring pairs are tested"),
     "neighbouring": ("--neighbouring", "", "Neighbouring relation: add-remove, one record more or less, or "
                                            "replace, one record changed"),
     "seed": ("--seed", "", "Seed for a reproducible run, recorded in the output"),
     "json": ("--json", "", "Print the result as JSON on stdout instead of tables"),
     "quiet": ("--quiet", "", "No progress output"),
-    "report": ("--report", "-r", "Write a report: .json, .html (one page with plots) or .md (plots in "
-                                 "<name>_files/); docs/reports.md"),
+    "report": ("--report", "-r", "Write a report: .json, .html (with plots) or .md; docs/reports.md"),
     "plot": ("--plot", "", "Write the plot to this file: .png, .pdf or .svg"),
     "device": ("--device", "", "Where torch computations run: cpu, cuda, cuda:1, mps"),
     "method": ("--method", "-m", "Method"),
