@@ -1,0 +1,463 @@
+"""One check per assumption of the DP-SGD accountant, from one run of gradient canaries.
+
+The accountant (``Composition.dpsgd(sigma, q, T)``) is right for an implementation only if
+
+1. **clipping**: each example's contribution to a step is its own gradient clipped to ``C``;
+2. **noise**: every step and every parameter tensor gets fresh Gaussian noise of standard
+   deviation at least ``sigma C`` (in the units of the update handed back, after the public
+   divisor), independent across steps;
+3. **sampling**: each example is in each step independently with probability ``q`` (Poisson; at
+   ``q = 1``: exactly once in every step);
+4. **no coupling**: the update depends on an example only through its own clipped gradient: no
+   grouping of examples before clipping, no data-dependent scale of the update, no special path
+   for a record whose gradient is not finite.
+
+:class:`dpaudit.dpsgd.Canaries` records what the checks need (``docs/dpsgd.md`` §10); the
+functions here turn those records into p-values. **Each p-value is valid under the exact law of a
+correct implementation** (the auditor knows the canaries' mask, signs and participation, so the
+checks may read them): ``P(p <= a) <= a`` for every ``a`` when the step is correct. A correct
+implementation that is *more* private (more noise, a smaller clipping norm, rows with non-finite
+gradients dropped or zeroed) is inside every null: the tests are one-sided where it matters.
+
+Units: observations are in units of ``C`` after multiplying the update by the public divisor
+(``o = divisor * u / C``), so a correct step's noise on every coordinate is ``N(0, sigma^2)``
+and a clipped canary moves its own coordinate by at most 1.
+
+References: Nasr et al. (2023) (gradient canaries observed at every step); Steinke, Nasr,
+Jagielski (2023); Bonferroni; Fisher (1922) (exact test of a 2 x 2 table); Pitman (1937)
+(permutation tests); Ville (1939) / Robbins (1970) (anytime-valid tests; here by alpha spending
+over a fixed schedule).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import DPAuditError
+
+__all__ = ["CHECKS", "DPSGDViolation", "Finding", "TAIL_Z", "chi2_lower", "clipping_step", "contribution_mean",
+           "cosine_p", "coupling_ols", "noise_cells", "noise_independence", "noise_pooled", "nonfinite_association", "nonfinite_contrast",
+           "draws_for", "scale_permutation"]
+
+#: The checks, in the order of the verdict. ``bound`` is the certified one-run epsilon bound.
+CHECKS = ("bound", "clipping", "noise", "sampler", "coupling", "nonfinite", "scale")
+#: The light-tail sub-test counts null-coordinate values beyond this many ``sigma``.
+TAIL_Z = 3.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rejected test: a named assumption of the accountant that the run broke.
+
+    Attributes
+    ----------
+    check : str
+        One of :data:`CHECKS`.
+    test : str
+        The sub-test (``"step x tensor"``, ``"pooled"``, ``"mean"``, ...).
+    p_value : float
+        Its p-value (valid under the exact law of a correct step).
+    level : float
+        The part of ``beta`` it was tested at (fixed before the run).
+    steps : tuple of int
+        The step(s) (1-based, counting every ``begin_step``) where it broke; empty when the test
+        pools all steps so far.
+    tensors : tuple of str
+        The parameter tensor(s) concerned (names of :attr:`Canaries.names`); may be empty.
+    message : str
+        One line for a person.
+    at_step : int
+        The step after which it was found (the last observed step of the evidence).
+    """
+
+    check: str
+    test: str
+    p_value: float
+    level: float
+    steps: tuple = ()
+    tensors: tuple = ()
+    message: str = ""
+    at_step: int = 0
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class DPSGDViolation(DPAuditError):
+    """Raised by the online audit (:meth:`dpaudit.dpsgd.Canaries.monitor`) as soon as a check
+    rejects: the run is not the mechanism its accountant describes.
+
+    Attributes
+    ----------
+    finding : Finding
+        The check, the step(s) and tensor(s), the p-value and the level it was tested at.
+    check, step : str, int
+        ``finding.check`` and ``finding.at_step``.
+    """
+
+    def __init__(self, finding: Finding):
+        self.finding = finding
+        self.check = finding.check
+        self.step = finding.at_step
+        super().__init__(f"DP-SGD check '{finding.check}' failed at step {finding.at_step}: {finding.message}")
+
+
+def chi2_lower(ss, dof) -> np.ndarray:
+    """Lower-tail p-value ``P(chi2(dof) <= ss)`` (elementwise; 1 where ``dof == 0``): the
+    regularised incomplete gamma function ``P(dof / 2, ss / 2)``."""
+    from scipy.special import gammainc
+
+    ss = np.maximum(np.asarray(ss, dtype=float), 0.0)
+    dof = np.asarray(dof, dtype=float)
+    return np.where(dof > 0, gammainc(np.maximum(dof, 1e-300) / 2, ss / 2), 1.0)
+
+
+def cosine_p(cos, dim: int) -> np.ndarray:
+    """``P(|cos| >= |c|)`` for the cosine between two independent isotropic random vectors in
+    ``dim`` dimensions (``(1 + cos) / 2 ~ Beta((dim - 1) / 2, (dim - 1) / 2)``; whatever their
+    lengths): the regularised incomplete beta ``I_{1 - c^2}((dim - 1) / 2, 1 / 2)``."""
+    from scipy.special import betainc
+
+    c2 = np.clip(np.square(np.asarray(cos, dtype=float)), 0.0, 1.0)
+    return betainc((dim - 1) / 2.0, 0.5, 1.0 - c2)
+
+
+def noise_independence(null_z: np.ndarray, earlier: np.ndarray) -> tuple:
+    """Is step ``t``'s noise independent of the earlier steps'? For each dedicated tensor ``k``
+    and each earlier step ``s``, the cosine between the null coordinates ``z_t[k]`` and
+    ``z_s[k]``. For a correct step ``z_t[k]`` is fresh i.i.d. Gaussian noise (of any scale, even
+    one that changes from step to step), so its direction is uniform on the sphere and
+    independent of ``z_s[k]``: each cosine has the exact law of :func:`cosine_p`, whatever the
+    earlier steps were; Bonferroni over the ``K (t - 1)`` pairs. Noise reused at any lag (a
+    generator re-seeded every step, noise reused every epoch) gives a cosine near 1.
+
+    Parameters
+    ----------
+    null_z : array, shape (K, n0)
+    earlier : array, shape (t - 1, K, n0)
+
+    Returns
+    -------
+    (p, (lag, tensor) of the largest cosine, that cosine)
+    """
+    if earlier is None or len(earlier) == 0 or null_z.shape[1] < 2:
+        return 1.0, None, float("nan")
+    a = null_z / np.maximum(np.linalg.norm(null_z, axis=1, keepdims=True), 1e-300)
+    b = earlier / np.maximum(np.linalg.norm(earlier, axis=2, keepdims=True), 1e-300)
+    cos = np.einsum("kn,skn->sk", a, b)
+    s, k = np.unravel_index(int(np.argmax(np.abs(cos))), cos.shape)
+    p = float(cosine_p(cos[s, k], null_z.shape[1])) * cos.size
+    return float(min(1.0, p)), (int(len(earlier) - s), int(k)), float(cos[s, k])
+
+
+def noise_cells(null_z: np.ndarray, user_ss: np.ndarray, user_dof: np.ndarray) -> dict:
+    """One step's noise tests (lower tails: too little noise only).
+
+    **Null coordinates** (``null_z``, shape ``(K, n0)``): coordinates of the dedicated block
+    tensors that no canary and no real gradient ever touches, in units of ``sigma`` (``o /
+    sigma``). For a correct step they are i.i.d. ``N(0, s^2 / sigma^2)`` with ``s >= sigma``, so
+    ``sum z^2`` over a tensor is at least ``chi2(n0)`` in law (scaled up by ``s^2 / sigma^2 >=
+    1``): the lower-tail p-value ``P(chi2(n0) <= sum z^2)`` is valid per tensor (``"cell"``, the
+    smallest of the ``K`` times ``K``) and pooled over the step's tensors (``"step"``,
+    ``chi2(K n0)``).
+
+    **User tensors** (``user_ss``, shape ``(L,)``): ``||x_t - v_t||^2 / sigma^2`` for the user's
+    tensor ``l`` in the same units, ``v_t`` any vector fixed before the step's noise is drawn (the
+    caller uses a moving average of the earlier updates). For a correct step ``x_t = s_t + n_t``
+    with ``s_t`` the clipped sum (it depends on the data, the parameters and the earlier noise,
+    never on this step's noise ``n_t ~ N(0, s^2 I)``), so ``||x_t - v_t||^2 / s^2`` is a
+    noncentral ``chi2(d_l, ||s_t - v_t||^2 / s^2)``, which stochastically dominates the central
+    ``chi2(d_l)``: the lower-tail p-value is valid whatever the real gradients are. It has power
+    only when ``||s_t - v_t||^2`` is small against ``d_l sigma^2`` (real gradients that change
+    little from step to step, or a tensor of many coordinates); otherwise it is silent, never
+    wrong.
+
+    Returns
+    -------
+    dict
+        ``cell`` (p, block index), ``step`` (p), ``user`` (p, user index); p-values already
+        corrected for the ``K`` (``L``) tensors of the step (Bonferroni).
+    """
+    out = {"cell": (1.0, None), "step": 1.0, "user": (1.0, None)}
+    if null_z is not None and null_z.size:
+        ss = np.square(null_z).sum(axis=1)
+        p = chi2_lower(ss, null_z.shape[1])
+        k = int(np.argmin(p))
+        out["cell"] = (float(min(1.0, p[k] * len(p))), k)
+        out["step"] = float(chi2_lower(ss.sum(), null_z.size))
+    if user_ss is not None and np.size(user_ss):
+        ok = np.isfinite(user_ss) & (user_dof > 0)
+        if ok.any():
+            p = np.where(ok, chi2_lower(np.where(ok, user_ss, 0.0), user_dof), 1.0)
+            k = int(np.argmin(p))
+            out["user"] = (float(min(1.0, p[k] * int(ok.sum()))), k)
+    return out
+
+
+def noise_pooled(null_z: np.ndarray, user_ss: np.ndarray, user_dof: np.ndarray) -> dict:
+    """The noise tests pooled over the steps so far (lower tails; each valid as in
+    :func:`noise_cells`: conditionally on the past every step's term dominates a fresh central
+    chi-square, so their sum dominates the chi-square of the summed degrees of freedom).
+
+    Parameters
+    ----------
+    null_z : array, shape (T, K, n0)
+        Null coordinates in units of ``sigma``.
+    user_ss : array, shape (T, L)
+        Centred user-tensor sums of squares in units of ``sigma^2`` (``nan`` where not handed back).
+    user_dof : array, shape (L,)
+        Coordinates of each user tensor.
+
+    Returns
+    -------
+    dict
+        ``tensor`` (p, block index): each block tensor over the steps, Bonferroni over ``K``;
+        ``all``: every null coordinate; ``tails`` (p, count, expected): the number of null values
+        beyond :data:`TAIL_Z` against Binomial(n, 2 Phi(-TAIL_Z)), lower tail (noise with lighter
+        tails than Gaussian, e.g. bounded noise of the right variance; more noise of any Gaussian
+        scale ``>= sigma`` only adds such values); ``user_tensor`` (p, user index): each user
+        tensor over the steps, Bonferroni over ``L``.
+    """
+    from scipy.stats import binom, norm
+
+    out = {"tensor": (1.0, None), "all": 1.0, "tails": (1.0, 0, 0.0), "user_tensor": (1.0, None)}
+    if null_z is not None and null_z.size:
+        z2 = np.square(null_z)
+        per = z2.sum(axis=(0, 2))
+        p = chi2_lower(per, null_z.shape[0] * null_z.shape[2])
+        k = int(np.argmin(p))
+        out["tensor"] = (float(min(1.0, p[k] * len(p))), k)
+        out["all"] = float(chi2_lower(per.sum(), null_z.size))
+        n = int(null_z.size)
+        p0 = float(2 * norm.sf(TAIL_Z))
+        c = int((np.abs(null_z) > TAIL_Z).sum())
+        out["tails"] = (float(binom.cdf(c, n, p0)), c, n * p0)
+    if user_ss is not None and np.size(user_ss):
+        us = np.asarray(user_ss, dtype=float)
+        ok = np.isfinite(us)
+        cnt = ok.sum(axis=0)
+        tot = np.where(ok, us, 0.0).sum(axis=0)
+        use = (cnt > 0) & (user_dof > 0)
+        if use.any():
+            p = np.where(use, chi2_lower(tot, cnt * user_dof), 1.0)
+            k = int(np.argmin(p))
+            out["user_tensor"] = (float(min(1.0, p[k] * int(use.sum()))), k)
+    return out
+
+
+def clipping_step(excess: np.ndarray, sigma: float) -> tuple:
+    """One step's largest-excess test: every block observation of a correct step is at most its
+    bound (1 for a canary row, ``1 + r`` for a coordinate shared with ``r`` present partner rows,
+    each clipped to at most 1) plus ``N(0, sigma^2)`` noise, so with ``z = (|o| - bound) /
+    sigma`` the p-value ``min(1, 2 n Phi(-max z))`` (Gaussian tail, Bonferroni over the ``n``
+    observations of the step) is valid whatever their dependence.
+
+    Returns
+    -------
+    (p, index of the largest excess, largest excess in sigma)
+    """
+    from scipy.special import ndtr
+
+    if excess.size == 0:
+        return 1.0, None, float("nan")
+    i = int(np.argmax(excess))
+    z = float(excess[i]) / sigma
+    return float(min(1.0, 2 * excess.size * ndtr(-z))), i, z
+
+
+def contribution_mean(y: np.ndarray, sigma: float) -> tuple:
+    """Test "a canary's clipped contribution along its own direction is at most 1 (in units of
+    ``C``)" from the sign-corrected observations ``y`` of the canary kind at the steps each
+    canary was in the batch: for a correct step ``y = a + e`` with one ``a <= 1`` for every
+    canary of the kind (its rows all have the same norm, and the clipping of every
+    implementation we know scales a row by a function of its norm) and ``e`` i.i.d.
+    ``N(0, sigma^2)`` (distinct coordinates, fresh noise per step), so ``z = (mean y - 1)
+    sqrt(n) / sigma`` is at most standard normal: ``p = Phi(-z)`` (one-sided).
+
+    Returns
+    -------
+    (p, estimate of a, its standard error, n)
+    """
+    from scipy.stats import norm
+
+    n = int(y.size)
+    if n == 0:
+        return 1.0, float("nan"), float("nan"), 0
+    a = float(y.mean())
+    se = sigma / math.sqrt(n)
+    return float(norm.sf((a - 1.0) / se)), a, se, n
+
+
+def coupling_ols(y: np.ndarray, included: np.ndarray, partners: np.ndarray, sigma: float) -> tuple:
+    """The paired canaries' test: "a canary's presence moves its coordinate by at most 1, whatever
+    its partners do".
+
+    A paired canary has partner records, dataset rows with gradient ``-partner_norm`` times the
+    canary's sign on the canary's own coordinate, always in the dataset and Poisson-sampled at
+    rate ``q`` independently of everything (never of the canary's coin: sampling tied to the
+    coin would reveal it). They are placed next to the canary when both are in a batch, so that
+    clipping of small groups of rows, or any coupling of neighbouring rows, puts them together.
+    For a correct step the sign-corrected observation of canary ``i`` at step ``t`` is
+
+        y = a I - b N + e,   e ~ N(0, sigma^2) i.i.d.,
+
+    with ``I`` the canary's participation, ``N`` the number of its partners in the batch (both
+    known to the auditor, independent of the noise) and ``a, b`` the clipped contributions of a
+    canary row and of a partner row (the same for all of them: equal norms). Least squares with
+    the known ``sigma`` gives ``a_hat ~ N(a, sigma^2 [(X'X)^-1]_11)`` exactly; ``p =
+    Phi(-(a_hat - 1) / se)`` tests ``a <= 1``. With rows clipped in groups a canary's presence
+    flips its group's clipped sum from ``-C`` (partners alone) to ``+C``: ``a`` near 2.
+
+    Returns
+    -------
+    (p, a_hat, se, b_hat)
+    """
+    from scipy.stats import norm
+
+    X = np.stack([included.astype(float).ravel(), -partners.astype(float).ravel()], axis=1)
+    y = y.ravel()
+    xtx = X.T @ X
+    if X.shape[0] < 3 or abs(np.linalg.det(xtx)) < 1e-9 * max(1.0, float(np.trace(xtx))) ** 2:
+        return 1.0, float("nan"), float("nan"), float("nan")
+    inv = np.linalg.inv(xtx)
+    coef = inv @ (X.T @ y)
+    se = sigma * math.sqrt(inv[0, 0])
+    return float(norm.sf((coef[0] - 1.0) / se)), float(coef[0]), float(se), float(coef[1])
+
+
+def nonfinite_association(cancelled: np.ndarray, nonfinite_rows: np.ndarray) -> tuple:
+    """Fisher's exact test (one-sided): are steps the user cancelled (released nothing) more
+    frequent when dpaudit put rows with a non-finite gradient in them? For a correct step a
+    cancellation never depends on the data (a skipped accumulation step, an empty Poisson batch),
+    while which steps hold non-finite rows is dpaudit's own coin and sampling, independent of
+    everything: conditionally on the margins the table is hypergeometric, so the p-value is
+    exact.
+
+    Returns
+    -------
+    (p, table)
+    """
+    from scipy.stats import fisher_exact
+
+    c = np.asarray(cancelled, dtype=bool)
+    h = np.asarray(nonfinite_rows, dtype=bool)
+    table = np.array([[int((c & h).sum()), int((c & ~h).sum())], [int((~c & h).sum()), int((~c & ~h).sum())]])
+    if not c.any() or not h.any() or h.all():
+        return 1.0, table
+    return float(fisher_exact(table, alternative="greater")[1]), table
+
+
+def nonfinite_contrast(groups, sigma: float) -> tuple:
+    """Do other canaries' contributions depend on whether rows with a non-finite gradient were in
+    the step? ``groups`` is a list of ``(y_heads, y_tails)`` (sign-corrected observations of
+    participating canaries of one kind at steps with and without non-finite rows). For a correct
+    step each has mean ``a`` (its own clipped row) on both sides and i.i.d. ``N(0, sigma^2)``
+    noise, so every ``z = (mean_h - mean_t) / (sigma sqrt(1/n_h + 1/n_t))`` is standard normal
+    and independent; Stouffer's sum weighted by ``sqrt(n)``, two-sided. A step that drops the
+    whole batch (or rescales it) when it meets a NaN row moves every ``mean_h``.
+
+    Returns
+    -------
+    (p, z)
+    """
+    from scipy.stats import norm
+
+    num, den = 0.0, 0.0
+    for yh, yt in groups:
+        if yh.size == 0 or yt.size == 0:
+            continue
+        z = (yh.mean() - yt.mean()) / (sigma * math.sqrt(1 / yh.size + 1 / yt.size))
+        w = math.sqrt(yh.size + yt.size)
+        num += w * z
+        den += w * w
+    if den == 0:
+        return 1.0, float("nan")
+    z = num / math.sqrt(den)
+    return float(min(1.0, 2 * norm.sf(abs(z)))), float(z)
+
+
+def scale_permutation(log_scale: np.ndarray, covariate: np.ndarray, *, draws: int = 999, seed: int = 0) -> tuple:
+    """Does the step's noise scale move with which canaries were in it? ``log_scale[t]``: the log
+    root-mean-square of the step's null coordinates (units of ``sigma``); ``covariate[t]``: a
+    quantity of dpaudit's own sampling (the number of canary and partner rows it put in the step,
+    or its non-finite coin), i.i.d. across steps and independent of everything else by
+    construction. Under a correct step the noise (whatever its scale, even one that changes
+    from step to step on a public schedule) does not depend on that sampling, so, conditionally
+    on ``log_scale``, every permutation of ``covariate`` over the steps is equally likely: the
+    Monte Carlo permutation test of ``|corr|`` (``draws`` permutations from a fixed seed,
+    ``p = (1 + #{at least as large}) / (draws + 1)``) is exact. A step scaled by a
+    data-dependent number (the realised batch size, a norm of the batch) shows here; at ``q = 1``
+    the sampling never varies and the test has no power (``docs/dpsgd.md``: the many-run
+    harness).
+
+    Returns
+    -------
+    (p, correlation)
+    """
+    x = np.asarray(log_scale, dtype=float)
+    c = np.asarray(covariate, dtype=float)
+    ok = np.isfinite(x)
+    x, c = x[ok], c[ok]
+    if x.size < 3 or np.ptp(c) == 0 or np.ptp(x) == 0:
+        return 1.0, float("nan")
+    xc = (x - x.mean()) / x.std()
+    cc = (c - c.mean()) / c.std()
+    r = float(np.mean(xc * cc))
+    rng = np.random.default_rng(seed)
+    hits, left = 0, int(draws)
+    while left:
+        k = min(left, max(1, 2_000_000 // xc.size))
+        perm = np.argsort(rng.random((k, xc.size)), axis=1)
+        hits += int(np.sum(np.abs(cc[perm] @ xc / xc.size) >= abs(r) - 1e-12))
+        left -= k
+    return float((1 + hits) / (draws + 1)), r
+
+
+def draws_for(level: float, *, minimum: int = 999, maximum: int = 200_000) -> int:
+    """Monte Carlo draws enough to resolve a p-value at ``level`` (the smallest p a Monte Carlo test
+    can give is ``1 / (draws + 1)``): about ``20 / level``, within ``[minimum, maximum]``."""
+    return int(min(maximum, max(minimum, math.ceil(20.0 / max(level, 1e-12)))))
+
+
+@dataclass
+class Schedule:
+    """How ``beta`` is spent over the steps of an online audit (fixed before the run).
+
+    Per-step tests (a step's noise, its largest clipping excess, a non-finite update): step ``t``
+    gets ``level * w_t`` with ``sum_t w_t <= 1``: ``w_t = 1 / steps`` when the number of steps is
+    declared (the same Bonferroni correction as the audit after training), else ``1 / (t (t +
+    1))``. Tests pooled over the steps so far (and the certified bound) are evaluated at
+    checkpoints ``1, 2, 4, ...`` (and at ``steps``), checkpoint ``j`` at ``level * omega_j``,
+    ``sum_j omega_j <= 1``. Whatever step the user stops at, the probability that a correct run
+    was ever accused is at most ``beta`` (union bound over the steps and checkpoints): the audit
+    is anytime-valid.
+    """
+
+    steps: int = 0  # 0: not declared
+    checkpoints: list = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.steps:
+            cps, c = [], 1
+            while c < self.steps:
+                cps.append(c)
+                c *= 2
+            cps.append(self.steps)
+            self.checkpoints = cps
+
+    def step_weight(self, t: int) -> float:
+        if self.steps:
+            return 1.0 / self.steps if t <= self.steps else 0.0
+        return 1.0 / (t * (t + 1))
+
+    def checkpoint_weight(self, t: int) -> float:
+        """``omega`` of step ``t`` if it is a checkpoint, else 0."""
+        if self.steps:
+            return 1.0 / len(self.checkpoints) if t in self.checkpoints else 0.0
+        j = int(round(math.log2(t))) if t >= 1 else -1
+        if t < 1 or 2 ** j != t:
+            return 0.0
+        return 1.0 / ((j + 1) * (j + 2))
