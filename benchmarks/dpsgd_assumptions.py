@@ -134,6 +134,33 @@ def run_readme(seeds, done):
             _append(_row("readme", f"README.md:{line}", "readme", s, ns["canaries"], time.process_time() - t0))
 
 
+def opacus_null(seeds=5, steps=60):
+    """Is the clipping check's null right for Opacus's float32 path? Opacus's own DPOptimizer (correct),
+    q = 0.05: the excluded Dirac canaries' observations and the null coordinates are pure float32 noise
+    after Opacus's clip, sum, noise and division; pooled over ``seeds`` runs they are compared with N(0, 1)
+    (units of sigma): Kolmogorov-Smirnov, tail frequencies, and each run's largest-excess p-value."""
+    import numpy as np
+    from scipy import stats
+
+    from _dpsgd_user_loops import run_opacus_assumption_loop
+
+    zs, ps = [], []
+    for s in range(seeds):
+        hook = run_opacus_assumption_loop("correct", "q0.05", seed=3000 + s, steps=steps)
+        eng = hook.engine
+        o = np.array(eng._obs["dirac"])[:, ~eng.masks["dirac"]] / eng.sigma
+        zs += [o.ravel(), np.array(eng._null).ravel()]
+        ps.append(eng.clipping_check()["p_value"])
+    z = np.concatenate(zs)
+    out = {"values": int(z.size), "ks_p": float(stats.kstest(z, "norm").pvalue), "std": float(z.std()),
+           "largest_excess_p": ps}
+    for c in (2.0, 3.0, 4.0):
+        out[f"beyond_{c:g}"] = float(np.mean(np.abs(z) > c))
+        out[f"gauss_beyond_{c:g}"] = float(2 * stats.norm.sf(c))
+    print(out, flush=True)
+    return out
+
+
 def overhead(settings, reps=1):
     """CPU seconds per step of the user's loop without and with the online audit (same canaries)."""
     from _dpsgd_user_loops import run_assumption_loop
@@ -154,7 +181,7 @@ def overhead(settings, reps=1):
     return out
 
 
-def tables(overheads=None):
+def tables(overheads=None, null=None):
     from _dpsgd_user_loops import ASSUMPTION_BUGS
 
     rows = [json.loads(x) for x in JSONL.read_text().splitlines()] if JSONL.exists() else []
@@ -221,6 +248,15 @@ def tables(overheads=None):
             lines.append(f"| {o['setting']} | {o['steps']} | {o['without_s_per_step']:.4f} | "
                          f"{o['with_s_per_step']:.4f} | {o['monitor_s_per_step']:.4f} |")
         lines.append("")
+    if null:
+        lines += ["## Opacus's float32 path against the checks' null", "",
+                  f"{null['values']:,} values of pure noise (excluded Dirac canaries and null coordinates, Opacus "
+                  f"DPOptimizer, q = 0.05, {len(null['largest_excess_p'])} runs): standard deviation "
+                  f"{null['std']:.4f} sigma, Kolmogorov-Smirnov p = {null['ks_p']:.3g} against N(0, 1); beyond 2 / 3 / 4 "
+                  f"sigma {null['beyond_2']:.4g} / {null['beyond_3']:.4g} / {null['beyond_4']:.3g} (Gaussian "
+                  f"{null['gauss_beyond_2']:.4g} / {null['gauss_beyond_3']:.4g} / {null['gauss_beyond_4']:.3g}); the "
+                  f"largest-excess clipping test's p per run: "
+                  f"{', '.join(f'{p:.3g}' for p in null['largest_excess_p'])}.", ""]
     lines.append(f"Load when written: {os.getloadavg()[0]:.1f} (2-core machine shared with other sessions).")
     (RESULTS / "dpsgd_assumptions.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -232,7 +268,7 @@ def main(argv=None):
     ap.add_argument("--controls", type=int, default=20)
     ap.add_argument("--settings", default="q0.05,q1")
     ap.add_argument("--bugs", default=None, help="comma-separated subset of ASSUMPTION_BUGS")
-    ap.add_argument("--parts", default="numpy,controls,opacus,opacus-controls,readme,overhead")
+    ap.add_argument("--parts", default="numpy,controls,opacus,opacus-controls,readme,opacus-null,overhead")
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--tables-only", action="store_true")
     args = ap.parse_args(argv)
@@ -260,8 +296,9 @@ def main(argv=None):
         run_opacus(["correct"], settings, range(1000, 1000 + args.controls), done)
     if "readme" in parts:
         run_readme(range(1000, 1000 + args.controls), done)
+    null = opacus_null() if "opacus-null" in parts else None
     ov = overhead(settings) if "overhead" in parts else None
-    tables(ov)
+    tables(ov, null)
 
 
 if __name__ == "__main__":

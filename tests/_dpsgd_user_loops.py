@@ -250,7 +250,7 @@ def assumption_batches(sampler, N, q, steps, rng):
 
 
 def run_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000, size=16, canaries=3000,
-                        data_canaries=1000, kinds=None, monitor=None, lr=0.1, steps=None, sigma=None, dtype=np.float64,
+                        data_canaries=1000, kinds=None, monitor=None, lr=0.1, steps=None, sigma=None, dtype=np.float32,
                         **canary_kw):
     """Train the linear model of :func:`correlated_task` with the user's step (:func:`assumption_step`) for
     the bug ``bug`` in ``setting`` (:data:`SETTINGS`), every gradient row from ``Canaries`` (public API only;

@@ -98,8 +98,8 @@ from typing import Optional
 import numpy as np
 
 from .._validate import check_int, check_positive, check_probability, check_rate
-from .checks import (Finding, clipping_step, draws_for, contribution_mean, coupling_ols, noise_cells, noise_independence,
-                     noise_pooled, nonfinite_association, nonfinite_contrast, scale_permutation)
+from .checks import (Finding, clipping_step, contribution_mean, coupling_ols, dispersion_p, noise_cells,
+                     noise_independence, noise_pooled, nonfinite_association, nonfinite_contrast, scale_dependence)
 
 __all__ = ["CANARY_KINDS", "DEFAULT_KINDS", "CanaryAudit", "CanaryStep", "Canaries", "sampler_check"]
 
@@ -265,7 +265,7 @@ class CanaryStep:
         return out if keys is None else dict(zip(keys, out))
 
 
-def sampler_check(counts, sampling_rate: float, *, draws: int = 999, seed: int = 0) -> dict:
+def sampler_check(counts, sampling_rate: float, *, draws: int = 0, seed: int = 0) -> dict:
     """Test that examples were Poisson-sampled at rate ``q`` (what the DP-SGD accountant assumes)
     from how often each of ``m`` data canaries was in each step's batch.
 
@@ -276,11 +276,14 @@ def sampler_check(counts, sampling_rate: float, *, draws: int = 999, seed: int =
       is impossible (p = 0 if seen, else 1);
     * **rate**: the total count against Binomial(``T m``, ``q``) (exact two-sided binomial test):
       a sampler whose rate is not ``q`` (a weighted sampler, a ``q`` computed from the wrong size);
-    * **dispersion**: the variance of the per-canary counts over the steps against that of
-      Binomial(``T``, ``q``), two-sided, by an exact Monte Carlo test (``draws`` null samples from
-      a fixed seed, p-value ``(1 + #{null at least as far}) / (draws + 1)``): shuffled batches
-      (every example once per epoch: variance near 0), a dropped last batch, a non-uniform sampler
-      (variance too large).
+    * **dispersion**: the spread of the per-canary counts over the steps against that of
+      Binomial(``T``, ``q``), two-sided: by default the Chernoff bound of
+      :func:`dpaudit.dpsgd.checks.dispersion_p` (``sum_j (c_j - T q)^2`` against its exact moment
+      generating function: valid at every level, deterministic, fast); with ``draws > 0`` the
+      earlier exact Monte Carlo test of the counts' variance (``draws`` null samples from
+      ``seed``, p-value ``(1 + #{null at least as far}) / (draws + 1)``, so never below
+      ``1 / (draws + 1)``). Shuffled batches (every example once per epoch: spread near 0), a
+      dropped last batch, a non-uniform sampler (spread too large).
 
     At ``q = 1`` the accountant's sampling is deterministic: every example exactly once in every
     step, so any count other than 1 (an example left out, drawn twice: sampling with
@@ -293,7 +296,8 @@ def sampler_check(counts, sampling_rate: float, *, draws: int = 999, seed: int =
     sampling_rate : float
         The accounted Poisson rate ``q`` in (0, 1].
     draws : int
-        Monte Carlo null samples of the dispersion test.
+        0 (default): the Chernoff dispersion test; else the Monte Carlo test with this many null
+        samples.
     seed : int
         Seed of those samples.
 
@@ -312,7 +316,7 @@ def sampler_check(counts, sampling_rate: float, *, draws: int = 999, seed: int =
     References
     ----------
     Chua et al. (2024) (shuffled batches are not Poisson); Opacus issue #813 (a weighted sampler
-    accounted as uniform); Bonferroni; Barnard (1963) (Monte Carlo tests).
+    accounted as uniform); Bonferroni; Chernoff (1952); Barnard (1963) (Monte Carlo tests).
     """
     from scipy.stats import binomtest
 
@@ -336,13 +340,16 @@ def sampler_check(counts, sampling_rate: float, *, draws: int = 999, seed: int =
     p_rate = float(binomtest(min(total, T * m), T * m, q).pvalue)  # (with repeats p_repeats is 0 anyway)
     var0 = T * q * (1 - q)
     stat = abs(per.var() - var0)
-    gen, hits, left = np.random.default_rng(seed), 0, int(draws)
-    while left and m > 1:  # in chunks of about 2 million draws
-        k = min(left, max(1, 2_000_000 // m))
-        null = gen.binomial(T, q, size=(k, m)).astype(float)
-        hits += int(np.sum(np.abs(null.var(axis=1) - var0) >= stat))
-        left -= k
-    p_disp = float((1 + hits) / (draws + 1)) if m > 1 else 1.0
+    if not draws:
+        p_disp = dispersion_p(np.minimum(per, T), T, q) if not repeats else 1.0
+    else:
+        gen, hits, left = np.random.default_rng(seed), 0, int(draws)
+        while left and m > 1:  # in chunks of about 2 million draws
+            k = min(left, max(1, 2_000_000 // m))
+            null = gen.binomial(T, q, size=(k, m)).astype(float)
+            hits += int(np.sum(np.abs(null.var(axis=1) - var0) >= stat))
+            left -= k
+        p_disp = float((1 + hits) / (draws + 1)) if m > 1 else 1.0
     return {"p_value": min(1.0, 3 * min(p_rep, p_rate, p_disp)), "repeats": repeats, "rate": total / (T * m),
             "accounted_rate": q, "p_rate": p_rate, "variance": float(per.var()), "poisson_variance": var0,
             "p_dispersion": p_disp, "p_repeats": p_rep}
@@ -586,6 +593,10 @@ class Canaries:
             self._spread_idx_cache: dict = {}
         if "nonfinite" in kinds:  # nan for even-numbered canaries, +-inf for odd ones
             self._nonfinite_nan = (np.arange(self.counts["nonfinite"]) % 2) == 0
+        # the rows dpaudit adds to a step are Binomial(_own_trials, q): one draw per included canary
+        # of its own kinds and one per partner record
+        self._own_trials = int(sum(int(self.masks[k].sum()) for k in kinds if k != "data")
+                               + self.partners * self.counts.get("paired", 0))
         self._divisor = None
         self.batch_divisor = batch_divisor
         self._obs = {k: [] for k in kinds}
@@ -1126,11 +1137,9 @@ class Canaries:
         o = np.array(self._obs[k][:T])
         return o * np.array(self._pattern[k][:T]), np.array(self._part[k][:T])
 
-    def _pooled_tests(self, T: int, levels: Optional[dict] = None) -> dict:
+    def _pooled_tests(self, T: int) -> dict:
         """Every test pooled over the first ``T`` observed steps: ``(check, test)`` ->
-        ``(p, details dict)``. ``levels``: the levels the Monte Carlo tests will be compared with
-        (their draws are set to resolve them, :func:`~dpaudit.dpsgd.checks.draws_for`)."""
-        levels = levels or {}
+        ``(p, details dict)`` (deterministic: no Monte Carlo, so any level can be resolved)."""
         out = {}
         if not self.blocks:
             return out
@@ -1181,17 +1190,15 @@ class Canaries:
         if self.q < 1 or "nonfinite" in self.kinds:
             ls = 0.5 * np.log(np.maximum(np.square(null).mean(axis=(1, 2)), 1e-300)) if null.size else np.zeros(T)
             if self.q < 1:
-                p, r = scale_permutation(ls, np.array(self._own_rows[:T]),
-                                         draws=draws_for(levels.get(("scale", "rows"), 1.0)))
+                p, r = scale_dependence(ls, np.array(self._own_rows[:T]), self._own_trials, self.q)
                 out[("scale", "rows")] = (p, {"correlation": r})
             if "nonfinite" in self.kinds:
-                p, r = scale_permutation(ls, coin.astype(float), seed=1,
-                                         draws=draws_for(levels.get(("scale", "coin"), 1.0)))
+                p, r = scale_dependence(ls, coin.astype(float), 1, 0.5)
                 out[("scale", "coin")] = (p, {"correlation": r})
         if "data" in self.kinds:
             counts = np.array(self._data_counts[:self._data_index(T)])
             if counts.size:
-                s = sampler_check(counts, self.q, draws=draws_for(levels.get(("sampler", "poisson"), 1.0) / 3))
+                s = sampler_check(counts, self.q)
                 out[("sampler", "poisson")] = (s["p_value"], s)
         return out
 
@@ -1353,9 +1360,12 @@ class Canaries:
                                     {"message": f"{k} canaries certify epsilon >= {a.epsilon_lower_bound:.4g} > the "
                                                 f"accountant's {eps:.4g}"}, at_step=T)
                       for k, a in audits.items() if a.violated]
-        for no, bad, nf in self._nonfinite_updates:
-            violations.append(self._finding("nonfinite", "update", 0.0, 0.0, {"tensors": bad, "nf": nf}, steps=(no,),
-                                            at_step=no))
+        if self._nonfinite_updates:  # one finding for all of them (p = 0: a correct step's update is finite)
+            no, bad, nf = self._nonfinite_updates[0]
+            steps = [u[0] for u in self._nonfinite_updates]
+            tensors = sorted({n for u in self._nonfinite_updates for n in u[1]}, key=self.names.index)
+            violations.append(self._finding("nonfinite", "update", 0.0, 0.0, {"tensors": tensors, "nf": nf},
+                                            steps=steps, at_step=no))
         checks: dict = {}
         for (c, t) in self._STEP_TESTS:
             if (c, t) not in levels:
@@ -1370,7 +1380,7 @@ class Canaries:
                 i0 = min(bad, key=lambda i: ps[i][0])
                 violations.append(self._finding(c, t, p_all, lv, ps[i0][1], steps=[self._step_no[i] for i in bad],
                                                 at_step=self._step_no[bad[0]]))
-        for (c, t), (p, info) in self._pooled_tests(T, levels).items():
+        for (c, t), (p, info) in self._pooled_tests(T).items():
             checks.setdefault(c, {})[t] = {"p_value": p, **{k: v for k, v in info.items() if k != "means"}}
             if c == "clipping" and t == "mean":
                 checks[c]["means"] = {k: v[0] for k, v in info["means"].items()}

@@ -24,9 +24,9 @@ Units: observations are in units of ``C`` after multiplying the update by the pu
 and a clipped canary moves its own coordinate by at most 1.
 
 References: Nasr et al. (2023) (gradient canaries observed at every step); Steinke, Nasr,
-Jagielski (2023); Bonferroni; Fisher (1922) (exact test of a 2 x 2 table); Pitman (1937)
-(permutation tests); Ville (1939) / Robbins (1970) (anytime-valid tests; here by alpha spending
-over a fixed schedule).
+Jagielski (2023); Bonferroni; Fisher (1922) (exact test of a 2 x 2 table); Chernoff (1952)
+(exponential tail bounds from an exact moment generating function); Ville (1939) / Robbins
+(1970) (anytime-valid tests; here by alpha spending over a fixed schedule).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ..errors import DPAuditError
 
 __all__ = ["CHECKS", "DPSGDViolation", "Finding", "TAIL_Z", "chi2_lower", "clipping_step", "contribution_mean",
            "cosine_p", "coupling_ols", "noise_cells", "noise_independence", "noise_pooled", "nonfinite_association", "nonfinite_contrast",
-           "draws_for", "scale_permutation"]
+           "chernoff_p", "dispersion_p", "scale_dependence"]
 
 #: The checks, in the order of the verdict. ``bound`` is the certified one-run epsilon bound.
 CHECKS = ("bound", "clipping", "noise", "sampler", "coupling", "nonfinite", "scale")
@@ -379,47 +379,77 @@ def nonfinite_contrast(groups, sigma: float) -> tuple:
     return float(min(1.0, 2 * norm.sf(abs(z)))), float(z)
 
 
-def scale_permutation(log_scale: np.ndarray, covariate: np.ndarray, *, draws: int = 999, seed: int = 0) -> tuple:
+def chernoff_p(logmgf, s: float, mean: float, span: float) -> float:
+    """Two-sided Chernoff p-value of an observed ``s`` of a statistic ``S`` whose log moment
+    generating function ``logmgf(l) = log E exp(l S)`` is known exactly: ``P(S >= s) <= exp(inf_{l
+    > 0} logmgf(l) - l s)`` (Markov's inequality on ``exp(l S)``), likewise below, and ``p = min(1,
+    2 min(upper, lower))``. Valid (conservative) at every level, deterministic; ``span`` is the
+    scale of ``S``'s increments, which bounds the search over ``l``.
+    """
+    from scipy.optimize import minimize_scalar
+
+    out = []
+    for sign in (1.0, -1.0):
+        if sign * (s - mean) <= 0:
+            out.append(1.0)
+            continue
+        f = lambda lam: logmgf(sign * lam) - sign * lam * s  # noqa: E731 - convex in lam
+        hi = 200.0 / max(span, 1e-300)
+        r = minimize_scalar(f, bounds=(0.0, hi), method="bounded", options={"xatol": hi * 1e-9})
+        out.append(float(min(1.0, math.exp(min(0.0, min(float(r.fun), f(hi)))))))
+    return float(min(1.0, 2 * min(out)))
+
+
+def scale_dependence(log_scale: np.ndarray, covariate: np.ndarray, trials: int, rate: float) -> tuple:
     """Does the step's noise scale move with which canaries were in it? ``log_scale[t]``: the log
     root-mean-square of the step's null coordinates (units of ``sigma``); ``covariate[t]``: a
-    quantity of dpaudit's own sampling (the number of canary and partner rows it put in the step,
-    or its non-finite coin), i.i.d. across steps and independent of everything else by
-    construction. Under a correct step the noise (whatever its scale, even one that changes
-    from step to step on a public schedule) does not depend on that sampling, so, conditionally
-    on ``log_scale``, every permutation of ``covariate`` over the steps is equally likely: the
-    Monte Carlo permutation test of ``|corr|`` (``draws`` permutations from a fixed seed,
-    ``p = (1 + #{at least as large}) / (draws + 1)``) is exact. A step scaled by a
-    data-dependent number (the realised batch size, a norm of the batch) shows here; at ``q = 1``
-    the sampling never varies and the test has no power (``docs/dpsgd.md``: the many-run
-    harness).
+    count of dpaudit's own sampling, i.i.d. ``Binomial(trials, rate)`` across steps by construction
+    and independent of everything else (the canary and partner rows dpaudit put in the step:
+    ``trials`` Bernoulli(``q``) draws; its non-finite coin: ``Binomial(1, 1/2)``). Under a correct
+    step the noise (whatever its scale, even one that changes from step to step on a public
+    schedule) does not depend on that sampling, so conditionally on ``log_scale`` the statistic
+    ``S = sum_t w_t c_t`` with ``w_t = log_scale[t] - mean`` is a weighted sum of independent
+    binomials whose moment generating function is exact: :func:`chernoff_p` gives a valid
+    two-sided p-value. A step scaled by a data-dependent number (the realised batch size, a norm
+    of the batch) shows here; at ``q = 1`` the sampling never varies and the test has no power
+    (``docs/dpsgd.md`` §10: the many-run harness).
 
     Returns
     -------
-    (p, correlation)
+    (p, correlation between log_scale and covariate)
     """
     x = np.asarray(log_scale, dtype=float)
     c = np.asarray(covariate, dtype=float)
     ok = np.isfinite(x)
     x, c = x[ok], c[ok]
-    if x.size < 3 or np.ptp(c) == 0 or np.ptp(x) == 0:
+    if x.size < 3 or np.ptp(c) == 0 or np.ptp(x) == 0 or not 0 < rate < 1:
         return 1.0, float("nan")
-    xc = (x - x.mean()) / x.std()
-    cc = (c - c.mean()) / c.std()
-    r = float(np.mean(xc * cc))
-    rng = np.random.default_rng(seed)
-    hits, left = 0, int(draws)
-    while left:
-        k = min(left, max(1, 2_000_000 // xc.size))
-        perm = np.argsort(rng.random((k, xc.size)), axis=1)
-        hits += int(np.sum(np.abs(cc[perm] @ xc / xc.size) >= abs(r) - 1e-12))
-        left -= k
-    return float((1 + hits) / (draws + 1)), r
+    w = x - x.mean()
+    r = float(np.corrcoef(x, c)[0, 1])
+    lq, l1q = math.log(rate), math.log1p(-rate)
+    logmgf = lambda lam: trials * float(np.logaddexp(l1q, lq + lam * w).sum())  # noqa: E731
+    return chernoff_p(logmgf, float(w @ c), 0.0, float(np.abs(w).max() * trials)), r
 
 
-def draws_for(level: float, *, minimum: int = 999, maximum: int = 200_000) -> int:
-    """Monte Carlo draws enough to resolve a p-value at ``level`` (the smallest p a Monte Carlo test
-    can give is ``1 / (draws + 1)``): about ``20 / level``, within ``[minimum, maximum]``."""
-    return int(min(maximum, max(minimum, math.ceil(20.0 / max(level, 1e-12)))))
+def dispersion_p(counts_per_example: np.ndarray, steps: int, rate: float) -> float:
+    """Two-sided test of "the per-example counts over ``steps`` steps are i.i.d.
+    Binomial(``steps``, ``rate``)" by their spread: ``S = sum_j (c_j - steps rate)^2``, whose
+    moment generating function is exact (a sum of ``m`` i.i.d. terms of a known finite law), so
+    :func:`chernoff_p` gives a valid p-value. Shuffled batches (every example once per epoch: ``S``
+    near 0) and non-uniform samplers (``S`` too large) show."""
+    from scipy.special import logsumexp
+    from scipy.stats import binom
+
+    c = np.asarray(counts_per_example, dtype=float)
+    m = c.size
+    if m < 2:
+        return 1.0
+    k = np.arange(steps + 1)
+    lp = binom.logpmf(k, steps, rate)
+    d2 = np.square(k - steps * rate)
+    s = float(np.square(c - steps * rate).sum())
+    logmgf = lambda lam: m * float(logsumexp(lp + lam * d2))  # noqa: E731
+    return chernoff_p(logmgf, s, m * steps * rate * (1 - rate), float(d2.max()))
 
 
 @dataclass

@@ -151,7 +151,7 @@ class OnlineAudit:
         omega = self.schedule.checkpoint_weight(n)
         if omega <= 0:
             return
-        for (chk, test), (p, info) in c._pooled_tests(n, {k: v * omega for k, v in self.levels.items()}).items():
+        for (chk, test), (p, info) in c._pooled_tests(n).items():
             lv = self.levels[(chk, test)] * omega
             if p <= lv:
                 self._report(c._finding(chk, test, p, lv, info, at_step=no))
