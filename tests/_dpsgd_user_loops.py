@@ -205,7 +205,7 @@ def assumption_step(rows, *, bug, C, sigma, divisor, rng, t, T, user_tensors):
         f = np.minimum(1.0, (1.0 if bug == "fast-clip" else C) / (norms + 1e-12))
         if bug == "unclipped-last" and n:
             f[-1] = 1.0
-        if bug not in ("nan-propagated", "nonfinite-unclipped"):
+        if bug not in ("nan-propagated", "nonfinite-unclipped") and has_nonfinite:
             f = np.where(finite, f, 0.0)  # a careful step drops a row it cannot clip
             rows = [np.where(_expand(finite, r), r, 0.0) for r in rows]
         with np.errstate(invalid="ignore"):
@@ -379,13 +379,15 @@ def run_opacus_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000
     data = torch.utils.data.TensorDataset(xs, ys, torch.arange(n + m_data))
     torch.manual_seed(seed)
 
-    class Linear4(torch.nn.Module):
+    class Linear4(torch.nn.Module):  # four (1, size) weight tensors read as one linear model
         def __init__(self):
             super().__init__()
-            self.w = torch.nn.ParameterList([torch.nn.Parameter(torch.zeros(size)) for _ in range(4)])
+            self.parts = torch.nn.ModuleList([torch.nn.Linear(size, 1, bias=False) for _ in range(4)])
+            for p in self.parts:
+                torch.nn.init.zeros_(p.weight)
 
         def forward(self, xb):
-            return sum(xb[:, i * size:(i + 1) * size] @ w for i, w in enumerate(self.w))
+            return sum(m(xb[:, i * size:(i + 1) * size])[:, 0] for i, m in enumerate(self.parts))
 
     model = Linear4()
     opt = torch.optim.SGD(model.parameters(), lr=lr)

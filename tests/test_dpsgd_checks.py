@@ -166,11 +166,11 @@ SMALL = {"q0.1": dict(q=0.1, steps=40, sigma=1.6328125),  # noise_for_epsilon(2,
 
 def _small(bug, setting, seed=0, **kw):
     loops.SETTINGS.setdefault(f"small-{setting}", SMALL[setting])
-    return loops.run_assumption_loop(bug, f"small-{setting}", seed=seed, n=200, size=8, canaries=600,
-                                     data_canaries=200, **kw)
+    kw = {"canaries": 600, **kw}
+    return loops.run_assumption_loop(bug, f"small-{setting}", seed=seed, n=200, size=8, data_canaries=200, **kw)
 
 
-@pytest.mark.parametrize("bug, setting, check", [
+@pytest.mark.parametrize("bug, setting, check", [  # noqa: E501
     ("unclipped-last", "q1", "clipping:excess"),
     ("per-layer", "q0.1", "clipping:mean"),
     ("no-noise-step", "q1", "noise:cell"),
@@ -179,7 +179,7 @@ def _small(bug, setting, seed=0, **kw):
     ("uniform-noise", "q0.1", "noise:tails"),
     ("replacement", "q1", "sampler:poisson"),
     ("shuffle", "q0.1", "sampler:poisson"),
-    ("grouped-2", "q0.1", "coupling:paired"),
+    ("grouped-2", "q0.1+", "coupling:paired"),
     ("realised-batch", "q0.1", "scale:rows"),
     ("nan-propagated", "q1", "nonfinite:update"),
     ("nonfinite-skip", "q1", "nonfinite:association"),
@@ -189,7 +189,8 @@ def test_one_run_names_the_broken_assumption(bug, setting, check):
     """Each bug class, in a user's own step with correlated real gradients, is flagged after training
     by the check of the assumption it breaks (named with its step where it has one), and by the
     online audit (recording, not raising, so that the run goes to its end)."""
-    can = _small(bug, setting, monitor=dict(action="record"))
+    more = setting.endswith("+")  # more canaries (paired ones: 250 of them)
+    can = _small(bug, setting.rstrip("+"), monitor=dict(action="record"), **({"canaries": 1500} if more else {}))
     a = can.audit(delta=1e-5, beta=0.05, estimates=False)
     names = {f"{f.check}:{f.test}" for f in a.violations}
     assert a.violated and check in names, a.summary()

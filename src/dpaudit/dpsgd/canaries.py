@@ -99,7 +99,8 @@ import numpy as np
 
 from .._validate import check_int, check_positive, check_probability, check_rate
 from .checks import (Finding, clipping_step, contribution_mean, coupling_ols, dispersion_p, noise_cells,
-                     noise_independence, noise_pooled, nonfinite_association, nonfinite_contrast, scale_dependence)
+                     noise_independence, noise_pooled, noise_upper, nonfinite_association, nonfinite_contrast,
+                     scale_dependence)
 
 __all__ = ["CANARY_KINDS", "DEFAULT_KINDS", "CanaryAudit", "CanaryStep", "Canaries", "sampler_check"]
 
@@ -187,6 +188,27 @@ def _scatter(real, canary, real_pos, canary_pos, n: int):
     return out
 
 
+def _place(canary: np.ndarray, ref, positions, n: int):
+    """An ``(n, ...)`` array of ``ref``'s framework, dtype and device, zero but for ``canary`` at rows
+    ``positions`` (a dedicated tensor's rows: the real examples' are zeros there)."""
+    mod = type(ref).__module__
+    if mod.startswith("torch"):
+        import torch
+
+        out = ref.new_zeros((n, *canary.shape[1:]))
+        out[torch.as_tensor(positions, device=out.device)] = torch.as_tensor(canary, dtype=out.dtype,
+                                                                             device=out.device)
+        return out
+    dtype = np.result_type(np.asarray(ref).dtype if not mod.startswith("jax") else ref.dtype, np.float32)
+    out = np.zeros((n, *canary.shape[1:]), dtype=dtype)
+    out[positions] = canary
+    if mod.startswith("jax"):
+        import jax.numpy as jnp
+
+        return jnp.asarray(out)
+    return out
+
+
 @dataclass
 class CanaryStep:
     """One step's canaries (:meth:`Canaries.begin_step`).
@@ -245,16 +267,16 @@ class CanaryStep:
             keys, real_rows = list(real_rows), list(real_rows.values())
         real_rows = list(real_rows)
         b = int(self.real_mask.sum())
-        if self._blocks and len(real_rows) == len(self.rows) - self._blocks and real_rows:
-            ref = real_rows[0]
-            for c in self.rows[len(real_rows):]:
-                real_rows.append(_like(np.zeros((b, *c.shape[1:])), ref))
-            if keys is not None:
-                keys += list(self._block_keys)
-        if len(real_rows) != len(self.rows):
+        omitted = bool(self._blocks and len(real_rows) == len(self.rows) - self._blocks and real_rows)
+        if omitted and keys is not None:
+            keys += list(self._block_keys)
+        if len(real_rows) != len(self.rows) and not omitted:
             raise ValueError(f"real_rows must hold {len(self.rows)} arrays (one per parameter, the dedicated tensors "
                              f"optional), got {len(real_rows)}")
         out = []
+        for c in self.rows[len(real_rows):] if omitted else []:  # the real rows are zeros there
+            out.append(_place(c, real_rows[0], self.positions, self.size))
+        tail, out = out, []
         for r, c in zip(real_rows, self.rows):
             if tuple(r.shape) != (b, *c.shape[1:]):
                 raise ValueError(f"a real row array has shape {tuple(r.shape)}, expected {(b, *c.shape[1:])} "
@@ -262,6 +284,7 @@ class CanaryStep:
             c = c if type(r).__module__.startswith("jax") else _like(c, r)
             out.append(_scatter(r, c.astype(np.asarray(r).dtype) if isinstance(c, np.ndarray) else c,
                                 self._real_pos, self.positions, self.size))
+        out += tail
         return out if keys is None else dict(zip(keys, out))
 
 
@@ -615,6 +638,7 @@ class Canaries:
         self._nonfinite_updates: list = []  # (step, tensor names, non-finite rows present)
         self._ema: list = [None] * len(self.user_shapes)
         self._null_unit = None  # the null coordinates of each observed step, unit norm per tensor
+        self._null_ss: list = []  # per observed step: the null coordinates' sum of squares per tensor
         self._data_counts: list = []
         self._step = None
         self._monitor = None
@@ -779,6 +803,7 @@ class Canaries:
                     roles_l.append(0)
         user_src = user_src[:n_user]
         units = []  # dpaudit's own units: lists of descriptor indices (a canary with its partners next to it)
+        pos_in = []  # per unit: the paired canary's offset in it (-1: not a paired canary with partners)
 
         def add(kind, j, role):
             kinds_l.append(kind)
@@ -796,18 +821,23 @@ class Canaries:
             part[k][chosen] = True
             if k != "paired":
                 units.extend([add(k, j, 0)] for j in chosen)
+                pos_in.extend([-1] * chosen.size)
                 continue
             m = self.counts[k]
             present = rng.random((m, self.partners)) < self.q if self.q < 1 else np.ones((m, self.partners), bool)
             npart = present.sum(axis=1)
             for j in range(m):
                 pj = int(npart[j])
-                if part[k][j]:
-                    after = [add(k, j, 1) for _ in range((pj + 1) // 2)]
+                if part[k][j]:  # the canary with its partners around it, the first one right after it
                     before = [add(k, j, 1) for _ in range(pj // 2)]
-                    units.append(before + [add(k, j, 0)] + after)
-                else:  # partners of a canary that is not in the batch: each at its own random position
-                    units.extend([add(k, j, 1)] for _ in range(pj))
+                    canary = add(k, j, 0)
+                    after = [add(k, j, 1) for _ in range((pj + 1) // 2)]
+                    units.append(before + [canary] + after)
+                    pos_in.append(len(before))
+                    continue
+                for _ in range(pj):  # partners of a canary that is not in the batch: each at a random position
+                    units.append([add(k, j, 1)])
+                    pos_in.append(-1)
         n_units = len(units)
         lens = np.array([len(u) for u in units], dtype=np.int64)
         perm = rng.permutation(n_units)
@@ -830,13 +860,8 @@ class Canaries:
             slots = np.concatenate([[0], np.sort(rng.choice(np.arange(1, n_slots), size=n_units - 1, replace=False))])
         else:
             slots = np.sort(rng.choice(n_slots, size=n_units, replace=False))
-        starts = slots + np.concatenate([[0], np.cumsum(lens - 1)[:-1]]) if n_units else slots
         n_total = n_user + int(lens.sum())
-        src = np.full(n_total, np.iinfo(np.int64).min, dtype=np.int64)
-        for s, u in zip(starts, units):
-            src[s:s + len(u)] = [-1 - d for d in u]
-        free = src == np.iinfo(np.int64).min
-        src[free] = user_src
+        src = self._merge(units, slots, user_src, n_total, [pos_in[i] for i in perm])
         real_pos = np.empty(r, dtype=np.int64)
         rpos = np.flatnonzero(src >= 0)
         real_pos[src[rpos]] = rpos
@@ -853,6 +878,51 @@ class Canaries:
                       "nf": nf, "no": self._begun}
         return CanaryStep(rows=rows, positions=positions, real_mask=real_mask, size=n_total, _real_pos=real_pos,
                           _keys=self._keys, _blocks=self.blocks, _block_keys=self.block_names)
+
+    @staticmethod
+    def _merge(units, slots, user_src, n_total: int, pos_in) -> np.ndarray:
+        """The batch, row by row: ``src[row]`` is the user's row index (``>= 0``) or ``-1 -``
+        descriptor. dpaudit's units go to ``slots`` among the user's rows (kept in their order);
+        a paired canary with partners waits for up to 3 single rows so that it lands on a row
+        that is a multiple of 4 (its first partner right after it: rows clipped in consecutive
+        groups of 2 or 4 put them together). Positions are the auditor's choice: a correct step
+        ignores them."""
+        src = np.empty(n_total, dtype=np.int64)
+        is_own = np.zeros(len(user_src) + len(units), dtype=bool)
+        is_own[slots] = True
+        pos, ui, oi = 0, 0, 0
+        pending = []  # paired clusters waiting for alignment
+        last = len(is_own) - 1
+
+        def put(u):
+            nonlocal pos
+            src[pos:pos + len(u)] = [-1 - d for d in u]
+            pos += len(u)
+
+        for slot, own in enumerate(is_own):
+            if own:
+                u, off = units[oi], pos_in[oi]
+                oi += 1
+                if off >= 0 and (pos + off) % 4 and slot != last:
+                    pending.append((u, off))
+                else:
+                    put(u)
+            else:
+                src[pos] = user_src[ui]
+                ui += 1
+                pos += 1
+            while pending and (pos + pending[0][1]) % 4 == 0:
+                put(pending.pop(0)[0])
+        if pending:  # the rest, before the last row if that is a large canary's
+            tail = src[pos - 1] if pos else None
+            if is_own[last] and len(units[-1]) == 1 and tail is not None:
+                pos -= 1
+            for u, _ in pending:
+                put(u)
+            if is_own[last] and len(units[-1]) == 1 and tail is not None:
+                src[pos] = tail
+                pos += 1
+        return src
 
     def _rows(self, desc, signs, coin: bool) -> list:
         """dpaudit's ``k`` rows of the step, one ``(k, *shape)`` array per entry of :attr:`shapes`."""
@@ -1088,18 +1158,21 @@ class Canaries:
             buf = self._null_unit = new
         buf[i] = unit
         res["independence"] = noise_independence(z, buf[:i] if i else None)
-        exc, where = [], []
+        exc, kinds = [], []
         for k in self._block_kinds():
             o = np.abs(self._obs[k][i])
-            bound = np.ones_like(o)
-            if k == "paired":
-                bound = 1.0 + self._partner_count[i]
-            e = o - bound
+            e = o - (1.0 + self._partner_count[i]) if k == "paired" else o - 1.0
             exc.append(e)
-            where.extend((k, j) for j in range(e.size))
+            kinds.append(k)
+        sizes = np.cumsum([e.size for e in exc])
         exc = np.concatenate(exc) if exc else np.zeros(0)
         p, idx, z = clipping_step(exc, self.sigma)
-        res["clip"] = (p, None if idx is None else where[idx], z, exc.size)
+        where = None
+        if idx is not None:
+            b = int(np.searchsorted(sizes, idx, side="right"))
+            where = (kinds[b], int(idx - (sizes[b - 1] if b else 0)))
+        res["clip"] = (p, where, z, exc.size)  # p at the claimed sigma; _clip_p rescales by the noise bound
+        self._null_ss.append(np.square(self._null[i]).sum(axis=1))
         return res
 
     def _levels(self, beta: float) -> dict:
@@ -1123,23 +1196,42 @@ class Canaries:
         half = beta / 2 if checks else beta
         for k in bound:
             out[("bound", k)] = half / len(bound)
+        if checks:  # the noise-scale upper bound the contribution tests use (checks.noise_upper)
+            out[("units", "noise_upper")] = beta / 2 / 10
         sub = {"clipping": ["excess", "mean"], "noise": ["cell", "step", "user", "independence", "tensor", "all", "tails",
                                                      "user_tensor"],
                "sampler": ["poisson"], "coupling": ["paired"], "nonfinite": ["association", "contrast"],
                "scale": scale_tests}
         for c in checks:
             for t in sub[c]:
-                out[(c, t)] = beta / 2 / len(checks) / len(sub[c])
+                out[(c, t)] = beta / 2 * 0.9 / len(checks) / len(sub[c])
         return out
+
+    def _noise_bound(self, T: int, level: float) -> float:
+        """:func:`~dpaudit.dpsgd.checks.noise_upper` of the first ``T`` observed steps: the noise
+        scale (units of sigma, at least 1) the contribution tests use."""
+        if not T or not self.blocks or not self.null_coordinates:
+            return 1.0
+        ss = np.sum(self._null_ss[:T], axis=0)
+        return noise_upper(ss, np.full(self.blocks, T * self.null_coordinates), level)
+
+    def _clip_p(self, res: dict, scale: float) -> float:
+        """The largest-excess p-value of one step with the noise scale ``scale * sigma``."""
+        from scipy.special import ndtr
+
+        _, _, z, n = res["clip"]
+        return float(min(1.0, 2 * n * ndtr(-z / scale))) if n else 1.0
 
     def _signed(self, k: str, T: int) -> tuple:
         """Sign-corrected observations ``(T, m)`` and participation of kind ``k``, first ``T`` steps."""
         o = np.array(self._obs[k][:T])
         return o * np.array(self._pattern[k][:T]), np.array(self._part[k][:T])
 
-    def _pooled_tests(self, T: int) -> dict:
+    def _pooled_tests(self, T: int, scale: float = 1.0) -> dict:
         """Every test pooled over the first ``T`` observed steps: ``(check, test)`` ->
-        ``(p, details dict)`` (deterministic: no Monte Carlo, so any level can be resolved)."""
+        ``(p, details dict)`` (deterministic: no Monte Carlo, so any level can be resolved).
+        ``scale``: the noise bound (:meth:`_noise_bound`) the contribution tests use."""
+        sig = self.sigma * scale
         out = {}
         if not self.blocks:
             return out
@@ -1158,7 +1250,7 @@ class Canaries:
             y, part = self._signed(k, T)
             if k == "nonfinite":  # rows are non-finite at the coin's steps: the Dirac steps only
                 part = part & ~coin[:, None]
-            p, a, se, n = contribution_mean(y[part], self.sigma)
+            p, a, se, n = contribution_mean(y[part], sig)
             means[k] = (a, se, n)
             ps.append((p, k))
         if ps:
@@ -1167,7 +1259,7 @@ class Canaries:
         if "paired" in self.kinds:
             y, part = self._signed("paired", T)
             npart = np.array(self._partner_count[:T])
-            p, a, se, b = coupling_ols(y, part, npart, self.sigma)
+            p, a, se, b = coupling_ols(y, part, npart, sig)
             out[("coupling", "paired")] = (p, {"a": a, "se": se, "b": b})
         if "nonfinite" in self.kinds:
             cancelled, nf = [], []
@@ -1185,7 +1277,7 @@ class Canaries:
                     continue
                 y, part = self._signed(k, T)
                 groups.append((y[part & coin[:, None]], y[part & ~coin[:, None]]))
-            p, z = nonfinite_contrast(groups, self.sigma)
+            p, z = nonfinite_contrast(groups, sig)
             out[("nonfinite", "contrast")] = (p, {"z": z})
         if self.q < 1 or "nonfinite" in self.kinds:
             ls = 0.5 * np.log(np.maximum(np.square(null).mean(axis=(1, 2)), 1e-300)) if null.size else np.zeros(T)
@@ -1209,27 +1301,31 @@ class Canaries:
         last = self._step_no[T - 1]
         return sum(1 for no, what, _ in self._log if no <= last and what != "cancelled")
 
-    def clipping_check(self) -> dict:
+    def clipping_check(self, noise_level: float = 0.001) -> dict:
         """The largest-excess clipping test over all observed steps (Bonferroni over the steps of
         :func:`dpaudit.dpsgd.checks.clipping_step`): every block observation of a correct step is
         at most one clipped canary (1 in units of ``C``; ``1 + r`` on a paired canary's
-        coordinate with ``r`` partners in the batch) plus ``N(0, sigma^2)`` noise. A skipped
+        coordinate with ``r`` partners in the batch) plus noise of scale at most the null
+        coordinates' upper confidence bound at ``noise_level`` (:func:`~dpaudit.dpsgd.checks.noise_upper`,
+        at least the claimed ``sigma``: more noise than claimed is never accused). A skipped
         clipping of a ``"large"`` canary gives an excess near ``1000 / sigma``.
 
         Returns
         -------
         dict
-            ``p_value``, ``max_excess`` (in sigma), ``observations``, ``step`` (1-based) and
-            ``kind`` of the largest excess. ``p_value`` 1 without block kinds.
+            ``p_value``, ``max_excess`` (in units of the noise scale), ``noise_scale`` (the bound, in
+            units of sigma), ``observations``, ``step`` (1-based) and ``kind`` of the largest excess.
+            ``p_value`` 1 without block kinds.
         """
         if not self._step_tests or not self.blocks:
             return {"p_value": 1.0, "max_excess": float("nan"), "observations": 0}
         T = len(self._step_tests)
+        scale = self._noise_bound(T, noise_level)
         i = max(range(T), key=lambda s: self._step_tests[s]["clip"][2])
-        p, where, z, n = self._step_tests[i]["clip"]
-        pmin = min(s["clip"][0] for s in self._step_tests)
-        return {"p_value": float(min(1.0, T * pmin)), "max_excess": z, "step": self._step_no[i],
-                "kind": None if where is None else where[0],
+        _, where, z, n = self._step_tests[i]["clip"]
+        pmin = min(self._clip_p(s, scale) for s in self._step_tests)
+        return {"p_value": float(min(1.0, T * pmin)), "max_excess": z / scale, "noise_scale": scale,
+                "step": self._step_no[i], "kind": None if where is None else where[0],
                 "observations": int(sum(s["clip"][3] for s in self._step_tests))}
 
     def _finding(self, check: str, test: str, p: float, level: float, info: dict, steps=(), at_step: int = 0) -> Finding:
@@ -1298,7 +1394,7 @@ class Canaries:
         return Finding(check=check, test=test, p_value=float(p), level=float(level), steps=tuple(steps),
                        tensors=tensors, message=msg, at_step=at_step)
 
-    def _step_finding_info(self, res: dict, test: str, i: int) -> tuple:
+    def _step_finding_info(self, res: dict, test: str, i: int, scale: float = 1.0) -> tuple:
         """``(p, info)`` of per-step test ``test`` at observed step ``i``."""
         if test == "cell":
             p, k = res["cell"]
@@ -1314,8 +1410,8 @@ class Canaries:
             p, k = res["user"]
             ratio = None if k is None else float(np.sqrt(self._user_ss[i][k] / self._user_dof[k]))
             return p, {"user": k, "ratio": ratio}
-        p, where, z, _ = res["clip"]
-        return p, {"z": z, "kind": None if where is None else where[0]}
+        _, where, z, _ = res["clip"]
+        return self._clip_p(res, scale), {"z": z / scale, "kind": None if where is None else where[0]}
 
     _STEP_TESTS = (("noise", "cell"), ("noise", "step"), ("noise", "user"), ("noise", "independence"),
                    ("clipping", "excess"))
@@ -1367,10 +1463,11 @@ class Canaries:
             violations.append(self._finding("nonfinite", "update", 0.0, 0.0, {"tensors": tensors, "nf": nf},
                                             steps=steps, at_step=no))
         checks: dict = {}
+        scale = self._noise_bound(T, levels[("units", "noise_upper")]) if ("units", "noise_upper") in levels else 1.0
         for (c, t) in self._STEP_TESTS:
             if (c, t) not in levels:
                 continue
-            ps = [self._step_finding_info(r, t, i) for i, r in enumerate(self._step_tests)]
+            ps = [self._step_finding_info(r, t, i, scale) for i, r in enumerate(self._step_tests)]
             pmin = min(p for p, _ in ps) if ps else 1.0
             p_all = min(1.0, T * pmin)
             lv = levels[(c, t)]
@@ -1380,7 +1477,7 @@ class Canaries:
                 i0 = min(bad, key=lambda i: ps[i][0])
                 violations.append(self._finding(c, t, p_all, lv, ps[i0][1], steps=[self._step_no[i] for i in bad],
                                                 at_step=self._step_no[bad[0]]))
-        for (c, t), (p, info) in self._pooled_tests(T).items():
+        for (c, t), (p, info) in self._pooled_tests(T, scale).items():
             checks.setdefault(c, {})[t] = {"p_value": p, **{k: v for k, v in info.items() if k != "means"}}
             if c == "clipping" and t == "mean":
                 checks[c]["means"] = {k: v[0] for k, v in info["means"].items()}
@@ -1397,7 +1494,7 @@ class Canaries:
             summary["nonfinite"]["p_value"] = 0.0
             summary["nonfinite"]["text"] = (f"{len(self._nonfinite_updates)} non-finite update(s), first at step "
                                             f"{self._nonfinite_updates[0][0]}")
-        clip = self.clipping_check()
+        clip = self.clipping_check(levels.get(("units", "noise_upper"), 0.001))
         clip["means"] = checks.get("clipping", {}).get("means", {})
         if "clipping" in summary:
             clip["p_value_all"] = summary["clipping"]["p_value"]

@@ -40,7 +40,7 @@ from ..errors import DPAuditError
 
 __all__ = ["CHECKS", "DPSGDViolation", "Finding", "TAIL_Z", "chi2_lower", "clipping_step", "contribution_mean",
            "cosine_p", "coupling_ols", "noise_cells", "noise_independence", "noise_pooled", "nonfinite_association", "nonfinite_contrast",
-           "chernoff_p", "dispersion_p", "scale_dependence"]
+           "chernoff_p", "dispersion_p", "noise_upper", "scale_dependence"]
 
 #: The checks, in the order of the verdict. ``bound`` is the certified one-run epsilon bound.
 CHECKS = ("bound", "clipping", "noise", "sampler", "coupling", "nonfinite", "scale")
@@ -123,6 +123,26 @@ def cosine_p(cos, dim: int) -> np.ndarray:
 
     c2 = np.clip(np.square(np.asarray(cos, dtype=float)), 0.0, 1.0)
     return betainc((dim - 1) / 2.0, 0.5, 1.0 - c2)
+
+
+def noise_upper(sum_sq: np.ndarray, dof: np.ndarray, level: float) -> float:
+    """An upper confidence bound, in units of ``sigma``, on the noise scale of every dedicated
+    tensor at once: tensor ``k``'s null coordinates are i.i.d. ``N(0, s_k^2)``, so ``sum z^2 / (s_k /
+    sigma)^2 ~ chi2(dof_k)`` and ``s_k / sigma <= sqrt(sum z^2 / chi2_ppf(level / K, dof_k))`` but
+    with probability ``level / K`` (Bonferroni over the ``K`` tensors). Returns the largest bound,
+    and at least 1 (the claimed scale): the tests of contributions (clipping, coupling,
+    non-finite contrast) use it as their noise scale, so that a correct step with *more* noise
+    than claimed is not accused (their union with this bound's failure is at most ``level`` more).
+    """
+    from scipy.special import gammaincinv
+
+    ss = np.asarray(sum_sq, dtype=float)
+    dof = np.asarray(dof, dtype=float)
+    ok = dof > 0
+    if not ok.any():
+        return 1.0
+    q = 2 * gammaincinv(dof[ok] / 2, level / int(ok.sum()))
+    return float(max(1.0, np.sqrt(np.max(ss[ok] / q))))
 
 
 def noise_independence(null_z: np.ndarray, earlier: np.ndarray) -> tuple:

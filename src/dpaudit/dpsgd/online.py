@@ -93,6 +93,11 @@ class OnlineAudit:
         self._warned_past = False
 
     @property
+    def steps_checked(self) -> int:
+        """Observed steps the monitor has seen."""
+        return self.canaries.steps
+
+    @property
     def violated(self) -> bool:
         """Whether any check has failed so far."""
         return bool(self.findings)
@@ -139,19 +144,23 @@ class OnlineAudit:
             warnings.warn(f"dpaudit: step {n} is past the {self.schedule.steps} steps the monitor was told; the "
                           f"accountant's claim is for {self.schedule.steps} steps and the per-step tests stop here",
                           RuntimeWarning, stacklevel=4)
+        omega = self.schedule.checkpoint_weight(n)
+        scale = 1.0
+        if ("units", "noise_upper") in self.levels and (w > 0 or omega > 0):
+            # the noise bound at step n holds but with probability level * w_n (checkpoints use it too)
+            scale = c._noise_bound(n, self.levels[("units", "noise_upper")] * max(w, 1e-300))
         if w > 0:
             res = c._step_tests[i]
             for (chk, test) in c._STEP_TESTS:
                 if (chk, test) not in self.levels:
                     continue
-                p, info = c._step_finding_info(res, test, i)
+                p, info = c._step_finding_info(res, test, i, scale)
                 lv = self.levels[(chk, test)] * w
                 if p <= lv:
                     self._report(c._finding(chk, test, p, lv, info, steps=(no,), at_step=no))
-        omega = self.schedule.checkpoint_weight(n)
         if omega <= 0:
             return
-        for (chk, test), (p, info) in c._pooled_tests(n).items():
+        for (chk, test), (p, info) in c._pooled_tests(n, scale).items():
             lv = self.levels[(chk, test)] * omega
             if p <= lv:
                 self._report(c._finding(chk, test, p, lv, info, at_step=no))
