@@ -107,7 +107,8 @@ __all__ = ["CANARY_KINDS", "DEFAULT_KINDS", "CanaryAudit", "CanaryStep", "Canari
 CANARY_KINDS = ("dirac", "split", "spread", "large", "paired", "nonfinite", "data")
 #: Kinds used when ``kinds`` is not given: these, and ``"data"`` when ``dataset_size`` is given.
 DEFAULT_KINDS = ("dirac", "split", "spread", "large", "paired")
-#: How ``canaries`` is split among the kinds dpaudit samples (relative weights).
+#: How ``canaries`` is split among the kinds dpaudit samples (relative weights; ``"paired"``'s is
+#: multiplied by ``min(1, 10 q)``: its partners cost about one row per step each at ``q < 1``).
 KIND_WEIGHTS = {"dirac": 3, "split": 2, "spread": 3, "large": 2, "paired": 2, "nonfinite": 1}
 #: Kinds whose observations give a certified one-run epsilon bound (the others feed checks only).
 BOUND_KINDS = ("dirac", "split", "spread", "large", "data")
@@ -567,8 +568,11 @@ class Canaries:
             self.counts = {k: check_int(canaries[k], f"canaries[{k!r}]", 2) for k in own}
         else:
             total = check_int(canaries, "canaries", 2 * max(1, len(own)))
-            w = sum(KIND_WEIGHTS[k] for k in own)
-            self.counts = {k: max(2, int(total * KIND_WEIGHTS[k] // w)) for k in own}
+            # A paired canary brings about one partner row to every step at q < 1 (ceil(1/q)
+            # partners at rate q), 2 / q times the rows of another canary: its weight shrinks with q.
+            weights = {k: KIND_WEIGHTS[k] * (min(1.0, 10 * self.q) if k == "paired" else 1.0) for k in own}
+            w = sum(weights.values())
+            self.counts = {k: max(2, int(total * weights[k] // w)) for k in own}
         if "data" in kinds:
             self.dataset_size = check_int(dataset_size, "dataset_size", 1)
             default = self.counts.get("dirac", max(2, (sum(self.counts.values()) or 6) // 3))
