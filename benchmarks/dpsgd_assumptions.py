@@ -77,7 +77,8 @@ def _append(row):
           f"train {row['train_cpu_s']:.1f}s monitor {row['monitor_s'] or 0:.2f}s", flush=True)
 
 
-def run_numpy(bugs, settings, seeds, done):
+def run_numpy(bugs, settings, seeds, done, framework="numpy"):
+    """The user's own step (:func:`assumption_step`, or :func:`assumption_step_torch` for ``framework="torch"``)."""
     from _dpsgd_user_loops import ASSUMPTION_BUGS, run_assumption_loop
 
     for setting in settings:
@@ -85,11 +86,11 @@ def run_numpy(bugs, settings, seeds, done):
             if bug.partition("+")[0] not in ASSUMPTION_BUGS or (bug == "shuffle" and setting == "q1"):
                 continue
             for seed in seeds:
-                if ("numpy", bug, setting, seed) in done:
+                if (framework, bug, setting, seed) in done:
                     continue
                 t0 = time.process_time()
-                can = run_assumption_loop(bug, setting, seed=seed, monitor=dict(action="record"))
-                _append(_row("numpy", bug, setting, seed, can, time.process_time() - t0))
+                can = run_assumption_loop(bug, setting, seed=seed, monitor=dict(action="record"), framework=framework)
+                _append(_row(framework, bug, setting, seed, can, time.process_time() - t0))
 
 
 def run_opacus(bugs, settings, seeds, done):
@@ -190,11 +191,12 @@ def tables(overheads=None, null=None):
              "(setting in the script's docstring). *Caught*: the audit after training (beta 0.05) flags the run; "
              "*online*: the step at which the online audit (another beta 0.05, anytime-valid) first flags it, per "
              "seed (`-`: never); *checks*: what the audit after training rejected.", ""]
-    for kind in ("numpy", "opacus"):
+    for kind in ("numpy", "torch", "opacus"):
         sub = [r for r in rows if r["kind"] == kind and not r["bug"].startswith("correct")]
         if not sub:
             continue
-        lines += [f"## {'NumPy user step' if kind == 'numpy' else 'Opacus DPOptimizer subclasses'}", "",
+        lines += [f"## {dict(numpy='NumPy user step', torch='PyTorch user step').get(kind, 'Opacus DPOptimizer subclasses')}",
+                  "",
                   "| assumption | bug | setting | caught (seeds) | online: first flagged at step | checks (after training) "
                   "| certified bound (max) |", "|---|---|---|---|---|---|---|"]
         keys = []
@@ -268,7 +270,7 @@ def main(argv=None):
     ap.add_argument("--controls", type=int, default=20)
     ap.add_argument("--settings", default="q0.05,q1")
     ap.add_argument("--bugs", default=None, help="comma-separated subset of ASSUMPTION_BUGS")
-    ap.add_argument("--parts", default="numpy,controls,opacus,opacus-controls,readme,opacus-null,overhead")
+    ap.add_argument("--parts", default="numpy,torch,controls,opacus,opacus-controls,readme,opacus-null,overhead")
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--tables-only", action="store_true")
     args = ap.parse_args(argv)
@@ -287,6 +289,8 @@ def main(argv=None):
     bugs = [b for b in (args.bugs.split(",") if args.bugs else ASSUMPTION_BUGS) if not b.startswith("correct")]
     if "numpy" in parts:
         run_numpy(bugs, settings, range(args.seeds), done)
+    if "torch" in parts:
+        run_numpy(bugs, settings, range(args.seeds), done, framework="torch")
     if "controls" in parts:
         run_numpy(["correct"], settings, range(1000, 1000 + args.controls), done)
         run_numpy(["correct+nonfinite"], settings, range(2000, 2000 + args.controls // 2), done)

@@ -237,6 +237,74 @@ def assumption_step(rows, *, bug, C, sigma, divisor, rng, t, T, user_tensors):
     return [(s + z) / d for s, z in zip(sums, noise)]
 
 
+def assumption_step_torch(rows, *, bug, C, sigma, divisor, gen, t, T, user_tensors):
+    """:func:`assumption_step` written in PyTorch (the same bugs, torch ops only, noise from the
+    ``torch.Generator`` ``gen``): ``rows`` a list of ``(n, *shape)`` torch tensors, as
+    :meth:`~dpaudit.dpsgd.CanaryStep.insert` hands them back for torch input. Returns a list of
+    tensors, or ``None`` for a skipped step."""
+    import torch
+
+    def norms_of(rs, k):
+        return torch.sqrt(sum(r.reshape(k, -1).square().sum(dim=1) for r in rs))
+
+    def expand(f, r):
+        return f.reshape(-1, *[1] * (r.dim() - 1))
+
+    n = rows[0].shape[0]
+    finite = torch.ones(n, dtype=torch.bool)
+    for r in rows:
+        finite &= torch.isfinite(r.reshape(n, -1)).all(dim=1)
+    has_nonfinite = not bool(finite.all())
+    if bug == "nonfinite-skip" and has_nonfinite:
+        return None
+    if bug == "per-layer":
+        rows = [r * expand((C / (r.reshape(n, -1).norm(dim=1) + 1e-12)).clamp(max=1.0), r) for r in rows]
+    elif bug in ("grouped-2", "grouped-4"):
+        g = int(bug[-1])
+        k = -(-n // g)
+        summed = [torch.cat([torch.where(expand(finite, r), r, torch.zeros_like(r)),
+                             r.new_zeros((k * g - n, *r.shape[1:]))]).reshape(k, g, *r.shape[1:]).sum(dim=1)
+                  for r in rows]
+        nm = norms_of(summed, k)
+        rows = [s * expand((C / (nm + 1e-12)).clamp(max=1.0), s) for s in summed]
+    elif bug != "no-clipping":
+        norms = norms_of(rows, n)
+        if bug == "nonfinite-unclipped":
+            norms = torch.where(torch.isfinite(norms), norms, torch.zeros_like(norms))
+        f = ((1.0 if bug == "fast-clip" else C) / (norms + 1e-12)).clamp(max=1.0)
+        if bug == "unclipped-last" and n:
+            f[-1] = 1.0
+        if bug not in ("nan-propagated", "nonfinite-unclipped") and has_nonfinite:
+            f = torch.where(finite, f, torch.zeros_like(f))  # a careful step drops a row it cannot clip
+            rows = [torch.where(expand(finite, r), r, torch.zeros_like(r)) for r in rows]
+        rows = [r * expand(f, r) for r in rows]
+    sums = [r.sum(dim=0) for r in rows]
+    if bug == "nonfinite-drop-batch" and has_nonfinite:
+        sums = [torch.zeros_like(s) for s in sums]
+    if bug == "noise-reused":
+        gen = torch.Generator().manual_seed(1234)
+    scale = [sigma * C] * len(sums)
+    if bug == "no-noise-step" and t == T // 2:
+        scale = [0.0] * len(sums)
+    if bug == "reduced-noise-step" and t == T // 2:
+        scale = [0.5 * s for s in scale]
+    if bug == "no-noise-first-tensor":
+        scale[0] = 0.0
+    if bug == "no-noise-last-tensor":
+        scale[-1] = 0.0
+    if bug == "noise-per-tensor":
+        scale = [s / len(sums) ** 0.5 for s in scale]
+    if bug == "nonfinite-zero" and has_nonfinite:
+        return [torch.zeros_like(s) for s in sums]
+    if bug == "uniform-noise":
+        noise = [(torch.rand(s.shape, generator=gen, dtype=s.dtype) * 2 - 1) * 3.0 ** 0.5 * sc
+                 for s, sc in zip(sums, scale)]
+    else:
+        noise = [torch.randn(s.shape, generator=gen, dtype=s.dtype) * sc for s, sc in zip(sums, scale)]
+    d = max(1, n) if bug == "realised-batch" else divisor
+    return [(s + z) / d for s, z in zip(sums, noise)]
+
+
 def assumption_batches(sampler, N, q, steps, rng):
     """Dataset indices of each step's batch over ``N`` entries: Poisson (``"poisson"``; every entry at
     ``q = 1``), with replacement (``"replacement"``: ``round(q N)`` uniform draws), or shuffled fixed-size
@@ -251,12 +319,13 @@ def assumption_batches(sampler, N, q, steps, rng):
 
 def run_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000, size=16, canaries=3000,
                         data_canaries=1000, kinds=None, monitor=None, lr=0.1, steps=None, sigma=None, dtype=np.float32,
-                        **canary_kw):
+                        framework="numpy", **canary_kw):
     """Train the linear model of :func:`correlated_task` with the user's step (:func:`assumption_step`) for
     the bug ``bug`` in ``setting`` (:data:`SETTINGS`), every gradient row from ``Canaries`` (public API only;
     data canaries in the user's own loader); return the ``Canaries``. ``monitor``: keyword arguments of
     ``Canaries.monitor`` (the online audit; ``action="record"`` to run to the end). A ``bug`` ending in
-    ``+nonfinite`` adds the ``"nonfinite"`` canaries (they are added anyway for the non-finite bugs)."""
+    ``+nonfinite`` adds the ``"nonfinite"`` canaries (they are added anyway for the non-finite bugs).
+    ``framework="torch"``: the user's step is :func:`assumption_step_torch` on torch tensors (float32)."""
     bug, _, extra = bug.partition("+")
     st = dict(SETTINGS[setting])
     q, T = st["q"], st["steps"] if steps is None else steps
@@ -275,6 +344,12 @@ def run_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000, size=
                    **canary_kw)
     if monitor is not None:
         can.monitor(**{"steps": T, **monitor})
+    if framework == "torch":
+        import torch
+
+        gen = torch.Generator().manual_seed(seed)
+    elif framework != "numpy":
+        raise ValueError(f"framework must be 'numpy' or 'torch', got {framework!r}")
     theta = np.zeros(size * 4)
     sampler = {"replacement": "replacement", "shuffle": "shuffle"}.get(bug, "poisson")
     N = n + can.data_indices.size
@@ -291,13 +366,21 @@ def run_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000, size=
             step = can.begin_step(batch_size=real.size)
         xb = x[real]
         g = ((xb @ theta - y[real])[:, None] * xb).astype(dtype)
-        rows = step.insert([g[:, i * size:(i + 1) * size] for i in range(4)])
-        update = assumption_step(rows, bug=bug, C=C, sigma=sigma, divisor=q * n, rng=rng, t=t, T=T, user_tensors=4)
+        if framework == "torch":
+            gt = torch.as_tensor(g)
+            rows = step.insert([gt[:, i * size:(i + 1) * size] for i in range(4)])
+            update = assumption_step_torch(rows, bug=bug, C=C, sigma=sigma, divisor=q * n, gen=gen, t=t, T=T,
+                                           user_tensors=4)
+        else:
+            rows = step.insert([g[:, i * size:(i + 1) * size] for i in range(4)])
+            update = assumption_step(rows, bug=bug, C=C, sigma=sigma, divisor=q * n, rng=rng, t=t, T=T,
+                                     user_tensors=4)
         if update is None:
             can.cancel_step()
             continue
         can.observe(update)
-        theta = theta - lr * np.concatenate([u.reshape(-1) for u in update[:4]])
+        theta = theta - lr * np.concatenate([(u.detach().numpy() if framework == "torch" else u).reshape(-1)
+                                             for u in update[:4]])
     return can
 
 

@@ -245,3 +245,48 @@ def test_a_flat_vector_split_at_shifted_boundaries_is_noticed(rng):
     a = can.audit(estimates=False)
     assert any("do not reach the update" in n for n in a.notes), a.summary()
     assert [x[0] for x in can.layout()] == can.names and can.layout()[-1][3] == sum(sizes)
+
+
+# --- the reference trainer's entry point: split canaries and the mean-contribution check ---------------------------
+
+
+def test_run_clipping_check_is_valid_with_any_contribution_up_to_1_and_more_noise(rng):
+    """The law of a Dirac-like run (``run_clipping_check``'s null): contributions ``a <= 1``, noise
+    ``N(0, s^2 sigma^2)`` with ``s >= 1``, random signs, mask and participation; rejections at most
+    ``beta``. A contribution of 1.6 (a row clipped per tensor over 4 tensors gives 2) is seen."""
+    from types import SimpleNamespace
+
+    T, m, sigma, q = 20, 200, 4.0, 0.3
+
+    def run(a, s):
+        mask = rng.random(m) < 0.5
+        part = (rng.random((T, m)) < q) & mask
+        pattern = np.where(rng.random((T, m)) < 0.5, -1.0, 1.0)
+        o = pattern * a * part + s * sigma * rng.standard_normal((T, m))
+        return SimpleNamespace(observations=o, mask=mask, participation=part, pattern=pattern,
+                               config=SimpleNamespace(noise_multiplier=sigma), details={})
+
+    from dpaudit.dpsgd import run_clipping_check
+
+    rej = sum(run_clipping_check(run(a, s), beta=A)["violated"] for a, s in
+              [(1.0, 1.0), (1.0, 1.3), (0.7, 1.0)] * (R // 4))
+    assert_rate_at_most(rej, 3 * (R // 4), A, what="correct runs accused")
+    seen = sum(run_clipping_check(run(1.6, 1.0), beta=A)["violated"] for _ in range(40))
+    assert_rate_above(seen, 40, 0.5, what="a contribution of 1.6 seen")
+    with pytest.raises(ValueError, match="Dirac-like"):
+        run_clipping_check(SimpleNamespace(pattern=None, details={"canary_kind": "spread"}))
+
+
+def test_reference_trainer_split_canaries_see_per_layer_clipping_in_one_run():
+    """``train_with_canaries(variant="per-layer-clipping", canary_kind="split")``: the split canaries'
+    mean contribution is 2 C (4 dedicated tensors each clipped on their own) and the check rejects;
+    Dirac canaries (one tensor) cannot see it, and a correct run with split canaries is not accused."""
+    from dpaudit.dpsgd import DPSGDConfig, run_clipping_check, train_with_canaries
+
+    cfg = DPSGDConfig(noise_multiplier=8.921875, sampling_rate=1.0, steps=10)  # epsilon 2 at 20 steps
+    bug = run_clipping_check(train_with_canaries(cfg, canaries=300, variant="per-layer-clipping", canary_kind="split",
+                                                 seed=0, hidden=8))
+    assert bug["violated"] and 1.5 < bug["contribution"] < 2.5, bug
+    dirac = run_clipping_check(train_with_canaries(cfg, canaries=300, variant="per-layer-clipping", seed=0, hidden=8))
+    ok = run_clipping_check(train_with_canaries(cfg, canaries=300, canary_kind="split", seed=0, hidden=8))
+    assert not dirac["violated"] and not ok["violated"] and abs(ok["contribution"] - 1) < 0.5, (dirac, ok)

@@ -31,7 +31,7 @@ Derivations and measurements: ``docs/dpsgd.md``.
 """
 
 from .canaries import CANARY_KINDS, CanaryAudit, Canaries, CanaryStep, sampler_check
-from .checks import DPSGDViolation, Finding
+from .checks import DPSGDViolation, Finding, run_clipping_check
 from .online import OnlineAudit
 from .audit import DEFAULT_SCORES, SCORE_FUNCTIONS, DPSGDAudit, audit_run, canary_scores, whitened_scores
 from .plot import audit_plot, epsilon_plot
@@ -63,6 +63,7 @@ __all__ = [
     "make_task",
     "noise_for_epsilon",
     "run_step_many",
+    "run_clipping_check",
     "run_train_many",
     "shuffled_epsilon_lower_bound",
     "train_with_canaries",

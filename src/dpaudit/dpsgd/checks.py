@@ -40,7 +40,7 @@ from ..errors import DPAuditError
 
 __all__ = ["CHECKS", "DPSGDViolation", "Finding", "TAIL_Z", "chi2_lower", "clipping_step", "contribution_mean",
            "cosine_p", "coupling_ols", "noise_cells", "noise_independence", "noise_pooled", "nonfinite_association", "nonfinite_contrast",
-           "chernoff_p", "dispersion_p", "noise_upper", "scale_dependence"]
+           "chernoff_p", "dispersion_p", "noise_upper", "run_clipping_check", "scale_dependence"]
 
 #: The checks, in the order of the verdict. ``bound`` is the certified one-run epsilon bound.
 CHECKS = ("bound", "clipping", "noise", "sampler", "coupling", "nonfinite", "scale")
@@ -309,6 +309,69 @@ def contribution_mean(y: np.ndarray, sigma: float) -> tuple:
     a = float(y.mean())
     se = sigma / math.sqrt(n)
     return float(norm.sf((a - 1.0) / se)), a, se, n
+
+
+def run_clipping_check(run, beta: float = 0.05) -> dict:
+    """The mean-contribution clipping check on a :class:`~dpaudit.dpsgd.TrainingRun` of the
+    reference trainer (:func:`~dpaudit.dpsgd.train_with_canaries`) with a Dirac-like canary kind
+    (``"dirac"``, ``"alternating"``, ``"signed"``, ``"split"``): what :class:`~dpaudit.dpsgd.Canaries`
+    runs as ``clipping:mean``, for the reference trainer's entry point.
+
+    Validity: a Dirac-like canary has coordinates of its own that no real gradient touches, so its
+    sign-corrected observation ``pattern[t, i] * o[t, i]`` at a step it was in is ``a + e`` with
+    one clipped contribution ``a <= 1`` (units of ``C``; every canary has the same norm) and ``e``
+    i.i.d. ``N(0, s^2)``; :func:`contribution_mean` tests ``a <= 1`` with the noise scale
+    ``max(sigma, U)``, ``U`` the upper confidence bound of :func:`noise_upper` from the excluded
+    canaries' observations (pure noise on distinct coordinates, so independent of the tested
+    ones) at ``beta / 10``; the mean test gets the other ``0.9 beta``. A correct step with more
+    noise than claimed, or a smaller clipping norm, is inside the null. Per-tensor clipping of a
+    ``"split"`` canary (4 dedicated tensors: variant ``"per-layer-clipping"``) gives ``a = 2``,
+    no clipping ``a = canary_norm / C``.
+
+    Parameters
+    ----------
+    run : TrainingRun
+        With ``observations`` (steps, m), ``mask`` (m,), ``participation`` (steps, m) and a
+        ``pattern`` (Dirac-like kinds only).
+    beta : float
+        Probability that a correct run is accused.
+
+    Returns
+    -------
+    dict
+        ``p_value`` (of the mean test), ``level`` (``0.9 beta``), ``violated`` (``p_value <=
+        level``), ``contribution`` (the estimate of ``a``, units of ``C``), ``standard_error``,
+        ``observations`` (how many), ``noise_ratio_upper`` (``U / sigma``, at least 1).
+
+    Raises
+    ------
+    ValueError
+        On a run without a sign pattern (kinds ``"random"``, ``"spread"``, ``"input"``: real
+        gradients interfere, the law above does not hold), no excluded canary, or a bad ``beta``.
+
+    References
+    ----------
+    Nasr et al. (2023) (Dirac gradient canaries observed at every step); ``docs/dpsgd.md`` §10.
+    """
+    from .._validate import check_probability
+
+    beta = check_probability(beta, "beta")
+    if getattr(run, "pattern", None) is None:
+        raise ValueError("run_clipping_check needs a run of a Dirac-like canary kind ('dirac', 'alternating', "
+                         f"'signed', 'split'), got canary kind {run.details.get('canary_kind')!r}")
+    o = np.asarray(run.observations, dtype=float)
+    mask = np.asarray(run.mask, dtype=bool)
+    part = np.asarray(run.participation, dtype=bool)
+    if mask.all():
+        raise ValueError("run_clipping_check needs at least one excluded canary (mask 0) to bound the noise")
+    sigma = float(run.config.noise_multiplier)
+    z = o[:, ~mask] / sigma
+    u = noise_upper(np.array([float(np.square(z).sum())]), np.array([z.size]), beta / 10)
+    y = (np.asarray(run.pattern, dtype=float) * o)[part]
+    p, a, se, n = contribution_mean(y, u * sigma)
+    level = 0.9 * beta
+    return {"p_value": p, "level": level, "violated": bool(p <= level), "contribution": a, "standard_error": se,
+            "observations": n, "noise_ratio_upper": u}
 
 
 def coupling_ols(y: np.ndarray, included: np.ndarray, partners: np.ndarray, sigma: float) -> tuple:
