@@ -66,7 +66,10 @@ class OnlineAudit:
     bound_history : list of (int, dict)
         ``(steps so far, {kind: certified epsilon bound}, accountant epsilon)`` at each checkpoint.
     seconds : float
-        Time spent in the monitor (the per-step overhead is ``seconds / steps``).
+        Wall time spent in the monitor (the per-step overhead is ``seconds / steps``).
+    cpu_seconds : float
+        CPU time of this process spent in the monitor (``time.process_time``; on a loaded machine
+        the fairer measure of its cost).
 
     Raises
     ------
@@ -89,6 +92,7 @@ class OnlineAudit:
         self.findings: list = []
         self.bound_history: list = []
         self.seconds = 0.0
+        self.cpu_seconds = 0.0
         self._seen: set = set()
         self._warned_past = False
 
@@ -127,11 +131,12 @@ class OnlineAudit:
                                 at_step=step_no))
 
     def _after_step(self) -> None:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             self._check()
         finally:
             self.seconds += time.perf_counter() - t0
+            self.cpu_seconds += time.process_time() - c0
 
     def _check(self) -> None:
         c = self.canaries
