@@ -136,6 +136,37 @@ def run_readme(seeds, done):
             _append(_row("readme", f"README.md:{line}", "readme", s, ns["canaries"], time.process_time() - t0))
 
 
+def run_reference(settings, seeds, controls, done):
+    """The reference trainer (``train_with_canaries``, digits MLP: real gradients) with 3,000 ``"split"``
+    canaries at the issue's settings: ``"per-layer-clipping"`` over ``seeds`` seeds and the correct step over
+    ``controls`` seeds; accused = ``run_clipping_check`` (beta 0.05) or the certified bound (another 0.05)."""
+    from _dpsgd_user_loops import SETTINGS
+
+    from dpaudit.dpsgd import DPSGDConfig, audit_run, run_clipping_check, train_with_canaries
+
+    for setting in settings:
+        st = SETTINGS[setting]
+        cfg = DPSGDConfig(noise_multiplier=st["sigma"], sampling_rate=st["q"], steps=st["steps"])
+        for variant, ss in (("per-layer-clipping", range(seeds)), ("correct", range(1000, 1000 + controls))):
+            bug = "per-layer" if variant != "correct" else "correct"
+            for seed in ss:
+                if ("reference", bug, setting, seed) in done:
+                    continue
+                t0 = time.process_time()
+                run = train_with_canaries(cfg, canaries=3000, variant=variant, canary_kind="split", seed=seed)
+                sec = time.process_time() - t0
+                chk = run_clipping_check(run, beta=0.05)
+                a = audit_run(run, delta=1e-5, beta=0.05, estimates=False)
+                checks = (["clipping:mean"] if chk["violated"] else []) + (["bound:split"] if a.violated else [])
+                _append({"kind": "reference", "bug": bug, "setting": setting, "seed": seed, "violated": bool(checks),
+                         "checks": checks, "first_step_offline": None, "online_violated": False,
+                         "online_first_step": None, "online_first_check": None, "online_checks": [],
+                         "bound": a.epsilon_lower_bound, "accountant": a.accountant_epsilon, "steps": st["steps"],
+                         "train_cpu_s": sec, "monitor_s": None, "audit_cpu_s": None,
+                         "message": f"mean contribution {chk['contribution']:.3f} C (p = {chk['p_value']:.3g})",
+                         "online_message": ""})
+
+
 def opacus_null(seeds=5, steps=60):
     """Is the clipping check's null right for Opacus's float32 path? Opacus's own DPOptimizer (correct),
     q = 0.05: the excluded Dirac canaries' observations and the null coordinates are pure float32 noise
@@ -211,11 +242,11 @@ def tables(overheads=None, null=None):
              "(setting in the script's docstring). *Caught*: the audit after training (beta 0.05) flags the run; "
              "*online*: the step at which the online audit (another beta 0.05, anytime-valid) first flags it, per "
              "seed (`-`: never); *checks*: what the audit after training rejected.", ""]
-    for kind in ("numpy", "torch", "opacus"):
+    for kind in ("numpy", "torch", "opacus", "reference"):
         sub = [r for r in rows if r["kind"] == kind and not r["bug"].startswith("correct")]
         if not sub:
             continue
-        lines += [f"## {dict(numpy='NumPy user step', torch='PyTorch user step').get(kind, 'Opacus DPOptimizer subclasses')}",
+        lines += [f"## {dict(numpy='NumPy user step', torch='PyTorch user step', reference='Reference trainer (split canaries; no online audit)').get(kind, 'Opacus DPOptimizer subclasses')}",
                   "",
                   "| assumption | bug | setting | caught (seeds) | online: first flagged at step | checks (after training) "
                   "| certified bound (max) |", "|---|---|---|---|---|---|---|"]
@@ -291,7 +322,7 @@ def main(argv=None):
     ap.add_argument("--controls", type=int, default=20)
     ap.add_argument("--settings", default="q0.05,q1")
     ap.add_argument("--bugs", default=None, help="comma-separated subset of ASSUMPTION_BUGS")
-    ap.add_argument("--parts", default="numpy,torch,controls,opacus,opacus-controls,readme,opacus-null,overhead")
+    ap.add_argument("--parts", default="numpy,torch,controls,opacus,opacus-controls,reference,readme,opacus-null,overhead")
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--tables-only", action="store_true")
     args = ap.parse_args(argv)
@@ -320,6 +351,8 @@ def main(argv=None):
         run_opacus([b for b in OPACUS_BUGS if b in bugs], settings, range(args.seeds), done)
     if "opacus-controls" in parts:
         run_opacus(["correct"], settings, range(1000, 1000 + args.controls), done)
+    if "reference" in parts:
+        run_reference(settings, args.seeds, args.controls, done)
     if "readme" in parts:
         run_readme(range(1000, 1000 + args.controls), done)
     null = opacus_null() if "opacus-null" in parts else None
