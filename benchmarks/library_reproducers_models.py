@@ -93,7 +93,7 @@ def write_grid(entry, rec: dict, default_n: int = 20000) -> Path | None:
     path = la.reproducer_path(entry)
     text = lr._TEMPLATE.format(
         library=entry.library, version=la.library_version(entry.library), name=entry.name, verdict=rec["verdict"],
-        key=entry.key, pip=pip, path=f"reproducers/{path.name}", default_n=default_n,
+        key=entry.key, pip=pip, install=la.LIBRARIES[entry.library].install, path=f"reproducers/{path.name}", default_n=default_n,
         imports=imports, epsilon=g.epsilon, delta=g.delta, d0=lr._literal(w["d0"]),
         d1=lr._literal(w["d1"]), reaches="D0" if leak.get("direction", "P||Q") == "P||Q" else "D1",
         set_words=leak["description"], grid_def=lr._GRID_FN.format(grid=[tuple(c) for c in leak["grid"]],
@@ -137,7 +137,7 @@ def write_nan(entry, rec: dict, default_n: int = 2000) -> Path | None:
     path = la.adversarial_reproducer_path(entry, "nan")
     text = lr._TEMPLATE.format(
         library=entry.library, version=la.library_version(entry.library), name=entry.name,
-        verdict="leak on the adversarial input nan", key=entry.key, pip="pipeline-dp", path=f"reproducers/{path.name}",
+        verdict="leak on the adversarial input nan", key=entry.key, pip="pipeline-dp", install=la.LIBRARIES[entry.library].install, path=f"reproducers/{path.name}",
         default_n=default_n, imports="import pipeline_dp", epsilon=g.epsilon, delta=g.delta,
         d0=lr._literal(pair.d0.tolist()), d1=lr._literal(pair.d1.tolist()), reaches="D1",
         set_words="outputs holding a NaN or an infinity", grid_def="", release_body=body,
@@ -158,7 +158,7 @@ def write(entry, default_n: int = 20000) -> Path:
     path = la.reproducer_path(entry)
     text = lr._TEMPLATE.format(
         library=entry.library, version=la.library_version(entry.library), name=entry.name, verdict="violation",
-        key=entry.key, pip="diffprivlib", path=f"reproducers/{path.name}", default_n=default_n,
+        key=entry.key, pip="diffprivlib", install=la.LIBRARIES[entry.library].install, path=f"reproducers/{path.name}", default_n=default_n,
         imports="from diffprivlib import BudgetAccountant, models", epsilon=g.epsilon, delta=g.delta,
         d0=lr._literal(d0), d1=lr._literal(d1), reaches=_reaches(entry.key, d0, d1), set_words=words, grid_def="",
         release_body=body, set_body=f"    return bool({pred})", relation=lr._clean(la.relation_note(entry)),
@@ -175,10 +175,10 @@ def main() -> None:
         if e.key in MODELS:
             print(f"wrote {write(e).relative_to(ROOT)}")
         elif e.key in GRID_ROWS and (rec := cache.get(e.key)) \
-                and rec.get("fingerprint") == e.fingerprint() and (path := write_grid(e, rec)) is not None:
+                and rec.get("fingerprint") == la.fingerprint(e) and (path := write_grid(e, rec)) is not None:
             print(f"wrote {path.relative_to(ROOT)}")
         if e.key.startswith("pipelinedp.add_dp_noise") and (rec := cache.get(e.key)) \
-                and rec.get("fingerprint") == e.fingerprint() and (path := write_nan(e, rec)) is not None:
+                and rec.get("fingerprint") == la.fingerprint(e) and (path := write_nan(e, rec)) is not None:
             print(f"wrote {path.relative_to(ROOT)}")
 
 

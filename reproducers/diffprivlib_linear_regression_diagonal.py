@@ -3,7 +3,11 @@
 The published record's IBM/differential-privacy-library#105 (Re:cord-play, PoPETs 2026), on the installed
 version: the noise of the sum x^2 coefficient is calibrated to the lower bound twice (0 here).
 
-Standalone: needs only diffprivlib and NumPy. Run ``python reproducers/diffprivlib_linear_regression_diagonal.py [N]`` (N runs per dataset, default
+Standalone: needs only diffprivlib and NumPy, without dpaudit; in a fresh environment::
+
+    pip install diffprivlib==0.6.6 'scikit-learn<1.6' numpy
+
+Run ``python reproducers/diffprivlib_linear_regression_diagonal.py [N]`` (N runs per dataset, default
 20000). Written for dpaudit's docs/library_audits.md (section "Against the published record").
 """
 

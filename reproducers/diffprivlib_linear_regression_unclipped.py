@@ -5,7 +5,11 @@ With fit_intercept=False, LinearRegression does not clip X and y to bounds_X and
 the bounds moves the sufficient statistics beyond the sensitivity the noise is calibrated to. Bounds (-1, 1)
 here, where the lower-bound sensitivity bug (IBM/differential-privacy-library#105) does not bite.
 
-Standalone: needs only diffprivlib and NumPy. Run ``python reproducers/diffprivlib_linear_regression_diagonal.py [N]`` (N runs per dataset, default
+Standalone: needs only diffprivlib and NumPy, without dpaudit; in a fresh environment::
+
+    pip install diffprivlib==0.6.6 'scikit-learn<1.6' numpy
+
+Run ``python reproducers/diffprivlib_linear_regression_diagonal.py [N]`` (N runs per dataset, default
 20000). Written for dpaudit's docs/library_audits.md (section "Against the published record").
 """
 

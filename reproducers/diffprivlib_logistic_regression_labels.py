@@ -3,7 +3,11 @@
 The published record's IBM/differential-privacy-library#106 (Re:cord-play, PoPETs 2026), on the installed
 version: the label set is read from the private labels.
 
-Standalone: needs only diffprivlib and NumPy. Run ``python reproducers/diffprivlib_logistic_regression_labels.py [N]`` (N runs per dataset, default
+Standalone: needs only diffprivlib and NumPy, without dpaudit; in a fresh environment::
+
+    pip install diffprivlib==0.6.6 'scikit-learn<1.6' numpy
+
+Run ``python reproducers/diffprivlib_logistic_regression_labels.py [N]`` (N runs per dataset, default
 20000). Written for dpaudit's docs/library_audits.md (section "Against the published record").
 """
 

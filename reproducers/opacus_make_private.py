@@ -1,6 +1,10 @@
 """Reproducer: Opacus 1.6.0 `PrivacyEngine.make_private` divides by the private dataset size (dpaudit row `opacus.make_private`).
 
-Standalone: needs only opacus (and torch) and NumPy. Run ``python reproducers/opacus_make_private.py [N]``
+Standalone: needs only opacus (and torch) and NumPy, without dpaudit; in a fresh environment::
+
+    pip install opacus==1.6.0 torch==2.13.0 numpy
+
+Run ``python reproducers/opacus_make_private.py [N]``
 (N runs per dataset, default 2000). Written by hand (library_reproducers.py has no template for this row and leaves it alone) in the style of the reproducers that
 benchmarks/library_reproducers.py generates (its templates cover adversarial inputs, not this
 scale event); see docs/library_audits.md and Re:cord-play's issue meta-pytorch/opacus#571.

@@ -26,7 +26,7 @@ LAYERS = [
     ("families", ["dpaudit.testers", "dpaudit.scores", "dpaudit.accounting", "dpaudit.dpsgd"]),
     ("search", ["dpaudit.search"]),
     ("audit", ["dpaudit.audit"]),
-    ("integrations", ["dpaudit.report", "dpaudit.testing", "dpaudit.pytest_plugin"]),
+    ("integrations", ["dpaudit.report", "dpaudit.testing", "dpaudit.pytest_plugin", "dpaudit.library"]),
     ("command line", ["dpaudit.cli", "dpaudit.__main__"]),
 ]
 

@@ -46,7 +46,10 @@ def test_adversarial_stage_in_the_cli(advmech):
     assert d["trials"][0]["outcome"]["violation"] is False  # the ordinary trial passes: only the stage found it
     by_kind = {r["kind"]: r for r in d["adversarial"]["results"]}
     assert by_kind["nan"]["status"] == "leak" and by_kind["nan"]["leak"]["hits_q"] == 0
-    assert "a NaN" in by_kind["nan"]["leak"]["description"] and "when a record is nan" in d["advice"]
+    assert "a NaN" in by_kind["nan"]["leak"]["description"] and "a NaN on D0 = [0], D1 = [0, nan]" in d["advice"]
+    # the search went on past the NaN output: the naive sum does not clip, so huge records shift it
+    assert d["adversarial"]["search"]["families"] == ["specials"]
+    assert [r["evidence"] for r in d["adversarial"]["results"] if r["status"] == "leak"] == ["special-output", "distribution"]
     # beta split: a tenth to the stage, the rest over the trials
     assert d["adversarial"]["beta"] == pytest.approx(0.001) and d["beta_per_trial"] == pytest.approx(0.009)
     assert d["beta"] == pytest.approx(0.01)
@@ -91,3 +94,22 @@ def test_adversarial_report_and_api(advmech, tmp_path):
         audit(mech, RenyiDP(2.0, 1.0), GridFinder(pairs), num_samples=1000, trials=1, seed=0, adversarial=rel)
     with pytest.raises(ValueError, match="needs a relation"):
         audit(mech, PureDP(1.0), GridFinder(pairs), num_samples=1000, trials=1, seed=0, adversarial=True)
+
+
+def test_pairs_accept_nan_infinity_and_negative_zero(advmech):
+    # JSON's NaN / Infinity tokens: such a pair is certified in the adversarial stage (no --adversarial
+    # needed); -0.0 stays a negative zero in an ordinary trial pair
+    pairs = '[[[0.0], [0.0, NaN]], [[0.0], [0.0, -Infinity]], [[-0.0], [-0.0, 1.0]]]'
+    res = runner.invoke(app, ["test", "advmech:naive_sum", "--epsilon", "1", "--samples", "1000", "--trials", "1",
+                              "--seed", "0", "--search", "grid", "--pairs", pairs, "--tester", "hockey-stick", "--json"],
+                        catch_exceptions=False)
+    assert res.exit_code == 1, res.output
+    d = json.loads(res.stdout)
+    given = [r for r in d["adversarial"]["results"] if r["family"] == "given"]
+    assert [r["status"] for r in given] == ["leak", "leak"] and d["adversarial"]["search"]["families"] == []
+    assert given[0]["d1"][1] == ["nan"] and given[1]["d1"][1] == ["-inf"]
+    assert d["adversarial"]["search"]["max_candidates"] == 2  # beta split over the two given pairs only
+    trial_pair = d["trials"][0]["pair"]
+    assert json.dumps(trial_pair["d0"]) == "[[-0.0]]"  # the sign of zero is kept
+    bad = runner.invoke(app, ["test", "advmech:naive_sum", "--epsilon", "1", "--pairs", "[[[[NaN, 1.0]], [[0.0]]]]"])
+    assert bad.exit_code == 2 and "dimension" in bad.output

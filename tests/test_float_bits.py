@@ -129,5 +129,5 @@ def test_cli_float_bits_flags_float_laplace_and_names_the_features():
 
     res = CliRunner().invoke(app, ["test", "zoo:float-laplace", "--epsilon", "1", "--tester", "float-bits",
                                    "--samples", "2000", "--seed", "1", "--json"])
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 5, res.output  # a floating-point leak alone (issue 44)
     assert "granularity features" in res.output

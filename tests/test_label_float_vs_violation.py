@@ -99,7 +99,7 @@ def test_the_text_verdict_and_the_markdown_report_say_violation_and_also_the_flo
     _render(AuditResult.from_dict(too_little_noise_json), console)
     text = console.export_text()
     assert "VIOLATION FOUND" in text and "also found" in text
-    assert "a FLOATING-POINT LEAK too (float-bits, trial 1)" in text
+    assert "a FLOATING-POINT LEAK too (float-bits, trial 1; its own bound: epsilon >=" in text
     assert "may be private in exact arithmetic" not in text  # the wrong diagnosis of before
     md = render_markdown(audit_document(too_little_noise_json))
     assert "distributional (VIOLATION)" in md and "Also found: a FLOATING-POINT LEAK too" in md
@@ -110,7 +110,7 @@ def test_float_laplace_stays_a_floating_point_leak_and_the_later_trials_run_the_
     e = zoo.get("float-laplace")
     res = audit(e.mechanism(1.0), e.claim(1.0), GridFinder(e.witnesses()[:1] * 3), num_samples=2000, trials=3,
                 seed=0, stages="off", processes=1)
-    assert res.violation and res.violation_kind == "floating-point" and res.exit_code == 1
+    assert res.violation and res.violation_kind == "floating-point" and res.exit_code == 5
     assert [(f["kind"], f["trial"]) for f in res.findings] == [("floating-point", 1)] and res.also_found is None
     assert len(res.trials) == 3 and not res.stopped_early  # no distributional violation: every trial ran
     first, *later = res.trials
@@ -166,5 +166,5 @@ def test_assert_dp_names_the_violation_and_also_the_float_leak():
                   samples=8000, trials=1, seed=0)
     msg = str(info.value)
     assert msg.startswith("dpaudit found a DP violation (violation kind: distributional)")
-    assert "\n  also found: a FLOATING-POINT LEAK too (float-bits, trial 1)" in msg
+    assert "\n  also found: a FLOATING-POINT LEAK too (float-bits, trial 1; its own bound" in msg
     assert [s.distributional_only for s in info.value.result.trials[0].stages] == [False, True]

@@ -1,9 +1,10 @@
-"""Tests of ``benchmarks/library_audit.py`` (the table of audits of real DP libraries) and of the
+"""Tests of ``dpaudit.library`` (the table of audits of real DP libraries) and of the
 diffprivlib targets it audits (``dpaudit.mechanisms.catalogue.diffprivlib_mechanisms``).
 
-The outcome classification and the confirmation logic run on canned results; two rows run for
-real at a small seeded budget (diffprivlib is seeded, so they are deterministic): Snapping passes
-and Laplace is named a floating-point leak, as Mironov (2012) predicts.
+The outcome classification and the confirmation logic run on canned results; one row runs for
+real at a small seeded budget (diffprivlib is seeded, so it is deterministic): Snapping passes.
+Laplace, named a floating-point leak as Mironov (2012) predicts, runs through the command in
+tests/test_library_product.py.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from dpaudit.library.registry import fingerprint as la_fp
 from library_audit_support import load_library_audit
 
 library_audit = load_library_audit()
@@ -31,7 +33,8 @@ def _result(violation: bool, kind: str | None = None) -> dict:
     [
         (0, _result(False), "pass"),
         (1, _result(True, "distributional"), "violation"),
-        (1, _result(True, "floating-point"), "floating-point leak"),
+        (1, _result(True, "floating-point"), "floating-point leak"),  # a row cached before issue 44
+        (5, _result(True, "floating-point"), "floating-point leak"),  # its own exit code since issue 44
         (3, _result(False), "inconclusive"),
         (2, None, "error"),
         (4, None, "error"),
@@ -47,32 +50,40 @@ def test_classify_not_auditable_wins():
 
 
 @pytest.mark.parametrize(("code", "result"), [(1, _result(False)), (0, _result(True, "distributional")),
-                                              (1, _result(True, "other"))])
+                                              (1, _result(True, "other")), (5, _result(True, "distributional"))])
 def test_classify_rejects_inconsistent_results(code, result):
     with pytest.raises(ValueError):
         classify(code, result)
 
 
 def test_a_violation_counts_only_when_the_second_run_agrees(monkeypatch):
+    from dpaudit.library import runner, stages
+
     entry = next(e for e in REGISTRY if e.target)
     runs = []
 
     def fake(outcomes):
-        def run_audit(e, *, seed=None, samples=None, processes="1", timeout=None):
+        def run_row(e, *, seed=None, samples=None, processes=1, beta=0.01, on_trial_end=None):
             runs.append((seed, samples))
-            return {"outcome": outcomes[len(runs) - 1], "seconds": 0.0}
-        return run_audit
+            return runner.RowRun({"outcome": outcomes[len(runs) - 1], "seconds": 0.0, "seed": seed or e.budget.seed})
+        return run_row
 
-    monkeypatch.setattr(library_audit, "run_audit", fake(["floating-point leak", "floating-point leak"]))
-    assert library_audit.audit_entry(entry)["verdict"] == "floating-point leak"
+    monkeypatch.setattr(stages, "leak_from_run", lambda e, run, beta, **_: {"source": "run", "seconds": 0.0})
+    monkeypatch.setattr(runner, "run_row", fake(["floating-point leak", "floating-point leak"]))
+    rec = runner.audit_entry(entry, confirm=True)
+    assert rec["verdict"] == "floating-point leak" and rec["leak_size"]["source"] == "run"
     assert runs == [(None, None), (entry.budget.seed + 1, 2 * entry.budget.samples)]
     runs.clear()
-    monkeypatch.setattr(library_audit, "run_audit", fake(["violation", "pass"]))
-    assert library_audit.audit_entry(entry)["verdict"] == "unconfirmed"
+    monkeypatch.setattr(runner, "run_row", fake(["violation", "pass"]))
+    assert runner.audit_entry(entry, confirm=True)["verdict"] == "unconfirmed"
     runs.clear()
-    monkeypatch.setattr(library_audit, "run_audit", fake(["pass"]))
-    rec = library_audit.audit_entry(entry)
-    assert rec["verdict"] == "pass" and "confirm" not in rec and len(runs) == 1
+    monkeypatch.setattr(runner, "run_row", fake(["violation"]))
+    rec = runner.audit_entry(entry)  # without confirm (CI): one run, its verdict
+    assert rec["verdict"] == "violation" and "confirm" not in rec and len(runs) == 1
+    runs.clear()
+    monkeypatch.setattr(runner, "run_row", fake(["pass"]))
+    rec = runner.audit_entry(entry, confirm=True)
+    assert rec["verdict"] == "pass" and "confirm" not in rec and "leak_size" not in rec and len(runs) == 1
 
 
 # ------------------------------------------------------------------ the registry
@@ -124,7 +135,7 @@ def test_render_shows_every_entry_and_the_violation_details():
     run = {"outcome": "floating-point leak", "exit_code": 1, "command": " ".join(entry.command()), "seconds": 5.0,
            "epsilon_lower_bound": 1.5, "tester": "float-bits", "note": "float-bits: granularity",
            "witness": {"d0": [[0.0]], "d1": [[0.0], [1.0]], "direction": "P||Q"}}
-    cache = {entry.key: {"key": entry.key, "fingerprint": entry.fingerprint(), "verdict": "floating-point leak",
+    cache = {entry.key: {"key": entry.key, "fingerprint": la_fp(entry), "verdict": "floating-point leak",
                          "first": run, "confirm": dict(run, command=" ".join(entry.command(2, 40000)))}}
     text = library_audit.render(REGISTRY, cache)
     for e in REGISTRY:
@@ -142,17 +153,9 @@ def _small(key: str, samples: int):
     return dataclasses.replace(entry, budget=dataclasses.replace(entry.budget, samples=samples, trials=1))
 
 
-def test_diffprivlib_laplace_is_a_floating_point_leak():
-    pytest.importorskip("diffprivlib")
-    row = library_audit.run_audit(_small("diffprivlib.laplace", 2000))
-    assert row["outcome"] == "floating-point leak", row
-    assert row["tester"] == "float-bits" and row["epsilon_lower_bound"] > 1.0
-    assert row["witness"]["d0"] == [[0.0]] and row["witness"]["d1"] == [[0.0], [1.0]]
-
-
 def test_diffprivlib_snapping_passes():
     pytest.importorskip("diffprivlib")
-    row = library_audit.run_audit(_small("diffprivlib.snapping", 2000))
+    row = library_audit.run_row(_small("diffprivlib.snapping", 2000)).summary
     assert row["outcome"] == "pass", row
 
 
@@ -212,7 +215,7 @@ def test_render_shows_leak_size_power_adversarial_and_the_float_cause():
     adv = {"samples": 100, "seconds": 1.0, "accepts": "", "results": [
         {"kind": "nan", "description": "add", "status": "rejected", "detail": "the library raised", "leak": None},
         {"kind": "+inf", "description": "add a record holding inf", "status": "leak", "detail": "NaN outputs", "leak": {}}]}
-    cache = {entry.key: {"key": entry.key, "fingerprint": entry.fingerprint(), "verdict": "floating-point leak",
+    cache = {entry.key: {"key": entry.key, "fingerprint": la_fp(entry), "verdict": "floating-point leak",
                          "first": run, "leak_size": leak, "adversarial": adv, "ran_at": "2026-11-27 22:00"}}
     text = library_audit.render(REGISTRY, cache)
     assert "delta >= 0.07 at the claimed epsilon" in text and "S: 806/10000 vs 0/10000" in text
@@ -225,7 +228,7 @@ def test_a_pass_with_an_adversarial_leak_is_counted_apart():
     run = {"outcome": "pass", "exit_code": 0, "seed": 1, "samples": 20000, "seconds": 5.0, "epsilon_lower_bound": 0.1}
     adv = {"samples": 100, "seconds": 1.0, "accepts": "", "results": [
         {"kind": "nan", "description": "add a NaN record", "status": "leak", "detail": "NaN outputs", "leak": {}}]}
-    rec = {"key": entry.key, "fingerprint": entry.fingerprint(), "verdict": "pass", "first": run, "adversarial": adv,
+    rec = {"key": entry.key, "fingerprint": la_fp(entry), "verdict": "pass", "first": run, "adversarial": adv,
            "ran_at": "2026-11-27 22:00"}
     text = library_audit.render(REGISTRY, {entry.key: rec})
     assert "pass on ordinary inputs; **leak** on NaN input" in text

@@ -1,4 +1,4 @@
-"""Tests of the Opacus rows of ``benchmarks/library_audit.py`` (targets in
+"""Tests of the Opacus rows of ``dpaudit.library`` (targets in
 ``dpaudit.mechanisms.catalogue.opacus_optimizers``), of the Opacus accountant check and of the
 Opacus reproducers' presence.
 
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dpaudit.library.registry import fingerprint as la_fp
 from library_audit_support import load_library_audit
 
 opacus = pytest.importorskip("opacus")
@@ -32,7 +33,7 @@ def test_opacus_rows_are_registered_and_well_formed():
     assert library_audit.library_version("Opacus") == importlib.metadata.version("opacus")
     assert [e.key for e in OPACUS] == ["opacus.dp_optimizer", "opacus.dp_optimizer_secure", "opacus.per_layer",
                                        "opacus.make_private"]
-    assert list(library_audit._OPACUS_ROWS) == OPACUS
+    assert list(library_audit.rows_opacus.ENTRIES) == OPACUS
     from dpaudit.audit.targets import load_target
     from dpaudit.mechanisms.catalogue import opacus_optimizers, planted
 
@@ -61,7 +62,7 @@ def _plain(source: str) -> str:
 
 
 def test_relation_and_causes_quote_the_installed_opacus_source():
-    texts = [library_audit._OPC_RELATION, library_audit.OPACUS_ACCOUNTANT_CAUSE]
+    texts = [library_audit.rows_opacus._OPC_RELATION, library_audit.OPACUS_ACCOUNTANT_CAUSE]
     pairs = [q for t in texts for q in _quotes(t)]
     assert len(pairs) >= 3
     for words, path in pairs:
@@ -150,8 +151,8 @@ def test_accountant_check_certifies_gdp_under_and_rdp_not():
 
 def test_reproducers_listed_for_every_non_pass_opacus_row():
     cache = library_audit.load_cache()
-    fresh = {e.key: cache[e.key] for e in OPACUS if (cache.get(e.key) or {}).get("fingerprint") == e.fingerprint()}
-    assert fresh, "the Opacus rows have not been audited (run benchmarks/library_audit.py --entries opacus.*)"
+    fresh = {e.key: cache[e.key] for e in OPACUS if (cache.get(e.key) or {}).get("fingerprint") == la_fp(e)}
+    assert fresh, "the Opacus rows have not been audited (run dpaudit library audit Opacus --write-cache)"
     for e in OPACUS:
         rec = fresh.get(e.key)
         if rec is None:

@@ -1,4 +1,4 @@
-"""Tests of the PipelineDP rows of ``benchmarks/library_audit.py`` (targets in
+"""Tests of the PipelineDP rows of ``dpaudit.library`` (targets in
 ``dpaudit.mechanisms.catalogue.pipelinedp_metrics``) and of diffprivlib's ``tools.histogram2d``/``histogramdd`` rows.
 
 PipelineDP's noise cannot be seeded, so the PipelineDP checks here only assert what holds on every
@@ -18,8 +18,8 @@ from library_audit_support import load_library_audit
 library_audit = load_library_audit()
 
 REGISTRY = library_audit.REGISTRY
-_BASE = REGISTRY[:len(REGISTRY) - len(library_audit._DEPLOYED)]  # without the block appended for issue 36 item 6
-PIPELINEDP = [e for e in _BASE if e.library == "PipelineDP"]
+_NOISE = {e.key for e in library_audit.rows_pipelinedp._PIPELINEDP_NOISE}
+PIPELINEDP = [e for e in REGISTRY if e.library == "PipelineDP" and e.key not in _NOISE]  # the aggregate rows
 
 
 def _entry(key: str):
@@ -33,14 +33,15 @@ def _small(key: str, samples: int):
 
 # ------------------------------------------------------------------ the registry block
 
-def test_pipelinedp_block_is_contiguous_and_pydp_follows_it():
-    # libraries added later (Opacus, ...) come after PyDP's block
-    end = REGISTRY.index(library_audit._PYDP_ROWS[-1]) + 1
-    rest = REGISTRY[:end - len(library_audit._PYDP_ROWS)]
-    assert REGISTRY[len(rest):end] == library_audit._PYDP_ROWS
-    assert REGISTRY[len(REGISTRY) - len(library_audit._DEPLOYED):] == library_audit._DEPLOYED  # issue 36 item 6, last
-    assert rest[-len(library_audit._PIPELINEDP):] == library_audit._PIPELINEDP
-    assert PIPELINEDP == list(library_audit._PIPELINEDP)
+def test_each_library_is_one_block_and_pydp_follows_pipelinedp():
+    libraries = [e.library for e in REGISTRY]
+    order = list(dict.fromkeys(libraries))
+    assert order[:5] == ["diffprivlib", "OpenDP", "PipelineDP", "PyDP", "Opacus"]  # environment libraries after
+    for lib in order:  # contiguous
+        first = libraries.index(lib)
+        assert libraries[first:first + libraries.count(lib)] == [lib] * libraries.count(lib), lib
+    assert [e.key for e in PIPELINEDP] == [e.key for e in library_audit.rows_pipelinedp._PIPELINEDP]
+    assert [e.key for e in REGISTRY if e.library == "PyDP"] == [e.key for e in library_audit.rows_pydp._PYDP_ROWS]
 
 
 def test_every_pipelinedp_metric_has_laplace_and_gaussian_rows():
@@ -159,7 +160,7 @@ def test_histogram2d_and_histogramdd_agree_and_are_seeded():
 def test_pipelinedp_misuse_row_is_flagged():
     pytest.importorskip("pipeline_dp")
     # Privacy loss 4 against a claim of 1: flagged on every run (PipelineDP is not seeded).
-    row = library_audit.run_audit(_small("pipelinedp.count_bounds_enforced", 500))
+    row = library_audit.run_row(_small("pipelinedp.count_bounds_enforced", 500)).summary
     assert row["outcome"] == "violation", row
     assert row["epsilon_lower_bound"] > 1.0
 

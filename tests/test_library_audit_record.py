@@ -1,5 +1,5 @@
-"""Tests of the published record of DP-library bugs (``benchmarks/library_record.py``) against the
-library-audit table (``benchmarks/library_audit.py``), and of the two rows it added
+"""Tests of the published record of DP-library bugs (``dpaudit.library.record``) against the
+library-audit table (``dpaudit.library``), and of the two rows it added
 (``dpaudit.mechanisms.catalogue.diffprivlib_record``).
 
 The record must render (one line per item, in the section "Against the published record"), every
@@ -10,15 +10,14 @@ leak), and the rows named to show a fixed version (``checked``) pass.
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 import pytest
+from dpaudit.library.registry import fingerprint as la_fp
 from library_audit_support import ROOT, load_library_audit
 
 library_audit = load_library_audit()
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import library_record  # noqa: E402
+from dpaudit.library import record as library_record  # noqa: E402
 
 KEYS = {e.key for e in library_audit.REGISTRY}
 FINDINGS = ("violation", "floating-point leak")
@@ -27,7 +26,7 @@ FINDINGS = ("violation", "floating-point leak")
 def _fresh():
     cache = library_audit.load_cache()
     return {e.key: cache[e.key] for e in library_audit.REGISTRY
-            if e.key in cache and cache[e.key].get("fingerprint") == e.fingerprint()}
+            if e.key in cache and cache[e.key].get("fingerprint") == la_fp(e)}
 
 
 def test_record_has_13_violations_each_found_by_registry_rows_or_with_a_reason():

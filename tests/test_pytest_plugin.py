@@ -303,3 +303,31 @@ def test_the_example_test_file_passes(pytester):
     res.assert_outcomes(passed=1, xfailed=2, deselected=2)
     res.stdout.fnmatch_lines(["3 audit(s) in 3 test(s): 1 passed, 0 violation(s), 0 inconclusive; 2 intended "
                               "finding(s) in tests that expect them (2 violation(s))*"])
+
+
+def test_a_target_that_does_not_load_shows_the_test_line_and_one_message(pytester):
+    """Issue 44, item 7: the README's placeholder target failed with 69 lines, mostly dpaudit's own
+    source (testing.py, targets.py); now the test's frame and the one-line message with its hint."""
+    pytester.makepyfile(test_bad_target="""
+import pytest
+from dpaudit import PureDP
+
+def test_fixture(dp_audit):
+    dp_audit("mylib.mechanisms:noisy_mean", PureDP(1.0))
+
+@pytest.mark.dp_audit("mylib.mechanisms:noisy_mean", epsilon=1.0)
+def test_marker():
+    pass
+""")
+    res = pytester.runpytest("-p", "dpaudit.pytest_plugin")
+    res.assert_outcomes(failed=2)
+    out = res.stdout.str()
+    assert '>       dp_audit("mylib.mechanisms:noisy_mean", PureDP(1.0))' in out
+    shown = [line for line in out.splitlines()
+             if line.startswith("E ") and "DPAuditError: no module named 'mylib.mechanisms' here" in line]
+    assert len(shown) == 2, out
+    assert "give its file: mylib/mechanisms.py:FUNCTION" in out
+    for internal in ("targets.py", "testing.py:", "def _import_module", "importlib", "pytest_plugin.py"):
+        assert internal not in out, internal
+    fixture_part = out.split("test_fixture")[1].split("test_marker")[0]
+    assert len(fixture_part.splitlines()) <= 15, fixture_part

@@ -109,3 +109,89 @@ def test_html_report_renders_in_a_browser(tmp_path):
             assert shot.stat().st_size > 10_000
     finally:
         driver.quit()
+
+
+# A word of the page (a whitespace-separated token of a text node) laid out on more than one line is a
+# word broken mid-token ("mecha/nism", "2.3851/6"): Range.getClientRects() gives one rect per line box.
+_BROKEN_WORDS = r"""
+const broken = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+let node, words = 0;
+while ((node = walker.nextNode())) {
+  const el = node.parentElement;
+  if (!el || el.closest("details:not([open]), script, style") || el.getClientRects().length === 0) continue;
+  const re = /\S+/g;
+  let m;
+  while ((m = re.exec(node.data))) {
+    words += 1;
+    const r = document.createRange();
+    r.setStart(node, m.index);
+    r.setEnd(node, m.index + m[0].length);
+    const tops = new Set(Array.from(r.getClientRects()).filter(x => x.width > 0).map(x => Math.round(x.top)));
+    if (tops.size > 1) broken.push(m[0]);
+  }
+}
+return {words: words, broken: broken};
+"""
+
+
+def _reports_for_a_phone(tmp_path) -> list:
+    """Three reports whose tables hold long numbers and identifiers: ``dpaudit test`` (a floating-point
+    leak with a long file target name, pairs and notes), ``dpaudit account`` (composition.num_steps,
+    epsilon to many digits) and ``dpaudit audit-scores``."""
+    import numpy as np
+
+    runner = CliRunner()
+    out = []
+    test = tmp_path / "test.html"
+    res = runner.invoke(app, ["test", "zoo:dp-laplace", "--epsilon", "1", "--tester", "float-bits", "--samples", "20000",
+                              "--trials", "2", "--seed", "1", "--quiet", "--report", str(test)], catch_exceptions=False)
+    assert res.exit_code == 5, res.output
+    out.append(test)
+    account = tmp_path / "account.html"
+    res = runner.invoke(app, ["account", "-z", "1.1", "-q", "0.0042666667", "-k", "1000", "--delta", "1e-5",
+                              "--report", str(account)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    out.append(account)
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "in.npy", rng.normal(1.5, 1.0, 2000))
+    np.save(tmp_path / "out.npy", rng.normal(0.0, 1.0, 2000))
+    scores = tmp_path / "scores.html"
+    res = runner.invoke(app, ["audit-scores", str(tmp_path / "in.npy"), str(tmp_path / "out.npy"), "--seed", "0",
+                              "--quiet", "--report", str(scores)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    out.append(scores)
+    return out
+
+
+def test_on_a_phone_no_number_or_identifier_breaks(tmp_path):
+    """Issue 44, item 5: at 390 px the reports broke words and numbers mid-token ("mecha/nism",
+    "com/posi/tion./num/_ste/ps", epsilon as "2.3851/6"). Every word of every report now lies on one line
+    (wide tables and code scroll inside their own box), the page never scrolls sideways, and labels still
+    wrap (between words: more than one line of text in a narrow cell)."""
+    binary, driver_path = _browser()
+    reports = _reports_for_a_phone(tmp_path)
+    driver = _start(binary, driver_path)
+    try:
+        driver.set_page_load_timeout(60)
+        driver.set_window_size(390, 900)
+        for report in reports:
+            driver.get(report.as_uri())
+            inner = driver.execute_script("return window.innerWidth;")
+            assert inner <= 390, inner
+            seen = driver.execute_script(_BROKEN_WORDS)
+            assert seen["words"] > 150, (report.name, seen["words"])  # the check saw the page
+            assert seen["broken"] == [], (report.name, seen["broken"][:20])
+            scroll = driver.execute_script("return document.documentElement.scrollWidth;")
+            assert scroll <= inner, (report.name, scroll, inner)
+            # labels wrap between words: the verdict paragraph takes several lines at this width
+            lines = driver.execute_script(
+                "const r = document.createRange(); r.selectNodeContents(document.getElementById('verdict'));"
+                "return new Set(Array.from(r.getClientRects()).map(x => Math.round(x.top))).size;")
+            assert lines >= 2, (report.name, lines)
+            height = driver.execute_script("return document.documentElement.scrollHeight;")
+            driver.set_window_size(390, min(int(height) + 100, 8000))
+            assert driver.save_screenshot(str(tmp_path / f"{report.stem}-390.png"))
+            driver.set_window_size(390, 900)
+    finally:
+        driver.quit()

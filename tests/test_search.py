@@ -254,7 +254,7 @@ def test_cli_search_options_run_and_report_the_finder(search, tmp_path):
     report = tmp_path / "r.json"
     res = CliRunner().invoke(app, ["test", "zoo:dp-laplace", "--epsilon", "1", "--samples", "300", "--trials", "4",
                                    "--seed", "1", "--search", search, "--exhaustive", "--quiet", "--report", str(report)])
-    assert res.exit_code in (0, 1), res.output
+    assert res.exit_code in (0, 1, 5), res.output  # a verdict (5: a floating-point leak alone), not an error
     data = json.loads(report.read_text())
     finders = [t["finder"] for t in data["trials"]]
     assert len(finders) == 4

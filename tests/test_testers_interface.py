@@ -85,6 +85,16 @@ def test_combined_is_a_violation_if_any_part_is_and_points_at_its_bound():
     assert out.objective == -0.5  # the first tester's objective: one scale across trials
 
 
+def test_combined_numbers_are_the_strongest_parts_own():
+    """Issue 44, item 0: the epsilon and delta lower bounds of a combined outcome are those of the part
+    whose bound it shows, never a larger one of another part (a non-violating one here)."""
+    out = CombinedTester([Scripted("a", margin=0.3, eps_lb=1.5), Scripted("b", margin=-0.1, eps_lb=2.0)]).test(
+        X, X, PureDP(1.0), beta=0.2
+    )
+    assert out.strongest_part.tester == "a" and out.bounds[out.strongest].divergence == "a"
+    assert out.epsilon_lower_bound == 1.5 and out.margin == 0.3
+
+
 def test_combined_inconclusive_only_if_every_part_is():
     some = CombinedTester([Scripted("a", inconclusive=True), Scripted("b")]).test(X, X, PureDP(1.0), beta=0.1)
     assert some.status == "pass" and "a: needs more" in some.note

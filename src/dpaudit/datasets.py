@@ -24,6 +24,8 @@ __all__ = [
     "ADVERSARIAL_KINDS",
     "AcceptedInputs",
     "AddRemove",
+    "Column",
+    "InputSpace",
     "Domain",
     "LabelledAddRemove",
     "LabelledReplace",
@@ -283,7 +285,8 @@ class Replace(_Relation):
         d1 = d0.copy()
         i = int(rng.integers(n))
         d1[i] = self._random_records(1, rng)[0]
-        return NeighbouringPair(d0, d1, self.name, f"random {n} {self._many}, #{i} replaced")
+        return NeighbouringPair(d0, d1, self.name, f"random {n} {self._many if n != 1 else self._one.split(' ', 1)[1]}, "
+                                                   f"#{i} replaced")
 
 
 
@@ -713,6 +716,12 @@ class AcceptedInputs:
         ``d1`` is ``d0`` plus one unit), ``description`` the case in words. The screen runs a
         distributional check on them besides the non-finite and exact-value ones
         (:func:`dpaudit.audit.adversarial.screen_pair`).
+    space : InputSpace, optional
+        The input space the search of :mod:`dpaudit.search.input_space` explores: the record's
+        columns and their roles (values, weights, labels, partition keys, privacy units), the
+        dtypes the API accepts, and the public parameters it may set (bounds, dtype arguments),
+        with a builder of the target under them. Default: one value column per coordinate of the
+        relation's domain, float64 records, the target as it is.
     """
 
     kinds: tuple = ADVERSARIAL_KINDS
@@ -720,6 +729,7 @@ class AcceptedInputs:
     base: tuple | None = None
     note: str = ""
     unit_pairs: tuple = field(default=(), compare=False)
+    space: "InputSpace | None" = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         unknown = [k for k in self.kinds if k not in ADVERSARIAL_KINDS]
@@ -730,3 +740,129 @@ class AcceptedInputs:
                 raise ValueError(f"a unit pair must be (kind, d0, d1, description), got {entry!r}")
             if entry[0] in ADVERSARIAL_KINDS:
                 raise ValueError(f"unit pair kind {entry[0]!r} clashes with an adversarial value kind")
+
+
+COLUMN_ROLES = ("value", "weight", "label", "partition", "unit")
+"""What a record column carries (:class:`Column`): the values the statistic is computed on, or
+per-record data besides them (a weight, a class label, a partition key, a privacy-unit id)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a record, as the search of :mod:`dpaudit.search.input_space` draws it.
+
+    Parameters
+    ----------
+    role : {"value", "weight", "label", "partition", "unit"}
+        What the column carries (:data:`COLUMN_ROLES`). Value columns get the special values and
+        magnitudes of the search; the others get the adversarial values of their role (a weight of
+        0, -1, 2, 10, 1e6 or NaN; a label or partition key outside the declared ones; ...).
+    lower, upper : float
+        The ordinary range (a value's documented bounds; the declared weights, labels or keys).
+    integer : bool
+        Ordinary values are integers (labels, keys, ids, integer values).
+    name : str
+        For reports (e.g. ``"weights"``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown role or ``lower > upper`` (or a non-finite bound).
+    """
+
+    role: str = "value"
+    lower: float = 0.0
+    upper: float = 1.0
+    integer: bool = False
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.role not in COLUMN_ROLES:
+            raise ValueError(f"unknown column role {self.role!r}; roles: {', '.join(COLUMN_ROLES)}")
+        if not (np.isfinite(self.lower) and np.isfinite(self.upper)) or self.lower > self.upper:
+            raise ValueError(f"column bounds must be finite with lower <= upper, got [{self.lower!r}, {self.upper!r}]")
+
+
+INPUT_DTYPES = ("float64", "float32", "int64", "int32", "bool")
+"""Dtypes a dataset may be passed as (:attr:`InputSpace.dtypes`)."""
+
+
+@dataclass(frozen=True)
+class InputSpace:
+    """What a target's API accepts beyond a box of float records: declared with the target, searched by
+    :func:`dpaudit.audit.input_space.search`.
+
+    Parameters
+    ----------
+    columns : tuple of Column
+        The record layout (empty: one value column per coordinate of the relation's domain, bounded
+        by it). A record may repeat columns (e.g. a privacy unit holding four ``(partition,
+        value)`` contributions).
+    build : callable, optional
+        ``build(**config) -> Mechanism``: the target under public parameters ``config`` (the
+        ``bounds`` keyword and each ``choices`` keyword), taking datasets of this layout. Without it
+        the target itself is used and only the default configuration is searched.
+    bounds : str, optional
+        The keyword of ``build`` that takes the public ``(lower, upper)`` bounds of the value
+        columns; the search draws them near the limits of the integer and float types
+        (``bound_kinds``) with records at them.
+    default_bounds : tuple, optional
+        The bounds of the default configuration (the target's own), e.g. ``(0.0, 1.0)``.
+    bound_kinds : tuple of {"float", "int"}
+        Which number types the bounds may be (integer bounds make integer records, passed as int64).
+    choices : tuple of (keyword, tuple of values)
+        Other public parameters of ``build`` the search may set (the first value is the default),
+        e.g. ``(("dtype", (None, "int64")),)``.
+    dtypes : tuple of str
+        Dtypes the API documents for the dataset (members of :data:`INPUT_DTYPES`; float64 first).
+    max_size : int, optional
+        Largest dataset the search builds (default: the relation's ``max_size``, at most 12).
+    max_bound : float, optional
+        Largest magnitude of a bound the search tries, for an API that does not return on larger
+        ones (a hang is no privacy finding, and a call stuck in C code cannot be interrupted); say why
+        in ``note``.
+    note : str
+        What the declaration rests on (the library's documented parameters), for reports.
+
+    Raises
+    ------
+    ValueError
+        For an unknown dtype or bound kind, ``bounds``/``choices`` without ``build``, or a choice
+        without values.
+    """
+
+    columns: tuple = ()
+    build: Callable | None = field(default=None, compare=False)
+    bounds: str | None = None
+    default_bounds: tuple | None = None
+    bound_kinds: tuple = ("float", "int")
+    choices: tuple = ()
+    dtypes: tuple = ("float64",)
+    max_size: int | None = None
+    max_bound: float | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.max_bound is not None and not self.max_bound > 0:
+            raise ValueError(f"max_bound must be positive, got {self.max_bound!r}")
+        bad = [d for d in self.dtypes if d not in INPUT_DTYPES]
+        if bad or not self.dtypes:
+            raise ValueError(f"unknown dtypes {bad or list(self.dtypes)}; known: {', '.join(INPUT_DTYPES)}")
+        bad = [k for k in self.bound_kinds if k not in ("float", "int")]
+        if bad or not self.bound_kinds:
+            raise ValueError(f"bound_kinds must be 'float' and/or 'int', got {list(self.bound_kinds)}")
+        if (self.bounds is not None or self.choices) and self.build is None:
+            raise ValueError("an input space with bounds or choices needs build(**config) to make the target")
+        for entry in self.choices:
+            if len(entry) != 2 or not isinstance(entry[0], str) or not len(entry[1]):
+                raise ValueError(f"a choice must be (keyword, (value, ...)) with at least one value, got {entry!r}")
+        for c in self.columns:
+            if not isinstance(c, Column):
+                raise ValueError(f"columns must be Column objects, got {c!r}")
+
+    def default_config(self) -> dict:
+        """The configuration of the target as declared: its default bounds and each choice's first value."""
+        config = {k: v[0] for k, v in self.choices}
+        if self.bounds is not None and self.default_bounds is not None:
+            config[self.bounds] = tuple(self.default_bounds)
+        return config

@@ -28,7 +28,7 @@ import numpy as np
 
 from ._validate import check_int, check_probability
 from .audit.targets import SEARCH_NAMES, as_domain, assemble, load_target, make_finder, user_pairs
-from .errors import DPAuditError
+from .errors import DPAuditError, MechanismError
 
 __all__ = [
     "DEFAULT_BETA",
@@ -298,7 +298,7 @@ def _evidence(result) -> list[str]:
         lines.append(
             f"  empirical epsilon lower bound: {eps_lb:.4g}" if eps_lb > 0 else "  empirical epsilon lower bound: none"
         )
-        lines[-1] += f" (claimed epsilon {result.claim.epsilon:g})"
+        lines[-1] += f" (the {part.tester} tester's; claimed epsilon {result.claim.epsilon:g})"
     if o.note:
         lines.append(f"  note: {o.note}")
     return lines
@@ -340,7 +340,26 @@ def _run(mechanism, claim=None, *, epsilon=None, delta=None, alpha=None, neighbo
          min_size=None, max_size=None, pairs=None, samples=DEFAULT_SAMPLES, trials=DEFAULT_TRIALS,
          beta=DEFAULT_BETA, seed=DEFAULT_SEED, tester=None, search="auto", exhaustive=False,
          device="cpu") -> _Audit:
-    """Run the audit :func:`assert_dp` describes and return it without judging it."""
+    """Run the audit :func:`assert_dp` describes and return it without judging it.
+
+    Bad input (:class:`DPAuditError`: a target that does not load, a bad option) is raised from
+    here with dpaudit's own frames cut, so that pytest shows the test's line and the one-line
+    message, not dpaudit's source (issue 44); a mechanism that raises keeps its traceback (the
+    user's frames are in it)."""
+    __tracebackhide__ = True
+    try:
+        return _run_audit(mechanism, claim, epsilon=epsilon, delta=delta, alpha=alpha, neighbouring=neighbouring,
+                          domain=domain, min_size=min_size, max_size=max_size, pairs=pairs, samples=samples,
+                          trials=trials, beta=beta, seed=seed, tester=tester, search=search, exhaustive=exhaustive,
+                          device=device)
+    except MechanismError:
+        raise
+    except DPAuditError as exc:
+        raise exc.with_traceback(None) from None
+
+
+def _run_audit(mechanism, claim, *, epsilon, delta, alpha, neighbouring, domain, min_size, max_size, pairs, samples,
+               trials, beta, seed, tester, search, exhaustive, device) -> _Audit:
     from .audit.loop import audit
     from .testers import default_tester_name, make_tester
 

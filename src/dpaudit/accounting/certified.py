@@ -394,11 +394,14 @@ def _rdp_value(comp: Composition, query: str, target: float) -> float:
     steps, whose privacy loss is bounded)."""
     from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
-    acc = rdp.RdpAccountant()
-    acc.compose(as_dp_event(comp))
-    if query == "epsilon":
-        return float(min(_prv.epsilon_upper_bound(comp, target), acc.get_epsilon(target)))
-    return float(min(_prv.delta_upper_bound(comp, target), acc.get_delta(target)))
+    from ..privacy.quiet import quiet_dp_accounting
+
+    with quiet_dp_accounting():  # orders whose series does not converge are left out: harmless, not logged
+        acc = rdp.RdpAccountant()
+        acc.compose(as_dp_event(comp))
+        if query == "epsilon":
+            return float(min(_prv.epsilon_upper_bound(comp, target), acc.get_epsilon(target)))
+        return float(min(_prv.delta_upper_bound(comp, target), acc.get_delta(target)))
 
 
 # --------------------------------------------------------------------------------------------

@@ -95,9 +95,12 @@ def _query(method: str, composition, query: str, target: float, interval: float,
     elif method == "rdp":
         from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
-        acc = rdp.RdpAccountant()
-        acc.compose(as_dp_event(comp))
-        out[query] = float(acc.get_epsilon(target) if at_delta else acc.get_delta(target))
+        from ..privacy.quiet import quiet_dp_accounting
+
+        with quiet_dp_accounting():
+            acc = rdp.RdpAccountant()
+            acc.compose(as_dp_event(comp))
+            out[query] = float(acc.get_epsilon(target) if at_delta else acc.get_delta(target))
     elif method == "prv":
         counts = [c for _, c in comp.segments]
         acc = _prv_accountant(comp, counts, eps_error, delta_error)
@@ -156,11 +159,14 @@ def online_epsilons(method: str, composition, deltas, *, value_discretization_in
         import numpy as np
         from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
-        acc = rdp.RdpAccountant()
-        acc.compose(as_dp_event(one))
-        orders, per_step = np.asarray(acc._orders), np.asarray(acc._rdp)
-        for i in range(1, k + 1):
-            record(i, [rdp.compute_epsilon(orders, i * per_step, d)[0] for d in ds])
+        from ..privacy.quiet import quiet_dp_accounting
+
+        with quiet_dp_accounting():
+            acc = rdp.RdpAccountant()
+            acc.compose(as_dp_event(one))
+            orders, per_step = np.asarray(acc._orders), np.asarray(acc._rdp)
+            for i in range(1, k + 1):
+                record(i, [rdp.compute_epsilon(orders, i * per_step, d)[0] for d in ds])
     elif method == "prv":
         acc = _prv_accountant(one, [k], eps_error, min(ds) / 1000.0)
         for i in range(1, k + 1):

@@ -13,7 +13,26 @@ audit is kept so that it can resume.
   a mechanism, claim, relation and finder (shared by the CLI and :func:`dpaudit.testing.assert_dp`).
 """
 
-from .loop import audit
-from .result import AuditResult, TrialRecord, library_versions
+
+# The names are loaded on first use (PEP 562): `dpaudit.audit.targets` (a target that does not load
+# is reported at once, issue 44) and the other light modules import without the loop, the testers
+# and scipy.
+_LAZY = {"audit": ".loop", "AuditResult": ".result", "TrialRecord": ".result", "library_versions": ".result"}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = ["AuditResult", "TrialRecord", "audit", "library_versions"]

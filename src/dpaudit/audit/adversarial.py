@@ -51,7 +51,8 @@ from ..errors import MechanismError
 from ..search.adversarial import AcceptedInputs, adversarial_pairs
 from .leak_size import LeakSize, certify_set, size_float_leak
 
-__all__ = ["ADVERSARIAL_BETA_SHARE", "ADVERSARIAL_SAMPLES", "ScreenResult", "screen", "screen_pair", "screen_stage",
+__all__ = ["ADVERSARIAL_BETA_SHARE", "ADVERSARIAL_SAMPLES", "ScreenResult", "certify_pair", "screen", "screen_pair",
+           "screen_stage",
            "stage_advice", "stage_lines"]
 
 
@@ -314,20 +315,53 @@ ADVERSARIAL_SPAWN_KEY = 2**32 + 1
 below 2**32, the tester's peek 2**32)."""
 
 
-def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, beta: float, seed: int,
-                 samples: int = ADVERSARIAL_SAMPLES, accepts: AcceptedInputs | None = None) -> dict:
-    """The adversarial stage of an audit: :func:`screen` on stream :data:`ADVERSARIAL_SPAWN_KEY` of ``seed``.
+def certify_pair(mechanism, pair, *, samples: int, rng, epsilon: float, delta: float, beta: float) -> ScreenResult:
+    """Certify one candidate pair of the input-space search on ``samples`` fresh outputs per dataset:
+    :func:`screen_pair` with its distributional check (a ``structural=True`` pair) and without float grids
+    (the certification of :func:`dpaudit.audit.input_space.search` and :func:`screen_stage`).
 
-    It looks for non-finite outputs, exact output values and output shapes one side never gives;
-    float grids are left to the trials (the default tester screens non-integer float outputs at a
-    tenth of their beta), so that the float leak of a textbook Laplace on ordinary records is not
-    reported as an adversarial-input one (``float_grids=False``).
+    Parameters
+    ----------
+    mechanism : Mechanism
+    pair : AdversarialPair
+    samples : int
+        Outputs per dataset (>= 8).
+    rng : numpy.random.Generator
+        A stream the search never drew from.
+    epsilon, delta : float
+        The claim.
+    beta : float
+        Failure probability of the certified bound (split over the screen's checks).
+
+    Returns
+    -------
+    ScreenResult
+    """
+    return screen_pair(mechanism, pair, samples=samples, rng=rng, epsilon=epsilon, delta=delta, beta=beta,
+                       float_grids=False)
+
+
+SEARCH_BUDGET = 60
+"""Pairs Hypothesis generates per hunt in :func:`screen_stage` (:func:`dpaudit.audit.input_space.search`)."""
+
+
+def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, beta: float, seed: int,
+                 samples: int = ADVERSARIAL_SAMPLES, accepts: AcceptedInputs | None = None, given=(),
+                 search: bool = True, budget: int = SEARCH_BUDGET) -> dict:
+    """The adversarial stage of an audit: the input-space search (:func:`dpaudit.audit.input_space.search`)
+    on stream :data:`ADVERSARIAL_SPAWN_KEY` of ``seed``, the fixed adversarial list first.
+
+    The search looks for several special values together with ordinary records, per-record argument
+    columns, bounds at the type limits and dtypes, as the target's ``accepts.space`` declares, and
+    certifies what it finds on fresh outputs (non-finite outputs, exact values, half-lines; float grids
+    are left to the trials, so that the float leak of a textbook Laplace on ordinary records is not
+    reported as an adversarial-input one).
 
     Parameters
     ----------
     mechanism : Mechanism
     relation : AddRemove or Replace
-        The audit's relation (its domain gives the bounds of ``above-bounds``/``below-bounds``).
+        The audit's relation (its domain gives the default record layout and bounds).
     epsilon, delta : float
         The claimed guarantee.
     beta : float
@@ -335,39 +369,65 @@ def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, bet
     seed : int
         The audit's root seed.
     samples : int
-        Outputs per dataset per input.
+        Fresh outputs per dataset for each certification.
     accepts : AcceptedInputs, optional
         Default: the mechanism's ``accepts``, else every kind.
+    given : sequence of (d0, d1)
+        Pairs the user stated (e.g. ``--pairs`` holding NaN), certified first.
+    search : bool
+        Run the search (False: only the given pairs are certified).
+    budget : int
+        Pairs generated per hunt.
 
     Returns
     -------
     dict
-        ``beta``, ``samples``, ``accepts`` (the declaration's note), ``seconds`` and ``results``
-        (one :meth:`ScreenResult.to_dict` per input tried), plain JSON (the ``adversarial`` field
-        of :class:`~dpaudit.audit.result.AuditResult`).
+        ``beta``, ``samples``, ``accepts`` (the declaration's note), ``seconds``, ``results`` (one
+        dict per certified candidate, :meth:`~dpaudit.search.input_space.CertifiedCandidate.to_dict`,
+        then one ``pass`` line per family that certified nothing) and ``search`` (what the search
+        did: families, ``max_candidates``, pairs, calls, rejections, hunts), plain JSON (the
+        ``adversarial`` field of :class:`~dpaudit.audit.result.AuditResult`).
 
     Raises
     ------
     ValueError
-        As :func:`screen` and :func:`~dpaudit.search.adversarial.adversarial_pairs` (e.g. a
-        structured relation, which has no adversarial pairs).
+        As :func:`~dpaudit.audit.input_space.search` (e.g. a structured relation).
     """
-    import time
+    from ..search.input_space import FAMILIES, explore
 
     stream = np.random.SeedSequence(int(seed), spawn_key=(ADVERSARIAL_SPAWN_KEY,))
-    t0 = time.perf_counter()
-    results = screen(mechanism, relation, accepts, epsilon=epsilon, delta=delta, samples=samples, beta=beta,
-                     seed=int(stream.generate_state(1, np.uint64)[0]), float_grids=False)
+    run_seed = int(stream.generate_state(1, np.uint32)[0])
     declared = accepts if accepts is not None else getattr(mechanism, "accepts", None)
-    return {"beta": float(beta), "samples": int(samples),
-            "accepts": getattr(declared, "note", "") or "every kind (no declaration)",
-            "seconds": round(time.perf_counter() - t0, 2), "results": [r.to_dict() for r in results]}
+    result = explore(mechanism, relation, declared, certify=certify_pair, epsilon=epsilon, delta=delta, beta=beta,
+                     budget=budget,
+                          seed=run_seed, certify_samples=samples, given=given, families=None if search else ())
+    results = [c.to_dict() for c in result.certified]
+    leaked = {c.candidate.family for c in result.witnesses}
+    rejected_note = ""
+    if result.rejected:
+        rejected_note = f"; {result.rejected} rejected: {'; '.join(result.rejections[:2])}, a pass for those inputs"
+    for fam in result.families:
+        if fam in leaked:
+            continue
+        tried = sum(h.get("pairs", 0) for h in result.hunts if h["family"] == fam)
+        results.append({"kind": fam, "description": FAMILIES[fam], "status": "pass", "leak": None,
+                        "family": fam, "input_class": FAMILIES[fam],
+                        "detail": f"nothing certified ({tried} pairs searched{rejected_note})"})
+    summary = result.to_dict()
+    summary.pop("certified")
+    note = getattr(declared, "note", "") or "every kind (no declaration)"
+    space = getattr(declared, "space", None)
+    if space is not None and space.note:
+        note = f"{note}; input space: {space.note}"
+    return {"beta": float(beta), "samples": int(samples), "accepts": note, "seconds": round(result.seconds, 2),
+            "results": results, "search": summary}
 
 
 def stage_lines(stage: dict) -> list:
     """One line per adversarial input of a :func:`screen_stage` dict: ``"nan: leak: <sentence>"``,
     ``"+inf: rejected: the library raised ValueError: ..."``, ``"-0.0: pass: nothing certified ..."``."""
-    return [f"{r['kind']}: {r['status']}: {r['detail']}" for r in stage.get("results", ())]
+    return [f"{r['kind']}: {r['status']}: " + (f"{r['description']}: " if r["status"] == "leak" else "") + r["detail"]
+            for r in stage.get("results", ())]
 
 
 def stage_advice(stage: dict) -> str:
@@ -379,7 +439,7 @@ def stage_advice(stage: dict) -> str:
     for r in leaks[:3]:
         seen = (r.get("leak") or {}).get("description") or "outputs of another shape"
         seen = seen if len(seen) <= 40 else "a set of outputs"
-        what.append(f"{seen} when a record is {r['kind']}")
+        what.append(f"{seen} on {r['description']}" if r.get("family") else f"{seen} when a record is {r['kind']}")
     more = f" (and {len(leaks) - 3} more inputs)" if len(leaks) > 3 else ""
     return (f"The mechanism releases {'; '.join(what)}{more}, which the neighbouring dataset never gives: "
             "validate and clip inputs before the noise (reject NaN and infinities, clip every record to the "

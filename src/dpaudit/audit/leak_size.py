@@ -116,6 +116,14 @@ class LeakSize:
         return max(0.0, math.log((self.p_lower - delta) / self.q_upper))
 
     @property
+    def structural_delta(self) -> float | None:
+        """For a set the other dataset never reached (:attr:`disjoint`): ``p_lower``, the delta below
+        which no epsilon holds *if* the other dataset cannot reach the set at all (a NaN output, an
+        exact value only one input produces: ``P[S | D1] = 0`` by construction, read from the code, not
+        from the counts); None otherwise. From the counts alone only :meth:`delta_lower` is certified."""
+        return self.p_lower if self.disjoint else None
+
+    @property
     def disjoint(self) -> bool:
         """True when the set was never hit under the other dataset (a support the other side misses)."""
         return self.hits_q == 0
@@ -139,8 +147,12 @@ class LeakSize:
         if d <= delta:
             return f"{head}; certifies no delta above the claim at epsilon {epsilon:g} ({conf})"
         horizon_text = "every epsilon" if math.isinf(horizon) else f"every epsilon <= {horizon:.3g}"
+        structural = ""
+        if self.disjoint and self.p_lower > delta:
+            structural = (f"; where {other} cannot reach the set at all, no epsilon holds for any delta < "
+                          f"{self.p_lower:.3g}")
         return (f"{head}; delta >= {d:.3g} at the claimed epsilon {epsilon:g}, and the claimed delta "
-                f"{delta:g} fails for {horizon_text} ({conf})")
+                f"{delta:g} fails for {horizon_text}{structural} ({conf})")
 
     def to_dict(self) -> dict:
         """Plain-JSON form (the bound's inputs and outputs)."""

@@ -104,6 +104,7 @@ def audit(
     stages="auto",
     processes: int | str | None = None,
     adversarial=False,
+    adversarial_pairs=(),
 ) -> AuditResult:
     """Search neighbouring datasets for a violation of ``claim`` (paper 000, Algorithm 1).
 
@@ -194,6 +195,11 @@ def audit(
         takes the relation from the mechanism's ``neighbouring`` hint, else from ``neighbouring``
         (add-remove or replace with a domain); or pass the relation itself. Not with ``storage``, nor
         for a Rényi claim.
+    adversarial_pairs : sequence of (d0, d1), optional
+        Pairs the user states that no relation's domain holds (records with NaN or infinities; the
+        CLI's ``--pairs`` sends them here): certified in the adversarial stage (at its share of
+        beta, Bonferroni over them and the search's candidates), before the search when
+        ``adversarial`` is set, alone otherwise.
 
     Returns
     -------
@@ -297,7 +303,9 @@ def audit(
         started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         earlier_wall = 0.0
     stage = {}
-    if adversarial is not False and adversarial is not None:
+    adversarial_pairs = list(adversarial_pairs or ())
+    searching = adversarial is not False and adversarial is not None
+    if searching or adversarial_pairs:
         from .adversarial import ADVERSARIAL_BETA_SHARE, screen_stage
 
         if plan.storage is not None:
@@ -305,9 +313,9 @@ def audit(
         if getattr(claim, "alpha", None) is not None:  # a set one side never reaches: not sized in Renyi terms
             raise ValueError("the adversarial stage audits (epsilon, delta) claims, not a Renyi claim")
         beta_stage = beta * ADVERSARIAL_BETA_SHARE
-        stage = screen_stage(mechanism, _adversarial_relation(adversarial, mechanism, neighbouring),
+        stage = screen_stage(mechanism, _adversarial_relation(adversarial if searching else True, mechanism, neighbouring),
                              epsilon=float(getattr(claim, "epsilon", 0.0)), delta=float(getattr(claim, "delta", 0.0) or 0.0),
-                             beta=beta_stage, seed=int(seed))
+                             beta=beta_stage, seed=int(seed), given=adversarial_pairs, search=searching)
         beta_trials = beta - beta_stage
     else:
         beta_trials = beta

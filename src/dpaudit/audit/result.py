@@ -19,6 +19,9 @@ from ..testers.base import VIOLATION_KINDS, verdict_word
 __all__ = ["AuditResult", "SCHEMA_VERSION", "StageRecord", "TrialRecord", "library_versions"]
 
 SCHEMA_VERSION = 2
+EXIT_FLOAT_LEAK = 5
+"""Exit code of an audit whose only finding is a floating-point leak (= ``dpaudit.cli.options.EXIT_FLOAT_LEAK``;
+kept here too so that results need not import the command line)."""
 _READABLE_SCHEMAS = (1, 2)
 
 
@@ -164,6 +167,13 @@ class TrialRecord:
         )
 
 
+def _leaves(outcome) -> list:
+    """The outcomes of the testers that ran (the parts of a combined outcome, flattened)."""
+    if not outcome.parts:
+        return [outcome]
+    return [leaf for p in outcome.parts for leaf in _leaves(p)]
+
+
 def _violating_leaves(outcome) -> list:
     """The violating outcomes of the testers that ran (the parts of a combined outcome, flattened)."""
     if not outcome.parts:
@@ -303,8 +313,14 @@ class AuditResult:
 
     @property
     def exit_code(self) -> int:
-        """CLI exit code: 1 if a violation was found, 3 if inconclusive, else 0."""
-        return 1 if self.violation else (3 if self.inconclusive else 0)
+        """CLI exit code (:data:`dpaudit.cli.options.EXIT_CODES`): 1 for a violation of the claim by the
+        output distribution (or an adversarial-input leak), 5 when the only finding is a
+        floating-point leak (:attr:`violation_kind` ``"floating-point"``: the float64 bit patterns
+        reject the claim, the distribution did not), 3 if inconclusive, else 0. A CI job that
+        gates on distributional violations alone fails on 1 and accepts 5."""
+        if self.violation:
+            return EXIT_FLOAT_LEAK if self.violation_kind == "floating-point" else 1
+        return 3 if self.inconclusive else 0
 
     @property
     def trials_summary(self) -> str:
@@ -315,8 +331,9 @@ class AuditResult:
 
     @property
     def violation_kind(self) -> str | None:
-        """``"distributional"``, ``"floating-point"``, ``"adversarial input"`` (only the adversarial
-        stage, :attr:`adversarial`, certified a leak) or None (no violation found).
+        """``"distributional"``, ``"floating-point"``, ``"adversarial input"`` (the adversarial stage,
+        :attr:`adversarial`, certified a leak and no trial found a distributional violation; a
+        floating-point finding of the trials is then an additional one) or None (no violation found).
 
         ``"floating-point"`` when every violating trial's outcome is a floating-point one (only
         bit-level features of the outputs rejected the claim:
@@ -326,7 +343,9 @@ class AuditResult:
         if not self.violation:
             return None
         kinds = {t.outcome.violation_kind for t in self.trials if t.outcome.violation}
-        if not kinds and self.adversarial_leaks:  # only the adversarial stage found one
+        if self.adversarial_leaks and kinds <= {"floating-point"}:
+            # the adversarial stage's leak (e.g. NaN outputs) is no floating-point finding: it names the
+            # verdict, and a floating-point leak of the trials is an additional finding (exit 1, not 5)
             return "adversarial input"
         return "floating-point" if kinds == {"floating-point"} else "distributional"
 
@@ -351,11 +370,37 @@ class AuditResult:
         return sorted(out, key=lambda f: (f["kind"] != "distributional", f["trial"]))
 
     @property
+    def epsilon_lower_bounds(self) -> dict:
+        """The largest certified empirical epsilon of each kind of evidence, with the tester and
+        trial that produced it: ``{"distributional": {...} or None, "floating-point": {...} or None}``,
+        each ``{"epsilon_lower_bound", "tester", "trial"}``.
+
+        Every tester that ran in every trial gives its own bound (the parts of a combined outcome,
+        :attr:`TestOutcome.evidence_kind <dpaudit.testers.TestOutcome.evidence_kind>` labelling
+        each); all of them hold together with probability at least ``1 - beta`` (each test holds
+        at its share of beta, union bound), so each kind's largest is a lower bound at that
+        confidence. The two kinds are never mixed: the floating-point one bounds the float64
+        implementation (its bit patterns), the distributional one the output distribution, which
+        is what a distributional verdict is about. Values are of the claim's kind (an RDP epsilon
+        at the claim's alpha for a Rényi claim); 0.0 where the evidence rejects no epsilon.
+        """
+        best: dict = {"distributional": None, "floating-point": None}
+        for t in self.trials:
+            for leaf in _leaves(t.outcome):
+                eps = leaf.epsilon_lower_bound
+                if eps is None:
+                    continue
+                kind = leaf.evidence_kind
+                if best[kind] is None or eps > best[kind]["epsilon_lower_bound"]:
+                    best[kind] = {"epsilon_lower_bound": float(eps), "tester": leaf.tester, "trial": t.index + 1}
+        return best
+
+    @property
     def additional_findings(self) -> list:
         """The :attr:`findings` of another kind than :attr:`violation_kind` (the floating-point
         ones under a distributional verdict); empty otherwise."""
         kind = self.violation_kind
-        if kind not in VIOLATION_KINDS:
+        if kind not in VIOLATION_KINDS and kind != "adversarial input":
             return []
         return [f for f in self.findings if f["kind"] != kind]
 
@@ -367,9 +412,12 @@ class AuditResult:
             return None
         trials = sorted({f["trial"] for f in extra})
         testers = ", ".join(sorted({f["tester"] for f in extra}))
+        eps = [f["epsilon_lower_bound"] for f in extra if f.get("epsilon_lower_bound") is not None]
         return (f"a FLOATING-POINT LEAK too ({testers}, trial{'s' if len(trials) > 1 else ''} "
-                f"{', '.join(map(str, trials))}): the float64 outputs also leak through their bit patterns. Fix the "
-                "distributional bug first; then use a snapping mechanism or a discrete sampler.")
+                f"{', '.join(map(str, trials))}"
+                + (f"; its own bound: epsilon >= {max(eps):.4g} for the float64 bit patterns" if eps else "")
+                + "): the float64 outputs also leak through their bit patterns. Fix the "
+                "finding above first; then use a snapping mechanism or a discrete sampler.")
 
     @property
     def advice(self) -> str | None:
@@ -396,7 +444,8 @@ class AuditResult:
             summary = {
                 "trial": s.index + 1,
                 "index": s.index,
-                "tester": o.strongest_part.tester,
+                "tester": o.strongest_part.tester,  # every number below is this tester's (issue 44)
+                "kind": o.evidence_kind,  # "distributional" or "floating-point": what the numbers are about
                 "status": o.status,
                 "violation_kind": o.violation_kind,
                 "note": o.note,
@@ -423,6 +472,7 @@ class AuditResult:
             "advice": self.advice,
             "findings": self.findings,
             "also_found": self.also_found,
+            "epsilon_lower_bounds": self.epsilon_lower_bounds,
             "beta": self.beta,
             "beta_per_trial": self.beta_per_trial,
             "trial_budget": self.trial_budget,

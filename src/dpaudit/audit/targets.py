@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..errors import DPAuditError
 
-__all__ = ["AUTO_BAYES_METHOD", "AUTO_RANDOM_FRACTION", "SEARCH_NAMES", "AuditSetup", "as_domain", "assemble", "load_target", "make_finder", "user_pairs"]
+__all__ = ["AUTO_BAYES_METHOD", "AUTO_RANDOM_FRACTION", "SEARCH_NAMES", "TARGET_FORMS", "AuditSetup", "as_domain", "assemble", "load_target", "make_finder", "user_pairs"]
 
 # The Optuna sampler of --search auto after the known pairs: TPE proposes in milliseconds and
 # handles pending trials (parallel asks); the GP sampler of --search bayes (paper 000's GP bandit)
@@ -33,15 +33,22 @@ SEARCH_NAMES = ("auto", "grid", "random", "bayes", "evolution")
 """Names of the pair searches (``--search``)."""
 
 
+TARGET_FORMS = "zoo:NAME, path/to/file.py:function or package.module:attribute"
+"""The forms of a target, as the error messages name them."""
+
+
 def load_target(target: str):
     """Resolve a target string to ``(zoo entry or mechanism, kind)``.
 
     Parameters
     ----------
     target : str
-        ``"zoo:NAME"`` or ``"package.module:attribute"`` naming a Mechanism object (anything with
-        a ``sample`` method) or a function ``f(dataset) -> output``. The current working directory
-        is put on ``sys.path`` first, as ``dpaudit test`` does.
+        ``"zoo:NAME"``, ``"path/to/file.py:attribute"`` (a Python file, as pytest and uvicorn accept
+        it: a path that ends in ``.py`` or holds a path separator, relative to the working
+        directory) or ``"package.module:attribute"``, naming a Mechanism object (anything with a
+        ``sample`` method) or a function ``f(dataset) -> output``; ``attribute`` may be dotted
+        (``module:obj.method``). The current working directory is put on ``sys.path`` first, as
+        ``dpaudit test`` does, and a file's own folder too (so that it imports its neighbours).
 
     Returns
     -------
@@ -52,29 +59,32 @@ def load_target(target: str):
     Raises
     ------
     DPAuditError
-        For a malformed target, a module that cannot be imported, a missing attribute, a class, or
-        an object that is neither a mechanism nor callable.
+        One line saying what to write instead: for a target without ``:``, a file that does not
+        exist, a module that cannot be imported or raises while it is imported (its exception and
+        the line of the user's file), a missing attribute (with the names the module defines), a
+        class, or an object that is neither a mechanism nor callable.
     """
     if target.startswith("zoo:"):
         from ..mechanisms import zoo
 
         return zoo.get(target[4:]), "zoo"
     if ":" not in target:
-        raise DPAuditError(
-            f"TARGET must be zoo:NAME or package.module:attribute, got {target!r} "
-            "(see `dpaudit zoo` for the built-in mechanisms)"
-        )
-    module_name, attr = target.split(":", 1)
+        hint = (f"; did you mean {target}:FUNCTION?" if target.endswith(".py") or "." in target else "")
+        raise DPAuditError(f"TARGET must be {TARGET_FORMS}, got {target!r}{hint} (`dpaudit zoo` lists the "
+                           "built-in mechanisms)")
+    module_name, attr = target.rsplit(":", 1)
+    if not module_name or not attr:
+        raise DPAuditError(f"TARGET must be {TARGET_FORMS}, got {target!r}")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise DPAuditError(f"cannot import module {module_name!r}: {exc}") from None
+    if _is_path(module_name):
+        module, shown = _import_file(module_name, target), module_name
+    else:
+        module, shown = _import_module(module_name), f"module {module_name!r}"
     obj = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise DPAuditError(f"module {module_name!r} has no attribute {attr!r}")
+            raise DPAuditError(f"{shown} has no attribute {attr!r}" + _defined_names(module))
         obj = getattr(obj, part)
     from ..mechanisms.base import Mechanism
 
@@ -85,6 +95,98 @@ def load_target(target: str):
     if callable(obj):
         return Mechanism.from_callable(obj, name=target), "mechanism"
     raise DPAuditError(f"{target} is neither a Mechanism (with .sample) nor a callable")
+
+
+def _is_path(module_name: str) -> bool:
+    """Whether the module part of a target is a file path (``mymech.py``, ``./mymech``, ``src/m.py``)."""
+    return module_name.endswith(".py") or any(sep and sep in module_name for sep in (os.sep, os.altsep, "/"))
+
+
+def _user_frame(exc: BaseException, path: str | None = None) -> str:
+    """`` (file.py, line N)`` of the innermost traceback frame in ``path`` (or outside dpaudit and
+    importlib), or empty: where in the user's code an import failed."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f" ({os.path.basename(exc.filename)}, line {exc.lineno})"
+    for fr in reversed(frames):
+        if (path and os.path.abspath(fr.filename) == os.path.abspath(path)) or (
+                not path and "importlib" not in fr.filename and f"{os.sep}dpaudit{os.sep}" not in fr.filename):
+            return f" ({os.path.basename(fr.filename)}, line {fr.lineno})"
+    return ""
+
+
+def _import_failed(what: str, exc: BaseException, path: str | None = None) -> DPAuditError:
+    """The one-line error of an import that raised: the exception and the user's line."""
+    msg = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    return DPAuditError(f"cannot import {what}: {type(exc).__name__}: {msg}{_user_frame(exc, path)}")
+
+
+def _import_module(module_name: str):
+    """``importlib.import_module`` with every failure as a one-line :class:`DPAuditError` and a hint."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.split(".")[0] == exc.name.split(".")[0] and module_name.startswith(exc.name):
+            hint = f"; run from the folder that holds it, or give its file: {module_name.replace('.', '/')}.py:FUNCTION"
+            raise DPAuditError(f"no module named {module_name!r} here ({os.getcwd()}){hint}") from None
+        raise _import_failed(f"module {module_name!r}", exc) from None
+    except Exception as exc:  # noqa: BLE001 - the user's module raised while it was imported
+        raise _import_failed(f"module {module_name!r}", exc) from None
+
+
+def _import_file(path: str, target: str):
+    """Import the Python file ``path`` (relative to the working directory) as a module.
+
+    Its folder goes on ``sys.path`` (its own imports of neighbouring files work) and the module is
+    registered under the file's stem, so that pickled functions (the sampling processes, Dask)
+    find it again; when that name is taken by another module, under a private name, and cloudpickle
+    ships its functions by value.
+    """
+    import importlib.util
+
+    file = path if path.endswith(".py") else path + ".py"
+    if not os.path.isfile(file):
+        where = f"{os.path.abspath(file)}" if os.path.isabs(file) else f"{file} in {os.getcwd()}"
+        raise DPAuditError(f"no such file: {where} (TARGET {target!r}); give an existing path/to/file.py:function, "
+                           "package.module:attribute or zoo:NAME")
+    file = os.path.abspath(file)
+    folder, stem = os.path.split(file)
+    stem = stem[:-3]
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    known = sys.modules.get(stem)
+    if known is not None and os.path.abspath(getattr(known, "__file__", "") or "") == file:
+        return known
+    name = stem if stem.isidentifier() and known is None else f"_dpaudit_target_{abs(hash(file))}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:  # noqa: BLE001 - the user's file raised while it was imported
+        sys.modules.pop(name, None)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise _import_failed(os.path.relpath(file), exc, file) from None
+    if name != stem:
+        try:
+            import cloudpickle
+
+            cloudpickle.register_pickle_by_value(module)
+        except (ImportError, ValueError):  # pragma: no cover
+            pass
+    return module
+
+
+def _defined_names(module) -> str:
+    """``"; it defines: f, g, h"`` (the module's own public functions and objects, a few), or empty."""
+    own = [k for k, v in vars(module).items() if not k.startswith("_") and callable(v)
+           and getattr(v, "__module__", None) == module.__name__]
+    if not own:
+        return ""
+    return "; it defines: " + ", ".join(sorted(own)[:6]) + (", ..." if len(own) > 6 else "")
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,15 @@ def _parse_domain(specs: list[str] | None):
     return as_domain(specs)
 
 
-def _parse_pairs(spec: str, relation) -> list:
-    """--pairs: a JSON file or JSON text ``[[D0, D1], ...]`` as pairs of ``relation``.
+def _parse_pairs(spec: str, relation) -> tuple:
+    """--pairs: a JSON file or JSON text ``[[D0, D1], ...]`` as pairs of ``relation``, and the pairs
+    whose records hold NaN or an infinity (JSON's extension tokens ``NaN``, ``Infinity``,
+    ``-Infinity``; ``-0.0`` stays a negative zero), which no domain holds: those are certified in the
+    adversarial stage (:func:`dpaudit.audit.adversarial.screen_stage`) instead of the trials.
+
+    Returns
+    -------
+    (list of NeighbouringPair, list of (ndarray, ndarray))
 
     Raises
     ------
@@ -132,9 +139,29 @@ def _parse_pairs(spec: str, relation) -> list:
         raise DPAuditError(f"--pairs must be a JSON file or JSON text [[D0, D1], ...]: {exc}") from None
     if not isinstance(data, list) or not all(isinstance(p, (list, dict)) for p in data):
         raise DPAuditError(f"--pairs must be a list of [D0, D1] pairs, got {text[:80]!r}")
+    import numpy as np
+
     from ..audit.targets import user_pairs
 
-    return user_pairs(data, relation)
+    ordinary, special = [], []
+    for i, p in enumerate(data):
+        d0, d1 = (p.get("d0"), p.get("d1")) if isinstance(p, dict) else (tuple(p) + (None, None))[:2]
+        try:
+            a0, a1 = np.asarray(d0 if d0 is not None else [], dtype=float), np.asarray(d1 if d1 is not None else [], dtype=float)
+        except (TypeError, ValueError):
+            ordinary.append(p)  # user_pairs names what is wrong with it
+            continue
+        if np.all(np.isfinite(a0)) and np.all(np.isfinite(a1)):
+            ordinary.append(p)
+            continue
+        dim = relation.domain.record_dim
+        try:
+            special.append(tuple(a.reshape(len(a), -1) if a.size else np.zeros((0, dim)) for a in (a0, a1)))
+        except ValueError:
+            raise DPAuditError(f"--pairs: given pair {i + 1} is not a list of records") from None
+        if any(a.size and a.reshape(len(a), -1).shape[1] != dim for a in (a0, a1)):
+            raise DPAuditError(f"--pairs: given pair {i + 1} has records of another dimension than the domain's {dim}")
+    return user_pairs(ordinary, relation), special
 
 
 def _load_target(target: str):
@@ -215,10 +242,11 @@ def _evidence_rows(ev: Table, s, claim) -> None:
             ev.add_row("violation shown at eps'", f"{part.witness_epsilon:.4g} (margin {part.margin:.4g})")
         else:
             ev.add_row("margin", f"{part.margin:.4g}")
-    eps_lb = o.epsilon_lower_bound
+    eps_lb = o.epsilon_lower_bound  # the strongest part's own (CombinedTester): never another tester's number
     if eps_lb is not None:
         delta_note = "0" if claim.__class__.__name__ != "ApproxDP" else f"{claim.delta:g}"
-        ev.add_row(f"empirical epsilon lower bound (delta={delta_note})", f"{eps_lb:.4g}" if eps_lb > 0 else "none")
+        ev.add_row(f"empirical epsilon lower bound (delta={delta_note})",
+                   (f"{eps_lb:.4g}" if eps_lb > 0 else "none") + f"  ({_evidence_source(o)})")
         if s.stopped_early_at_violation:
             # the verdict stops at the first rejecting stage; its epsilon rests on those samples only
             ev.add_row("", f"from {s.num_samples:,} of {s.full_samples:,} samples per dataset (the trial stopped at "
@@ -227,6 +255,14 @@ def _evidence_rows(ev: Table, s, claim) -> None:
         from ..report.builders import note_without_region
 
         ev.add_row("note", escape(note_without_region(o.note, getattr(b, "region", ""))))
+
+
+def _evidence_source(o) -> str:
+    """Which tester and kind of evidence an outcome's numbers come from: ``"hockey-stick tester,
+    distributional"`` or ``"float-bits tester, floating-point: the float64 bit patterns"``."""
+    kind = o.evidence_kind
+    return f"{o.strongest_part.tester} tester, " + ("floating-point: the float64 bit patterns" if kind == "floating-point"
+                                                     else "the output distribution")
 
 
 def _render(result, out: Console) -> None:
@@ -335,6 +371,8 @@ def _trials_table(result, *, pairs: bool) -> Table:
         o = r.outcome
         b = o.bounds[o.strongest]
         status = {"violation": "[red]violation[/]", "inconclusive": "[yellow]inconcl.[/]"}.get(o.status, "pass")
+        if o.violation_kind == "floating-point":  # only the float64 bit patterns rejected the claim
+            status = "[yellow]fp leak[/]"
         tt.add_row(
             str(r.index + 1), *([escape(r.pair.description or "-")] if pairs else []), f"{b.estimate:+.4f}",
             f"{b.lower:+.4f}", f"{o.margin:+.4f}", status, _samples_used(r), f"{r.sample_seconds + r.test_seconds:.1f}",
@@ -343,6 +381,9 @@ def _trials_table(result, *, pairs: bool) -> Table:
         tt.caption = f"first 50 of {len(result.trials)} trials; all are in the JSON report"
     if any(r.stopped_by == "futility" for r in result.trials):
         tt.caption = ((tt.caption + "; ") if tt.caption else "") + "fut.: stopped early, a larger sample could not reject"
+    if any(r.outcome.violation_kind == "floating-point" for r in result.trials[:50]):
+        tt.caption = ((tt.caption + "; ") if tt.caption else "") + ("fp leak: a FLOATING-POINT LEAK (only the float64 "
+                                                                    "bit patterns reject the claim)")
     return tt
 
 
@@ -413,7 +454,12 @@ def _ship_by_value(target: str) -> None:
     import it (another machine, another working directory) still can run it."""
     if target.startswith("zoo:") or ":" not in target:
         return
-    module = sys.modules.get(target.split(":", 1)[0])
+    name = target.rsplit(":", 1)[0]
+    module = sys.modules.get(name)
+    if module is None and (name.endswith(".py") or "/" in name or os.sep in name):  # a file target
+        file = os.path.abspath(name if name.endswith(".py") else name + ".py")
+        module = next((m for m in list(sys.modules.values())
+                       if os.path.abspath(getattr(m, "__file__", None) or "") == file), None)
     path = getattr(module, "__file__", None) or ""
     if module is None or "site-packages" in path or "dist-packages" in path:
         return
@@ -453,8 +499,8 @@ def _write_test_report(ctx: "typer.Context", path: Path, result, mechanism) -> N
 def test_cmd(
     ctx: typer.Context,
     target: str = typer.Argument(
-        ..., help="What to audit: [bold]zoo:NAME[/] (see `dpaudit zoo`) or [bold]package.module:attribute[/] "
-        "naming a Mechanism object or a function f(dataset) -> output."
+        ..., help="What to audit: [bold]zoo:NAME[/] (`dpaudit zoo`), [bold]path/to/file.py:function[/] or "
+        "[bold]package.module:attribute[/]: a Mechanism or a function f(dataset) -> output."
     ),
     epsilon: float = option("epsilon", ..., "the claimed epsilon"),
     delta: Optional[float] = option("delta", None, "claimed; omit it for pure DP"),
@@ -469,7 +515,7 @@ def test_cmd(
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
     estimate: bool = typer.Option(False, "--estimate", help="Report the largest certified empirical epsilon (probability >= 1 - beta) instead of a verdict: every trial at its full --samples; docs/hockey_stick.md."),
     search: Search = typer.Option(Search.auto, "--search", help="How pairs are chosen: auto (given/witness pairs, then random and TPE proposals), grid (given/witness pairs), random, bayes (Gaussian process) or evolution (NSGA-II); bayes and evolution need Optuna."),
-    pairs: Optional[str] = typer.Option(None, "--pairs", help='Pairs to test: a JSON file or text [[D0, D1], ...], e.g. "[[[1.0], [1.0, 0.0]]]".'),
+    pairs: Optional[str] = typer.Option(None, "--pairs", help='Pairs to test: a JSON file or text [[D0, D1], ...], e.g. "[[[1.0], [1.0, NaN]]]".'),
     domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain: LOWER:UPPER per coordinate. Default: the mechanism's, else 0:1."),
     min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset (records) of every pair. Default: the mechanism's, else 0 (add-remove) or 1 (replace)."),
     max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset (records) of every pair. Default: the mechanism's, else 10."),
@@ -483,27 +529,26 @@ def test_cmd(
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run trials on this Dask scheduler (tcp://HOST:PORT); the mechanism must be picklable."),
     workers: Optional[str] = typer.Option(None, "--workers", help="Run trials on a local Dask cluster of N workers, or 'auto' (one per core)."),
     processes: Optional[str] = option("processes", None, "default: auto; not with --scheduler/--workers"),
-    adversarial: bool = typer.Option(False, "--adversarial", help="First screen NaN, inf, -0.0, huge, out-of-bounds and integer records (beta/10)."),
+    adversarial: bool = typer.Option(False, "--adversarial", help="First search the inputs the target accepts (NaN, weights, int limits...) at beta/10."),
 ) -> None:
     """Test whether a mechanism satisfies the DP guarantee it claims.
 
     Examples:
 
       dpaudit test zoo:non-dp-laplace-1 --epsilon 0.01    # exits 1: violation
-      dpaudit test zoo:dp-laplace --epsilon 0.01          # exits 0
-      dpaudit test mypkg.mech:noisy_sum -e 1 -d 1e-6 --neighbouring replace
-      # resumable: kept in sqlite:///audit.db, run again to continue
-      dpaudit test zoo:dp-laplace -e 0.01 --search bayes -t 50 --resume
+      dpaudit test zoo:snapping-laplace --epsilon 0.01    # exits 0
+      dpaudit test zoo:float-laplace --epsilon 1          # exits 5: FP leak
+      dpaudit test mymech.py:noisy_sum -e 1 --tester hockey-stick
     """
-    from ..audit.ledger import DEFAULT_STORAGE, resolve_study
-    from ..audit.loop import audit
-    from ..audit.sequential import normalise_stages, stage_schedule
     from ..audit.targets import assemble
     from .._validate import check_int, check_probability
-    from ..testers import default_tester_name, make_tester
 
     try:
+        # bad input is reported before the heavy imports (scipy, the testers, Optuna: about a second)
         check_report_suffix(report)  # an unknown suffix is bad input before any work
+        check_int(samples, "--samples", 8, error=DPAuditError)
+        check_int(trials, "--trials", 1, error=DPAuditError)
+        check_probability(beta, "--beta", error=DPAuditError)
         obj, kind = _load_target(target)
         setup = assemble(
             obj, kind, epsilon=epsilon, delta=delta, alpha=alpha,
@@ -511,8 +556,19 @@ def test_cmd(
             min_size=min_size, max_size=max_size,
         )
         mechanism, claim, relation, known = setup.mechanism, setup.claim, setup.relation, setup.known
+        special_pairs = []
         if pairs is not None:
-            known = _parse_pairs(pairs, relation)
+            known, special_pairs = _parse_pairs(pairs, relation)
+            known = known or setup.known
+    except (DPAuditError, ValueError) as exc:
+        raise fail(str(exc))
+
+    from ..audit.ledger import DEFAULT_STORAGE, resolve_study
+    from ..audit.loop import audit
+    from ..audit.sequential import normalise_stages, stage_schedule
+    from ..testers import default_tester_name, make_tester
+
+    try:
         plan = resolve_study(storage, study_name, resume, getattr(mechanism, "name", type(mechanism).__name__),
                              seed=seed, default_storage=DEFAULT_STORAGE, peek=True)
         storage, seed = plan.storage, plan.seed  # a resumed audit's finder needs the stored seed
@@ -527,9 +583,6 @@ def test_cmd(
         else:
             tester = make_tester(tester_name.value if tester_name else default_tester_name(claim), device=device)
         tester.require(claim)
-        check_int(samples, "--samples", 8, error=DPAuditError)
-        check_int(trials, "--trials", 1, error=DPAuditError)
-        check_probability(beta, "--beta", error=DPAuditError)
         executor = _make_executor(scheduler, workers, processes)
         if executor.kind == "dask":
             _ship_by_value(target)
@@ -591,7 +644,7 @@ def test_cmd(
                 stages="auto" if run_stages is None else run_stages,
                 on_trial_start=start, on_trial_end=end, on_start=on_start,
                 storage=storage, study_name=plan.study_name, resume=resume, executor=executor,
-                adversarial=relation if adversarial else False,
+                adversarial=relation if adversarial else False, adversarial_pairs=special_pairs,
             )
     except KeyboardInterrupt:
         st = plain.state
@@ -822,11 +875,13 @@ def version_cmd() -> None:
 def _register_subcommands() -> None:
     from .account import register as register_accounting
     from .dpsgd import register as register_dpsgd
+    from .library import register as register_library
     from .scores import register as register_scores
 
     register_scores(app)
     register_accounting(app)
     register_dpsgd(app)
+    register_library(app)
 
 
 _register_subcommands()
@@ -880,7 +935,8 @@ def main() -> None:
             traceback.print_exc()
         console.print(f"[bold red]internal error:[/] {escape(type(exc).__name__ + ': ' + str(exc))}\n"
                       "This is a bug in dpaudit, not a finding about the mechanism (exit code 4). "
-                      "Run again with --debug for the traceback and report it.", soft_wrap=True, highlight=False)
+                      "Run again with --debug for the traceback and report it.", soft_wrap=not console.is_terminal,
+                      highlight=False)
         sys.exit(EXIT_INTERNAL_ERROR)
     sys.exit(rc if isinstance(rc, int) else 0)
 

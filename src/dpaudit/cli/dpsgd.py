@@ -333,17 +333,25 @@ def _render(a, inputs: dict, plot: Optional[Path]) -> None:
                             f"C={cfg.max_grad_norm:g}")
     if a.violated:
         verdict = "[bold red]VIOLATION[/]: the run leaks more than its accountant says"
+    elif a.is_suspect:
+        verdict = "[bold yellow]SUSPECT[/] (not a violation): " + escape(a.suspect_text())
     else:
         verdict = "[bold green]no violation found[/] (a lower bound cannot prove privacy)"
     head.add_row("verdict", verdict)
     head.add_row("accountant epsilon", f"[bold]{_fmt(a.accountant_epsilon)}[/] at delta={a.delta:g} "
                                        f"({_KIND_TEXT.get(a.accountant_kind, escape(a.accountant_kind))})")
+    correct, guesses, _ = a.headline_guess
+    against = "against the claimed DP-SGD family; " if a.details.get("claim") else ""
     head.add_row("certified epsilon", f"[bold]>= {_fmt(a.epsilon_lower_bound)}[/] ({a.fraction_of_accountant:.2f} x "
-                                      f"the accountant; score {a.best_score}, {best.guess.correct:,} of "
-                                      f"{best.guess.guesses:,} guesses correct)")
+                                      f"the accountant; {against}score {a.best_score}, {correct:,} of "
+                                      f"{guesses:,} guesses correct)")
+    if a.details.get("claim"):
+        head.add_row("for any mechanism", f">= {_fmt(a.epsilon_lower_bound_any)} (the f-DP test of (eps, delta)-DP)")
     head.add_row("certified GDP mu", f">= {_fmt(a.mu_lower_bound)}")
-    head.add_row("confidence", f"each bound is wrong with probability <= {a.beta:g} (split over "
-                               f"{len(a.one_run)} scores)")
+    betas = a.details.get("score_betas", {})
+    split = ", ".join(f"{k} {v:.3g}" for k, v in betas.items()) if betas else f"{len(a.one_run)} scores"
+    head.add_row("confidence", f"each bound is wrong with probability <= {a.beta:g} (split over the scores: "
+                               f"{split})")
     fit_sigma = a.fit.get("noise_multiplier")
     # estimate_text: labelled, "not computed: <reason>" when absent, flagged when below the bound
     head.add_row("estimate (fit)", "fitted per-step mechanism composed"
@@ -357,7 +365,7 @@ def _render(a, inputs: dict, plot: Optional[Path]) -> None:
         head.add_row("plot", escape(str(plot)))
     console_out = out()
     console_out.print(Panel(head, title="dpaudit dpsgd", border_style="red" if a.violated else "green"))
-    t = Table(title=f"Certified one-run bounds per score (each at beta/{len(a.one_run)})")
+    t = Table(title="Certified one-run bounds per score (any mechanism; each at its share of beta)")
     t.add_column("score")
     t.add_column("epsilon >=", justify="right", no_wrap=True)
     t.add_column("mu >=", justify="right", no_wrap=True)

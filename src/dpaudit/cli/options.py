@@ -9,6 +9,8 @@ Exit codes (one table for every command; :data:`EXIT_CODES`):
       (others)
 1     violation found (``test``, ``dpsgd``; ``audit-scores`` when ``--epsilon`` is given and refuted);
       rejected (``verify``)
+5     floating-point leak only (``test``): the float64 outputs' bit patterns reject the claim, the
+      output distribution did not (a CI job that gates on distributional violations fails on 1 alone)
 2     bad input (invalid options, unknown target, unreadable files, a failing mechanism)
 3     inconclusive (``test``: every trial had too few samples for the tester's bound)
 4     internal error of dpaudit (never 1, so a crash never reads as a finding; ``--debug``
@@ -29,12 +31,13 @@ from rich.markup import escape
 from rich.table import Table
 
 __all__ = [
-    "EXIT_BAD_INPUT", "EXIT_CODES", "EXIT_HELP", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL_ERROR", "EXIT_INTERRUPTED",
+    "EXIT_BAD_INPUT", "EXIT_CODES", "EXIT_FLOAT_LEAK", "EXIT_HELP", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL_ERROR", "EXIT_INTERRUPTED",
     "EXIT_OK", "EXIT_VIOLATION", "VOCABULARY", "VOCABULARY_HELP", "console", "deprecated", "emit", "fail", "fit_table",
     "out", "print_table",
 ]
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_FLOAT_LEAK = 5  # = dpaudit.audit.result.EXIT_FLOAT_LEAK (not imported: the CLI starts without numpy)
 EXIT_REJECTED = EXIT_VIOLATION  # verify: the estimate is rejected
 
 EXIT_CODES = (
@@ -44,12 +47,15 @@ EXIT_CODES = (
     (EXIT_BAD_INPUT, "bad input: invalid options, unknown target, unreadable file, a mechanism that fails"),
     (EXIT_INCONCLUSIVE, "inconclusive (test: every trial had too few samples for the tester's bound)"),
     (EXIT_INTERNAL_ERROR, "internal error of dpaudit, never a finding (run with --debug for the traceback)"),
+    (EXIT_FLOAT_LEAK, "FLOATING-POINT LEAK only (test): the float64 bit patterns reject the claim, the output "
+                      "distribution did not; a CI job gating on distributional violations fails on 1 alone"),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C); a closed output pipe (| head) leaves the command's own code"),
 )
 EXIT_TABLE_HELP = "[bold]Exit codes[/]:\n\n" + "\n\n".join(f"{code}: {text}" for code, text in EXIT_CODES)
 # each command's epilog: the codes in one paragraph (`dpaudit --help` holds the table, EXIT_TABLE_HELP)
 EXIT_HELP = ("[bold]Exit codes[/]: 0 no violation found, accepted or done; 1 violation found or rejected; "
-             "2 bad input; 3 inconclusive; 4 internal error (never a finding); 130 interrupted. "
+             "2 bad input; 3 inconclusive; 4 internal error (never a finding); 5 floating-point leak only; "
+             "130 interrupted. "
              "dpaudit --help explains each.")
 
 console = Console(stderr=True)  # messages, progress and errors; results go to stdout (:func:`out`)
@@ -205,7 +211,9 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
     """The one error path of the commands: print ``error: message`` on stderr (and, under
     ``--debug``, the traceback of the exception being handled) and return the ``typer.Exit`` to
     raise, with exit code ``code`` (default 2, bad input)."""
-    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, highlight=False)
+    # a terminal gets the line wrapped between words (a terminal's own wrap cuts "non-dp-lapl|ace-2");
+    # a log or a pipe gets it whole, one line to grep
+    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=not console.is_terminal, highlight=False)
     if _DEBUG["on"]:
         import traceback
 

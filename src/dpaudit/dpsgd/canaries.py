@@ -429,6 +429,9 @@ class CanaryAudit:
     violations: list = field(default_factory=list)
     levels: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    pooled: tuple = ()
+    """The block kinds audited together as one population (``audits["pooled"]``,
+    :func:`dpaudit.dpsgd.audit.pooled_audit`); empty when each kind is audited alone."""
 
     @property
     def best_kind(self) -> str:
@@ -445,7 +448,9 @@ class CanaryAudit:
                  f"beta={self.beta:g} split over the kinds and checks)"]
         for k, a in self.audits.items():
             lines.append(f"    {k:7s} {a.canaries:6d} canaries: epsilon >= {a.epsilon_lower_bound:.4g} "
-                         f"(score {a.best_score!r})")
+                         f"(score {a.best_score!r}{', kinds ' + '+'.join(self.pooled) if k == 'pooled' else ''})")
+            if a.is_suspect:
+                lines.append(f"    {'':7s} SUSPECT (not a violation): {a.suspect_text()}")
         for name, res in self.checks.items():
             lines.append(f"  {name} check: p = {res['p_value']:.3g}" + (f" ({res['text']})" if res.get("text") else ""))
         for n in self.notes:
@@ -1420,7 +1425,7 @@ class Canaries:
     _STEP_TESTS = (("noise", "cell"), ("noise", "step"), ("noise", "user"), ("noise", "independence"),
                    ("clipping", "excess"))
 
-    def audit(self, *, delta: float = 1e-5, beta: float = 0.05, **kwargs) -> CanaryAudit:
+    def audit(self, *, delta: float = 1e-5, beta: float = 0.05, pooled: bool = True, **kwargs) -> CanaryAudit:
         """The one-run audit of every canary kind with a bound (:func:`dpaudit.dpsgd.audit_run`)
         and every check, ``beta`` split over them as :meth:`_levels` fixes (before the run).
 
@@ -1431,8 +1436,13 @@ class Canaries:
         beta : float
             Probability that anything reported is wrong (a bound above the truth or a check
             rejecting a correct run).
+        pooled : bool
+            Audit the block kinds (``"dirac"``, ``"large"``, ``"data"``: the same law under a correct
+            step, no interference) as one population with the shares of ``beta`` of the kinds it
+            replaces (:func:`dpaudit.dpsgd.audit.pooled_audit`, ``audits["pooled"]``; default), or
+            each kind alone.
         **kwargs
-            Passed to ``audit_run`` (``scores``, ``seed``, ``estimates``).
+            Passed to ``audit_run`` (``scores``, ``seed``, ``estimates``, ``claim``).
 
         Returns
         -------
@@ -1444,7 +1454,7 @@ class Canaries:
             Before the first step, or on invalid delta or beta.
         """
         from .._validate import check_delta
-        from .audit import _claimed_accountant, audit_run
+        from .audit import _claimed_accountant, audit_run, pooled_audit
 
         beta = check_probability(beta, "beta")
         delta = check_delta(delta)
@@ -1453,10 +1463,18 @@ class Canaries:
         levels = self._levels(beta)
         acc = _claimed_accountant(self.sigma, self.q, T, delta)
         eps = float(acc.epsilon)
+        # Block kinds with the same law under a correct step and no interference, audited as one
+        # population with the sum of their shares of beta (dpaudit.dpsgd.audit.pooled_audit).
+        block = tuple(k for k in ("dirac", "large", "data") if ("bound", k) in levels) if pooled else ()
+        block = block if len(block) > 1 else ()
         audits = {k: audit_run(runs[k], delta=delta, beta=levels[("bound", k)], accountant=acc, **kwargs)
-                  for k in self.kinds if ("bound", k) in levels}
+                  for k in self.kinds if ("bound", k) in levels and k not in block}
+        if block:
+            audits["pooled"] = pooled_audit([runs[k] for k in block], delta=delta,
+                                            beta=sum(levels[("bound", k)] for k in block), accountant=acc, **kwargs)
         lb = max(a.epsilon_lower_bound for a in audits.values())
-        violations = [self._finding("bound", k, 0.0, levels[("bound", k)],
+        violations = [self._finding("bound", k, 0.0, levels[("bound", k)] if k != "pooled" else
+                                    sum(levels[("bound", b)] for b in block),
                                     {"message": f"{k} canaries certify epsilon >= {a.epsilon_lower_bound:.4g} > the "
                                                 f"accountant's {eps:.4g}"}, at_step=T)
                       for k, a in audits.items() if a.violated]
@@ -1509,7 +1527,7 @@ class Canaries:
         return CanaryAudit(audits=audits, epsilon_lower_bound=lb, accountant_epsilon=eps, clipping=clip,
                            sampler=sampler, violated=bool(violations), findings=[f.message for f in violations],
                            beta=beta, delta=delta, checks=summary, violations=violations, levels=levels,
-                           notes=self._notes())
+                           notes=self._notes(), pooled=block)
 
     def _check_text(self, c: str, tests: dict) -> str:
         """A short description of a check's result for :meth:`CanaryAudit.summary`."""

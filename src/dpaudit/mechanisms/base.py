@@ -26,6 +26,20 @@ def _is_real_numeric(dtype: np.dtype) -> bool:
     return dtype == bool or np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)
 
 
+def _shown(value) -> str:
+    """A mechanism's output as a message shows it: plain numbers (``nan``, ``[1.0, inf]``), never
+    NumPy's ``np.float64(nan)`` repr; at most 200 characters."""
+    try:
+        import numpy as np
+
+        if isinstance(value, (np.generic, np.ndarray)):
+            value = value.tolist()
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a value we cannot show still gets reported
+        text = object.__repr__(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
 def describe_dataset(dataset: np.ndarray, max_items: int = 6) -> str:
     """Short human-readable description of a dataset of shape (n_records, record_dim)."""
     arr = np.asarray(dataset)
@@ -170,7 +184,7 @@ class CallableMechanism(Mechanism):
                 arr = np.asarray(None, dtype=object)
             if not _is_real_numeric(arr.dtype):
                 raise MechanismError(
-                    f"returned a non-numeric, complex or ragged value {value!r} (call {i + 1})",
+                    f"returned a non-numeric, complex or ragged value {_shown(value)} (call {i + 1})",
                     mechanism=self.name,
                     dataset=describe_dataset(dataset),
                 )
@@ -188,13 +202,13 @@ class CallableMechanism(Mechanism):
             elif arr.shape != first_shape:
                 raise MechanismError(
                     f"returned an output of length {arr.shape[0]} at call {i + 1} but length "
-                    f"{first_shape[0]} at call 1: outputs must have a fixed shape (value {value!r})",
+                    f"{first_shape[0]} at call 1: outputs must have a fixed shape (value {_shown(value)})",
                     mechanism=self.name,
                     dataset=describe_dataset(dataset),
                 )
             if finite and not np.all(np.isfinite(arr)):
                 raise MechanismError(
-                    f"returned a non-finite value {value!r} at call {i + 1}",
+                    f"returned a non-finite value {_shown(value)} at call {i + 1}",
                     mechanism=self.name,
                     dataset=describe_dataset(dataset),
                 )
@@ -285,7 +299,7 @@ def draw(
     if bad.any():
         row, col = np.argwhere(bad)[0]
         raise MechanismError(
-            f"returned a non-finite value {arr[row, col]!r} at sample {row}, coordinate {col} "
+            f"returned a non-finite value {_shown(arr[row, col])} at sample {row}, coordinate {col} "
             f"({int(bad.any(axis=1).sum())} of {num_samples} samples affected)",
             mechanism=name,
             dataset=desc,

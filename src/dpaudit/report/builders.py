@@ -276,6 +276,13 @@ def _untrained_settings_removed(tester: dict, bound_types: set) -> tuple[dict, l
 # --------------------------------------------------------------------------------------- test --
 
 
+def _source(o) -> str:
+    """Which tester and kind of evidence the numbers of outcome ``o`` come from (its strongest part's)."""
+    what = ("floating-point evidence: the float64 bit patterns" if o.evidence_kind == "floating-point"
+            else "distributional evidence")
+    return f"the {o.strongest_part.tester} tester's bound, {what}"
+
+
 def audit_document(data: dict, *, command: str | None = None, samples=None, samples_note: str = "") -> Document:
     """The report of ``dpaudit test`` from its JSON result (``AuditResult.to_dict()``).
 
@@ -328,7 +335,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
                    f"datasets, D0 = {_dataset(s.pair.d0.tolist(), 4)} and D1 = {_dataset(s.pair.d1.tolist(), 4)}, "
                    f"and found {found}. A {result.violation_kind} violation: {kind.meaning}. A mechanism that "
                    f"keeps its claim is accused like this with probability at most {result.beta:g}"
-                   + (f"; this one's epsilon is at least {eps_lb:.4g}." if eps_lb else ".")
+                   + (f"; this one's epsilon is at least {eps_lb:.4g} ({_source(o)})." if eps_lb else ".")
                    + (f" Also found: {result.also_found}" if result.also_found else "")
                    + " What to do is below.")
     elif result.inconclusive:
@@ -394,8 +401,12 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
             rows.append(("margin (largest excess over the claim)", f"{_g(o.margin, 4)} at eps' = {_g(o.witness_epsilon, 4)}"))
         else:
             rows.append(("margin", _g(o.margin, 4)))
+        if o.parts:
+            rows.insert(4, ("tester", f"{o.strongest_part.tester} (of: {', '.join(p.tester for p in o.parts)}); "
+                                      "every number below is its own"))
         if o.epsilon_lower_bound is not None:
-            rows.append(("empirical epsilon lower bound", _g(o.epsilon_lower_bound, 4) if o.epsilon_lower_bound > 0 else "none"))
+            rows.append(("empirical epsilon lower bound", (_g(o.epsilon_lower_bound, 4) if o.epsilon_lower_bound > 0
+                                                           else "none") + f" ({_source(o)})"))
         if getattr(b, "region", ""):
             rows.append(("test region S (a set of outputs)", b.region))
         if getattr(b, "ratio_lower", None):
@@ -464,7 +475,8 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         o = r.outcome
         b = o.bounds[o.strongest]
         rows.append((str(r.index + 1), r.finder, r.pair.description or "-", _dataset(r.pair.d0.tolist(), 4),
-                     _dataset(r.pair.d1.tolist(), 4), _g(b.estimate, 4), _g(b.lower, 4), _g(o.margin, 4), o.status,
+                     _dataset(r.pair.d1.tolist(), 4), _g(b.estimate, 4), _g(b.lower, 4), _g(o.margin, 4),
+                     "floating-point leak" if o.violation_kind == "floating-point" else o.status,
                      f"{r.sample_seconds + r.test_seconds:.2f}"))
         if result.strongest_trial is not None and r.index == result.strongest_trial:
             highlight = i
@@ -563,6 +575,10 @@ def _next_steps(result, data: dict, command: str | None, entry) -> Section:
             blocks.append(Code(cmd, language="sh"))
         else:
             blocks.append(Text(f"2. Reproduce the finding: re-run the audit with --seed {result.seed}."))
+        if result.violation_kind == "floating-point" and cmd:
+            blocks.append(Text("To test the output distribution alone (the claim in exact arithmetic, without the "
+                               "floating-point screen):"))
+            blocks.append(Code(_with_options(cmd, {"--tester": "hockey-stick"}), language="sh"))
         if s is not None and s.outcome.violation:  # an adversarial-input leak has no witness trial
             d0 = json.dumps(s.pair.d0.tolist())
             d1 = json.dumps(s.pair.d1.tolist())
@@ -641,7 +657,9 @@ def scores_document(data: dict, *, command: str | None = None, versions: dict | 
     summary = [
         ("IN (with canary)", f"{inp.get('in')}: {_g(inp.get('n_in'))} scores"),
         ("OUT (without)", f"{inp.get('out')}: {_g(inp.get('n_out'))} scores"),
-        (f"epsilon lower bound (delta={_g(delta)})", f"{_g(eps_lb)} from {data.get('epsilon_source')}"),
+        (f"epsilon lower bound (delta={_g(delta)})", f"{_g(eps_lb)} from the histogram audit (paper 001), "
+                                                     f"{data.get('epsilon_source')}"
+         + (f". {data['epsilon_note']}" if data.get("epsilon_note") else "")),
         ("TV lower bound", f"{_g(data.get('tv_lower_bound'))} (estimate {_g(data.get('tv_estimate'))})"),
         ("mu (GDP) lower bound", f"{_g(data.get('mu_lower_bound'))} (from TV alone {_g(data.get('mu_from_tv'))})"),
         ("beta", f"{_g(data.get('beta'))} (confidence {_g(data.get('confidence'))})" if "beta" in data

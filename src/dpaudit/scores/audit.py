@@ -103,7 +103,7 @@ class ScoresAuditResult:
         from ..estimators.region import jsonable
 
         hist, thr, gdp, delta = self.histogram, self.threshold, self.gdp, self.delta
-        return json.loads(json.dumps(jsonable({
+        out = json.loads(json.dumps(jsonable({
             "inputs": {"in": self.in_path, "out": self.out_path, "n_in": int(self.n_in), "n_out": int(self.n_out),
                        "seed": self.seed},
             "delta": delta,
@@ -136,6 +136,8 @@ class ScoresAuditResult:
             "claim": None if self.check is None else self.check.to_dict(),
             "plot": self.plot,
         })))
+        out["epsilon_note"] = epsilon_headline_note(out)
+        return out
 
 
 def audit_scores(p_scores, q_scores, *, delta: float = DEFAULT_DELTA, beta: float = 0.05,
@@ -192,3 +194,39 @@ def audit_scores(p_scores, q_scores, *, delta: float = DEFAULT_DELTA, beta: floa
         n_in=int(x.size), n_out=int(y.size), claim=claim, check=None if claim is None else hist.check_claim(claim),
         in_path=None if in_path is None else str(in_path), out_path=None if out_path is None else str(out_path),
         clopper_pearson=cp, attack=attack)
+
+
+def epsilon_headline_note(result: dict) -> str | None:
+    """Why the headline epsilon lower bound of a two-sample score audit may be below another row
+    of the side-by-side table (issue 44), or None when no certified row is above it.
+
+    The headline is the histogram audit's (paper 001), the method chosen before the data. Each
+    certified row (the histogram, the threshold membership-inference attack with Clopper–Pearson
+    bounds, the whole-sample Clopper–Pearson audit) holds on its own at confidence ``1 - beta``;
+    the largest of ``k`` rows picked after seeing them holds only at ``1 - k beta`` (union bound),
+    so a larger row is not promoted to the headline. The GDP row is an estimate and never counts.
+
+    Parameters
+    ----------
+    result : dict
+        :meth:`ScoreAudit.to_dict` output (``epsilon_lower_bound``, ``beta``, ``baselines``).
+
+    Returns
+    -------
+    str or None
+    """
+    head = result.get("epsilon_lower_bound")
+    base = result.get("baselines") or {}
+    rows = {"the threshold attack (Clopper-Pearson)": (base.get("threshold") or {}).get("epsilon_lower_bound"),
+            "the whole-sample Clopper-Pearson audit": (base.get("clopper_pearson") or {}).get("epsilon_lower_bound")}
+    rows = {k: float(v) for k, v in rows.items() if isinstance(v, (int, float))}
+    if not isinstance(head, (int, float)) or not rows:
+        return None
+    name, best = max(rows.items(), key=lambda kv: kv[1])
+    if best <= float(head):
+        return None
+    beta, k = float(result.get("beta", 0.05)), 1 + len(rows)
+    return (f"{name} gives more ({best:.4g}); each row holds at confidence {1 - beta:g} on its own, and the headline "
+            f"is the histogram audit's, fixed before the data. The largest of the {k} certified rows is a lower bound "
+            f"at confidence {max(0.0, 1 - k * beta):g} (union bound), or run that method alone.")
+

@@ -113,7 +113,7 @@ def _read_json(text: str, column, label: str) -> tuple[np.ndarray, str]:
         keys = list(dict.fromkeys(k for r in data for k in r))
         name, _ = _pick({k: None for k in keys}, column, label, "keys")
         try:
-            return np.asarray([r[name] for r in data], dtype=float), f"key {name!r} of {len(data):,} records"
+            return np.asarray([r[name] for r in data], dtype=float), f"key {name!r} of {len(data):,} record{'' if len(data) == 1 else 's'}"
         except (KeyError, TypeError, ValueError):
             raise ValueError(f"{label}: cannot read scores (key {name!r} is missing or not a number in a record)") from None
     if isinstance(data, dict):

@@ -58,6 +58,7 @@ from ..estimators.base import check_scores
 __all__ = [
     "OneRunAudit",
     "OneRunGuess",
+    "fdp_population",
     "fdp_rejects",
     "gdp_inverse_tradeoff",
     "approx_dp_inverse_tradeoff",
@@ -404,6 +405,15 @@ class OneRunAudit:
     rules: int
     level: float
     details: dict = field(default_factory=dict)
+    claim: Optional[object] = None
+    """With ``one_run_audit(..., claim=...)``: the :class:`~dpaudit.scores.one_run_claim.ClaimBound`
+    of the claimed family on the same rules and levels (``None`` otherwise)."""
+
+    @property
+    def epsilon_lower_bound_claim(self) -> float:
+        """The claimed family's bound (:attr:`claim`), ``nan`` without a claim: certified against
+        the claim's family, not for any mechanism (``docs/scores.md`` §6d)."""
+        return float(self.claim.epsilon_lower_bound) if self.claim is not None else math.nan
 
     def to_dict(self) -> dict:
         """JSON-ready dict (what ``dpaudit audit-scores --one-run --json`` prints)."""
@@ -422,6 +432,11 @@ class OneRunAudit:
             "guess": g(self.guess), "guess_steinke": g(self.guess_steinke), "guess_mu": g(self.guess_mu),
             "p_value": self.p_value, "selection": self.selection, "rules": self.rules, "level": self.level,
             "details": self.details,
+            "claim": None if self.claim is None else {
+                "epsilon_lower_bound": self.claim.epsilon_lower_bound, "parameter_bound": self.claim.parameter_bound,
+                "claim_refuted": self.claim.claim_refuted, "at_range_end": self.claim.at_range_end,
+                "cell": None if self.claim.cell is None else list(self.claim.cell), "guesses": self.claim.guesses,
+                "correct": self.claim.correct, "level": self.claim.level},
         })
 
 
@@ -459,9 +474,26 @@ def cell_levels(cells, beta: float, shape_weights=None) -> list:
 SHAPE_WEIGHTS = {"both": 4.0, "top": 1.0, "bottom": 1.0}
 
 
-def _best(cells, mask_sorted, m, levels, bound):
+def fdp_population(m: int, cell) -> float:
+    """The ``m`` that :func:`fdp_rejects` normalises by for a guessing rule: ``m / 2`` when every
+    guess is on one side (only "in" guesses, or only "out"), ``m`` otherwise.
+
+    The f-DP test averages, by concavity of ``1 - f``, one f-DP inequality per *possible* test. A
+    rule with guesses on both sides needs the ``m`` "in" tests and the ``m`` "out" tests (``2m``
+    tests, each canary's probability 1/2 of being in: Mahloujifar et al.'s ``R_j = E[V 1{V >=
+    j}] / m``). A one-sided rule needs only the ``m`` tests of its side: for "in" guesses,
+    ``a_i = P[guess i "in", W_{-i} >= j - 1 | S_i = 1] <= 1 - f(P[... | S_i = 0])`` for each ``i``;
+    their mean over the ``m`` canaries is ``E[V 1{V >= j}] / (m / 2)`` (each canary is in with
+    probability 1/2), so the same inequalities hold with ``m / 2``, a stronger statement (``1 - f``
+    is concave with ``1 - f(0) = 0``, so ``(1 - f(2x)) / 2 <= 1 - f(x)``). ``docs/scores.md`` §6d."""
+    a, b = cell
+    return m / 2.0 if (a == 0 or b == 0) else float(m)
+
+
+def _best(cells, mask_sorted, m, levels, bound, one_sided_halving: bool = False):
     """The largest bound over the cells and the cell giving it (cells that cannot beat the best
-    so far are skipped by starting each search at it)."""
+    so far are skipped by starting each search at it). ``one_sided_halving``: pass the f-DP
+    test's population :func:`fdp_population` (``m / 2`` for one-sided rules) instead of ``m``."""
     best_val, best_guess = 0.0, None
     if np.ndim(levels) == 0:
         levels = [float(levels)] * len(cells)
@@ -470,7 +502,7 @@ def _best(cells, mask_sorted, m, levels, bound):
     for cell, level, k, v in counts:
         if k == 0 or 2 * v <= k or level <= 0:
             continue
-        val = bound(m, k, v, level, best_val)
+        val = bound(fdp_population(m, cell) if one_sided_halving else m, k, v, level, best_val)
         if val > best_val or best_guess is None:
             best_val, best_guess = max(val, best_val), OneRunGuess(cell[0], cell[1], k, v)
     return best_val, best_guess
@@ -478,7 +510,7 @@ def _best(cells, mask_sorted, m, levels, bound):
 
 def one_run_audit(scores, mask, *, delta: float = 1e-5, beta: float = 0.05, selection="grid",
                   alternative: str = "greater", grid_ratio: float = 2.0, split_fraction: float = 0.5,
-                  epsilon_claim: Optional[float] = None, shape_weights=None, rng=None) -> OneRunAudit:
+                  epsilon_claim: Optional[float] = None, shape_weights=None, rng=None, claim=None) -> OneRunAudit:
     """Certified privacy lower bounds from one run with ``m`` canaries (scores and inclusion mask).
 
     Parameters
@@ -508,6 +540,12 @@ def one_run_audit(scores, mask, *, delta: float = 1e-5, beta: float = 0.05, sele
         A claimed epsilon; ``p_value`` is then Steinke et al.'s p-value at it.
     rng : numpy Generator or int, optional
         The split's randomness (and the order of tied scores).
+    claim : OneRunClaim, optional
+        A claimed family of trade-off functions (:class:`~dpaudit.scores.one_run_claim.OneRunClaim`).
+        With ``selection="grid"`` and a simulator of the claim, the rule the claim's simulations
+        favour gets ``claim.weight`` of ``beta`` and the grid the rest (all fixed before looking);
+        every bound is computed on those rules and levels, and :attr:`OneRunAudit.claim` holds
+        the family's bound (``docs/scores.md`` §6d).
 
     Returns
     -------
@@ -547,7 +585,7 @@ def one_run_audit(scores, mask, *, delta: float = 1e-5, beta: float = 0.05, sele
         m1 = first.size
         lvl = beta
         val, g = _best(guess_grid(m1, ratio=grid_ratio, alternative=alternative), s[first], m1, lvl,
-                       lambda m_, k_, v_, l_, a_: fdp_epsilon_lower_bound(m_, k_, v_, delta, l_, a_))
+                       lambda m_, k_, v_, l_, a_: fdp_epsilon_lower_bound(m_, k_, v_, delta, l_, a_), True)
         scale = idx.size / m1
         if g is None:
             cells = [(1, 0)]
@@ -570,11 +608,20 @@ def one_run_audit(scores, mask, *, delta: float = 1e-5, beta: float = 0.05, sele
     m = idx.size
     ms = s[idx]
     levels = cell_levels(cells, beta, shape_weights)
+    if claim is not None and isinstance(selection, str) and selection == "grid":
+        # the rule the claim's own simulations favour, fixed before looking (nothing of this run)
+        w = float(claim.weight)
+        main = claim.choose(m, guess_grid(m, ratio=2 ** 0.25, alternative=alternative), w * beta, delta)
+        if main is not None:
+            cells = [tuple(main)] + list(cells)
+            levels = [w * beta] + cell_levels(cells[1:], (1.0 - w) * beta, shape_weights)
+            details["claim_rule"] = list(main)
+            details["claim_rule_weight"] = w
     level = min(levels)
     details["levels"] = [float(min(levels)), float(max(levels))]
-    eps_f, g_f = _best(cells, ms, m, levels, lambda *a: fdp_epsilon_lower_bound(*a[:3], delta, *a[3:]))
+    eps_f, g_f = _best(cells, ms, m, levels, lambda *a: fdp_epsilon_lower_bound(*a[:3], delta, *a[3:]), True)
     eps_s, g_s = _best(cells, ms, m, levels, lambda *a: steinke_epsilon_lower_bound(*a[:3], delta, *a[3:]))
-    mu, g_mu = _best(cells, ms, m, levels, fdp_mu_lower_bound)
+    mu, g_mu = _best(cells, ms, m, levels, fdp_mu_lower_bound, True)
     empty = OneRunGuess(0, 0, 0, 0)
     g_f, g_s, g_mu = g_f or empty, g_s or empty, g_mu or empty
     from ..privacy.profiles import gaussian_epsilon
@@ -583,8 +630,9 @@ def one_run_audit(scores, mask, *, delta: float = 1e-5, beta: float = 0.05, sele
     claim_eps = 0.0 if epsilon_claim is None else float(epsilon_claim)
     p = steinke_p_value(m, g_s.guesses, g_s.correct, claim_eps, delta) if g_s.guesses else 1.0
     details.update({"epsilon_claim": epsilon_claim})
+    claim_res = claim.bound(ms, cells, levels, delta) if claim is not None else None
     return OneRunAudit(
         epsilon_lower_bound=eps_f, epsilon_lower_bound_steinke=eps_s, mu_lower_bound=mu, epsilon_of_mu_estimate=eps_mu,
         delta=delta, beta=beta, m=int(m), n_included=int(ms.sum()), guess=g_f, guess_steinke=g_s, guess_mu=g_mu,
         p_value=p, selection=selection if isinstance(selection, str) else "fixed", rules=len(cells), level=level,
-        details=details)
+        details=details, claim=claim_res)

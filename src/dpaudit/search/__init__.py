@@ -11,6 +11,10 @@ finder                        what it proposes
 ``ChainFinder``               each finder in turn, e.g. witness pairs then Bayesian search
 ============================  ==============================================================
 
+The input-space search (:func:`dpaudit.audit.input_space.search`, ``--adversarial``) is not a finder:
+it explores what a target's API accepts beyond a box of floats (several special values, per-record
+arguments, bounds at the type limits, dtypes) with Hypothesis and certifies what it finds itself.
+
 :func:`make_finder` builds them by their CLI names. The Optuna finders import Optuna lazily
 (``pip install dpaudit[search]``); the search space is described in :mod:`dpaudit.search.space`
 and ``docs/search.md``.

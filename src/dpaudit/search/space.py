@@ -207,7 +207,7 @@ class PairSpace:
             pos = min(int(u * size), size - 1)
             d1 = d0.copy()
             d1[pos] = x
-            text = f"{prefix}{size} records, #{pos} replaced"
+            text = f"{prefix}{size} record{'' if size == 1 else 's'}, #{pos} replaced"
         return self.relation.pair(d0, d1, description=text)
 
     # ------------------------------------------------------------------ grid

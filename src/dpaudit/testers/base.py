@@ -79,7 +79,9 @@ VIOLATION_KINDS = {k.name: k for k in (
         "floating-point", "FLOATING-POINT LEAK",
         "the outputs' floating-point bit patterns reject the claim (the mechanism may be private in exact arithmetic)",
         "The float64 outputs leak the input through which doubles they can take (Mironov 2012): use a snapping "
-        "mechanism (Mironov 2012) or a discrete/exact sampler such as OpenDP's.",
+        "mechanism (Mironov 2012) or a discrete/exact sampler such as OpenDP's. To test the output distribution "
+        "alone (the claim in exact arithmetic), run again with --tester hockey-stick (tester=\"hockey-stick\" in "
+        "Python).",
     ),
 )}
 """The violation kinds by name (:class:`ViolationKind`)."""
@@ -169,6 +171,17 @@ class TestOutcome(ClaimComparison):
         if self.parts:
             kinds = {p.violation_kind for p in self.parts if p.violation}
             return "floating-point" if kinds == {"floating-point"} else "distributional"
+        return self.evidence_kind
+
+    @property
+    def evidence_kind(self) -> str:
+        """The kind of the evidence this outcome's numbers come from, violation or not:
+        ``"floating-point"`` when its strongest bound is a float-bits bound of a bit-level family
+        (:data:`~dpaudit.estimators.float_bits.BIT_LEVEL_FAMILIES`), else ``"distributional"``; for
+        a combined outcome, that of :attr:`strongest_part` (whose numbers it carries). Equal to
+        :attr:`violation_kind` for a violating outcome without parts."""
+        if self.parts:
+            return self.strongest_part.evidence_kind
         from ..estimators.float_bits import BIT_LEVEL_FAMILIES, bound_family
 
         return "floating-point" if bound_family(self.bounds[self.strongest]) in BIT_LEVEL_FAMILIES else "distributional"

@@ -92,10 +92,13 @@ class CombinedTester(Tester):
 
         The combined outcome is a violation if any part is; its strongest bound is that of a
         violating part (a distributional one before a floating-point one), else of the part with
-        the largest margin; ``margin`` is the largest part
-        margin (each in its own divergence's units, so positive iff some part found a violation);
-        ``epsilon_lower_bound`` and ``delta_lower_bound`` are the largest any part gives (all
-        hold at confidence ``1 - beta`` together); it is inconclusive only if every part is.
+        the largest margin: the *primary* part (:attr:`TestOutcome.strongest_part`). Every number
+        of the combined outcome is the primary's, so that each number is shown with the tester
+        and kind that produced it: ``margin`` (positive iff some part found a violation, since a
+        violating part is primary whenever there is one), ``threshold``, ``witness_epsilon``,
+        ``delta_lower_bound``, ``claimed_delta`` and ``epsilon_lower_bound`` (never, say, the
+        float-bits screen's epsilon under a hockey-stick verdict: issue 44). Each part's own
+        numbers stay in ``parts``. It is inconclusive only if every part is.
 
         Raises
         ------
@@ -135,10 +138,6 @@ class CombinedTester(Tester):
         primary = parts[best]
         offset = owner.index(best)
 
-        def largest(attr):
-            vals = [getattr(p, attr) for p in parts if getattr(p, attr) is not None]
-            return max(vals) if vals else None
-
         notes = [f"{p.tester}: {p.note}" for p in parts if p.note] + skipped
         return TestOutcome(
             tester=self.name,
@@ -146,13 +145,13 @@ class CombinedTester(Tester):
             beta=beta,
             bounds=tuple(bounds),
             strongest=offset + primary.strongest,
-            margin=max(p.margin for p in parts),
+            margin=primary.margin,
             objective=parts[0].objective,
             threshold=primary.threshold,
             witness_epsilon=primary.witness_epsilon,
-            delta_lower_bound=largest("delta_lower_bound"),
-            claimed_delta=primary.claimed_delta if primary.claimed_delta is not None else largest("claimed_delta"),
-            epsilon_lower_bound=largest("epsilon_lower_bound"),
+            delta_lower_bound=primary.delta_lower_bound,
+            claimed_delta=primary.claimed_delta,
+            epsilon_lower_bound=primary.epsilon_lower_bound,
             inconclusive=all(p.inconclusive for p in parts),
             note="; ".join(notes),
             parts=parts,

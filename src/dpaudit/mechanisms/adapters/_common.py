@@ -68,11 +68,11 @@ def import_optional(module: str, library: str, extra: str, *, also: tuple[str, .
 
 def read_only(dataset) -> np.ndarray:
     """A private copy of ``dataset`` that cannot be written to, shared by all the calls of
-    one :meth:`~LibraryMechanism.sample` (a call that writes to its input fails loudly). Float,
-    except that an integer dataset stays integer (``int64``): the adversarial stage passes integer
-    dtypes on purpose (:mod:`dpaudit.search.adversarial`)."""
+    one :meth:`~LibraryMechanism.sample` (a call that writes to its input fails loudly). A numeric
+    dataset keeps its dtype (bool, integer or float of any width: the input-space search passes the
+    dtypes an API documents on purpose, :mod:`dpaudit.search.input_space`); anything else becomes float."""
     src = np.asarray(dataset)
-    arr = np.array(src, dtype=np.int64 if np.issubdtype(src.dtype, np.integer) else float)
+    arr = np.array(src, dtype=src.dtype if src.dtype.kind in "biuf" else float)
     arr.setflags(write=False)
     return arr
 

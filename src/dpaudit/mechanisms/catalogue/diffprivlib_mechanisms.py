@@ -180,6 +180,11 @@ def _f_uniform(x, random_state=None, delta=UNIFORM_DELTA):
 
 def _f_bingham(x, random_state=None, epsilon=EPSILON):
     arr = np.asarray(x, dtype=float).reshape(-1, 2)
+    # the query's contract: records of norm at most 1 (diffprivlib's PCA clips them to data_norm the same
+    # way, models/pca.py); a record beyond it would break the sensitivity the mechanism is given
+    norms = np.linalg.norm(arr, axis=1, keepdims=True) if arr.size else np.ones((0, 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        arr = np.where(norms > 1.0, arr / norms, arr)
     vec = _mechanisms().Bingham(epsilon=epsilon, sensitivity=1, random_state=random_state).randomise(arr.T @ arr)
     vec = np.asarray(vec, dtype=float).ravel()
     lead = vec[np.flatnonzero(vec)[0]] if np.any(vec) else 1.0

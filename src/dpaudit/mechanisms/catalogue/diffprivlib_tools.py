@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...datasets import AddRemove, Domain, Replace
-from ...datasets import AcceptedInputs
+from dataclasses import replace as _replace
+
+from ...datasets import AcceptedInputs, AddRemove, Column, Domain, InputSpace, Replace
 from ..adapters.diffprivlib import DiffprivlibMechanism
 from ._hints import with_hints
 
@@ -99,48 +100,113 @@ def _histogramdd(x, random_state=None, accountant=None, epsilon=EPSILON):
     return np.asarray(hist).reshape(-1)
 
 
-def _target(func, name: str, relation, pairs) -> DiffprivlibMechanism:
-    return with_hints(DiffprivlibMechanism(func, name=f"diffprivlib_tools:{name}"), relation, pairs, ACCEPTS)
+def _target(func, name: str, relation, pairs, space=None) -> DiffprivlibMechanism:
+    accepts = ACCEPTS if space is None else _replace(ACCEPTS, space=space)
+    return with_hints(DiffprivlibMechanism(func, name=f"diffprivlib_tools:{name}"), relation, pairs, accepts)
 
 
 ACCEPTS = AcceptedInputs(note="diffprivlib.tools take an array_like of numbers with NumPy's semantics (no type or "
                               "range check beyond clipping to bounds): every adversarial kind is tried")
 """The adversarial inputs the tools are tried on (:mod:`dpaudit.search.adversarial`)."""
 
+_DTYPES = ("float64", "float32", "int64", "int32", "bool")
+"""Dtypes of ``array`` the tools take (an array_like of numbers, NumPy's semantics)."""
 
-mean = _target(_bounded("mean"), "mean", _REPLACE, _REPLACE_PAIRS)
+
+def _bounded_space(name: str, **extra) -> InputSpace:
+    """The input space of a tool with ``bounds`` and ``dtype`` parameters (sum, mean, var, std and
+    their nan- forms; the quantiles take bounds only): the search may set the public bounds (float
+    or integer, up to the type limits) and the documented ``dtype`` argument ("the type of the
+    accumulator in which the elements are summed"), and pass the array in every numeric dtype."""
+    takes_dtype = name in ("mean", "nanmean", "var", "nanvar", "std", "nanstd", "sum", "nansum")
+
+    def build(bounds=BOUNDS, dtype=None):
+        kw = dict(extra)
+        if dtype is not None:
+            kw["dtype"] = np.dtype(dtype).type
+
+        def call(x, random_state=None, accountant=None):
+            return getattr(_tools(), name)(x, epsilon=EPSILON, bounds=tuple(bounds), random_state=random_state,
+                                           accountant=accountant, **kw)
+        call.__name__ = call.__qualname__ = name
+        return DiffprivlibMechanism(call, name=f"diffprivlib_tools:{name}(bounds={bounds!r}, dtype={dtype!r})")
+
+    return InputSpace(build=build, bounds="bounds", default_bounds=BOUNDS,
+                      choices=((("dtype", (None, "int64", "float32")),) if takes_dtype else ()), dtypes=_DTYPES,
+                      note=f"diffprivlib.tools.{name}(array, epsilon, bounds{', dtype' if takes_dtype else ''}): "
+                           "documented as an array_like of numbers, public bounds (min, max)"
+                           + (", the accumulator's dtype" if takes_dtype else ""))
+
+
+def _weighted_space(kind: str) -> InputSpace:
+    """The input space of a histogram with ``weights`` ("An array of weights, of the same shape as
+    `a`. Each value in `a` only contributes its associated weight towards the bin count (instead of
+    1)", diffprivlib.tools.histogram's docstring): records ``(value, weight)`` (``(x, y, weight)``
+    for the 2-D ones), the ordinary weight 1 (the unweighted histogram)."""
+    if kind == "histogram":
+        cols = (Column("value", 0.0, 1.0, name="sample"), Column("weight", 1.0, 1.0, name="weights"))
+
+        def build():
+            def call(x, random_state=None, accountant=None):
+                x = np.asarray(x).reshape(-1, 2)
+                hist, _ = _tools().histogram(x[:, 0], epsilon=EPSILON, bins=4, range=BOUNDS, weights=x[:, 1],
+                                             random_state=random_state, accountant=accountant)
+                return hist
+            return DiffprivlibMechanism(call, name="diffprivlib_tools:histogram(weights)")
+    else:
+        cols = (Column("value", 0.0, 1.0, name="x"), Column("value", 0.0, 1.0, name="y"),
+                Column("weight", 1.0, 1.0, name="weights"))
+
+        def build():
+            def call(x, random_state=None, accountant=None):
+                x = np.asarray(x).reshape(-1, 3)
+                if kind == "histogram2d":
+                    hist = _tools().histogram2d(x[:, 0], x[:, 1], epsilon=EPSILON, bins=2, range=RANGE_2D,
+                                                weights=x[:, 2], random_state=random_state, accountant=accountant)[0]
+                else:
+                    hist = _tools().histogramdd(x[:, :2], epsilon=EPSILON, bins=2, range=RANGE_2D, weights=x[:, 2],
+                                                random_state=random_state, accountant=accountant)[0]
+                return np.asarray(hist).reshape(-1)
+            return DiffprivlibMechanism(call, name=f"diffprivlib_tools:{kind}(weights)")
+    return InputSpace(columns=cols, build=build, dtypes=("float64",),
+                      note=f"diffprivlib.tools.{kind}(..., weights=None): per-record weights of the sample")
+
+
+mean = _target(_bounded("mean"), "mean", _REPLACE, _REPLACE_PAIRS, _bounded_space("mean"))
 """``diffprivlib.tools.mean(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
-nanmean = _target(_bounded("nanmean"), "nanmean", _REPLACE, _REPLACE_PAIRS)
+nanmean = _target(_bounded("nanmean"), "nanmean", _REPLACE, _REPLACE_PAIRS, _bounded_space("nanmean"))
 """``diffprivlib.tools.nanmean(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
-var = _target(_bounded("var"), "var", _REPLACE, _REPLACE_PAIRS)
+var = _target(_bounded("var"), "var", _REPLACE, _REPLACE_PAIRS, _bounded_space("var"))
 """``diffprivlib.tools.var(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
-nanvar = _target(_bounded("nanvar"), "nanvar", _REPLACE, _REPLACE_PAIRS)
+nanvar = _target(_bounded("nanvar"), "nanvar", _REPLACE, _REPLACE_PAIRS, _bounded_space("nanvar"))
 """``diffprivlib.tools.nanvar(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
-std = _target(_bounded("std"), "std", _REPLACE, _REPLACE_PAIRS)
+std = _target(_bounded("std"), "std", _REPLACE, _REPLACE_PAIRS, _bounded_space("std"))
 """``diffprivlib.tools.std(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
-nanstd = _target(_bounded("nanstd"), "nanstd", _REPLACE, _REPLACE_PAIRS)
+nanstd = _target(_bounded("nanstd"), "nanstd", _REPLACE, _REPLACE_PAIRS, _bounded_space("nanstd"))
 """``diffprivlib.tools.nanstd(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
-sum = _target(_bounded("sum"), "sum", _REPLACE, _REPLACE_PAIRS)  # noqa: A001  (the tool's name)
+sum = _target(_bounded("sum"), "sum", _REPLACE, _REPLACE_PAIRS, _bounded_space("sum"))  # noqa: A001  (the tool's name)
 """``diffprivlib.tools.sum(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
-nansum = _target(_bounded("nansum"), "nansum", _REPLACE, _REPLACE_PAIRS)
+nansum = _target(_bounded("nansum"), "nansum", _REPLACE, _REPLACE_PAIRS, _bounded_space("nansum"))
 """``diffprivlib.tools.nansum(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
 count_nonzero = _target(_count_nonzero, "count_nonzero", _REPLACE, _REPLACE_PAIRS)
 """``diffprivlib.tools.count_nonzero(x, epsilon=1)`` under replace-one."""
-sum_add_remove = _target(_bounded("sum"), "sum_add_remove", _ADD_REMOVE, _ADD_REMOVE_PAIRS)
+sum_add_remove = _target(_bounded("sum"), "sum_add_remove", _ADD_REMOVE, _ADD_REMOVE_PAIRS, _bounded_space("sum"))
 """``diffprivlib.tools.sum(x, epsilon=1, bounds=(0, 1))`` under add/remove: not DP (reveals ``n``)."""
-histogram = _target(_histogram, "histogram", _ADD_REMOVE, _ADD_REMOVE_PAIRS)
+histogram = _target(_histogram, "histogram", _ADD_REMOVE, _ADD_REMOVE_PAIRS, _weighted_space("histogram"))
 """``diffprivlib.tools.histogram(x, epsilon=1, bins=4, range=(0, 1))[0]`` under add/remove."""
-histogram2d = _target(_histogram2d, "histogram2d", _ADD_REMOVE_2D, _ADD_REMOVE_2D_PAIRS)
+histogram2d = _target(_histogram2d, "histogram2d", _ADD_REMOVE_2D, _ADD_REMOVE_2D_PAIRS, _weighted_space("histogram2d"))
 """``diffprivlib.tools.histogram2d(x, y, epsilon=1, bins=2, range=((0, 1), (0, 1)))[0]``, flattened,
 on 2-D records under add/remove."""
-histogramdd = _target(_histogramdd, "histogramdd", _ADD_REMOVE_2D, _ADD_REMOVE_2D_PAIRS)
+histogramdd = _target(_histogramdd, "histogramdd", _ADD_REMOVE_2D, _ADD_REMOVE_2D_PAIRS, _weighted_space("histogramdd"))
 """``diffprivlib.tools.histogramdd(x, epsilon=1, bins=2, range=((0, 1), (0, 1)))[0]``, flattened,
 on 2-D records under add/remove."""
-median = _target(_bounded("median"), "median", _REPLACE, _REPLACE_PAIRS)
+median = _target(_bounded("median"), "median", _REPLACE, _REPLACE_PAIRS, _bounded_space("median"))
 """``diffprivlib.tools.median(x, epsilon=1, bounds=(0, 1))`` under replace-one."""
-quantile = _target(_bounded("quantile", quant=0.25), "quantile", _REPLACE, _REPLACE_PAIRS)
+quantile = _target(_bounded("quantile", quant=0.25), "quantile", _REPLACE, _REPLACE_PAIRS,
+                   _bounded_space("quantile", quant=0.25))
 """``diffprivlib.tools.quantile(x, 0.25, epsilon=1, bounds=(0, 1))`` under replace-one."""
-percentile = _target(_bounded("percentile", percent=75), "percentile", _REPLACE, _REPLACE_PAIRS)
+percentile = _target(_bounded("percentile", percent=75), "percentile", _REPLACE, _REPLACE_PAIRS,
+                     _bounded_space("percentile", percent=75))
 """``diffprivlib.tools.percentile(x, 75, epsilon=1, bounds=(0, 1))`` under replace-one."""
 
 # The other relation of the tools whose calibration assumes one (diffprivlib states none):

@@ -517,7 +517,38 @@ ACCEPTS = AcceptedInputs(kinds=tuple(k for k in KINDS if k != "nan"),
 """The adversarial inputs the measurements are tried on (:mod:`dpaudit.search.adversarial`)."""
 
 
+def _sum_space():
+    """The input space of ``laplace_sum``: the public clamp bounds may be set, as floats or as integers
+    (then the records are ``i64`` and the chain is ``clamp >> sum >> laplace`` on integers, OpenDP's
+    integer sum and discrete Laplace), near the type limits; OpenDP's binary search sets the scale."""
+    from ...datasets import InputSpace
+
+    def build(bounds=(0.0, 1.0)):
+        lo, hi = bounds
+        integer = isinstance(lo, int) and isinstance(hi, int)
+
+        def builder():
+            dp = _dp()
+            atom = dp.atom_domain(T="i64") if integer else dp.atom_domain(T=float, nan=False)
+            dom = dp.vector_domain(atom), dp.symmetric_distance()
+            return dp.binary_search_chain(
+                lambda s: dom >> dp.t.then_clamp((lo, hi)) >> dp.t.then_sum() >> dp.m.then_laplace(s),
+                d_in=1, d_out=EPSILON)
+
+        def pre(d):
+            col = np.asarray(d).reshape(len(d), -1)[:, 0] if len(d) else []
+            return [int(v) for v in col] if integer else [float(v) for v in col]
+
+        return OpenDPMechanism(builder, name=f"opendp_measurements:laplace_sum(bounds={bounds!r})", preprocess=pre)
+
+    return InputSpace(build=build, bounds="bounds", default_bounds=(0.0, 1.0), dtypes=("float64", "int64"),
+                      note="clamp bounds of T=float or T=int (i64) records, OpenDP's sum and Laplace")
+
+
 laplace_sum = _target(build_laplace_sum, "laplace_sum", _ADD_REMOVE, _SUM_PAIRS)
+from dataclasses import replace as _replace  # noqa: E402
+
+laplace_sum.accepts = _replace(ACCEPTS, space=_sum_space())
 """``clamp >> sum >> laplace`` on floats in [0, 1]: 1-DP by OpenDP's map (``d_in = 1``)."""
 laplace_mean = _target(build_laplace_mean, "laplace_mean", _MEAN_RELATION, _MEAN_PAIRS, d_in=2)
 """``clamp >> mean >> laplace`` on 5 floats in [0, 1]: 1-DP for a replaced record (``d_in = 2``)."""

@@ -31,7 +31,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ...datasets import AcceptedInputs, AddRemove, Domain
+from dataclasses import replace as _replace
+
+from ...datasets import AcceptedInputs, AddRemove, Domain, InputSpace
 from ..adapters._common import LibraryMechanism, MissingDependencyError
 
 __all__ = ["EPSILON", "BOUNDS", "PERCENTILE", "TARGETS", "PyDPAlgorithm", "count", "bounded_sum", "bounded_mean",
@@ -103,7 +105,11 @@ class PyDPAlgorithm(LibraryMechanism):
     def _calls(self, arr: np.ndarray, rng: np.random.Generator):
         cls = getattr(_laplacian(), self.algorithm)
         kwargs = self.kwargs
-        values = [float(v) for v in np.asarray(arr, dtype=float).reshape(len(arr), -1)[:, 0]] if len(arr) else []
+        column = np.asarray(arr).reshape(len(arr), -1)[:, 0] if len(arr) else np.zeros(0)
+        if kwargs.get("dtype") == "int":  # PyDP's integer algorithms take Python ints
+            values = [int(v) for v in column]
+        else:
+            values = [float(v) for v in column]
 
         def one_call(_dataset):
             return float(cls(**kwargs).quick_result(values))
@@ -128,8 +134,26 @@ def _target(algorithm: str, name: str, **extra) -> PyDPAlgorithm:
     mech = PyDPAlgorithm(algorithm, f"pydp_algorithms:{name}", **kwargs)
     mech.neighbouring = _RELATION
     mech.witness_pairs = _PAIRS
-    mech.accepts = ACCEPTS
+    mech.accepts = _replace(ACCEPTS, space=_space(algorithm, name, **extra))
     return mech
+
+
+def _space(algorithm: str, name: str, **extra) -> InputSpace:
+    """The input space of an algorithm: PyDP's documented ``dtype`` ("int" or "float") and, for the
+    bounded algorithms, the public ``lower_bound``/``upper_bound`` (integers for ``dtype="int"``,
+    C++ int), which the search may set near the type limits."""
+    bounded = algorithm != "Count"
+
+    def build(bounds=None, dtype="float"):
+        kwargs = {"epsilon": EPSILON, "dtype": dtype, **extra}
+        if bounded:
+            lo, hi = bounds if bounds is not None else BOUNDS
+            kwargs.update(lower_bound=lo, upper_bound=hi)
+        return PyDPAlgorithm(algorithm, f"pydp_algorithms:{name}(bounds={bounds!r}, dtype={dtype!r})", **kwargs)
+
+    return InputSpace(build=build, bounds="bounds" if bounded else None, default_bounds=BOUNDS if bounded else None,
+                      choices=(("dtype", ("float", "int")),), dtypes=("float64", "int64"),
+                      note="pydp.algorithms.laplacian: dtype 'int' or 'float', lower_bound/upper_bound of that type")
 
 
 count = _target("Count", "count")

@@ -1,5 +1,6 @@
-"""The published record of implementation bugs in DP libraries, checked against the rows of
-``benchmarks/library_audit.py``: the section "Against the published record" of ``docs/library_audits.md``.
+"""The published record of implementation bugs in DP libraries, checked against the rows of the
+library-audit table (:mod:`dpaudit.library.registry`): the section "Against the published record" of
+``docs/library_audits.md``.
 
 :data:`PUBLISHED_RECORD` lists the 13 privacy violations of Re:cord-play (Cebere, Erb, Desfontaines,
 Bellet, Fitzsimons, "Privacy in Theory, Bugs in Practice: Grey-Box Auditing of Differential Privacy
@@ -16,7 +17,7 @@ ARTIFACT_APPENDIX and the docstrings of its minimal reproductions, which name th
 maps to) and a third-party summary of the paper's per-library findings. Items rebuilt without an
 issue of their own are marked ``reconstructed``.
 
-The module is data plus :func:`render` (Markdown lines); ``library_audit.render`` appends them.
+The module is data plus :func:`render` (Markdown lines); :func:`dpaudit.library.table.render` appends them.
 """
 
 from __future__ import annotations
@@ -190,6 +191,14 @@ OLDER_REPORTS: tuple[dict, ...] = (
      "what": "present: a NaN record makes the release NaN every time (also IBM/differential-privacy-library#80, open)",
      "found_adversarial": ("nan", ("diffprivlib.mean", "diffprivlib.var", "diffprivlib.std", "diffprivlib.sum",
                                    "diffprivlib.median", "diffprivlib.quantile", "diffprivlib.percentile"))},
+    {"id": "N2", "report": "Re:cord-play, PoPETs 2026 (NaN injection: the dp-recorder artifact's "
+                           "tests/test_nan_injection.py maps its reduced example to SmartNoise Synth, dpmm, Synthcity, "
+                           "Opacus and diffprivlib issues discussed in the paper)",
+     "library": "Opacus", "version": "1.6.0", "function": "DPOptimizer.clip_and_accumulate (per-sample clipping)",
+     "what": "present: one example with a NaN (or infinite) feature makes every released parameter NaN; the "
+             "paper's own Opacus item was not readable here, so whether it is this code path is not checked",
+     "found_adversarial": ("nan", ("opacus.dp_optimizer", "opacus.dp_optimizer_secure", "opacus.per_layer",
+                                   "opacus.make_private"))},
     {"id": "C1", "report": "Casacuberta, Shoemate, Vadhan, Wagaman, CCS 2022 (float sums underestimate sensitivity)",
      "library": "diffprivlib", "version": "0.6.6", "function": "tools.sum, tools.mean (np.sum of clipped floats)",
      "what": "present: the sensitivity is upper - lower with no float-summation error term",
@@ -221,10 +230,11 @@ CANDIDATES: tuple[dict, ...] = (
              "statistics beyond the sensitivity the noise is calibrated to: with bounds (-1, 1), D0 = [(0.5, 0.5)] "
              "vs D1 = [(100, 100)] (replace-one), coef_ is within 0.01 of 1 on 100/100 runs of D1 and 1/100 of D0",
      "evidence": "found by the adversarial screen of the row diffprivlib.linear_regression_diagonal (leaks on "
-                 "max-double, -max-double, 2^53 + 1); not in the Re:cord-play record, not found in the diffprivlib "
+                 "max-double, -max-double, 2^53 + 1 in the one-value screen; max-double and a pair the input-space "
+                 "search built in the staged one, which certifies the first failing pair per kind of evidence); not in the Re:cord-play record, not found in the diffprivlib "
                  "tracker searched (#104 and #105 are about the sensitivities, #80 about NaN)",
      "reproducer": "reproducers/diffprivlib_linear_regression_unclipped.py",
-     "found_adversarial": ("above-2^53", ("diffprivlib.linear_regression_diagonal",))},
+     "found_adversarial": ("max-double", ("diffprivlib.linear_regression_diagonal",))},
 )
 """Findings new to the record, made while checking it (listed under Candidate new findings)."""
 

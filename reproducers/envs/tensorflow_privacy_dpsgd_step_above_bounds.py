@@ -1,0 +1,118 @@
+"""Reproducer: TensorFlow Privacy 0.9.0 `DPKerasSGDOptimizer` -- float32 grids: adding one example moves the released model onto values the one-example batch never gives (dpaudit row `tensorflow-privacy.dpsgd_step`, adversarial input `above-bounds`).
+
+Standalone: needs only tensorflow-privacy (with TensorFlow) and NumPy. Install and run in a fresh environment::
+
+    python3.11 -m venv /tmp/tfp && /tmp/tfp/bin/pip install tensorflow-privacy==0.9.0 tensorflow==2.15.1
+    /tmp/tfp/bin/python reproducers/envs/tensorflow_privacy_dpsgd_step_above_bounds.py [N]
+
+The same full-batch step as tensorflow_privacy_dpsgd_step.py (noise multiplier where TF Privacy's
+compute_dp_sgd_privacy_statement states epsilon 1 at delta 1e-5). D0 = [[-1, -1]]; D1 adds a record above the bounds [-1, 1]^2 (its gradient is clipped like any other).
+The set S is fixed before any run, as dpaudit's screen chose it on other outputs: coordinate 0 of
+the model in +[2^-2, 2^-1) and not a multiple of 2^-24, or in +[2^0, 2^1) and not a multiple of
+2^-22 (float32 values whose last mantissa bit is set). D1's release is the noise over a batch of
+two (its clipped gradients cancel) and reaches S; D0's, the clipped gradient plus the noise over a
+batch of one, did not in dpaudit's 500 runs. Which float32 operations make the grids was not
+traced; the batch-size divisor (the row's distributional finding) may be the common cause.
+"""
+
+
+import math
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow_privacy import compute_dp_sgd_privacy_statement  # noqa: E402
+from tensorflow_privacy.privacy.analysis import compute_dp_sgd_privacy_lib as lib  # noqa: E402
+from tensorflow_privacy.privacy.optimizers.dp_optimizer_keras import DPKerasSGDOptimizer  # noqa: E402
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+EPSILON, DELTA, CLIP = 1.0, 1e-5, 1.0
+D0 = [[-1.0, -1.0]]
+D1 = [[-1.0, -1.0], [3.0, 3.0]]
+
+
+def statement_epsilon(sigma):
+    """The epsilon compute_dp_sgd_privacy_statement prints for one full-batch epoch (RDP)."""
+    return lib._compute_dp_sgd_example_privacy(num_epochs=1, noise_multiplier=sigma, example_delta=DELTA,
+                                               used_microbatching=False)
+
+
+lo_s, hi_s = 0.1, 100.0
+while hi_s - lo_s > 1e-6:
+    mid = (lo_s + hi_s) / 2
+    lo_s, hi_s = (mid, hi_s) if statement_epsilon(mid) > EPSILON else (lo_s, mid)
+SIGMA = hi_s
+
+
+def releases(records, seed):
+    """N one-step releases of the model on ``records`` (one optimizer, the model reset before each step)."""
+    tf.random.set_seed(seed)
+    x = tf.constant(np.asarray(records, dtype=np.float32))
+    w = tf.Variable(tf.zeros(2))
+    opt = DPKerasSGDOptimizer(l2_norm_clip=CLIP, noise_multiplier=SIGMA, num_microbatches=None, learning_rate=1.0)
+
+    @tf.function
+    def step():
+        w.assign(tf.zeros(2))
+        opt.minimize(lambda: 0.5 * tf.reduce_sum((x - w) ** 2, axis=1), [w])
+        return w.read_value()
+
+    return np.array([step().numpy() for _ in range(N)], dtype=float)
+
+
+def in_set(y):
+    """Whether each release's coordinate 0 lies in S (the float32 value, exactly)."""
+    v = y[:, 0].astype(np.float32).astype(np.float64)
+    a = (v >= 0.25) & (v < 0.5) & (np.mod(v, 2.0 ** -24) != 0)
+    b = (v >= 1.0) & (v < 2.0) & (np.mod(v, 2.0 ** -22) != 0)
+    return a | b
+
+
+def kl(a, b):
+    out = 0.0
+    if a > 0:
+        out += a * math.log(a / b)
+    if a < 1:
+        out += (1 - a) * math.log((1 - a) / (1 - b))
+    return out
+
+
+def upper(k, n, beta):
+    """Chernoff-KL upper confidence bound on a binomial proportion (holds with prob. >= 1 - beta)."""
+    if k == n:
+        return 1.0
+    lo, hi = k / n, 1.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if n * kl(k / n, mid) <= math.log(1 / beta) else (lo, mid)
+    return hi
+
+
+def lower(k, n, beta):
+    return 1.0 - upper(n - k, n, beta)
+
+
+def main():
+    y0, y1 = releases(D0, 1), releases(D1, 2)
+    h0, h1 = int(np.sum(in_set(y0))), int(np.sum(in_set(y1)))
+    beta = 0.01
+    lo, hi = lower(h1, N, beta / 2), upper(h0, N, beta / 2)
+    certified = lo - math.exp(EPSILON) * hi
+    print(f"library: TensorFlow Privacy 0.9.0 (TensorFlow {tf.__version__}); noise multiplier {SIGMA:.6g}; "
+          f"claim: ({EPSILON:g}, {DELTA:g})-DP under add-or-remove-one (compute_dp_sgd_privacy_statement)")
+    print("set S: coordinate 0 in +[2^-2, 2^-1) not a multiple of 2^-24, or in +[2^0, 2^1) not a multiple of 2^-22")
+    print(f"D0 = {D0}: {h0}/{N} outputs in S; D1 = {D1}: {h1}/{N} outputs in S")
+    print(f"certified (confidence 0.99): P[S | D1] >= {lo:.4g}, P[S | D0] <= {hi:.4g}, "
+          f"so delta >= {certified:.4g} at epsilon {EPSILON:g}")
+    if certified > DELTA:
+        print(f"VERDICT: FLOATING-POINT LEAK, a violation of ({EPSILON:g}, {DELTA:g})-DP under add-or-remove-one: "
+              f"P[S | D1] - e^eps P[S | D0] >= {certified:.4g} > delta")
+    else:
+        print(f"VERDICT: NOT REPRODUCED at N = {N}; try a larger N")
+
+
+if __name__ == "__main__":
+    main()
