@@ -98,8 +98,11 @@ def test_a_correct_mean_is_not_accused_with_the_empty_dataset_in_the_search():
 
 
 def test_rdp_claims_default_to_hockey_stick_and_renyi_with_beta_split():
-    assert default_tester_name(RenyiDP(2.0, 1.0)) == "hockey-stick+renyi+float-screen"
-    assert default_tester_name(PureDP(1.0)) == "hockey-stick+float-screen"
+    # the default is sequential for every claim (issue 43; its Rényi e-process tests RDP claims);
+    # the staged default of before keeps hockey-stick + renyi for them
+    assert default_tester_name(RenyiDP(2.0, 1.0)) == default_tester_name(PureDP(1.0)) == "sequential+float-screen"
+    assert default_tester_name(RenyiDP(2.0, 1.0), sequential=False) == "hockey-stick+renyi+float-screen"
+    assert default_tester_name(PureDP(1.0), sequential=False) == "hockey-stick+float-screen"
     tester = make_tester("hockey-stick+renyi")
     assert isinstance(tester, CombinedTester) and [t.name for t in tester.testers] == ["hockey-stick", "renyi"]
     assert tester.config()["tester"] == "hockey-stick+renyi"
@@ -126,7 +129,10 @@ def test_rdp_bug_is_flagged_by_default_and_missed_by_hockey_stick_alone():
     args = ("test", "zoo:rdp-gaussian-conversion-calibrated", "--epsilon", "1", "--alpha", "2")
     code, out = run_json(*args)
     assert code == 1 and len(out["trials"]) == 1  # trial 1 (seeds 0-4 measured)
-    assert out["tester"]["tester"] == "hockey-stick+renyi+float-screen"
+    assert out["tester"]["tester"] == "sequential+float-screen"  # its Rényi e-process holds the evidence
+    assert out["evidence"]["divergence"] == "renyi", out["evidence"]
+    code, out = run_json(*args, "--tester", "staged")
+    assert code == 1 and out["tester"]["tester"] == "hockey-stick+renyi+float-screen"
     code, out = run_json(*args, "--tester", "hockey-stick", "--trials", "3")
     assert code == 0 and len(out["trials"]) == 3
 
@@ -139,11 +145,13 @@ def test_assert_dp_uses_the_renyi_default_too():
 def test_the_correct_rdp_gaussian_is_not_accused_by_default():
     # private in exact arithmetic: neither distributional tester accuses it (the default's float
     # screen may name its float64 outputs a floating-point leak: docs/floating_point.md §4b)
-    code, out = run_json("test", "zoo:rdp-gaussian", "--epsilon", "1", "--alpha", "2", "--trials", "3")
-    assert out["violation_kind"] != "distributional", out
-    parts = [p for t in out["trials"] for p in (t["outcome"]["parts"] or [t["outcome"]])]
-    assert {p["tester"] for p in parts} >= {"hockey-stick", "renyi"}
-    assert not any(p["violation"] for p in parts if p["tester"] != "float-bits")
+    for tester in ("sequential", "staged"):  # the default (issue 43), and the staged default of before
+        code, out = run_json("test", "zoo:rdp-gaussian", "--epsilon", "1", "--alpha", "2", "--trials", "3",
+                             "--tester", tester)
+        assert out["violation_kind"] != "distributional", out
+        parts = [p for t in out["trials"] for p in (t["outcome"]["parts"] or [t["outcome"]])]
+        assert {p["tester"] for p in parts} >= ({"sequential"} if tester == "sequential" else {"hockey-stick", "renyi"})
+        assert not any(p["violation"] for p in parts if p["tester"] != "float-bits")
 
 
 # --- vacuous tests ----------------------------------------------------------------------------

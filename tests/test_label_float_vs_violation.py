@@ -157,13 +157,15 @@ def test_which_part_runs_on_after_a_floating_point_finding():
 
 
 def test_assert_dp_names_the_violation_and_also_the_float_leak():
-    # the same too-little-noise mechanism through assert_dp (stages 2,000/8,000: the screen at 2,000,
-    # the hockey-stick tester alone at 8,000 for seed 0)
+    # the same too-little-noise mechanism through assert_dp with the staged tester (stages
+    # 2,000/8,000: the screen at 2,000, the hockey-stick tester alone at 8,000 for seed 0; the
+    # sequential default finds the distributional violation at 1,641 pairs, before the screen's
+    # first checkpoint)
     from dpaudit.testing import DPViolation, assert_dp
 
     with pytest.raises(DPViolation) as info:
         assert_dp(zoo.get("float-laplace").mechanism(1.3), epsilon=1.0, pairs=[([[0.0]], [[0.0], [1.0]])],
-                  samples=8000, trials=1, seed=0)
+                  samples=8000, trials=1, seed=0, tester="staged")
     msg = str(info.value)
     assert msg.startswith("dpaudit found a DP violation (violation kind: distributional)")
     assert "\n  also found: a FLOATING-POINT LEAK too (float-bits, trial 1; its own bound" in msg

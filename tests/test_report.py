@@ -28,8 +28,9 @@ def _run(*args):
 @pytest.fixture(scope="module")
 def audit_json(tmp_path_factory):
     path = tmp_path_factory.mktemp("json") / "r.json"
+    # the staged tester's region evidence (held-out counts, ratio test): what these report tests read
     res = _run("test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "4000", "--trials", "1",
-               "--seed", "5", "--quiet", "--report", str(path))
+               "--seed", "5", "--quiet", "--report", str(path), "--tester", "staged")
     assert res.exit_code == 1, res.output
     return json.loads(path.read_text())
 
@@ -143,9 +144,24 @@ def test_report_says_when_the_witness_trial_stopped_at_a_stage(tmp_path):
     """A staged trial that stops at its first violation says how many of the planned samples it used."""
     out = tmp_path / "r.md"
     res = _run("test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "20000", "--trials", "1",
-               "--seed", "0", "--quiet", "--report", str(out))
+               "--seed", "0", "--quiet", "--report", str(out), "--tester", "staged")
     assert res.exit_code == 1, res.output
     assert "2,000 per dataset (of 20,000: the trial stopped at the violation)" in _unspan(out.read_text())
+
+
+def test_report_of_the_sequential_default(tmp_path):
+    """The default (sequential) report: the pairs its trial drew, its e-value, the profile plot of its
+    anytime-valid delta lower bound, the command that reproduces it."""
+    out = tmp_path / "r.md"
+    res = _run("test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "20000", "--trials", "1",
+               "--seed", "0", "--quiet", "--report", str(out))
+    assert res.exit_code == 1, res.output
+    text = out.read_text()
+    drawn = json.loads(_run("test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "20000", "--trials",
+                            "1", "--seed", "0", "--json").stdout)["trials"][0]["num_samples"]
+    assert drawn < 2000 and f"{drawn:,} per dataset (of 20,000: the trial stopped at the violation)" in text
+    assert "e-value" in text and "1/beta" in text
+    assert (tmp_path / "r_files" / "privacy-profile.png").exists()
 
 
 def _section(html: str, anchor: str) -> str:

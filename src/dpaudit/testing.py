@@ -59,7 +59,7 @@ OBSERVERS: list = []
 after the observers return) or None, ``error`` the exception the audit raised or None. The pytest
 plugin registers one to count ``assert_dp`` calls in its summary and write their reports."""
 
-_TESTERS = ("hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all")
+_TESTERS = ("sequential", "staged", "hockey-stick", "renyi", "mmd", "histogram", "float-bits", "all")
 _RELATIONS = ("add-remove", "replace")
 
 
@@ -381,7 +381,8 @@ def _run_audit(mechanism, claim, *, epsilon, delta, alpha, neighbouring, domain,
         known = user_pairs(raw, setup.relation)
         pairs_json = json.dumps(raw, separators=(",", ":"))
     finder = make_finder(search, known, setup.relation, seed)
-    tst = make_tester(default_tester_name(setup.claim) if tester is None else tester, device=device)
+    tst = make_tester(default_tester_name(setup.claim, sequential=tester != "staged") if tester in (None, "staged") else tester,
+                      device=device)
     tst.require(setup.claim)
     command = _command(
         target, eps, dlt, alp, neighbouring=neighbouring, domain=dom, min_size=min_size, max_size=max_size,

@@ -80,7 +80,10 @@ __all__ = [
     "pickle_context",
     "usable_cores",
     "is_per_call",
+    "is_sequential",
+    "run_sequential_trial",
     "run_trial",
+    "sequential_parts",
     "sample_pair",
     "time_per_call",
     "trial_streams",
@@ -618,6 +621,8 @@ def run_trial(mechanism, tester, claim, spec: TrialSpec):
     ValueError
         If ``spec.stages`` is invalid (see :attr:`TrialSpec.schedule`).
     """
+    if is_sequential(tester):
+        return run_sequential_trial(mechanism, tester, claim, spec)
     sample_ss, test_ss = trial_streams(spec.seed, spec.index)
     schedule = spec.schedule
     name, whole = tester.name, tester
@@ -669,6 +674,158 @@ def run_trial(mechanism, tester, claim, spec: TrialSpec):
     if found is not None:
         outcome = continued_outcome(name, found[0], found[1], outcome, have, fraction)
     return _record(spec, outcome, sample_s, test_s, stages=stages, stop_reason=reason, used=have)
+
+
+def is_sequential(tester) -> bool:
+    """Whether ``tester`` runs trials sequentially (a :class:`~dpaudit.testers.sequential.SequentialTester`,
+    alone or as the distributional part of the floating-point screen)."""
+    return bool(getattr(tester, "sequential", False))
+
+
+def sequential_parts(tester, claim) -> tuple:
+    """How a sequential trial spends its beta: ``(sequential tester, its fraction, screen or None,
+    the screen's fraction, screen_undecided)``.
+
+    A :class:`~dpaudit.testers.FloatScreenTester` around a sequential tester gives the screen its
+    ``share`` on non-integer float outputs (or when undecided: the split is kept and the screen runs
+    only on non-integer float samples, as :meth:`FloatScreenTester.test <dpaudit.testers.FloatScreenTester.test>`),
+    the whole beta to the sequential tester on integer outputs. The fractions sum to at most 1."""
+    from ..testers.screened import FloatScreenTester
+
+    if isinstance(tester, FloatScreenTester):
+        if tester.float_outputs is False:
+            return tester.primary, 1.0, None, 0.0, False
+        return tester.primary, 1.0 - tester.share, tester.screen, tester.share, tester.float_outputs is None
+    return tester, 1.0, None, 0.0, False
+
+
+def screen_checkpoints(num_samples: int, batches) -> tuple:
+    """Pairs at which a sequential trial's floating-point screen runs (when the trial reaches them).
+
+    The ``"auto"`` stage schedule (:func:`~dpaudit.audit.sequential.stage_schedule`: 2,000, 8,000,
+    ..., n/4, n) and every batch boundary of the e-process from ``max(n/4, min(2000, n))`` on: the
+    e-process may stop for futility at any batch from a quarter of the budget on
+    (:data:`~dpaudit.testers.sequential.FUTILITY_FRACTION`), and the screen then has just run on
+    every pair drawn. Fixed by ``num_samples`` and the batch schedule alone (never by the draws), so
+    the union bound over the checkpoints holds (docs/sequential.md §3).
+
+    Parameters
+    ----------
+    num_samples : int
+        The trial's budget ``n`` (pairs), ``>= 1``.
+    batches : sequence of int
+        The e-process's cumulative batch sizes (ending at ``n``).
+
+    Returns
+    -------
+    tuple of int
+        Strictly increasing, ending at ``n``.
+    """
+    from .sequential import stage_schedule
+
+    n = int(num_samples)
+    low = max(n // 4, min(2000, n))
+    return tuple(sorted(set(stage_schedule(n, "auto")) | {int(b) for b in batches if low <= b <= n}))
+
+
+def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
+    """Run one trial with a sequential tester (:class:`~dpaudit.testers.sequential.SequentialTester`).
+
+    The trial draws its pairs in the tester's batches (batch ``k`` from the stream
+    :func:`~dpaudit.audit.sequential.stage_stream` ``(sampling stream, k)``, chunked as
+    :func:`sample_pair` chunks any draw) and bets on them at ``fraction * spec.beta``, stopping at
+    the first violation or at ``spec.num_samples`` pairs. With the floating-point screen
+    (:func:`sequential_parts`), the float-bits tester runs at the checkpoints of the ``"auto"``
+    stage schedule (:func:`~dpaudit.audit.sequential.stage_schedule`: 2,000, 8,000, ..., n/4, n
+    pairs, and every batch boundary from n/4 on, where the e-process may stop for futility:
+    :func:`screen_checkpoints`) that the trial reaches, on the first ``n_c`` pairs, each at its part
+    (:func:`~dpaudit.audit.sequential.stage_betas`) of the screen's share: by the union bound the
+    trial accuses a mechanism that satisfies the claim with probability at most ``spec.beta``
+    (docs/sequential.md §3). A floating-point finding does not stop the trial: the sequential
+    test goes on to its budget or a distributional violation (:func:`continued_outcome`).
+
+    Returns
+    -------
+    TrialRecord
+        One :class:`StageRecord` per batch; ``num_samples`` the pairs drawn; ``stop_reason``
+        ``"violation"``, ``"futility"`` (:class:`~dpaudit.testers.sequential.SequentialTester`'s
+        ``futility``) or ``"budget"``.
+
+    Raises
+    ------
+    MechanismError
+        If the mechanism fails or returns unusable outputs.
+    """
+    from ..testers.screened import has_noninteger_floats
+    from .sequential import stage_schedule
+
+    sample_ss, test_ss = trial_streams(spec.seed, spec.index)
+    whole_name = tester.name
+    tester, fraction = trial_tester(tester, claim, spec)
+    alone = spec.distributional_only and fraction < 1.0
+    seq, seq_frac, screen, screen_frac, undecided = sequential_parts(tester, claim)
+    beta_seq = fraction * seq_frac * spec.beta
+    per_call = bool(spec.chunk_size) and is_per_call(mechanism)
+    batches = seq.schedule(int(spec.num_samples), per_call)
+    checks, check_betas = (), ()
+    if screen is not None:
+        checks = screen_checkpoints(int(spec.num_samples), batches)
+        check_betas = stage_betas(checks, fraction * screen_frac * spec.beta)
+    kept0, kept1 = [], []
+    state = {"k": 0, "have": 0, "found": None, "check": 0, "screen_s": 0.0, "screen_notes": []}
+
+    def draw(start: int, m: int):
+        k = state["k"]
+        y0, y1 = sample_pair(mechanism, spec.pair, m, stage_stream(sample_ss, k), spec.chunk_size,
+                             planned_calls=2 * int(spec.num_samples))
+        kill_point("trial.sampled")
+        state["k"] = k + 1
+        if screen is not None and state["found"] is None and state["check"] < len(checks):
+            kept0.append(y0)
+            kept1.append(y1)
+        return y0, y1
+
+    def on_batch(rec) -> None:
+        have = rec.num_samples
+        while screen is not None and state["found"] is None and state["check"] < len(checks) \
+                and checks[state["check"]] <= have:
+            c = state["check"]
+            n_c = checks[c]
+            x0 = _concat_chunks(mechanism, kept0, spec.pair.d0)[:n_c]
+            x1 = _concat_chunks(mechanism, kept1, spec.pair.d1)[:n_c]
+            t0 = time.perf_counter()
+            if not undecided or has_noninteger_floats(x0) or has_noninteger_floats(x1):
+                out = screen.test(x0, x1, claim, beta=check_betas[c], rng=np.random.default_rng(stage_stream(test_ss, c)))
+                state["screen_notes"].append(f"{screen.name} at {n_c:,} pairs: {out.status}")
+                if out.violation:
+                    state["found"] = (out, int(n_c))
+                    kept0.clear()
+                    kept1.clear()
+            state["screen_s"] += time.perf_counter() - t0
+            state["check"] = c + 1
+
+    result = seq.run(draw, claim, beta=beta_seq, rng=np.random.default_rng(test_ss), budget=int(spec.num_samples),
+                     per_call=per_call, schedule=batches, on_batch=on_batch)
+    outcome = result.outcome
+    if state["found"] is not None:
+        found, n_found = state["found"]
+        outcome = continued_outcome(whole_name, found, n_found, outcome, int(result.samples_drawn), seq_frac)
+    elif state["screen_notes"]:
+        outcome = dataclasses.replace(outcome, note=outcome.note + "; " + "; ".join(state["screen_notes"]),
+                                      beta=fraction * spec.beta)
+    last = result.batches[-1] if result.batches else None
+    stages = tuple(StageRecord(int(b.num_samples), float(beta_seq),
+                               "violation" if (b is last and result.outcome.violation) else "pass",
+                               float(b.log_e_value - math.log(1.0 / beta_seq)),
+                               futile=bool(b is last and result.stop_reason == "futility"), distributional_only=alone)
+                   for b in result.batches)
+    reason = "violation" if result.outcome.violation else result.stop_reason  # as run_trial: the distributional part's
+    return TrialRecord(
+        index=spec.index, finder=spec.finder, pair=spec.pair, num_samples=int(result.samples_drawn), outcome=outcome,
+        seed_key=(int(spec.index),), sample_seconds=float(result.sample_seconds),
+        test_seconds=float(result.test_seconds + state["screen_s"]), stages=stages, stop_reason=reason,
+        planned_samples=int(spec.num_samples),
+    )
 
 
 # =========================================================================== executors

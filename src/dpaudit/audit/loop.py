@@ -119,9 +119,11 @@ def audit(
         ``EvolutionFinder``, ``ChainFinder``...).
     tester : Tester, optional
         Default: ``make_tester(default_tester_name(claim))`` on CPU, as ``dpaudit test``: the
-        hockey-stick tester (with the Rényi tester for a Rényi claim), plus the float-bits screen
-        at a tenth of beta when the outputs are non-integer floats
-        (:class:`~dpaudit.testers.FloatScreenTester`). Any :class:`~dpaudit.testers.Tester`, e.g.
+        sequential tester (:class:`~dpaudit.testers.sequential.SequentialTester`, testing by
+        betting, docs/sequential.md), plus the float-bits screen at a tenth of beta when the outputs
+        are non-integer floats (:class:`~dpaudit.testers.FloatScreenTester`); with ``stages``
+        other than ``"auto"``, the staged default of before (``default_tester_name(claim,
+        sequential=False)``: the hockey-stick tester, with the Rényi tester for a Rényi claim). Any :class:`~dpaudit.testers.Tester`, e.g.
         ``make_tester("all")``. A tester with ``peek_samples > 0`` is resolved
         (:meth:`~dpaudit.testers.Tester.resolve`) before the first trial from that many outputs
         per dataset of the first pair, drawn from spawn key :data:`PEEK_SPAWN_KEY` of the seed; the
@@ -171,7 +173,8 @@ def audit(
         see :func:`~dpaudit.audit.executors.chunk_sizes`; 0: no chunks, one stream per trial). The
         samples depend on it and on ``num_samples``, never on the executor or the processes.
     stages : "auto", "off", None or list of int, default "auto"
-        Sequential sample sizes within each trial (:mod:`dpaudit.audit.sequential`): each trial
+        For the staged testers (a sequential tester draws in its own batches and ignores it):
+        sample sizes within each trial (:mod:`dpaudit.audit.sequential`): each trial
         draws its samples in stages and stops at the first stage that finds a violation, or
         early when continuing is futile; the stages' failure probabilities sum to the trial's
         ``beta / T``. ``"auto"``: 2000, 8000, 32000, ... per dataset below ``num_samples / 6``, then ``num_samples / 4``,
@@ -228,7 +231,8 @@ def audit(
     stages = normalise_stages(stages)
     if num_samples is not None:
         stage_schedule(num_samples, stages)  # bad explicit stages fail before any storage is opened
-    tester = tester or make_tester(default_tester_name(claim))
+    # explicit stages ask for the staged tester: without a tester they select the staged default
+    tester = tester or make_tester(default_tester_name(claim, sequential=stages_default))
     tester.require(claim)
     name = getattr(mechanism, "name", type(mechanism).__name__)
     finder = as_finder(finder)

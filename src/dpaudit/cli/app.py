@@ -87,6 +87,8 @@ class Neighbouring(str, Enum):
 
 
 class TesterName(str, Enum):
+    sequential = "sequential"
+    staged = "staged"
     hockey_stick = "hockey-stick"
     renyi = "renyi"
     mmd = "mmd"
@@ -395,6 +397,13 @@ def _stages_text(samples: int, stages) -> str:
     return "" if len(sched) == 1 else " in stages " + "/".join(f"{n:,}" for n in sched)
 
 
+def _batches_text(tester) -> str:
+    """`` at most, drawn in batches from 32 pairs (x1.5) until the evidence suffices`` for a sequential tester."""
+    seq = getattr(tester, "primary", tester)
+    return (f" at most, in batches from {seq.first_batch:,} pairs (x{seq.growth:g}; x{seq.per_call_growth:g} per call) "
+            "until the evidence suffices")
+
+
 def _samples_used(r) -> str:
     """Samples per dataset a trial used (``"8,000 fut."`` when it stopped for futility)."""
     return f"{r.num_samples:,}" + (" fut." if r.stopped_by == "futility" else "")
@@ -519,7 +528,9 @@ def test_cmd(
     domain: Optional[List[str]] = typer.Option(None, "--domain", help="Record domain: LOWER:UPPER per coordinate. Default: the mechanism's, else 0:1."),
     min_size: Optional[int] = typer.Option(None, "--min-size", help="Smallest dataset (records) of every pair. Default: the mechanism's, else 0 (add-remove) or 1 (replace)."),
     max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset (records) of every pair. Default: the mechanism's, else 10."),
-    tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which divergence bound decides: hockey-stick (exact regions; a classifier for vectors), renyi, mmd, histogram, float-bits (sets of doubles) or all (beta split). Default: hockey-stick (with renyi for --alpha), and float-bits at beta/10 when the outputs are non-integer floats; --tester hockey-stick runs it alone."),
+    tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which test decides: sequential (testing by betting: stops at the first pair where the evidence suffices; docs/sequential.md), staged (the default before it: hockey-stick, with renyi for --alpha, in --stages), hockey-stick (exact regions; a classifier for vectors), renyi, mmd, histogram, float-bits (sets of doubles) or all (beta split). Default: sequential, and float-bits at beta/10 when the outputs are non-integer floats; --tester sequential runs it alone."),
+    first_batch: Optional[int] = typer.Option(None, "--first-batch", help="Sequential tester: pairs of the first batch (nothing is bet on them), default 32."),
+    batch_growth: Optional[float] = typer.Option(None, "--batch-growth", help="Sequential tester: factor by which each batch grows the pairs drawn, default 1.5 (1.25 for per-call mechanisms)."),
     device: str = option("device", "cpu", "of trained testers"),
     json_out: bool = option("json", False),
     quiet: bool = option("quiet", False),
@@ -581,7 +592,18 @@ def test_cmd(
             tester = _estimate_tester(claim, tester_name, device, stages, _explicit(ctx, "stages"))
             stages, exhaustive = "off", True
         else:
-            tester = make_tester(tester_name.value if tester_name else default_tester_name(claim), device=device)
+            stored_name = (plan.stored or {}).get("tester", {}).get("tester") if resume else None
+            if tester_name is None and stored_name:  # a resumed audit keeps the tester it was started with
+                name = stored_name
+            elif tester_name is None or tester_name.value == "staged":
+                # --stages asks for the staged tester: without --tester it selects the staged default
+                name = default_tester_name(claim, sequential=tester_name is None and not _explicit(ctx, "stages"))
+            else:
+                name = tester_name.value
+            tester = _with_batches(make_tester(name, device=device), first_batch, batch_growth, device)
+            if _is_sequential(tester) and _explicit(ctx, "stages"):
+                raise DPAuditError(f"--stages {stages} sets the stages of the staged testers (--tester staged, hockey-stick, ...); "
+                                   "the sequential tester draws in batches (--first-batch, --batch-growth)")
         tester.require(claim)
         executor = _make_executor(scheduler, workers, processes)
         if executor.kind == "dask":
@@ -598,7 +620,8 @@ def test_cmd(
     if not (json_out or quiet):
         console.print(
             f"Auditing [bold]{escape(str(getattr(mechanism, 'name', target)))}[/] against {claim.describe()} "
-            f"({relation.name} neighbours, {samples:,} samples per dataset{_stages_text(samples, stages)}, "
+            f"({relation.name} neighbours, {samples:,} samples per dataset"
+            f"{_batches_text(tester) if _is_sequential(tester) else _stages_text(samples, stages)}, "
             f"up to {trials} trial(s), beta={beta:g})"
             + (f"; audit kept in {escape(storage)}" if storage else "")
         )
@@ -668,6 +691,32 @@ def test_cmd(
         if estimate:
             _render_estimate(result, claim)
     raise typer.Exit(result.exit_code)
+
+
+def _is_sequential(tester) -> bool:
+    return bool(getattr(tester, "sequential", False))
+
+
+def _with_batches(tester, first_batch, batch_growth, device: str):
+    """``tester`` with the sequential tester's batch options applied (a new
+    :class:`~dpaudit.testers.sequential.SequentialTester` inside the float screen, if any)."""
+    if first_batch is None and batch_growth is None:
+        return tester
+    if not _is_sequential(tester):
+        raise DPAuditError("--first-batch and --batch-growth set the sequential tester's batches: "
+                           f"drop them or use --tester sequential (got the {tester.name} tester)")
+    from ..testers.screened import FloatScreenTester
+    from ..testers.sequential import SequentialTester
+
+    kw = {"device": device}
+    if first_batch is not None:
+        kw["first_batch"] = first_batch
+    if batch_growth is not None:
+        kw["growth"] = kw["per_call_growth"] = batch_growth
+    seq = SequentialTester(**kw)
+    if isinstance(tester, FloatScreenTester):
+        return FloatScreenTester(seq, tester.screen, share=tester.share, name=tester.name)
+    return seq
 
 
 def _estimate_tester(claim, tester_name, device: str, stages: str, stages_given: bool):
@@ -890,7 +939,8 @@ _register_subcommands()
 _HELP_PANELS = {
     "test": {
         "Choosing the pairs": ["search", "pairs", "domain", "min_size", "max_size"],
-        "Sampling and statistics": ["stages", "exhaustive", "estimate", "device", "adversarial"],
+        "Sampling and statistics": ["first_batch", "batch_growth", "stages", "exhaustive", "estimate", "device",
+                                    "adversarial"],
         "Resuming, and where it runs": ["storage", "resume", "study_name", "scheduler", "workers", "processes"],
     },
 }

@@ -21,8 +21,10 @@ its common bugs as variants, and the one-run audit of a run next to its accounta
   noisy update handed back, several canary kinds at once (:data:`CANARY_KINDS`) audited together
   (:class:`CanaryAudit`), with a clipping check and a sampler check (:func:`sampler_check`).
 * :mod:`dpaudit.dpsgd.harness` — many-run audits of the user's own DP-SGD step or training
-  function (``run_step_many``/``run_train_many``, ``audit_user_code``): batch-level clipping and
-  data-dependent normalisation.
+  function (``run_step_many``/``run_train_many``, ``audit_user_code``; in batches that stop at the
+  first certified violation: ``audit_user_step``/``audit_user_train``): examples coupled through
+  the batch (clipping of a batch or of small groups, shared clip factors, data-dependent
+  normalisation and noise, special paths for some records).
 
 Derivations and measurements: ``docs/dpsgd.md``.
 """
@@ -32,7 +34,7 @@ from .audit import DEFAULT_SCORES, SCORE_FUNCTIONS, DPSGDAudit, audit_run, canar
 from .plot import audit_plot, epsilon_plot
 from .shuffle import shuffled_epsilon_lower_bound
 from .reference import VARIANTS, DPSGDConfig, TrainingRun, load_digits_task, noise_for_epsilon, train_with_canaries
-from .harness import audit_user_code, make_task, run_step_many, run_train_many
+from .harness import audit_user_code, audit_user_step, audit_user_train, make_task, make_tasks, run_step_many, run_train_many
 
 __all__ = [
     "CANARY_KINDS",
@@ -49,10 +51,13 @@ __all__ = [
     "audit_plot",
     "audit_run",
     "audit_user_code",
+    "audit_user_step",
+    "audit_user_train",
     "canary_scores",
     "epsilon_plot",
     "load_digits_task",
     "make_task",
+    "make_tasks",
     "noise_for_epsilon",
     "run_step_many",
     "run_train_many",

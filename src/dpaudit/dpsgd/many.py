@@ -33,7 +33,8 @@ import numpy as np
 from .._validate import check_int
 from .reference import VARIANTS, DPSGDConfig, _task_tensors, load_digits_task
 
-__all__ = ["CANARY_SETS", "COUPLING_VARIANTS", "ManyRuns", "RNG_BLOCK", "VIEWS", "audit_many", "choose_chunk",
+__all__ = ["CANARY_SETS", "COUPLING_VARIANTS", "ManyRuns", "RNG_BLOCK", "SequentialAudit", "VIEWS", "VIEW_ALTERNATIVES",
+           "audit_many", "audit_train_many", "choose_chunk", "detectable_leak", "look_schedule", "sequential_audit",
            "epoch_max_scores", "profile_check", "train_many"]
 
 
@@ -63,6 +64,13 @@ class ManyRuns:
         the last block may be shorter), the largest observation of each block, summed over the
         blocks (Chua et al. 2024's test). It sees sampling that concentrates an example in one
         step of each epoch (shuffled batches) where the accountant spreads it over the steps.
+    spread_in, spread_out : ndarray
+        The update's scale from step to step (white box; :mod:`dpaudit.dpsgd.harness`): the
+        largest ``|log rms_t - median_s log rms_s|`` over the steps, ``rms_t`` the root mean square
+        of step ``t``'s update on the block nothing touches. Near zero for code whose update is
+        scaled by a public constant; it sees a scale that jumps in the few steps where an example
+        is sampled (a realised count or a norm at small ``q``, noise scaled by the batch), which the
+        summed ``scale`` dilutes over the steps.
     """
 
     black_box_in: np.ndarray
@@ -77,6 +85,25 @@ class ManyRuns:
     scale_out: np.ndarray = field(default_factory=lambda: np.zeros(0))
     epoch_max_in: np.ndarray = field(default_factory=lambda: np.zeros(0))
     epoch_max_out: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    spread_in: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    spread_out: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def pair(self, view: str):
+        """The scores ``(in, out)`` of ``view`` (a key of :data:`VIEWS`)."""
+        if view not in VIEWS:
+            raise ValueError(f"view must be one of {VIEWS}, got {view!r}")
+        return getattr(self, f"{view}_in"), getattr(self, f"{view}_out")
+
+    def concatenate(self, other: "ManyRuns") -> "ManyRuns":
+        """These runs followed by ``other``'s (independent runs of the same mechanism and
+        canaries, e.g. the next batch of a sequential audit): every score array joined, the
+        seconds added, ``details["runs"]`` and ``["runs_in"]`` summed."""
+        arrays = {f"{v}_{h}": np.concatenate([getattr(self, f"{v}_{h}"), getattr(other, f"{v}_{h}")])
+                  for v in VIEWS for h in ("in", "out")}
+        details = {**self.details, "runs": int(self.details.get("runs", 0)) + int(other.details.get("runs", 0)),
+                   "runs_in": int(self.details.get("runs_in", 0)) + int(other.details.get("runs_in", 0))}
+        return ManyRuns(config=self.config, variant=self.variant, seconds=self.seconds + other.seconds,
+                        details=details, **arrays)
 
 
 def _odd_digits():
@@ -193,7 +220,7 @@ def choose_chunk(runs: int, per_model_bytes: int, device="cpu") -> int:
 
 def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct", data=None, hidden: int = 0,
                chunk: int = None, opposing: int = 0, null_block: int = 1024, canary: str = "both", seed: int = 0,
-               device: str = "cpu") -> ManyRuns:
+               device: str = "cpu", stream: int = 0) -> ManyRuns:
     """Train ``runs`` DP-SGD models at once (half with the canaries) and score the canaries.
 
     Parameters
@@ -242,7 +269,14 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
         claim is about when the canaries can interact: shared clipping, a shared batch size,
         shared batch slots).
     seed : int
+        Seeds the public initial model and every run's randomness.
     device : str
+    stream : int
+        ``>= 0``: which independent stream of runs (sampling and noise) ``seed`` gives; the
+        public initial model is the same for every stream. A sequential audit
+        (:func:`audit_train_many`) trains its batches as streams ``0, 1, 2, ...`` of one seed, so
+        that its batches are independent runs of one mechanism. ``0`` is the stream of earlier
+        versions.
 
     Returns
     -------
@@ -315,7 +349,8 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
     chunk = choose_chunk(runs_total, _per_model_bytes(n, d_model, null_block, T, opposing), device) if chunk is None \
         else check_int(chunk, "chunk")
     chunk = max(RNG_BLOCK, chunk // RNG_BLOCK * RNG_BLOCK)
-    block_seeds = np.random.SeedSequence([int(seed), 7]).spawn(-(-runs_total // RNG_BLOCK))
+    stream = check_int(stream, "stream", 0)
+    block_seeds = np.random.SeedSequence([int(seed), 7] + ([stream] if stream else [])).spawn(-(-runs_total // RNG_BLOCK))
     for start in range(0, runs, chunk):
         r = min(chunk, runs - start)
         blocks = []  # (generator, size, reused-noise seed) of each block in this chunk
@@ -418,7 +453,8 @@ def train_many(config: DPSGDConfig, *, runs: int = 1000, variant: str = "correct
                     details={"runs": runs, "runs_in": runs_in, "model_parameters": int(d_model), "num_train": int(n),
                              "hidden": hidden, "seed": seed, "device": device, "opposing": int(opposing),
                              "null_block": int(null_block), "expected_batch": float(expected), "canary": canary,
-                             "shuffled_batch": int(batch) if shuffled else None, "chunk": int(chunk)})
+                             "shuffled_batch": int(batch) if shuffled else None, "chunk": int(chunk),
+                             "stream": stream})
 
 
 COUPLING_VARIANTS = frozenset({"batch-clipping", "realised-batch-size", "shuffled-batches"})
@@ -426,21 +462,33 @@ COUPLING_VARIANTS = frozenset({"batch-clipping", "realised-batch-size", "shuffle
 clipped together, an update divided by the realised batch size, fixed-size batch slots): their
 many-run audits need runs that differ in exactly one example (``train_many(canary=...)``)."""
 
-VIEWS = ("black_box", "white_box", "scale", "epoch_max")
+VIEWS = ("black_box", "white_box", "scale", "epoch_max", "spread")
+
+#: The direction each view's two-sample audit takes by default (fixed before looking):
+#: ``"greater"`` where an included canary can only push the score up under every bug the view is
+#: for (the canary's own coordinate, its loss; in :func:`train_many` the scale, which only its
+#: realised-batch-size variant moves, and only up); ``"two-sided"`` for the scale's spread. The
+#: many-run harness of user code (:mod:`dpaudit.dpsgd.harness`) audits ``scale`` two-sided too:
+#: a data-dependent normaliser moves it up with the canary, a data-dependent noise scale down.
+VIEW_ALTERNATIVES = {"black_box": "greater", "white_box": "greater", "scale": "greater", "epoch_max": "greater",
+                     "spread": "two-sided"}
 
 
 def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
-               views=("black_box", "white_box"), profile=None) -> dict:
+               views=("black_box", "white_box"), profile=None, alternatives=None) -> dict:
     """Certified two-sample bounds (:func:`dpaudit.scores.clopper_pearson_audit`, scores of
     included-canary runs leaning high) from each view's scores, each at ``beta``, next to the
     accountant's epsilon.
 
     Views: ``"black_box"`` (minus the final model's loss on the input canary), ``"white_box"``
     (the gradient canary's likelihood-ratio score over the steps), ``"scale"`` (the update's
-    scale statistic, :attr:`ManyRuns.scale_in`) and ``"epoch_max"`` (the gradient canary's
-    largest observation per block of ``round(1/q)`` steps, summed: :attr:`ManyRuns.epoch_max_in`). Each is a function of the released outputs and
-    public information only, so each bound is certified whatever the implementation does; the
-    runs are independent, so the two halves are i.i.d. samples of the two output laws.
+    scale statistic, :attr:`ManyRuns.scale_in`), ``"epoch_max"`` (the gradient canary's
+    largest observation per block of ``round(1/q)`` steps, summed: :attr:`ManyRuns.epoch_max_in`)
+    and ``"spread"`` (the scale's variation from step to step, :attr:`ManyRuns.spread_in`; the
+    harness's runs). Each is a function of the released outputs and public information only, so
+    each bound is certified whatever the implementation does; the runs are independent, so the
+    two halves are i.i.d. samples of the two output laws. Each view's direction is
+    :data:`VIEW_ALTERNATIVES` unless ``alternatives`` says otherwise.
 
     Parameters
     ----------
@@ -458,6 +506,9 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
         A grid of epsilons (fixed before looking): also compare each view's evidence with the
         accountant's whole privacy profile (:func:`profile_check`; same confidence, no extra
         cost). ``profile_violated``: the certified delta exceeds the accountant's at a grid point.
+    alternatives : dict, optional
+        View -> ``"greater"`` or ``"two-sided"`` (fixed before looking), over
+        :data:`VIEW_ALTERNATIVES`.
 
     Returns
     -------
@@ -479,7 +530,6 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
     (1934); ``docs/dpsgd.md`` §3 (the scale statistic).
     """
     from ..scores import clopper_pearson_audit
-    from .audit import _claimed_accountant
 
     views = tuple(views)
     if not views or any(v not in VIEWS for v in views):
@@ -496,19 +546,19 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
         raise ValueError("the 'scale' view needs the scale scores of train_many")
     if "epoch_max" in views and result.epoch_max_in.size < 2:
         raise ValueError("the 'epoch_max' view needs the epoch-maximum scores of train_many")
-    cfg = result.config
-    acc = float(_claimed_accountant(float(cfg.noise_multiplier), float(cfg.sampling_rate), int(cfg.steps),
-                                    float(delta)).epsilon)
+    if "spread" in views and result.spread_in.size < 2:
+        raise ValueError("the 'spread' view needs the per-step scale of the many-run harness (dpaudit.dpsgd.harness)")
+    acc = _claimed_epsilon(result.config, delta)
     out = {"accountant_epsilon": acc, "runs": int(result.details["runs"]), "seconds": result.seconds}
-    pairs = {"black_box": (result.black_box_in, result.black_box_out),
-             "white_box": (result.white_box_in, result.white_box_out),
-             "scale": (result.scale_in, result.scale_out),
-             "epoch_max": (result.epoch_max_in, result.epoch_max_out)}
+    sides = {**VIEW_ALTERNATIVES, **(alternatives or {})}
+    if any(sides[v] not in ("greater", "two-sided") for v in views):
+        raise ValueError(f"alternatives must map views to 'greater' or 'two-sided', got {alternatives!r}")
     for view in views:
-        a, b = pairs[view]
-        au = clopper_pearson_audit(a, b, confidence=1 - beta, alternative="greater")
+        a, b = result.pair(view)
+        au = clopper_pearson_audit(a, b, confidence=1 - beta, alternative=sides[view])
         e = au.epsilon_lower_bound(delta)
-        out[view] = {"epsilon_lower_bound": e, "mu_lower_bound": au.mu_lower_bound, "violated": bool(e > acc)}
+        out[view] = {"epsilon_lower_bound": e, "mu_lower_bound": au.mu_lower_bound, "violated": bool(e > acc),
+                     "alternative": sides[view]}
         if profile is not None:
             out[view]["profile"] = profile_check(au, result.config.composition(), profile)
             out[view]["profile_violated"] = out[view]["profile"]["violated"]
@@ -516,6 +566,15 @@ def audit_many(result: ManyRuns, *, delta: float = 1e-5, beta: float = 0.05,
     if profile is not None:
         out["profile_violated"] = any(out[v]["profile_violated"] for v in views)
     return out
+
+
+def _claimed_epsilon(config: DPSGDConfig, delta: float) -> float:
+    """The accountant's epsilon at ``delta`` for the claim (cached in :mod:`.audit`; dp_accounting's
+    harmless RDP convergence warnings are dropped by :mod:`dpaudit.privacy.quiet`)."""
+    from .audit import _claimed_accountant
+
+    return float(_claimed_accountant(float(config.noise_multiplier), float(config.sampling_rate),
+                                     int(config.steps), float(delta)).epsilon)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -571,3 +630,308 @@ def profile_check(evidence, composition, epsilons) -> dict:
     j = int(np.argmax(diff))
     return {"violated": bool(diff[j] > 0), "witness_epsilon": float(grid[j]), "delta_lower_bound": float(lb[j]),
             "accountant_delta": float(acc[j]), "margin": float(diff[j]), "grid": grid.tolist()}
+
+
+# --------------------------------------------------------------------------- sequential audits
+def look_schedule(first_runs: int, max_runs: int) -> tuple:
+    """The cumulative run counts at which a sequential many-run audit looks at its evidence.
+
+    ``first_runs, 2 first_runs, 4 first_runs, ...`` while below ``max_runs``, then ``max_runs``
+    (a geometric schedule: the runs spent past the first look that would have sufficed are at
+    most about twice the runs needed). Fixed from the two arguments alone, before any run.
+
+    Parameters
+    ----------
+    first_runs : int
+        Runs at the first look, ``>= 4``.
+    max_runs : int
+        The run budget, ``>= first_runs``.
+
+    Returns
+    -------
+    tuple of int
+        Strictly increasing; the last is ``max_runs``.
+
+    Raises
+    ------
+    ValueError
+        On counts out of range.
+    """
+    first_runs = check_int(first_runs, "first_runs", 4)
+    max_runs = check_int(max_runs, "max_runs", 4)
+    if max_runs < first_runs:
+        raise ValueError(f"max_runs ({max_runs}) must be >= first_runs ({first_runs})")
+    looks, r = [], first_runs
+    while r < max_runs:
+        looks.append(r)
+        r *= 2
+    return tuple(looks) + (max_runs,)
+
+
+@dataclass(frozen=True)
+class SequentialAudit:
+    """The verdict of a many-run audit that looked at its evidence after each batch of runs.
+
+    Attributes
+    ----------
+    caught : bool
+        A violation was certified at some look (wrong with probability at most ``beta``,
+        whatever look it stopped at).
+    runs : int
+        Runs used: the cumulative count at the look that stopped (the budget when none did).
+    stopped : str
+        ``"violation"`` or ``"budget"``.
+    schedule : tuple of int
+        The looks (:func:`look_schedule`), fixed before the first run.
+    looks : tuple of dict
+        One per look taken: ``runs``, ``caught``, ``best_epsilon`` (the largest certified
+        epsilon over the views), ``best_margin`` (the largest certified-minus-accounted delta
+        over the views and the profile grid) and ``view`` (the view that caught, or None).
+    audit : dict
+        The audit at the last look taken (``audit_many`` / ``audit_user_code``'s dict).
+    beta, beta_per_look : float
+        The overall failure probability and its share at each look (``beta / len(schedule)``).
+    detectable : dict or None
+        When it stopped at the budget without a violation: what the same audit at that run
+        count would have caught about half the time (:func:`detectable_leak`).
+    result : object
+        The pooled runs (``ManyRuns`` or ``HarnessRuns``).
+    """
+
+    caught: bool
+    runs: int
+    stopped: str
+    schedule: tuple
+    looks: tuple
+    audit: dict
+    beta: float
+    beta_per_look: float
+    detectable: dict = None
+    result: object = None
+
+    def summary(self) -> str:
+        """One paragraph: the verdict, the runs it took, and (at the budget) what it could have caught."""
+        if self.caught:
+            return (f"violation certified after {self.runs:,} runs (look {len(self.looks)} of {len(self.schedule)}; "
+                    f"view {self.looks[-1]['view']}; beta {self.beta:g} over every look)")
+        text = f"no violation certified in {self.runs:,} runs ({len(self.looks)} looks, beta {self.beta:g})"
+        d = self.detectable
+        if d:
+            text += (f"; at this cost the audit catches, about half the time, a view whose two halves separate like "
+                     f"a Gaussian shift of mu >= {d['mu']:.3g} (epsilon >= {d['epsilon']:.3g} at delta {d['delta']:g}), "
+                     f"where the claim's own worst case is mu {d['claim_mu']:.3g} (epsilon {d['accountant_epsilon']:.3g})")
+        return text
+
+
+def _best(audit: dict, views) -> tuple:
+    """(largest certified epsilon, largest profile margin, the first view that caught or None)."""
+    eps = max((audit[v]["epsilon_lower_bound"] for v in views), default=0.0)
+    margins = [audit[v]["profile"]["margin"] for v in views if "profile" in audit[v]]
+    caught = [v for v in views if audit[v]["violated"] or audit[v].get("profile_violated", False)]
+    return float(eps), float(max(margins)) if margins else float("nan"), caught[0] if caught else None
+
+
+def sequential_audit(run_batch, audit, schedule, *, beta: float = 0.05, views_of=None,
+                     detectable=None) -> SequentialAudit:
+    """Run batches of runs until a look certifies a violation or the budget is spent.
+
+    At look ``k`` (cumulative ``schedule[k]`` runs) the pooled runs are audited at
+    ``beta / len(schedule)``; the first look that catches stops. **Validity whatever the
+    stopping time**: the looks are fixed in advance and each look's audit is wrong with
+    probability at most ``beta / len(schedule)`` when the code keeps its claim, so the chance that
+    *any* look accuses a correct implementation is at most ``beta`` (a union bound over the fixed
+    looks; nested samples, any dependence between looks). Stopping early only skips looks.
+
+    Parameters
+    ----------
+    run_batch : callable
+        ``run_batch(k, runs) -> result``: the ``k``-th batch of ``runs`` new independent runs
+        (``ManyRuns`` or ``HarnessRuns``, with ``concatenate``).
+    audit : callable
+        ``audit(result, beta_look) -> dict`` with ``"caught"`` and ``"views"``.
+    schedule : sequence of int
+        Cumulative run counts (:func:`look_schedule`).
+    beta : float
+        Overall failure probability, in (0, 1).
+    views_of : callable, optional
+        ``views_of(audit_dict) -> keys`` of the per-view entries (default ``audit["views"]``).
+    detectable : callable, optional
+        ``detectable(result, beta_look) -> dict``, called when the budget is spent without a
+        violation.
+
+    Returns
+    -------
+    SequentialAudit
+
+    Raises
+    ------
+    ValueError
+        On a schedule that is not strictly increasing, or a bad ``beta``.
+
+    References
+    ----------
+    Group-sequential testing with a fixed number of looks and a split error (Bonferroni over the
+    looks; Jennison & Turnbull 2000 ch. 2); issue 43 (stop the many-run audits early).
+    """
+    schedule = tuple(int(s) for s in schedule)
+    if not schedule or any(b <= a for a, b in zip(schedule, schedule[1:])) or schedule[0] < 4:
+        raise ValueError(f"schedule must be strictly increasing counts >= 4, got {schedule!r}")
+    if not (0.0 < beta < 1.0):
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    beta_look = beta / len(schedule)
+    views_of = views_of or (lambda a: a["views"])
+    pooled, done, looks, a = None, 0, [], None
+    for k, total in enumerate(schedule):
+        batch = run_batch(k, total - done)
+        pooled = batch if pooled is None else pooled.concatenate(batch)
+        done = total
+        a = audit(pooled, beta_look)
+        eps, margin, view = _best(a, views_of(a))
+        looks.append({"runs": total, "caught": bool(a["caught"]), "best_epsilon": eps, "best_margin": margin,
+                      "view": view})
+        if a["caught"]:
+            return SequentialAudit(True, total, "violation", schedule, tuple(looks), a, beta, beta_look, None, pooled)
+    det = detectable(pooled, beta_look) if detectable is not None else None
+    return SequentialAudit(False, done, "budget", schedule, tuple(looks), a, beta, beta_look, det, pooled)
+
+
+def _gaussian_claim_mu(epsilon: float, delta: float) -> float:
+    """The GDP ``mu`` whose epsilon at ``delta`` is ``epsilon`` (bisection)."""
+    from ..privacy.profiles import gaussian_epsilon
+
+    lo, hi = 0.0, 1.0
+    while gaussian_epsilon(delta, hi) < epsilon and hi < 1e3:
+        hi *= 2
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if gaussian_epsilon(delta, mid) < epsilon else (lo, mid)
+    return hi
+
+
+def detectable_leak(n_in: int, n_out: int, *, beta_view: float, alternative: str, config: DPSGDConfig,
+                    delta: float = 1e-5, profile=None) -> dict:
+    """What a two-sample audit of ``n_in`` + ``n_out`` runs catches about half the time.
+
+    The scores of a typical sample of a Gaussian shift (the in-scores at the quantiles
+    ``Phi^-1((i + 1/2) / n_in) + mu``, the out-scores at ``Phi^-1((j + 1/2) / n_out)``: a median
+    sample, deterministic) are audited exactly as a view is (:func:`~dpaudit.scores.
+    clopper_pearson_audit` at ``beta_view``, the epsilon bound at ``delta`` against the
+    accountant's, and the privacy-profile check on ``profile``); the smallest ``mu`` that is
+    caught is returned (bisection to 1%). A leak is "detectable at this cost" when some view's
+    halves separate at least like that shift.
+
+    Parameters
+    ----------
+    n_in, n_out : int
+        Runs with and without the canary (``>= 2`` each).
+    beta_view : float
+        The level one view is audited at.
+    alternative : {"greater", "two-sided"}
+    config : DPSGDConfig
+        The claim.
+    delta : float
+    profile : sequence of float, optional
+        The profile grid (as the audit's).
+
+    Returns
+    -------
+    dict
+        ``mu`` (the smallest caught shift), ``epsilon`` (its GDP epsilon at ``delta``),
+        ``claim_mu`` (the GDP ``mu`` with the accountant's epsilon at ``delta``: the claim's own
+        Gaussian equivalent), ``accountant_epsilon``, ``delta``, ``runs``.
+
+    Raises
+    ------
+    ValueError
+        On counts below 2.
+    """
+    from ..privacy.profiles import gaussian_epsilon
+    from ..scores import clopper_pearson_audit
+    from scipy.special import ndtri
+
+    n_in, n_out = check_int(n_in, "n_in", 2), check_int(n_out, "n_out", 2)
+    acc = _claimed_epsilon(config, delta)
+    base_in = ndtri((np.arange(n_in) + 0.5) / n_in)
+    base_out = ndtri((np.arange(n_out) + 0.5) / n_out)
+    comp = config.composition()
+
+    def caught(mu):
+        au = clopper_pearson_audit(base_in + mu, base_out, confidence=1 - beta_view, alternative=alternative)
+        if au.epsilon_lower_bound(delta) > acc:
+            return True
+        return bool(profile is not None and profile_check(au, comp, profile)["violated"])
+
+    lo, hi = 0.0, 1.0
+    while not caught(hi) and hi < 64:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 0.01 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if caught(mid) else (mid, hi)
+    return {"mu": hi, "epsilon": float(gaussian_epsilon(delta, hi)), "claim_mu": _gaussian_claim_mu(acc, delta),
+            "accountant_epsilon": acc, "delta": float(delta), "runs": n_in + n_out}
+
+
+def audit_train_many(config: DPSGDConfig, *, max_runs: int = 20000, first_runs: int = 500, delta: float = 1e-5,
+                     beta: float = 0.05, views=("black_box", "white_box"), profile="auto", seed: int = 0,
+                     **train_kwargs) -> SequentialAudit:
+    """:func:`train_many` in batches, audited after each (:func:`sequential_audit`), stopping at
+    the first certified violation.
+
+    Batch ``k`` is :func:`train_many` ``(config, runs=..., seed=seed, stream=k, **train_kwargs)``:
+    the same public model and canaries, new independent runs; the looks are
+    :func:`look_schedule` ``(first_runs, max_runs)``; each look audits the pooled runs with
+    :func:`audit_many` at ``beta / (len(schedule) len(views))`` per view, with the privacy-profile
+    check on ``profile``.
+
+    Parameters
+    ----------
+    config : DPSGDConfig
+    max_runs, first_runs : int
+        The budget and the first look.
+    delta, beta : float
+        Delta of the epsilon bounds; overall failure probability (all looks and views).
+    views : sequence of str
+        Views of :func:`audit_many` (fixed before the first run).
+    profile : "auto", sequence of float or None
+        ``"auto"``: ``(0, eps/4, eps/2)`` with ``eps`` the accountant's epsilon at ``delta``.
+    seed : int
+    **train_kwargs
+        Passed to :func:`train_many` (``variant``, ``data``, ``opposing``, ``canary``, ...).
+
+    Returns
+    -------
+    SequentialAudit
+
+    Raises
+    ------
+    ValueError
+        As :func:`train_many` and :func:`audit_many`.
+    """
+    views = tuple(views)
+    grid = _auto_grid(config, delta) if isinstance(profile, str) and profile == "auto" else profile
+    if isinstance(grid, str):
+        raise ValueError(f"profile must be 'auto', a grid of epsilons or None, got {profile!r}")
+
+    def run_batch(k, runs):
+        return train_many(config, runs=runs, seed=seed, stream=k, **train_kwargs)
+
+    def audit(result, beta_look):
+        a = audit_many(result, delta=delta, beta=beta_look / len(views), views=views, profile=grid)
+        a["caught"] = bool(a["violated"] or a.get("profile_violated", False))
+        a["views"] = views
+        return a
+
+    def detectable(result, beta_look):
+        alt = "greater" if any(VIEW_ALTERNATIVES[v] == "greater" for v in views) else "two-sided"
+        return detectable_leak(result.black_box_in.size, result.black_box_out.size, beta_view=beta_look / len(views),
+                               alternative=alt, config=config, delta=delta, profile=grid)
+
+    return sequential_audit(run_batch, audit, look_schedule(first_runs, max_runs), beta=beta, detectable=detectable)
+
+
+def _auto_grid(config: DPSGDConfig, delta: float) -> tuple:
+    """The profile grid ``(0, eps/4, eps/2)``, ``eps`` the accountant's at ``delta``: a function of
+    the claim only, so fixed before looking (near ``eps`` the accountant's delta is near
+    ``delta``, which the epsilon bound already tests)."""
+    eps = _claimed_epsilon(config, delta)
+    return (0.0, eps / 4, eps / 2)

@@ -184,7 +184,7 @@ def bound_from_dict(d: dict) -> DivergenceBound:
     if kind not in _BOUND_TYPES:  # bound types register on import: load the built-in estimators
         import importlib
 
-        for module in ("region", "renyi", "mmd", "histogram"):
+        for module in ("region", "renyi", "mmd", "histogram", "betting"):
             try:
                 importlib.import_module(f"dpaudit.estimators.{module}")
             except ImportError:  # pragma: no cover - an estimator module missing from the install

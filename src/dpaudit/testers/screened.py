@@ -124,6 +124,13 @@ class FloatScreenTester(Tester):
     def supports(self, claim: Claim) -> bool:
         return self.primary.supports(claim)
 
+    @property
+    def sequential(self) -> bool:
+        """Whether the primary is a sequential tester (:class:`~dpaudit.testers.sequential.SequentialTester`):
+        an audit's trials then bet sequentially and run the screen at checkpoints
+        (:func:`dpaudit.audit.executors.run_sequential_trial`)."""
+        return bool(getattr(self.primary, "sequential", False))
+
     def distributional_part(self, claim: Claim) -> "tuple[Tester, float]":
         """The primary and its fraction of ``beta``: ``1 - share`` wherever the screen may run
         (float outputs, or undecided), the whole ``beta`` (1.0) on integer outputs
