@@ -174,8 +174,10 @@ def test_opacus_canaries_save_is_what_the_cli_audits(tmp_path):
         if kw:
             assert data["variant"] == "opacus" and data["canaries"] == 300
             _same_audit(data, canaries.audit(delta=1e-5, seed=1).to_dict())
-        else:  # the default: several kinds, the canaries split equally; save() keeps the Dirac ones
-            assert canaries.engine.kinds == ("dirac", "spread", "large") and data["canaries"] == 100
+        else:  # the default: several kinds, the canaries split among them; save() keeps the Dirac ones
+            from dpaudit.dpsgd.canaries import DEFAULT_KINDS
+
+            assert canaries.engine.kinds == DEFAULT_KINDS and data["canaries"] == canaries.engine.counts["dirac"]
             with pytest.raises(ValueError, match="noise_multiplier"):
                 canaries.save(tmp_path / "other.npz", noise_multiplier=2.0)
 

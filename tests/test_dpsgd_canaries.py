@@ -25,33 +25,55 @@ DEEP = (64, 32, 32, 32, 32, 32, 32, 10)  # 14 parameter tensors, 13 of them obse
 
 
 def test_rows_positions_shapes_and_observations():
+    """The layout (user tensors, then K dedicated tensors), each kind's row, the positions (partners
+    next to their canary, large canaries at the batch's ends), and the observations of an update
+    that is the plain sum of the rows. The defaults changed with issue 45 (split and paired
+    canaries, several dedicated tensors): this test pins the new ones."""
     shapes = [(30, 20), (3,), (20, 20)]
-    can = Canaries(shapes, noise_multiplier=1.0, max_grad_norm=2.0, sampling_rate=1.0, canaries=30, seed=1)
-    assert can.kinds == ("dirac", "spread", "large") and can.shapes[-1] == (can.block_size,) == (20,)
+    can = Canaries(shapes, noise_multiplier=1.0, max_grad_norm=2.0, sampling_rate=1.0, canaries=60, seed=1,
+                   null_coordinates=8)
+    assert can.kinds == ("dirac", "split", "spread", "large", "paired") and can.blocks == 4
+    assert can.counts == {"dirac": 15, "split": 10, "spread": 15, "large": 10, "paired": 10} and can.partners == 2
+    assert can.shapes[:3] == shapes and can.shapes[3:] == can.block_shapes and len(can.block_shapes) == 4
+    assert can.names[3:] == [f"dpaudit_canary_block_{b}" for b in range(4)] and can.names[:3] == [
+        "param[0]", "param[1]", "param[2]"]
+    assert sum(s[0] for s in can.block_shapes) == can.block_size == 4 * 8 + 4 * 10 + 15 + 10 + 10
+    assert [x[2:] for x in can.layout()][3] == (1003, 1003 + can.block_shapes[0][0])  # after the user's 1,003
     step = can.begin_step(batch_size=7)
+    inc = {k: int(m.sum()) for k, m in can.masks.items()}
     k = len(step.positions)
-    assert k == sum(int(m.sum()) for m in can.masks.values()) and step.size == 7 + k
-    assert sorted(step.positions) != list(range(7, 7 + k))  # among the real rows, not appended
+    assert k == sum(inc.values()) + 2 * can.counts["paired"] and step.size == 7 + k  # partners of every canary
     norms = np.sqrt(sum(np.square(r.reshape(k, -1)).sum(axis=1) for r in step.rows))
-    per_tensor = np.array([np.linalg.norm(r.reshape(k, -1), axis=1) for r in step.rows[:3]])
-    spread = per_tensor.sum(axis=0) > 0
-    assert np.allclose(per_tensor[:, spread], 8.0)  # canary_norm 4C in each user tensor
-    assert set(np.round(norms[~spread], 6)) == {8.0, 2000.0}  # dirac 4C, large 1000C on the block
+    user = np.sqrt(sum(np.square(r.reshape(k, -1)).sum(axis=1) for r in step.rows[:3]))
+    per_block = np.array([np.linalg.norm(r, axis=1) for r in step.rows[3:]])
+    spread = user > 0
+    assert np.allclose(user[spread], 8.0 * math.sqrt(3))  # canary_norm 4C in each user tensor
+    split = (per_block > 0).sum(axis=0) == 4
+    assert np.allclose(per_block[:, split], 8.0) and split.sum() == inc["split"]  # 4C in each dedicated tensor
+    assert sorted(set(np.round(norms[~spread & ~split], 6))) == [8.0, 10.0, 40.0, 2000.0]  # dirac, partner,
+    order = np.argsort(step.positions)  # paired 20C, large 1000C
+    assert norms[order[0]] == norms[order[-1]] == 2000.0  # large canaries take the first and the last rows
+    pos = {float(v): step.positions[np.isclose(norms, v)] for v in (10.0, 40.0)}
+    for p in pos[40.0]:  # every included paired canary has its two partners around it
+        assert {p - 1, p + 1} <= set(pos[10.0].tolist())
     real = [np.full((7, *s), 0.5) for s in shapes]
-    rows = step.insert(real)  # the block's zero rows are added when left out
+    rows = step.insert(real)  # the dedicated tensors' zero rows are added when left out
     assert [r.shape for r in rows] == [(step.size, *s) for s in can.shapes]
     assert np.all(rows[0][np.setdiff1d(np.arange(step.size), step.positions)] == 0.5)
-    # an update that is the plain sum of the canary rows: each observation is its norm along its
-    # direction, in units of C, times its sign (the spread ones over the large tensor only)
+    # an update that is the plain sum of dpaudit's rows: each observation is the row's norm along the
+    # canary's direction, in units of C, times its sign (a paired canary's, minus its two partners')
     obs = can.observe([r[step.positions].sum(axis=0) for r in rows])
-    run = can.runs()["dirac"]
-    assert np.allclose(obs["dirac"][run.participation[0]] * run.pattern[0][run.participation[0]], 4.0)
-    sp = can.runs()["spread"]
+    runs = can.runs()
+    for kind, value in (("dirac", 4.0), ("large", 1000.0), ("split", 8.0), ("paired", 20.0 - 2 * 5.0)):
+        part = runs[kind].participation[0]
+        assert np.allclose((obs[kind] * runs[kind].pattern[0])[part], value), kind
+    sp = runs["spread"]
     assert np.allclose((obs["spread"] * sp.pattern[0])[sp.participation[0]], 4.0 * math.sqrt(3), rtol=0.2)
     torch = pytest.importorskip("torch")
     step = can.begin_step(batch_size=2)
-    out = step.insert([torch.ones((2, *s), dtype=torch.float32) for s in shapes])
-    assert all(isinstance(o, torch.Tensor) and o.dtype == torch.float32 for o in out)
+    out = step.insert({f"w{i}": torch.ones((2, *s), dtype=torch.float32) for i, s in enumerate(shapes)})
+    assert all(isinstance(o, torch.Tensor) and o.dtype == torch.float32 for o in out.values())
+    assert list(out)[3:] == can.block_names
     with pytest.raises(ValueError, match="begin_step called twice"):
         can.begin_step(batch_size=2)
     with pytest.raises(ValueError, match="shapes"):
@@ -61,10 +83,17 @@ def test_rows_positions_shapes_and_observations():
         can.observe([np.zeros(s) for s in can.shapes])
     with pytest.raises(ValueError, match="dataset_size"):
         Canaries(shapes, noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.1, kinds=("data",))
-    with pytest.raises(ValueError, match="block"):
+    with pytest.raises(ValueError, match="dedicated"):
         Canaries(shapes, noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.1, block=False, kinds=("dirac",))
+    with pytest.raises(ValueError, match="2 dedicated"):
+        Canaries(shapes, noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.1, blocks=1, kinds=("split",))
     with pytest.raises(ValueError, match="kinds"):
         Canaries(shapes, noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.1, kinds=("input",))
+    with pytest.raises(ValueError, match="batch_divisor"):
+        Canaries(shapes, noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.1, batch_divisor="expected")
+    data = Canaries(shapes, noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=0.1, dataset_size=100,
+                    data_canaries=50, batch_divisor="expected")
+    assert data.dataset_size_with_canaries == 150 and data.batch_divisor == pytest.approx(15.0)
 
 
 @pytest.mark.parametrize("bug, expect", [
@@ -119,7 +148,11 @@ def test_sampler_check_is_exact_under_poisson_and_names_the_deviation():
     with pytest.raises(ValueError, match="counts"):
         sampler_check(np.ones(5), 0.1)
     with pytest.raises(ValueError, match="rate"):
-        sampler_check(np.ones((2, 2), dtype=int), 1.0)
+        sampler_check(np.ones((2, 2), dtype=int), 1.5)
+    # q = 1: every example exactly once in every step; a sampler with replacement leaves some out
+    assert sampler_check(np.ones((4, 6), dtype=int), 1.0)["p_value"] == 1.0
+    boot = np.bincount(rng.choice(6, 6), minlength=6)[None, :]
+    assert sampler_check(boot, 1.0)["p_value"] == 0.0 and sampler_check(boot, 1.0)["missing"] > 0
 
 
 def test_reference_trainer_offers_spread_canaries():

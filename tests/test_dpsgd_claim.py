@@ -82,14 +82,14 @@ def test_canaries_pool_the_block_kinds_with_their_shares_of_beta():
             clipped.append((r * f.reshape(-1, *[1] * (r.ndim - 1))).sum(axis=0) + sigma * C * rng.standard_normal(r.shape[1:]))
         can.observe(clipped)
     a = can.audit(seed=0)
-    assert a.pooled == ("dirac", "large") and set(a.audits) == {"pooled", "spread"}
-    parts = 3 + 1  # three kinds and the clipping check; the pool takes the shares of the two it replaces
-    assert a.audits["pooled"].beta == pytest.approx(0.05 * 2 / parts)
-    assert a.audits["spread"].beta == pytest.approx(0.05 / parts)
-    assert a.audits["pooled"].canaries == 600 and not a.violated
+    assert a.pooled == ("dirac", "large") and set(a.audits) == {"pooled", "split", "spread"}
+    # the pool takes the shares of beta of the two kinds it replaces (Canaries._levels, fixed before the run)
+    assert a.audits["pooled"].beta == pytest.approx(a.levels[("bound", "dirac")] + a.levels[("bound", "large")])
+    assert a.audits["spread"].beta == pytest.approx(a.levels[("bound", "spread")])
+    assert a.audits["pooled"].canaries == can.counts["dirac"] + can.counts["large"] and not a.violated
     assert "kinds dirac+large" in a.summary()
     each = can.audit(seed=0, pooled=False)
-    assert each.pooled == () and set(each.audits) == {"dirac", "spread", "large"}
+    assert each.pooled == () and set(each.audits) == {"dirac", "split", "spread", "large"}
 
 
 def test_suspect_flags_a_leak_the_estimates_see_and_names_the_many_run_audit():

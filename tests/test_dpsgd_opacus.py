@@ -150,7 +150,7 @@ def _buggy_optimizer(per_layer=False, skip_last=False):
 
 
 def _opacus_kinds_loop(kinds, *, bug=None, widths=(64, 32, 32, 32, 32, 32, 32, 10), noise=6.30859375 * 0.5 ** 0.5, n=50,
-                       steps=5, canaries=2000, seed=0):
+                       steps=5, canaries=2000, seed=0, monitor=False):
     """An Opacus loop at q = 1 (every example in every step; epsilon 2 at delta 1e-5 for 5 steps at
     this noise), with the multi-kind canaries; ``bug``: a DPOptimizer subclass swapped in."""
     from opacus import PrivacyEngine
@@ -170,6 +170,8 @@ def _opacus_kinds_loop(kinds, *, bug=None, widths=(64, 32, 32, 32, 32, 32, 32, 1
     if bug is not None:
         opt.__class__ = bug
     hook = OpacusCanaries(opt, canaries=canaries, sampling_rate=1.0, seed=seed, kinds=kinds)
+    if monitor:
+        hook.monitor(steps=steps)
     for _ in range(steps):
         for xb, yb in loader:
             opt.zero_grad()
@@ -184,7 +186,8 @@ def test_multi_kind_canaries_in_opacus_see_per_layer_and_position_dependent_clip
     spread canaries, one leaving the batch's last row unclipped by the large canaries placed at
     random positions (the clipping check: an observation near 1000 C / sigma)."""
     ok = _opacus_kinds_loop("default", canaries=1500).audit()
-    assert not ok.violated and set(ok.audits) == {"pooled", "spread"} and ok.pooled == ("dirac", "large"), ok.summary()
+    assert not ok.violated and set(ok.audits) == {"pooled", "split", "spread"} and ok.pooled == ("dirac", "large"), \
+        ok.summary()
     per_layer = _opacus_kinds_loop(("spread",), bug=_buggy_optimizer(per_layer=True)).audit()
     assert per_layer.violated and per_layer.epsilon_lower_bound > per_layer.accountant_epsilon, per_layer.summary()
     last = _opacus_kinds_loop(("dirac", "large"), bug=_buggy_optimizer(skip_last=True), canaries=300).audit()
@@ -221,3 +224,22 @@ def test_data_canaries_in_opacus_go_through_its_loader(poisson):
     assert a.sampler is not None and a.violated == (not poisson), a.summary()
     run = hook.engine.runs()["data"]
     assert run.participation.sum() > 0 and not run.participation[:, ~run.mask].any()
+
+
+def test_opacus_monitor_stops_per_layer_clipping_early_and_keeps_the_dedicated_tensors_still():
+    """OpacusCanaries with the default kinds on a 4-tensor model: the dedicated tensors are
+    parameters Opacus clips, noises and scales with the model's (learning rate 0: they never move);
+    the online audit stops a DPOptimizer subclass that clips each tensor on its own at its first
+    checkpoint with enough evidence (split canaries: sqrt(4) C instead of C), and lets Opacus's own
+    optimizer run to the end."""
+    from dpaudit.dpsgd import DPSGDViolation
+
+    ok = _opacus_kinds_loop("default", canaries=600, widths=(64, 16, 10), steps=8, monitor=True)
+    assert len(ok.blocks) == 4 and all(float(b.detach().abs().sum()) == 0.0 for b in ok.blocks)
+    assert ok.engine._monitor.steps_checked == 8 and not ok.engine._monitor.violated
+    with pytest.raises(DPSGDViolation) as err:
+        _opacus_kinds_loop("default", bug=_buggy_optimizer(per_layer=True), canaries=600, widths=(64, 16, 10),
+                           steps=8, monitor=True)
+    assert err.value.check == "clipping" and "split" in str(err.value) and err.value.step < 8
+    with pytest.raises(ValueError, match="multi-kind"):
+        OpacusCanaries(ok.optimizer, canaries=10, canary_kind="signed").monitor()

@@ -395,3 +395,23 @@ def test_the_page_counts_every_library_of_the_registry():
     assert f"`dpaudit library` audits {len(libs)} libraries, {len(registry.REGISTRY)} rows" in page
     for r in ROWS:
         assert f"* `{r.key}` ({r.env}): " in page, r.key
+
+
+def test_a_call_interrupted_by_the_callers_time_limit_does_not_desynchronise_the_next_call():
+    # the search's per-pair limit (SIGALRM) interrupts a call mid-answer: the worker is stopped, and the
+    # next call gets a fresh one and its own answer (before: the late answer was read as the next
+    # request's, and every later pair was "rejected" with KeyError 'handle')
+    import signal
+
+    from dpaudit.search.input_space import PairTimeout, _time_limit
+
+    env = LibraryEnv.current("test-interrupt")
+    try:
+        with pytest.raises(PairTimeout):
+            with _time_limit(1.0):
+                env.mechanism("protocol_check:sleeper", seconds=3).sample([[1.0]], 1, np.random.default_rng(0))
+        assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+        out = env.mechanism("protocol_check:gaussian_sum").sample([[1.0]], 3, np.random.default_rng(0))
+        assert out.shape == (3, 1)
+    finally:
+        env.close()

@@ -386,18 +386,31 @@ def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, bet
         dict per certified candidate, :meth:`~dpaudit.search.input_space.CertifiedCandidate.to_dict`,
         then one ``pass`` line per family that certified nothing) and ``search`` (what the search
         did: families, ``max_candidates``, pairs, calls, rejections, hunts), plain JSON (the
-        ``adversarial`` field of :class:`~dpaudit.audit.result.AuditResult`).
+        ``adversarial`` field of :class:`~dpaudit.audit.result.AuditResult`). When no neighbouring
+        pair fits the relation's sizes (:func:`dpaudit.search.adversarial.pair_sizes`, e.g.
+        add/remove at a fixed size), nothing is run: ``results`` holds one ``"not searched"`` line,
+        ``search`` is None and ``not_searched`` says why (never reported as a pass).
 
     Raises
     ------
     ValueError
         As :func:`~dpaudit.audit.input_space.search` (e.g. a structured relation).
     """
+    from ..search.adversarial import pair_sizes
     from ..search.input_space import FAMILIES, explore
 
     stream = np.random.SeedSequence(int(seed), spawn_key=(ADVERSARIAL_SPAWN_KEY,))
     run_seed = int(stream.generate_state(1, np.uint32)[0])
     declared = accepts if accepts is not None else getattr(mechanism, "accepts", None)
+    note = getattr(declared, "note", "") or "every kind (no declaration)"
+    if getattr(relation, "name", "") in ("add-remove", "replace", "labelled-add-remove", "labelled-replace"):
+        try:  # sizes no neighbouring pair fits (add/remove at a fixed size): said, never a silent pass
+            pair_sizes(relation)
+        except ValueError as exc:
+            line = {"kind": "search", "description": "the input-space search", "status": "not searched",
+                    "leak": None, "detail": str(exc)}
+            return {"beta": float(beta), "samples": int(samples), "accepts": note, "seconds": 0.0, "results": [line],
+                    "search": None, "not_searched": str(exc)}
     result = explore(mechanism, relation, declared, certify=certify_pair, epsilon=epsilon, delta=delta, beta=beta,
                      budget=budget,
                           seed=run_seed, certify_samples=samples, given=given, families=None if search else ())
@@ -415,7 +428,6 @@ def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, bet
                         "detail": f"nothing certified ({tried} pairs searched{rejected_note})"})
     summary = result.to_dict()
     summary.pop("certified")
-    note = getattr(declared, "note", "") or "every kind (no declaration)"
     space = getattr(declared, "space", None)
     if space is not None and space.note:
         note = f"{note}; input space: {space.note}"

@@ -19,7 +19,10 @@ its common bugs as variants, and the one-run audit of a run next to its accounta
 * :class:`Canaries` — the canaries in any DP-SGD step (plain PyTorch, JAX/Optax, NumPy): each
   step's canary gradient rows over the user's parameter shapes and where to insert them, the
   noisy update handed back, several canary kinds at once (:data:`CANARY_KINDS`) audited together
-  (:class:`CanaryAudit`), with a clipping check and a sampler check (:func:`sampler_check`).
+  (:class:`CanaryAudit`), with one check per assumption of the accountant
+  (:mod:`dpaudit.dpsgd.checks`: clipping, noise, sampling, coupling, non-finite gradients,
+  data-dependent scale; :func:`sampler_check`) and an online, anytime-valid audit while
+  training runs (:meth:`Canaries.monitor`, :class:`OnlineAudit`, :class:`DPSGDViolation`).
 * :mod:`dpaudit.dpsgd.harness` — many-run audits of the user's own DP-SGD step or training
   function (``run_step_many``/``run_train_many``, ``audit_user_code``; in batches that stop at the
   first certified violation: ``audit_user_step``/``audit_user_train``): examples coupled through
@@ -30,6 +33,8 @@ Derivations and measurements: ``docs/dpsgd.md``.
 """
 
 from .canaries import CANARY_KINDS, CanaryAudit, Canaries, CanaryStep, sampler_check
+from .checks import DPSGDViolation, Finding, run_clipping_check
+from .online import OnlineAudit
 from .audit import DEFAULT_SCORES, SCORE_FUNCTIONS, DPSGDAudit, audit_run, canary_scores, whitened_scores
 from .plot import audit_plot, epsilon_plot
 from .shuffle import shuffled_epsilon_lower_bound
@@ -41,6 +46,9 @@ __all__ = [
     "CanaryAudit",
     "CanaryStep",
     "Canaries",
+    "DPSGDViolation",
+    "Finding",
+    "OnlineAudit",
     "sampler_check",
     "DEFAULT_SCORES",
     "DPSGDAudit",
@@ -60,6 +68,7 @@ __all__ = [
     "make_tasks",
     "noise_for_epsilon",
     "run_step_many",
+    "run_clipping_check",
     "run_train_many",
     "shuffled_epsilon_lower_bound",
     "train_with_canaries",

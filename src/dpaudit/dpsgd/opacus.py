@@ -16,9 +16,13 @@ training and ``dpaudit dpsgd --run run.npz`` wherever the file is copied to
 (:meth:`OpacusCanaries.save`, :meth:`dpaudit.dpsgd.TrainingRun.load`).
 
 By default (``kinds=None``: the ``"default"`` kinds) the hook runs on
-:class:`dpaudit.dpsgd.Canaries`: several canary kinds at once (``dirac``, ``spread``, ``large``,
-and ``data`` with ``dataset_size``), ``beta`` split equally over the kinds and the checks, all
-fixed before the run, rows at random positions among the batch's (``docs/dpsgd.md`` §7).
+:class:`dpaudit.dpsgd.Canaries`: several canary kinds at once (``dirac``, ``split``, ``spread``,
+``large``, ``paired``, and ``data`` with ``dataset_size``), ``beta`` split over the kinds and one
+check per assumption of the accountant, all fixed before the run, rows at random positions among
+the batch's (``docs/dpsgd.md`` §7, §10); :meth:`OpacusCanaries.monitor` checks while training
+runs and stops a broken run (``DPSGDViolation`` from :meth:`OpacusCanaries.step`). Opacus's
+``DPOptimizer`` lets a NaN gradient row poison every parameter (its clip factor is NaN): the
+``"nonfinite"`` kind (not a default) finds that, and ruins the model it runs on.
 
 ``canary_kind=`` alone selects the single-kind hook of earlier versions (the measurements of
 ``docs/dpsgd.md`` §1-§4). How it works: the canaries live in an extra parameter block of ``m``
@@ -90,6 +94,11 @@ class OpacusCanaries:
     dataset_size, data_canaries : int, optional
         With ``kinds``: the real examples ``N`` and the number of data canaries, dataset indices
         ``N ..`` (:class:`~dpaudit.dpsgd.Canaries`).
+    **canary_kw
+        With the multi-kind canaries: ``blocks``, ``null_coordinates``, ``partners``,
+        ``large_norm`` of :class:`~dpaudit.dpsgd.Canaries`. Its dedicated tensors become
+        parameters the optimizer holds at learning rate 0 (:attr:`blocks`); Opacus clips, noises
+        and scales them with the model's.
 
     Attributes
     ----------
@@ -102,6 +111,8 @@ class OpacusCanaries:
         Single-kind hook: the canaries' signs at each completed step (all ``+1`` for ``"dirac"``).
     engine : Canaries or None
         The multi-kind canaries (``None`` for the single-kind hook).
+    blocks : list of torch.nn.Parameter
+        Multi-kind canaries: the dedicated zero tensors (``engine.block_shapes``), never moved.
 
     Raises
     ------
@@ -119,7 +130,7 @@ class OpacusCanaries:
 
     def __init__(self, optimizer, canaries: int = 1000, *, sampling_rate: float = 1.0,
                  canary_norm: Optional[float] = None, seed: int = 0, canary_kind: Optional[str] = None,
-                 kinds=None, dataset_size: Optional[int] = None, data_canaries: Optional[int] = None):
+                 kinds=None, dataset_size: Optional[int] = None, data_canaries: Optional[int] = None, **canary_kw):
         import torch
 
         try:
@@ -138,8 +149,10 @@ class OpacusCanaries:
         self.engine = None
         if canary_kind is None:
             self._init_engine(canaries, sampling_rate, canary_norm, seed, "default" if kinds is None else kinds,
-                              dataset_size, data_canaries)
+                              dataset_size, data_canaries, canary_kw)
             return
+        if canary_kw:
+            raise ValueError(f"{sorted(canary_kw)} need the multi-kind canaries (OpacusCanaries without canary_kind)")
         self.m = check_int(canaries, "canaries", 2)
         self.sampling_rate = check_rate(sampling_rate, "sampling_rate")
         self.max_grad_norm = float(optimizer.max_grad_norm)
@@ -228,9 +241,9 @@ class OpacusCanaries:
             self._block_marks = marks
         return buf[:n]
 
-    def _init_engine(self, canaries, sampling_rate, canary_norm, seed, kinds, dataset_size, data_canaries):
+    def _init_engine(self, canaries, sampling_rate, canary_norm, seed, kinds, dataset_size, data_canaries, canary_kw):
         """The multi-kind path (``kinds`` given): a :class:`~dpaudit.dpsgd.canaries.Canaries` over
-        the optimizer's parameters, its block (if any) held by the optimizer at learning rate 0."""
+        the optimizer's parameters, its dedicated tensors held by the optimizer at learning rate 0."""
         import torch
 
         from .canaries import DEFAULT_KINDS, Canaries
@@ -248,12 +261,13 @@ class OpacusCanaries:
         self.engine = Canaries([tuple(p.shape) for p in self._real], noise_multiplier=float(opt.noise_multiplier),
                                max_grad_norm=self.max_grad_norm, sampling_rate=self.sampling_rate, canaries=canaries,
                                kinds=kinds, dataset_size=dataset_size, data_canaries=data_canaries,
-                               canary_norm=canary_norm, seed=seed)  # batch_divisor: set at each step
-        self.block = None
-        if self.engine.block_size:
-            self.block = torch.nn.Parameter(torch.zeros(self.engine.block_size, device=self._real[0].device))
-            opt.original_optimizer.add_param_group({"params": [self.block], "lr": 0.0, "weight_decay": 0.0,
+                               canary_norm=canary_norm, seed=seed, **canary_kw)  # batch_divisor: set at each step
+        self.blocks = [torch.nn.Parameter(torch.zeros(s, device=self._real[0].device))
+                       for s in self.engine.block_shapes]
+        if self.blocks:
+            opt.original_optimizer.add_param_group({"params": self.blocks, "lr": 0.0, "weight_decay": 0.0,
                                                     "momentum": 0.0})
+        self.block = self.blocks[0] if self.blocks else None
         self.m = sum(self.engine.counts.values())
         self.mask = np.concatenate([self.engine.masks[k] for k in self.engine.kinds])
         self.observations, self.participation, self.patterns = [], [], []
@@ -277,20 +291,37 @@ class OpacusCanaries:
             keep = torch.as_tensor(step.real_mask, device=gs[0].device)
             gs = [g[keep] for g in gs]
         rows = step.insert(gs)
-        for p, r in zip(self._real + ([self.block] if self.block is not None else []), rows):
+        for p, r in zip(self._real + self.blocks, rows):
             p.grad_sample = r
         if opt.loss_reduction == "mean":  # Opacus divides by the expected batch size (times accumulation)
             eng.batch_divisor = float(opt.expected_batch_size * opt.accumulated_iterations)
         out = opt.step(closure)
-        skipped = getattr(opt, "_is_last_step_skipped", False) or \
-            (self.block is not None and self.block.grad is None)
+        skipped = getattr(opt, "_is_last_step_skipped", False) or (self.blocks and self.blocks[0].grad is None)
         if skipped:  # a skipped step (gradient accumulation, Poisson's skip): nothing was released
             eng.cancel_step()
             return out
-        update = [p.grad for p in self._real] + ([self.block.grad] if self.block is not None else [])
-        eng.observe(update)
+        update = [p.grad for p in self._real] + [b.grad for b in self.blocks]
+        eng.observe(update)  # raises DPSGDViolation here when a monitor is attached and a check fails
         self.seconds = time.perf_counter() - self._start
         return out
+
+    def monitor(self, steps: Optional[int] = None, **kwargs):
+        """The online audit (multi-kind canaries only): :meth:`Canaries.monitor
+        <dpaudit.dpsgd.canaries.Canaries.monitor>` on the engine; :meth:`step` then raises
+        :class:`~dpaudit.dpsgd.checks.DPSGDViolation` (by default) as soon as a check fails.
+
+        Returns
+        -------
+        OnlineAudit
+
+        Raises
+        ------
+        ValueError
+            With the single-kind hook (``canary_kind=``).
+        """
+        if self.engine is None:
+            raise ValueError("the online audit needs the multi-kind canaries (OpacusCanaries without canary_kind)")
+        return self.engine.monitor(steps, **kwargs)
 
     def step(self, closure=None, batch_indices=None):
         """``optimizer.step()`` with the canaries: add their gradient rows, step, observe.

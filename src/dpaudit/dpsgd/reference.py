@@ -91,6 +91,10 @@ VARIANTS = {
                            "of the expected q*N: the update's scale reveals |B|, i.e. membership; infinite "
                            "epsilon at q = 1 (|B| = N) and, over all datasets, at delta < 1 - (1 - q^2)^T "
                            "(a dataset of one other example: |B| = 2 only with the canary)",
+    "per-layer-clipping": "each parameter tensor of an example clipped to C on its own (the model's tensors, and "
+                          "each dedicated canary tensor) with noise sigma*C calibrated for one overall norm: an "
+                          "example moves the sum by up to sqrt(L) C over L tensors; 'split' canaries (4 dedicated "
+                          "tensors, no real gradient on them) show 2 C instead of C, 'spread' ones sqrt(L) C",
 }
 
 
@@ -491,7 +495,9 @@ def _task_tensors(data, default, label_dtype, device):
     return x_np, y_np, torch.as_tensor(x_np, device=device), torch.as_tensor(y_np, device=device), time.perf_counter()
 
 
-CANARY_KINDS = ("dirac", "alternating", "signed", "random", "spread", "input")
+CANARY_KINDS = ("dirac", "alternating", "signed", "random", "spread", "input", "split")
+#: Dedicated tensors a ``"split"`` canary is spread over.
+SPLIT_TENSORS = 4
 
 
 def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: str = "correct", data=None,
@@ -524,6 +530,15 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
       :class:`dpaudit.dpsgd.Canaries` calls ``"spread"``). A canary of norm far above ``C``
       (``DPSGDConfig(canary_norm=1000 * C)``) is the ``"large"`` kind: a skipped clipping shows
       as an observation near ``canary_norm / C``.
+    * ``"split"``: a Dirac canary split over :data:`SPLIT_TENSORS` (4) dedicated tensors that the
+      model never reads (the block is 4 tensors of ``m`` coordinates; canary ``i`` has
+      ``canary_norm / 2`` on coordinate ``i`` of each); observation: the noisy block projected on
+      the canary's unit direction, over ``C``. For a correct step (clipping the whole row) it has
+      exactly the Dirac canary's law (the projection of ``N(0, sigma^2 C^2 I)`` on a unit vector is
+      ``N(0, sigma^2 C^2)``); anything done per tensor shows without interference from real
+      gradients: per-tensor clipping (``"per-layer-clipping"``) clips each quarter to ``C``, so the
+      canary contributes ``2 C`` (``sqrt(4)``) instead of ``C`` (the kind
+      :class:`dpaudit.dpsgd.Canaries` calls ``"split"``).
     * ``"input"``: a crafted example (uniform random pixels, a random label) whose gradient the
       model computes like any other; observation: the inner product of its clipped gradient at
       the step's parameters with the noisy sum, over ``C^2``. Its final-model score (minus its
@@ -544,7 +559,7 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
         :func:`load_digits_task`.
     hidden : int
         Width of the MLP's hidden layer.
-    canary_kind : {"dirac", "alternating", "signed", "random", "spread", "input"}
+    canary_kind : {"dirac", "alternating", "signed", "random", "spread", "input", "split"}
         See above.
     seed : int
         Seeds the mask, the sampling, the noise and the initial parameters.
@@ -577,7 +592,7 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
     m = check_int(canaries, "canaries", 0)
     if canary_kind not in CANARY_KINDS:
         raise ValueError(f"canary_kind must be one of {CANARY_KINDS}, got {canary_kind!r}")
-    if m == 1 or (m == 0 and canary_kind not in ("dirac", "alternating", "signed")):
+    if m == 1 or (m == 0 and canary_kind not in ("dirac", "alternating", "signed", "split")):
         raise ValueError(f"canaries must be 0 (no canaries; Dirac-like kinds only) or at least 2, got {canaries!r} "
                          f"with canary_kind={canary_kind!r}")
     x_np, y_np, x, y, t0 = _task_tensors(data, load_digits_task, np.int64, device)
@@ -616,14 +631,28 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
     elif canary_kind == "input":
         cx = torch.rand(m, feats, generator=gen, device=device) * float(x.max())
         cy = torch.randint(0, int(y_np.max()) + 1, (m,), generator=gen, device=device)
-    dirac_like = canary_kind in ("dirac", "alternating", "signed")
+    dirac_like = canary_kind in ("dirac", "alternating", "signed", "split")
+    parts = SPLIT_TENSORS if canary_kind == "split" else 1  # dedicated tensors of the canary block
     if canary_kind == "alternating":
         pattern = np.where(np.arange(T) % 2 == 0, 1.0, -1.0)[:, None] * np.ones((1, m))
     elif canary_kind == "signed":
         pattern = np.where(np.random.default_rng([seed, 7]).random((T, m)) < 0.5, -1.0, 1.0)
     else:
         pattern = np.ones((T, m))
-    block_size = m if dirac_like else 0
+    block_size = m * parts if dirac_like else 0
+    sizes = [v.numel() for v in params.values()]  # the model's tensors, for per-tensor clipping
+
+    def clip_rows(flat, rows):
+        """``flat`` (rows, d_model): every row clipped to C as a whole, or each tensor's slice on its
+        own for the per-layer-clipping variant."""
+        if variant != "per-layer-clipping":
+            return flat * torch.clamp(C / (flat.norm(dim=1, keepdim=True) + 1e-12), max=1.0)
+        out, o = [], 0
+        for sz in sizes:
+            sl = flat[:, o:o + sz]
+            out.append(sl * torch.clamp(C / (sl.norm(dim=1, keepdim=True) + 1e-12), max=1.0))
+            o += sz
+        return torch.cat(out, dim=1).reshape(rows, -1)
     noise_sd = sigma if variant == "noise-not-scaled" else sigma * C
     # The normaliser is public: the expected batch size of the canary design (each canary included
     # with probability 1/2), not of the realised mask (that would scale the update by a function of
@@ -657,8 +686,7 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
             grads = per_example(params, x[ri], y[ri])
             flat = torch.cat([g.reshape(ri.numel(), -1) for g in grads.values()], dim=1)
             if per_example_clip:
-                norms = flat.norm(dim=1, keepdim=True)
-                flat = flat * torch.clamp(C / (norms + 1e-12), max=1.0)
+                flat = clip_rows(flat, ri.numel())
             g_sum = flat.sum(dim=0)
         if variant == "noise-reused":
             g_noise = torch.Generator(device=device).manual_seed(fixed_noise_seed)
@@ -666,22 +694,34 @@ def train_with_canaries(config: DPSGDConfig, *, canaries: int = 1000, variant: s
             g_noise = gen
         noise = torch.randn(d_model + block_size, generator=g_noise, device=device) * noise_sd
         if dirac_like:
-            # Canaries: gradient pattern[t, i] * cnorm * e_i on the block, clipped like any example.
-            block = np.zeros(m)
-            block[can_idx] = pattern[t, can_idx] * (min(C, cnorm) if per_example_clip else cnorm)
+            # Canaries: gradient pattern[t, i] * cnorm * e_i on the block, clipped like any example
+            # (split: cnorm / sqrt(parts) on coordinate i of each of the block's `parts` tensors, every
+            # tensor clipped on its own by the per-layer-clipping variant).
+            block = np.zeros(m * parts)
+            if not per_example_clip:
+                piece = cnorm / math.sqrt(parts)
+            elif variant == "per-layer-clipping":
+                piece = min(C, cnorm / math.sqrt(parts))
+            else:
+                piece = min(C, cnorm) / math.sqrt(parts)
+            for k_ in range(parts):
+                block[k_ * m + can_idx] = pattern[t, can_idx] * piece
             if variant == "batch-clipping":  # the whole batch's gradient (model and block) clipped to C
                 scale = min(1.0, C / (math.sqrt(float(g_sum.square().sum()) + float(np.square(block).sum())) + 1e-12))
                 g_sum, block = g_sum * scale, block * scale
             noisy_model = g_sum + noise[:d_model]
-            obs[t] = (block + noise[d_model:].cpu().numpy()) / C
+            obs[t] = (block + noise[d_model:].cpu().numpy()).reshape(parts, m).sum(axis=0) / math.sqrt(parts) / C
         else:
             if canary_kind in ("random", "spread"):
-                cg = dirs * (min(C, cnorm) if per_example_clip else cnorm)
+                if variant == "per-layer-clipping":
+                    cg = clip_rows(dirs * cnorm, m)
+                else:
+                    cg = dirs * (min(C, cnorm) if per_example_clip else cnorm)
             else:
                 cgr = per_example(params, cx, cy)
                 cg = torch.cat([g.reshape(m, -1) for g in cgr.values()], dim=1)
                 if per_example_clip:
-                    cg = cg * torch.clamp(C / (cg.norm(dim=1, keepdim=True) + 1e-12), max=1.0)
+                    cg = clip_rows(cg, m)
             ci = torch.as_tensor(can_idx, device=device, dtype=torch.long)
             total = g_sum + cg[ci].sum(dim=0)
             if variant == "batch-clipping":

@@ -26,7 +26,57 @@ import numpy as np
 from ..datasets import ADVERSARIAL_KINDS as KINDS
 from ..datasets import AcceptedInputs, adversarial_value
 
-__all__ = ["KINDS", "AcceptedInputs", "AdversarialPair", "adversarial_pairs", "adversarial_value"]
+__all__ = ["KINDS", "AcceptedInputs", "AdversarialPair", "adversarial_pairs", "adversarial_value", "pair_sizes"]
+
+
+def pair_sizes(relation, cap: int | None = None) -> tuple:
+    """The sizes of the pairs a search may build under ``relation``: a valid neighbouring pair the
+    target accepts at its declared sizes (a row whose dataset size is fixed, e.g. a public ``n``,
+    gets pairs of exactly that size, never a one-record pair it would not be run on).
+
+    Parameters
+    ----------
+    relation : AddRemove or Replace (or their labelled forms)
+        Its ``min_size``/``max_size`` (records or units) bound every dataset of a pair.
+    cap : int, optional
+        The largest dataset the search should build (e.g. ``InputSpace.max_size``, default 12 in
+        :func:`dpaudit.search.input_space.explore`); raised to the smallest valid size when that is
+        larger (a target whose datasets all hold 20 records is searched at 20, not skipped).
+
+    Returns
+    -------
+    (int, int)
+        ``(n_lo, n_hi)``: the range of the size of ``D0``, the smaller dataset under add/remove
+        (``D1`` has one record more, at most ``max_size``), the dataset under replace (``D1`` has
+        the same size, at least 1).
+
+    Raises
+    ------
+    ValueError
+        If no neighbouring pair fits the sizes: add/remove with ``max_size < min_size + 1`` (a
+        fixed size: no record can be added), replace with ``max_size < 1``; the message says so,
+        and the callers report the target as not searched for that reason.
+    """
+    name = getattr(relation, "name", "")
+    name = {"labelled-add-remove": "add-remove", "labelled-replace": "replace"}.get(name, name)
+    lo_size = int(getattr(relation, "min_size", 0))
+    hi_size = int(getattr(relation, "max_size", 10**9))
+    if name == "add-remove":
+        n_lo, n_max = lo_size, hi_size - 1
+        if n_max < n_lo:
+            raise ValueError(f"add-remove pairs need a dataset of {n_lo} records and one of {n_lo + 1}, but the "
+                             f"relation's sizes are [{lo_size}, {hi_size}] (a fixed size admits no added record)")
+    elif name == "replace":
+        n_lo, n_max = max(1, lo_size), hi_size
+        if n_max < n_lo:
+            raise ValueError(f"replace pairs need a dataset of at least one record, but the relation's sizes are "
+                             f"[{lo_size}, {hi_size}]")
+    else:
+        raise ValueError(f"adversarial pairs need an add-remove or replace relation, got {name!r}")
+    if cap is not None:
+        n_max = min(n_max, max(n_lo, int(cap) - (1 if name == "add-remove" else 0)))
+    return n_lo, n_max
+
 
 @dataclass(frozen=True)
 class AdversarialPair:
@@ -66,26 +116,35 @@ def adversarial_pairs(relation, accepts: AcceptedInputs | None = None) -> list:
     Returns
     -------
     list of AdversarialPair
-        One per kind accepted (``empty`` only under add/remove), in :data:`KINDS` order, then one
-        per declared unit pair (``accepts.unit_pairs``, ``structural=True``), in declared order.
+        One per kind accepted (``empty`` only under add/remove with ``min_size == 0``), in
+        :data:`KINDS` order, then one per declared unit pair (``accepts.unit_pairs``,
+        ``structural=True``), in declared order. Every pair is of the relation's sizes
+        (:func:`pair_sizes`): ``D0`` is ``accepts.base`` (default: one record at the domain's lower
+        corner), its records repeated in turn up to the relation's ``min_size`` and cut to its
+        largest valid size.
 
     Raises
     ------
     ValueError
-        If the relation is neither add/remove nor replace, ``accepts.record`` builds a record of
-        the wrong dimension, or a unit pair's records are not of the domain's dimension or (under
-        add/remove) its datasets do not differ in size by one.
+        If the relation is neither add/remove nor replace, no neighbouring pair fits its sizes
+        (:func:`pair_sizes`), ``accepts.record`` builds a record of the wrong dimension, or a unit
+        pair's records are not of the domain's dimension or (under add/remove) its datasets do not
+        differ in size by one. (A declared unit pair is taken as the target states it, whatever the
+        relation's sizes: e.g. the empty dataset against one unit of a library that accepts it.)
     """
     accepts = accepts or AcceptedInputs()
     name = getattr(relation, "name", "")
     # labelled examples (LabelledAddRemove / LabelledReplace) differ as their plain relations do
     name = {"labelled-add-remove": "add-remove", "labelled-replace": "replace"}.get(name, name)
-    if name not in ("add-remove", "replace"):
-        raise ValueError(f"adversarial pairs need an add-remove or replace relation, got {name!r}")
+    n_lo, n_hi = pair_sizes(relation)  # raises for a relation that is neither, or sizes no pair fits
     lo = np.asarray(relation.domain.lower, dtype=float)
     hi = np.asarray(relation.domain.upper, dtype=float)
     dim = lo.size
     base = np.asarray(accepts.base, dtype=float).reshape(-1, dim) if accepts.base is not None else lo.reshape(1, dim)
+    if len(base) == 0:
+        base = lo.reshape(1, dim)
+    n0 = min(max(len(base), n_lo), n_hi)  # D0 at a size the target accepts (e.g. a fixed public n)
+    base = base[np.arange(n0) % len(base)]
 
     def record(value) -> np.ndarray:
         rec = accepts.record(value) if accepts.record is not None else [value] * dim
@@ -105,7 +164,7 @@ def adversarial_pairs(relation, accepts: AcceptedInputs | None = None) -> list:
     out = []
     for kind in accepts.kinds:
         if kind == "empty":
-            if name == "add-remove" and relation.min_size == 0:
+            if name == "add-remove" and n_lo == 0:
                 out.append(AdversarialPair(kind, np.zeros((0, dim)), base[:1].copy(), "the empty dataset vs one record"))
             continue
         if kind == "integer-dtype":

@@ -394,7 +394,9 @@ def explore(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, 
         attributes are used when ``relation`` or ``accepts`` are not given.
     relation : AddRemove or Replace (or their labelled forms), optional
         How the pairs differ; its domain gives the default record layout and bounds, its sizes the
-        dataset sizes (at most 12 records, or ``accepts.space.max_size``).
+        dataset sizes (:func:`~dpaudit.search.adversarial.pair_sizes`: every pair valid at the
+        relation's ``min_size``/``max_size``, at most 12 records or ``accepts.space.max_size`` unless
+        the relation's smallest size is larger).
     accepts : AcceptedInputs, optional
         The declaration: ``space`` (:class:`~dpaudit.datasets.InputSpace`) says which families run;
         its ``kinds`` and ``unit_pairs`` (the fixed adversarial list) are the ``specials`` family's
@@ -443,7 +445,10 @@ def explore(mechanism, relation=None, accepts: AcceptedInputs | None = None, *, 
     ------
     ValueError
         For a bad beta, budget, samples or relation (the search handles add-remove and replace pairs),
-        or an unknown family.
+        relation sizes no neighbouring pair fits (e.g. add/remove at a fixed size), a declaration the
+        fixed list cannot build (:func:`~dpaudit.search.adversarial.adversarial_pairs`), or an
+        unknown family. :func:`dpaudit.audit.adversarial.screen_stage` reports the first two as
+        "not searched: <reason>".
 
     References
     ----------
@@ -491,7 +496,7 @@ def _search(mechanism, relation, accepts, *, certifier, epsilon, delta, beta, bu
     from hypothesis import seed as h_seed, target
     from hypothesis.errors import HypothesisException
 
-    from .adversarial import AdversarialPair, adversarial_pairs
+    from .adversarial import AdversarialPair, adversarial_pairs, pair_sizes
 
     if not callable(certifier):
         raise TypeError(f"certify must be callable, got {certifier!r}")
@@ -518,10 +523,9 @@ def _search(mechanism, relation, accepts, *, certifier, epsilon, delta, beta, bu
              for a, b in given]
     k_max = len(given) + HUNTS_PER_FAMILY * len(names)
     beta_each = beta / max(1, k_max)
-    cap = space.max_size if space is not None and space.max_size else 12
-    max_n = min(relation.max_size, cap)
-    sizes = (relation.min_size, max(relation.min_size, max_n - 1)) if rel_name == "add-remove" else \
-        (max(1, relation.min_size), max(1, max_n))
+    # every pair at sizes the target accepts (a fixed public n gets pairs of n records); raises
+    # ValueError (the caller's "not searched: <reason>") when no neighbouring pair fits them
+    sizes = pair_sizes(relation, space.max_size if space is not None and space.max_size else 12)
     default_config = space.default_config() if space is not None else {}
     t0 = time.perf_counter()
     stats = {"calls": 0, "rejected": 0, "pairs": 0}
@@ -578,12 +582,11 @@ def _search(mechanism, relation, accepts, *, certifier, epsilon, delta, beta, bu
 
     fixed_candidates = []
     if fixed and "specials" in names:
-        try:
-            for p in adversarial_pairs(relation, accepts):
-                if p.d0.shape[1:] == (len(layout),) and p.d1.shape[1:] == (len(layout),):
-                    fixed_candidates.append(Candidate("specials", (), p.d0, p.d1, p.kind))
-        except ValueError:
-            pass
+        # a declaration the fixed list cannot build (a unit pair outside the sizes, a record of the
+        # wrong dimension) is an error of the target's declaration: raised, not skipped in silence
+        for p in adversarial_pairs(relation, accepts):
+            if p.d0.shape[1:] == (len(layout),) and p.d1.shape[1:] == (len(layout),):
+                fixed_candidates.append(Candidate("specials", (), p.d0, p.d1, p.kind))
 
     certified: list = []
     hunts: list = []

@@ -283,7 +283,9 @@ def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relati
     Returns
     -------
     list of Candidate
-        Only pairs whose sizes lie in ``sizes`` (the smaller dataset's range).
+        Only pairs whose sizes lie in ``sizes`` (the smaller dataset's range,
+        :func:`dpaudit.search.adversarial.pair_sizes`): a seed smaller than ``sizes[0]`` is padded
+        with records at the lower bounds, one larger than ``sizes[1]`` left out.
     """
     out = []
     n_lo, n_hi = sizes
@@ -292,6 +294,9 @@ def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relati
         return [value_for(c) for c in layout]
 
     def pair(core: list, low: list, high: list, dtype, config: tuple, label: str):
+        # padded with ordinary records (the lower corner) up to the smallest size the target accepts,
+        # so that a target of a fixed size (a public n) gets the seed at that size
+        core = list(core) + [low] * max(0, n_lo - len(core) - 1)
         if relation_name == "replace":
             d0, d1 = core + [low], core + [high]
             n = len(d0)

@@ -267,14 +267,23 @@ class WorkerClient:
                 self.proc.stdin.flush()
             except (BrokenPipeError, OSError, ValueError):
                 raise self._crashed(what) from None
-            line = self._read_line(deadline, what)
             try:
-                reply, specs = _worker.parse_header(line)
-            except _worker.ProtocolError as exc:
-                tail = self.stderr_tail()
+                line = self._read_line(deadline, what)
+                try:
+                    reply, specs = _worker.parse_header(line)
+                except _worker.ProtocolError as exc:
+                    tail = self.stderr_tail()
+                    self.close(kill=True)
+                    raise WorkerProtocolError(f"environment {self.name!r}: {exc} while {what}; stderr:\n{tail}") from None
+                buffers = [self._read_bytes(nbytes, deadline, what) for _, _, nbytes in specs]
+            except (WorkerError, _worker.ProtocolError):
+                raise
+            except BaseException:
+                # interrupted between the request and the end of its answer (a caller's time limit,
+                # SIGALRM or KeyboardInterrupt): the answer would be read as the next request's, so
+                # the worker is stopped; the environment starts a fresh one on the next call
                 self.close(kill=True)
-                raise WorkerProtocolError(f"environment {self.name!r}: {exc} while {what}; stderr:\n{tail}") from None
-            buffers = [self._read_bytes(nbytes, deadline, what) for _, _, nbytes in specs]
+                raise
         return reply, _worker.build_arrays(specs, buffers)
 
 

@@ -65,6 +65,12 @@ class EnvRow:
         an RNG that cannot be seeded), stated with the row.
     accepts_kinds : tuple of str or None
         Adversarial kinds the API accepts (:data:`dpaudit.datasets.ADVERSARIAL_KINDS`); None: all.
+    space : tuple of (str, value), optional
+        The input space the search explores besides the values (issue 42): keyword arguments of
+        :class:`~dpaudit.datasets.InputSpace` other than ``build`` (e.g. ``("bounds", "bounds")``,
+        ``("default_bounds", (0.0, 1.0))``, ``("bound_kinds", ("float", "int"))``, ``("note", ...)``),
+        its ``build(**config)`` being the row's target with ``config`` merged into ``kwargs`` (JSON
+        values: the factory must take them). Default: the values only (the ``specials`` family).
     """
 
     library: str
@@ -90,6 +96,7 @@ class EnvRow:
     seed: int = 1
     notes: str = ""
     accepts_kinds: tuple | None = None
+    space: tuple = ()
 
     @property
     def attr(self) -> str:
@@ -135,7 +142,16 @@ class EnvRow:
         mech.neighbouring = self.relation()
         mech.witness_pairs = tuple(self.witness_pairs)
         kinds = ADVERSARIAL_KINDS if self.accepts_kinds is None else tuple(self.accepts_kinds)
-        mech.accepts = AcceptedInputs(kinds=kinds, note=f"{self.library} {self.name}: {self.configuration}")
+        space = None
+        if self.space:
+            from ...datasets import InputSpace
+
+            def build(**config):  # the row's target under a configuration of its public parameters
+                return get_env(self.env).mechanism(self.target, name=self.key, **{**dict(self.kwargs), **config})
+
+            space = InputSpace(build=build, **dict(self.space))
+        mech.accepts = AcceptedInputs(kinds=kinds, note=f"{self.library} {self.name}: {self.configuration}",
+                                      space=space)
         mech.row = self
         return mech
 
@@ -278,6 +294,9 @@ ROWS += [
         relation_note="inferred: n is a public argument and the sensitivity 2 / n * range_i * range_j is that of one "
                       "record replaced among n",
         lower=(0.0, 0.0), upper=(1.0, 1.0), min_size=5, max_size=5,
+        space=(("bounds", "bounds"), ("default_bounds", (0.0, 1.0)), ("bound_kinds", ("float", "int")),
+               ("note", "DPcovariance's rng argument: the public bounds of both columns (a DataFrame of two rows; "
+                        "integer bounds make an int64 frame), n fixed at 5")),
         witness_pairs=(([[0.0, 0.0]] * 4 + [[0.0, 0.0]], [[0.0, 0.0]] * 4 + [[1.0, 1.0]]),
                        ([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.5, 0.5]],
                         [[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])),
@@ -285,9 +304,8 @@ ROWS += [
         notes="DPcovariance draws from NumPy's global generator, seeded from the audit's rng once per batch; "
               "budget 5,000 x 1 for CPU time (a release builds two DataFrames and a DPcovariance, about 10 to 20 ms "
               "each on the loaded 2-core machine); the set of the reproducer holds about 1.3% of D0's outputs. The "
-              "adversarial screen has no power here: dpaudit.audit.adversarial.adversarial_pairs builds one-record "
-              "pairs whatever the relation's size (5), DPcovariance's np.cov of one record is NaN, so every output "
-              "is NaN on both sides and its 'no leak' says nothing"),
+              "adversarial stage builds its pairs at the relation's fixed size (5 records; "
+              "dpaudit.search.adversarial.pair_sizes), and its limits family sets the public bounds (rng)"),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -430,6 +448,21 @@ def _causes() -> tuple:
               reproducer="reproducers/envs/smartnoise_synth_dp_covariance.py",
               note="D1's var(a) is 0.2 + noise, always a multiple of 2^-55 near 0; D0's is the noise itself: "
                    "no epsilon holds for delta below P[S | D0] (0.00899 certified by the reproducer)"),
+        Cause("smartnoise-synth.dpcovariance-bounds-overflow", "SmartNoise Synth",
+              "DPcovariance's covariance_sensitivity computes each column's range as rng[i][1] - rng[i][0] on the "
+              "bounds frame: with integer bounds spanning more than 2^63 - 1 (e.g. the whole int64 range) the "
+              "int64 difference wraps around (2^64 - 2 becomes -2), the sensitivity is 2 / n * 4 and the exact "
+              "covariance is released with noise of scale about 5; with float bounds near 1e154 the range squared "
+              "reaches inf, the noise is +-inf and a covariance that overflowed to inf gives NaN (inf - inf)",
+              "library bug", adversarial=(("smartnoise-synth.dp_covariance", "search:limits"),),
+              prior="the class is known (Casacuberta et al., CCS 2022; opendp/opendp#178 'Overflow handling in "
+                    "Sum'); opendp/smartnoise-sdk#622 (Re:cord-play R1) is another bug of DPcovariance",
+              searched="not searched in opendp/smartnoise-sdk's tracker from this machine (no network beyond "
+                       "package registries): to do before filing",
+              reproducer="reproducers/envs/smartnoise_synth_dp_covariance_int64_bounds.py",
+              note="found blind by the input-space search (limits family, budget 200 pairs per hunt: at the "
+                   "default 60 the Hypothesis draws did not reach the bounds); no hand-written pair; the search's "
+                   "witnesses are bounds (-(2^63 - 1), 2^63 - 1) with int64 records and bounds (-1e154, 1e154)"),
         Cause("tensorflow-privacy.batch-size-divisor", "TensorFlow Privacy",
               "DPKerasSGDOptimizer divides the noisy gradient sum by the batch's size (num_microbatches=None), so "
               "the noise of the released model shrinks when an example is added; the epsilon "

@@ -36,25 +36,29 @@ def minmax_bounds(epsilon=1.0):
 
 
 class _Covariance:
-    def __init__(self, epsilon, n):
+    def __init__(self, epsilon, n, bounds=(0.0, 1.0)):
         self.epsilon = float(epsilon)
         self.n = int(n)
+        self.bounds = tuple(bounds)  # ints stay ints: an int64 bounds frame, as a user's integer bounds
 
     def sample(self, dataset, num_samples, rng):
         import pandas as pd
         from snsynth.models.dp_covariance import DPcovariance
 
         np.random.seed(int(rng.integers(0, 2**32 - 1)))
-        arr = np.asarray(dataset, dtype=float).reshape(-1, 2)
+        arr = np.asarray(dataset)
+        arr = (arr if arr.dtype.kind in "iu" else arr.astype(float)).reshape(-1, 2)
+        lo, hi = self.bounds
         out = np.empty((num_samples, 3))
         for i in range(num_samples):
             df = pd.DataFrame(arr, columns=["a", "b"])
-            bounds = pd.DataFrame([[0.0, 0.0], [1.0, 1.0]])
+            bounds = pd.DataFrame([[lo, lo], [hi, hi]])
             cov = DPcovariance(self.n, ["a", "b"], bounds, self.epsilon)
             out[i] = cov.release(df)
         return out
 
 
-def dp_covariance(epsilon=1.0, n=5):
-    """``DPcovariance(n, ['a', 'b'], bounds [0, 1] each, global_eps=epsilon).release(df)``."""
-    return _Covariance(epsilon, n)
+def dp_covariance(epsilon=1.0, n=5, bounds=(0.0, 1.0)):
+    """``DPcovariance(n, ['a', 'b'], rng = bounds (lower, upper) for each column, global_eps=epsilon)
+    .release(df)``; integer bounds (and int64 records) as a user's integer columns pass them."""
+    return _Covariance(epsilon, n, bounds)
