@@ -240,7 +240,7 @@ VOCABULARY = {
     "beta": ("--beta", "-b", "Failure probability: the chance that the bound or verdict is wrong"),
     "samples": ("--samples", "-n", "Number of samples"),
     "stages": ("--stages", "", "Staged testers' sample sizes per dataset: auto, off, or e.g. "
-                               "2000,8000,32000 (a trial stops at the first that finds a violation)"),
+                               "2000,8000,32000; a trial stops at the first that finds a violation"),
     "trials": ("--trials", "-t", "Trial budget: at most this many neighbouring pairs are tested"),
     "neighbouring": ("--neighbouring", "", "Neighbouring relation: add-remove, one record more or less, or "
                                            "replace, one record changed"),
