@@ -149,6 +149,34 @@ def test_audit_gate_exit_codes_and_baseline(tmp_path, monkeypatch):
         assert res.exit_code == 2 and "error:" in res.output, bad
 
 
+def test_search_budget_reaches_the_adversarial_stage(monkeypatch):
+    """--search-budget N is what the row's adversarial stage is run with, and stated in the record;
+    without it the stage runs at SEARCH_BUDGET; a budget below 1 is refused (exit 2)."""
+    from dpaudit.library import stages as st
+
+    seen = []
+
+    class _Run:
+        summary = {"outcome": "pass", "exit_code": 0, "seconds": 0.1, "seed": 1, "samples": 10}
+        mechanism = None
+
+    def fake_stage(entry, **kw):
+        seen.append(kw["budget"])
+        return {"samples": 10, "seconds": 0.0, "accepts": "", "results": []}
+
+    monkeypatch.setattr(runner, "run_row", lambda *a, **k: _Run())
+    monkeypatch.setattr(st, "adversarial_stage", fake_stage)
+    res = cli.invoke(app, ["library", "audit", "diffprivlib", "laplace", "--stages", "adversarial",
+                           "--search-budget", "200", "--json"])
+    assert res.exit_code == 0, res.output
+    assert seen == [200]
+    assert json.loads(res.stdout)["rows"][0]["record"]["adversarial"]["search_budget"] == 200
+    res = cli.invoke(app, ["library", "audit", "diffprivlib", "laplace", "--stages", "adversarial", "--json"])
+    assert res.exit_code == 0 and seen[-1] == st.SEARCH_BUDGET
+    res = cli.invoke(app, ["library", "audit", "diffprivlib", "laplace", "--search-budget", "0"])
+    assert res.exit_code == 2
+
+
 def test_audit_runs_a_row_as_dpaudit_test_does_and_sizes_its_leak_on_that_run(tmp_path):
     """The real path, once: diffprivlib's seeded Laplace at 1,000 x 1 through `dpaudit library audit`,
     and the same audit through `dpaudit test`: the same verdict, witness and epsilon lower bound; the

@@ -115,6 +115,9 @@ def audit_cmd(
     leak_samples: int = typer.Option(0, "--leak-samples", metavar="N", help="Size a finding on at least N outputs "
                                      "per dataset, topping up the run's own with fresh draws (the table uses 20000); "
                                      "default 0: the run's outputs only."),
+    search_budget: Optional[int] = typer.Option(None, "--search-budget", metavar="N", min=1, help="Pairs the "
+                                                "input-space search generates per hunt (adversarial stage); "
+                                                "default 40."),
     reruns: Optional[int] = typer.Option(None, "--reruns", metavar="K", help="Instead: audit each row K times "
                                          "(seeds seed..seed+K-1) and count accusations against beta."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="Known findings: finding or cause ids, one per "
@@ -183,7 +186,7 @@ def audit_cmd(
         from ..library.runner import audit_entry
 
         rec = audit_entry(e, stages=chosen_stages, confirm=confirm, processes=n_proc, samples=samples, beta=beta,
-                          leak_samples=leak_samples, on_trial_end=trial_log, log=log)
+                          leak_samples=leak_samples, on_trial_end=trial_log, log=log, search_budget=search_budget)
         if write_cache:
             rec = lc.save_record(cache_path, rec)
         ran[e.key] = {"audit"} | ({"adversarial", "search"} if {"adversarial", "search"} & set(chosen_stages) else set())

@@ -251,7 +251,7 @@ def run_row(entry: Entry, *, seed: int | None = None, samples: int | None = None
 
 def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, processes: int | str = 1,
                 samples: int | None = None, beta: float = BETA, leak_samples: int = 0, on_trial_end=None,
-                log=None) -> dict:
+                log=None, search_budget: int | None = None) -> dict:
     """Audit ``entry`` at its budget and run the chosen stages on that run: the record the cache keeps.
 
     Parameters
@@ -273,6 +273,9 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
         draws (:func:`dpaudit.library.stages.leak_from_run`); 0: the run's outputs only.
     on_trial_end, log : callable, optional
         Progress: each finished trial; a line of text per stage.
+    search_budget : int, optional
+        Pairs Hypothesis generates per hunt of the input-space search (default
+        :data:`dpaudit.library.stages.SEARCH_BUDGET`); stated in the record when given.
 
     Returns
     -------
@@ -307,8 +310,11 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
                 record["verdict"] = "unconfirmed"
             log(f"confirmation run: {second['outcome']} ({second['seconds']:.0f} s)")
     if "adversarial" in stages or "search" in stages:  # one stage: the fixed list, then the search
-        record["adversarial"] = st.adversarial_stage(entry, beta=beta,
+        budget = st.SEARCH_BUDGET if search_budget is None else int(search_budget)
+        record["adversarial"] = st.adversarial_stage(entry, beta=beta, budget=budget,
                                                      mechanism=run.mechanism.inner if run.mechanism else None)
+        if search_budget is not None:
+            record["adversarial"]["search_budget"] = budget
         log(f"adversarial inputs and input-space search: {st.adversarial_words(record)}")
     if "power" in stages and record["verdict"] == "pass":
         power = st.power_stage(entry, run_row=run_row, processes=processes, beta=beta)
