@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from _reproducer_stats import STATS_FUNCTIONS
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "reproducers"
 
@@ -47,39 +49,7 @@ def in_set(y):
     return {in_set}
 
 
-def kl(a, b):
-    a = min(max(a, 0.0), 1.0)
-    out = 0.0
-    if a > 0:
-        out += a * math.log(a / b)
-    if a < 1:
-        out += (1 - a) * math.log((1 - a) / (1 - b))
-    return out
-
-
-def upper(k, n, beta):
-    """Chernoff-KL upper confidence bound on a binomial proportion (holds with prob. >= 1 - beta)."""
-    if k == n:
-        return 1.0
-    lo, hi = k / n, 1.0
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if n * kl(k / n, mid) <= math.log(1 / beta) else (lo, mid)
-    return hi
-
-
-def lower(k, n, beta):
-    """Chernoff-KL lower confidence bound on a binomial proportion."""
-    return 1.0 - upper(n - k, n, beta)
-
-
-def count(data, first_seed):
-    hits = 0
-    for i in range(N):
-        y = np.atleast_1d(np.asarray(release(data, first_seed + i), dtype=float)).ravel()
-        hits += bool(in_set(y))
-    return hits
-
+{stats}
 
 def main():
     h0, h1 = count(D0, 0), count(D1, 10**6)
@@ -213,7 +183,7 @@ FINDINGS = [
 
 def main() -> int:
     for f in FINDINGS:
-        text = TEMPLATE.format(**f)
+        text = TEMPLATE.format(**f, stats=STATS_FUNCTIONS)
         (OUT / f["file"]).write_text(text)
         print("wrote", OUT / f["file"])
     return 0

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import library_audit as la  # noqa: E402
+from _reproducer_stats import STATS_FUNCTIONS  # noqa: E402
 
 OUT = ROOT / "reproducers"
 
@@ -136,39 +137,7 @@ def in_set(y):
 {set_body}
 
 
-def kl(a, b):
-    a = min(max(a, 0.0), 1.0)
-    out = 0.0
-    if a > 0:
-        out += a * math.log(a / b)
-    if a < 1:
-        out += (1 - a) * math.log((1 - a) / (1 - b))
-    return out
-
-
-def upper(k, n, beta):
-    """Chernoff-KL upper confidence bound on a binomial proportion (holds with prob. >= 1 - beta)."""
-    if k == n:
-        return 1.0
-    lo, hi = k / n, 1.0
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if n * kl(k / n, mid) <= math.log(1 / beta) else (lo, mid)
-    return hi
-
-
-def lower(k, n, beta):
-    """Chernoff-KL lower confidence bound on a binomial proportion."""
-    return 1.0 - upper(n - k, n, beta)
-
-
-def count(data, first_seed):
-    hits = 0
-    for i in range(N):
-        y = np.atleast_1d(np.asarray(release(data, first_seed + i), dtype=float)).ravel()
-        hits += bool(in_set(y))
-    return hits
-
+{stats}
 
 def main():
     h0, h1 = count(D0, 0), count(D1, 10**6)
@@ -323,7 +292,7 @@ def write_adversarial(entry, rec: dict, kind: str, default_n: int = 2000, cause:
     words, set_body, reaches = "outputs holding a NaN or an infinity", "    return not bool(np.all(np.isfinite(y)))", "D1"
     if pair.structural:  # a declared privacy-unit pair: the screen's half-line set, recounted here
         words, set_body, reaches = _half_line_set(hit[0]["leak"])
-    text = _TEMPLATE.format(
+    text = _TEMPLATE.format(stats=STATS_FUNCTIONS, 
         library=entry.library, version=la.library_version(entry.library), name=entry.name,
         verdict=f"leak on the adversarial input {kind}", key=entry.key, pip=pip, install=la.LIBRARIES[entry.library].install,
         path=f"reproducers/{path.name}", default_n=default_n, imports=imports, epsilon=g.epsilon, delta=g.delta,
@@ -508,7 +477,7 @@ def write(entry, rec: dict, default_n: int = 20000) -> Path | None:
         return None
     g = entry.guarantee
     cause = (entry.cause or la.float_cause(entry)) if rec["verdict"] != "violation" or entry.cause else "see the row"
-    text = _TEMPLATE.format(
+    text = _TEMPLATE.format(stats=STATS_FUNCTIONS, 
         library=entry.library, version=la.library_version(entry.library), name=entry.name, verdict=rec["verdict"],
         key=entry.key, pip=pip, install=la.LIBRARIES[entry.library].install, path=f"reproducers/{la.reproducer_path(entry).name}", default_n=default_n,
         imports=imports, epsilon=g.epsilon, delta=g.delta, d0=_literal(w["d0"]), d1=_literal(w["d1"]),
