@@ -60,14 +60,18 @@ def test_the_tasks_differ_in_one_row_and_hold_the_partners_the_claim_needs(q):
         for g in (2, 3, 4, 6, 12):
             assert any(crowd.data_in[j, d] < 0 for j in range(12 - g, 11))
     else:
-        side = max(3, math.ceil(3 / q))
+        side = max(3, math.ceil(8 / q))
         assert partners.sum() == 2 * side
         assert all(crowd.data_in[crowd.position + k, d] == -C / 2 for k in (*range(-side, 0), *range(1, side + 1)))
-        assert (1 - q) ** side <= math.exp(-3)  # a side without a sampled partner is rare
+        # 8 partners expected on each side in a batch: a micro-batch of up to 8 consecutive or 8-strided
+        # sampled rows holding the canary holds partners with it
+        assert (1 - q) ** side <= math.exp(-8)
     # the public mean and variance of the partners' clipped sum on the canary's coordinate, in C units
     assert crowd.offset == pytest.approx(q * partners.sum() * -partner / C)
     assert crowd.variance == pytest.approx(q * (1 - q) * partners.sum() * (partner / C) ** 2)
     assert pair.data_out.shape[0] == 1 and pair.position == 0 and pair.offset == 0 and pair.variance == 0
+    assert crowd.share == 2 * pair.share  # the crowd's leaks are the smallest: two thirds of the runs
+    assert crowd.views == ("white_box", "rank_test")
     assert pair.data_in[0, pair.canary_coordinate] == 1000 * C  # above any "outlier" threshold a step might use
 
 

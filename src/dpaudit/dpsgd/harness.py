@@ -109,11 +109,12 @@ from .many import (
     detectable_leak,
     epoch_max_scores,
     look_schedule,
+    rank_threshold_profile,
     sequential_audit,
 )
 from .reference import DPSGDConfig
 
-__all__ = ["HARNESS_VIEWS", "TRAIN_VIEWS", "HarnessRuns", "HarnessTask", "audit_user_code", "audit_user_step",
+__all__ = ["HARNESS_VIEWS", "THRESHOLD_VIEW", "TRAIN_VIEWS", "HarnessRuns", "HarnessTask", "audit_user_code", "audit_user_step",
            "audit_user_train", "linear_loss", "make_task", "make_tasks", "run_step_many", "run_train_many"]
 
 #: The views of :func:`audit_user_code` for a step (``beta`` split over tasks and views): the
@@ -127,7 +128,20 @@ TRAIN_VIEWS = ("black_box", "scale")
 #: data-dependent normaliser shrinks the update with the canary, a data-dependent noise scale
 #: grows it).
 ALTERNATIVES = {"white_box": "greater", "black_box": "greater", "epoch_max": "greater", "scale": "two-sided",
-                "spread": "two-sided"}
+                "spread": "two-sided", "rank_test": "greater"}
+#: The view that reads the white-box score above one threshold at a fixed rank of the runs
+#: without the canary (:func:`~dpaudit.dpsgd.many.rank_threshold_profile`): one set, no grid of
+#: thresholds to pay for, and the exact joint law of the two counts instead of two separate
+#: bounds. The crowd's default, next to ``white_box``.
+THRESHOLD_VIEW = "rank_test"
+#: Its grid of ``eps'``: 0 only, the total-variation distance ``delta(0)``, where a leak of 1.5-2x the
+#: claimed sensitivity at the documented settings (sigma 4-8) stands out most against the sampling
+#: error of the two counts (``benchmarks/results/dpsgd_harness.md``); larger leaks are certified by
+#: the ``white_box`` view's epsilon bound and profile check on the same runs.
+THRESHOLD_GRID = (0.0,)
+#: Its threshold: the out-runs' median (for a small shift of the score the two laws cross near
+#: it, where the total-variation set lies).
+THRESHOLD_FRACTIONS = (0.5,)
 EXECUTORS = ("auto", "vmap", "serial", "process")
 #: The pair task's canary norm in units of ``C`` (at least the claim's ``canary_gradient_norm``).
 PAIR_CANARY_NORM = 1000.0
@@ -166,13 +180,19 @@ class HarnessTask:
         component there). Public: the white-box view centres and scales by them.
     views : tuple of str or None
         The views :func:`audit_user_code` reads on this task by default (None: all of
-        :data:`HARNESS_VIEWS`): the crowd is read through ``white_box`` only (what its partners
-        move), the pair through all three.
+        :data:`HARNESS_VIEWS`): the crowd is read through ``white_box`` and
+        :data:`THRESHOLD_VIEW` (what its partners move), the pair through :data:`HARNESS_VIEWS`.
+    share : float
+        ``> 0``: the task's part of each batch of runs, relative to the other tasks'
+        (:func:`run_step_many` splits the runs in proportion, fixed before any run).
     """
 
     def __init__(self, data_in, data_out, canary_coordinate, null_block, position, *, name="task", config=None,
-                 views=None):
+                 views=None, share=1.0):
         self.name = str(name)
+        if not (isinstance(share, (int, float)) and math.isfinite(share) and share > 0):
+            raise ValueError(f"share must be a finite number > 0, got {share!r}")
+        self.share = float(share)
         self.views = None if views is None else tuple(views)
         self.data_in, self.data_out = data_in, data_out
         self.dim = int(data_out.shape[1])
@@ -247,16 +267,16 @@ def make_task(config: DPSGDConfig, *, data=None, opposing: int = 1, null_block: 
     return _task("custom", rows, d, a, position, null_block, config)
 
 
-def _task(name, rows, d, canary_norm, position, null_block, config, views=None) -> HarnessTask:
+def _task(name, rows, d, canary_norm, position, null_block, config, views=None, share=1.0) -> HarnessTask:
     canary = np.zeros((1, rows.shape[1]))
     canary[0, d] = canary_norm
     data_in = np.concatenate([rows[:position], canary, rows[position:]])
     return HarnessTask(data_in.astype(np.float32), rows.astype(np.float32), d, null_block, position, name=name,
-                       config=config, views=views)
+                       config=config, views=views, share=share)
 
 
 def make_tasks(config: DPSGDConfig, *, null_block: int = 256, pair_null_block: int = 4096, seed: int = 0,
-               reach: float = 3.0) -> tuple:
+               reach: float = 8.0, crowd_share: float = 2.0) -> tuple:
     """The default datasets of a many-run audit: ``("crowd", "pair")`` (module docstring).
 
     Both are built from the claim alone (``q``, ``C``) before any run; in each the two datasets
@@ -311,7 +331,8 @@ def make_tasks(config: DPSGDConfig, *, null_block: int = 256, pair_null_block: i
     canary = 2.0 * (partners * partner) + 4.0 * C  # outweighs every partner together
     pair = np.zeros((1, d + 1 + pair_null_block))
     pair[0, :d] = real[0]
-    return (_task("crowd", crowd, d, canary, position, null_block, config, views=("white_box",)),
+    return (_task("crowd", crowd, d, canary, position, null_block, config, views=("white_box", THRESHOLD_VIEW),
+                  share=crowd_share),
             _task("pair", pair, d, max(float(config.canary_gradient_norm), PAIR_CANARY_NORM * C), 0, pair_null_block,
                   config,
                   views=HARNESS_VIEWS))
@@ -621,20 +642,31 @@ def _resolve_tasks(config, task, tasks):
     return tasks
 
 
+def _task_runs(runs: int, tasks) -> list:
+    """Runs per task: ``runs`` split in proportion to the tasks' ``share`` (rounded down; the
+    remainder to the first task), at least 4 each. A function of the count and the tasks only,
+    so fixed before any run."""
+    shares = np.array([t.share for t in tasks], dtype=float)
+    counts = [max(4, int(runs * w / shares.sum())) for w in shares]
+    counts[0] += max(0, runs - sum(counts))
+    return counts
+
+
 def _run_many(kind, fn, config, runs, tasks, executor, workers, chunk, seed, init_state, batch=0) -> HarnessRuns:
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if init_state is not None and not callable(init_state):
         raise ValueError(f"init_state must be a callable init_state(params, generator) -> state, got {init_state!r}")
     runs = check_int(runs, "runs", 4 * len(tasks))
-    per_task = runs // len(tasks)
-    halves = (per_task // 2, per_task - per_task // 2)
+    counts = _task_runs(runs, tasks)
     T = int(config.steps)
     t0 = time.perf_counter()
     used = set()
     out = {}
     vmappable = kind == "step" and executor in ("auto", "vmap")
     for i, task in enumerate(tasks):
+        per_task = counts[i]
+        halves = (per_task // 2, per_task - per_task // 2)
         stats = []
         raws = {}
         for h, (data, n_runs) in enumerate(((task.data_in, halves[0]), (task.data_out, halves[1]))):
@@ -683,7 +715,7 @@ def _run_many(kind, fn, config, runs, tasks, executor, workers, chunk, seed, ini
                      "views": task.views})
     executor_used = "+".join(sorted(used))
     return HarnessRuns(out, config, time.perf_counter() - t0,
-                       {"runs": per_task * len(tasks), "executor": executor_used, "entry": kind, "seed": seed,
+                       {"runs": int(sum(counts)), "executor": executor_used, "entry": kind, "seed": seed,
                         "tasks": tuple(t.name for t in tasks)})
 
 
@@ -824,6 +856,18 @@ def _grid(profile, config, delta):
     return profile
 
 
+def _threshold_view(r: ManyRuns, config: DPSGDConfig, beta: float) -> dict:
+    """The :data:`THRESHOLD_VIEW` entry of :func:`audit_user_code` for one task, in the shape of a
+    view of :func:`~dpaudit.dpsgd.many.audit_many` (``epsilon_lower_bound`` 0: this view certifies
+    deltas on its grid, not an epsilon at ``delta``)."""
+    if r.white_box_in.size < 2 or r.white_box_out.size < 2:
+        raise ValueError(f"the {THRESHOLD_VIEW!r} view needs the white-box scores of a step (run_step_many)")
+    p = rank_threshold_profile(r.white_box_in, r.white_box_out, config.composition(), beta=beta,
+                               epsilons=THRESHOLD_GRID, fractions=THRESHOLD_FRACTIONS)
+    return {"epsilon_lower_bound": 0.0, "mu_lower_bound": 0.0, "violated": False, "alternative": "greater",
+            "profile": p, "profile_violated": p["violated"]}
+
+
 def audit_user_code(result, *, delta: float = 1e-5, beta: float = 0.05, views=None, profile="auto") -> dict:
     """Certified two-sample audit of a harness result, ``beta`` split over the tasks and views.
 
@@ -867,8 +911,12 @@ def audit_user_code(result, *, delta: float = 1e-5, beta: float = 0.05, views=No
     out = {"runs": int(runs.details.get("runs", 0)), "beta_per_view": share}
     keys = []
     for name, r in runs.tasks.items():
-        a = audit_many(r, delta=delta, beta=share, views=plan[name], profile=grid, alternatives=ALTERNATIVES)
+        cp_views = tuple(v for v in plan[name] if v != THRESHOLD_VIEW)
+        a = audit_many(r, delta=delta, beta=share, views=cp_views or ("black_box",), profile=grid,
+                       alternatives=ALTERNATIVES)
         out["accountant_epsilon"] = a["accountant_epsilon"]
+        if THRESHOLD_VIEW in plan[name]:
+            a[THRESHOLD_VIEW] = _threshold_view(r, runs.config, share)
         for v in plan[name]:
             out[f"{name}/{v}"] = a[v]
             keys.append(f"{name}/{v}")
