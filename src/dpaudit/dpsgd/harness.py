@@ -43,22 +43,28 @@ the two datasets differ in exactly one row, the canary, and every other row is p
 sampled by the user's step like any other row):
 
 * ``"crowd"``: the canary ``A e_d`` among ``2 s`` *partner* rows ``-(C/2) e_d``, ``s = max(3,
-  ceil(3 / q))`` on each side of it (so that at the claimed ``q`` each side has 3 partners in the
-  batch on average and the canary's neighbours in the sampled order are partners), 8 real rows
-  of norm about ``C / 4`` at the two ends, ``A = 2 (s C) + 4 C`` (the canary outweighs every
-  partner together). Without the canary a batch that samples two partners sums to ``-C`` or
-  below on ``e_d``, with it to the positive side: a batch clipped as a whole moves by ``2 C``
-  (Nasr et al. 2023's worst case); a group of 2-4 consecutive rows (in the data or in the sampled
-  batch) that holds the canary holds partners too, and moves by ``1.5-2 C``; a clip factor shared
-  by the batch shrinks the partners when the canary is in. Partners of ``C / 2`` (not ``C``): a
-  pair of them is exactly ``C``, so a group of two partners is not clipped and the canary's
-  group moves by ``1.5 C`` whatever the parity of the partners sampled, and under per-example
-  clipping their Poisson count adds a variance of only ``q (1 - q) 2 s / 4`` (in ``C^2``) to the
-  canary's coordinate. At ``q = 1`` (every row sampled) the crowd is 8 real rows, 3 partners and
-  the canary *last*, the 12th row: groups of 2, 3, 4, 6 or 12 rows counted from the start hold it
-  with partners, and it is the batch's last row; there the partners are ``-C e_d`` (no Poisson
-  count to pay for, and a partner alone fills a clipped group, so the canary's group moves by
-  ``2 C``).
+  ceil(8 / q))`` on each side of it (so that at the claimed ``q`` each side has 8 partners in the
+  batch on average: a micro-batch of up to 8 consecutive sampled rows, or one of up to 8
+  interleaved micro-batches ``batch[i::8]``, or a group of up to 8 rows of the dataset, that holds
+  the canary holds partners with it), 8 real rows of norm about ``C / 4`` at the two ends, ``A = 2
+  (s C) + 4 C`` (the canary outweighs every partner together). Without the canary a batch that
+  samples two partners sums to ``-C`` or below on ``e_d``, with it to the positive side: a batch
+  clipped as a whole moves by ``2 C`` (Nasr et al. 2023's worst case); a group that holds the
+  canary holds partners too, and moves by ``1.25-2 C`` (a group of two consecutive dataset rows
+  holds a sampled partner only half the time at ``q = 1/2``: ``1.25 C``; two consecutive
+  sampled rows ``1.5 C``; 3-8 rows or the whole batch up to ``2 C``); a clip factor shared by
+  the batch shrinks the partners when the canary is in. Partners of ``C / 2`` (not ``C``): a pair
+  of them is exactly ``C``, so a group of two partners is not clipped and the canary's group
+  moves by ``1.5 C`` whatever the parity of the partners sampled, and under per-example clipping
+  their Poisson count adds a variance of only ``q (1 - q) 2 s / 4`` (in ``C^2``) to the canary's
+  coordinate (2 at ``q = 1/2``, against ``sigma^2 = 64``). The crowd gets two thirds of each
+  batch of runs (``share=2``): its leaks are the smallest (1.25-2x the claimed sensitivity),
+  the pair's are large and certified within a few hundred runs. At ``q = 1`` (every row
+  sampled) the crowd is 8 real rows, 11 partners and the canary *last*, the 20th row: a group of
+  2-12 consecutive rows counted from the start, or of every ``g``-th row (``g <= 11``, strided
+  micro-batches), that holds it holds partners with it, and it is the batch's last row; there the
+  partners are ``-C e_d`` (no Poisson count to pay for, and a partner alone fills a clipped
+  group, so the canary's group moves by ``2 C``).
 * ``"pair"``: the canary ``1000 C e_d`` (:data:`PAIR_CANARY_NORM`; far above any norm a step
   could reasonably treat as ordinary, so that a special path for large or "outlying" gradients
   below that norm — rescaled to a larger bound, left unclipped — moves it; per-example clipping
@@ -83,6 +89,14 @@ audit_many`), per task:
 * ``spread``: ``max_t |log rms_t - median_s log rms_s|`` (two-sided): the largest jump of the
   scale away from its usual level, which the sum dilutes at small ``q`` (a count or a norm that
   changes only in the few steps that sample the canary);
+* ``rank_test`` (the crowd's, next to ``white_box``): the ``white_box`` score above one
+  threshold, the median of the runs without the canary, compared with the accountant's
+  ``delta(0)`` (the total-variation distance) by the exact joint law of the two counts
+  (:func:`~dpaudit.dpsgd.many.rank_threshold_profile`): one set, so no multiplicity over
+  thresholds, and no split of the level between a bound on each count, which is what the small
+  coupled leaks (1.25-2x the sensitivity at ``sigma`` 8) need; a threshold that moves with the
+  runs without the canary, so a bug that also shifts them (groups of partners clipped) does not
+  pull it off the crossing of the two laws;
 * ``black_box`` (``-params_T[d]``) and ``epoch_max`` on request.
 
 References: Nasr, Hayes, Steinke, Balle, Tramèr, Jagielski, Carlini, Terzis (2023) §5 (many-run
@@ -296,7 +310,11 @@ def make_tasks(config: DPSGDConfig, *, null_block: int = 256, pair_null_block: i
     reach : float
         Partners per side of the crowd's canary expected in a batch at the claimed ``q``
         (``> 0``): ``s = max(3, ceil(reach / q))`` partners on each side, so no partner on a
-        side has probability ``(1 - q)^s <= exp(-reach)``.
+        side has probability ``(1 - q)^s <= exp(-reach)``. Default 8: micro-batches of up to 8
+        rows, consecutive or interleaved, hold partners with the canary.
+    crowd_share : float
+        ``> 0``: the crowd's part of each batch of runs against the pair's 1 (default 2: two
+        thirds; the crowd's leaks are the smallest).
 
     Returns
     -------
@@ -306,7 +324,7 @@ def make_tasks(config: DPSGDConfig, *, null_block: int = 256, pair_null_block: i
     Raises
     ------
     ValueError
-        On ``null_block < 8`` or ``reach <= 0``.
+        On ``null_block < 8``, ``reach <= 0`` or ``crowd_share <= 0``.
     """
     null_block, pair_null_block = _null_block(null_block), _null_block(pair_null_block)
     if not (reach > 0 and math.isfinite(reach)):
@@ -323,11 +341,11 @@ def make_tasks(config: DPSGDConfig, *, null_block: int = 256, pair_null_block: i
         crowd[4:4 + 2 * side, d] = -partner
         crowd[4 + 2 * side:, :d] = real[4:]
         position, partners = 4 + side, 2 * side
-    else:  # every row is sampled: the canary last, the 12th row, so that groups of 2, 3, 4, 6 or 12 rows
-        crowd = np.zeros((11, D))  # counted from the start hold it with partners (and it is the batch's last row)
-        crowd[:8, :d] = real
+    else:  # every row is sampled: 8 real rows, 11 partners, the canary last (the 20th row): a group of
+        crowd = np.zeros((19, D))  # 2-12 consecutive rows counted from the start, or of every g-th row
+        crowd[:8, :d] = real  # (g <= 11), that holds the canary holds partners with it; it is the batch's last row
         crowd[8:, d] = -partner
-        position, partners = 11, 3
+        position, partners = 19, 11
     canary = 2.0 * (partners * partner) + 4.0 * C  # outweighs every partner together
     pair = np.zeros((1, d + 1 + pair_null_block))
     pair[0, :d] = real[0]
@@ -886,7 +904,10 @@ def audit_user_code(result, *, delta: float = 1e-5, beta: float = 0.05, views=No
     delta, beta : float
         Delta of the epsilon bounds; overall failure probability of the verdict.
     views : sequence of str, optional
-        Default :data:`HARNESS_VIEWS` for a step, :data:`TRAIN_VIEWS` for ``train``.
+        Default: each task's own (``HarnessTask.views``: the crowd ``white_box`` and
+        :data:`THRESHOLD_VIEW`, the pair :data:`HARNESS_VIEWS`) for a step, :data:`TRAIN_VIEWS`
+        for ``train``. :data:`THRESHOLD_VIEW` needs a step's white-box scores; it certifies a
+        delta at ``eps' = 0`` (its ``epsilon_lower_bound`` is 0) through its ``profile`` entry.
     profile : "auto", sequence of float or None
         The grid (None: no profile check). ``"auto"``: ``(0, eps/4, eps/2)`` with ``eps`` the
         accountant's epsilon at ``delta`` (a function of the claim only).
