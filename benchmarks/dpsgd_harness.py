@@ -20,6 +20,9 @@ Per bug and setting:
   for the claim's q; looks at 500, 1,000, ..., ``--max-runs`` runs, beta 0.05 split over the looks,
   tasks and views): caught or not, the runs it stopped at, the view that caught.
 
+Rows carry the harness ``version`` (:data:`VERSION`); ``table`` keeps the first version's tables and
+appends a dated section for the current one, next to the first version's runs to a verdict.
+
 Controls (``--seeds``): the correct step audited by ``audit_user_step`` at each setting with
 ``--control-max-runs``; an accusation at any look counts.
 
@@ -109,7 +112,19 @@ def controls(args):
                    "largest_margin": round(max(x["best_margin"] for x in a.looks), 5),
                    "accountant_epsilon": round(a.audit["accountant_epsilon"], 3),
                    "max_runs": args.control_max_runs, "detectable_mu": round(a.detectable["mu"], 3),
-                   "claim_mu": round(a.detectable["claim_mu"], 3), "cpu_s": round(time.process_time() - t, 1)})
+                   "claim_mu": round(a.detectable["claim_mu"], 3), "cpu_s": round(time.process_time() - t, 1),
+                   **_rank_fields(a.audit)})
+
+
+def _rank_fields(audit):
+    """The last look's rank test (crowd/rank_test), when the audit has one: its p-value against
+    the accountant's delta(0), its certified delta(0) lower bound and that delta."""
+    r = audit.get("crowd/rank_test")
+    if not r:
+        return {}
+    p = r["profile"]
+    return {"rank_p_value": round(p["p_value"], 4), "rank_delta_lower_bound": round(p["delta_lower_bound"], 4),
+            "rank_accountant_delta": round(p["accountant_delta"], 4)}
 
 
 def table(args):
@@ -190,9 +205,11 @@ def _table_v2(every_row, v1):
         bug_rows = [r for r in rows if r["part"] == "bug" and r["setting"] == setting and r["max_runs"] == 16000]
         if not bug_rows:
             continue
-        out += [f"### q = {q:g}, {steps} steps, sigma {sigma:g} (accountant epsilon {bug_rows[0]['accountant_epsilon']:g}), "
+        acc = bug_rows[0]["accountant_epsilon"]
+        out += [f"### q = {q:g}, {steps} steps, sigma {sigma:g} (accountant epsilon {acc:g}), "
                 "budget 16,000", "",
-                "| bug | class | before (v1): caught / runs to verdict | now: caught | now: runs to verdict | view | CPU s now |",
+                "| bug | class | before (v1): caught / runs to verdict | now: caught | now: runs to verdict | view "
+                "| CPU s now |",
                 "|---|---|---|---|---|---|---|"]
         for r in sorted(bug_rows, key=lambda r: list(USER_ORDER).index(r["bug"])):
             old = v1.get(("bug", setting, r["bug"], 16000))
@@ -214,8 +231,13 @@ def _table_v2(every_row, v1):
         out += [f"Controls now, q = {q:g}: correct step, {len(c)} seeds, budget {c[0]['max_runs']:,}: "
                 f"**{sum(r['accused'] for r in c)} accused** (beta 0.05); largest certified epsilon "
                 f"{max(r['largest_bound'] for r in c):g} (accountant {c[0]['accountant_epsilon']:g}); largest margin "
-                f"(certified minus accounted delta, any view incl. rank_test) {max(r['largest_margin'] for r in c):.3g}; "
-                f"CPU {sum(r['cpu_s'] for r in c):.0f} s in all.", ""]
+                f"(certified minus accounted delta, any view) {max(r['largest_margin'] for r in c):.3g}; "
+                + (f"rank test at the last look: smallest p-value {min(r['rank_p_value'] for r in c):.3g} (it accuses at "
+                   f"beta / (looks x 5 views) = 0.002 at 5 looks), largest certified delta(0) "
+                   f"{max(r['rank_delta_lower_bound'] for r in c):.3g} "
+                   f"against the accountant's {c[0]['rank_accountant_delta']:.3g}; "
+                   if all("rank_p_value" in r for r in c) else "")
+                + f"CPU {sum(r['cpu_s'] for r in c):.0f} s in all.", ""]
     return out
 
 

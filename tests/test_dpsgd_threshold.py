@@ -80,7 +80,8 @@ def test_the_threshold_view_accuses_the_claim_at_most_beta_and_certifies_a_2x_le
         r = rank_threshold_profile(_claim_scores(rng, 3000, 2.0), _claim_scores(rng, 3000, 0.0), comp, beta=0.05)
         caught.append(r["violated"])
         assert r["delta_lower_bound"] < 0.197 + 0.01  # a lower bound, here never above the truth
-        assert r["violated"] == (r["delta_lower_bound"] > r["accountant_delta"] - 1e-4) or not r["violated"]
+        if r["violated"]:  # the test rejects at the accountant's delta: its bound (bisection to 2e-3) is there too
+            assert r["delta_lower_bound"] > r["accountant_delta"] - 2e-3
     assert_rate_above(int(sum(caught)), 10, 0.3, what="2x leaks certified")
     with pytest.raises(ValueError, match="scores_in"):
         rank_threshold_profile([1.0], [0.0, 1.0], comp, beta=0.05)

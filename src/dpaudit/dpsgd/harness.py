@@ -128,7 +128,8 @@ from .many import (
 )
 from .reference import DPSGDConfig
 
-__all__ = ["HARNESS_VIEWS", "THRESHOLD_VIEW", "TRAIN_VIEWS", "HarnessRuns", "HarnessTask", "audit_user_code", "audit_user_step",
+__all__ = ["HARNESS_VIEWS", "THRESHOLD_VIEW", "TRAIN_VIEWS", "HarnessRuns", "HarnessTask", "audit_user_code",
+           "audit_user_step",
            "audit_user_train", "linear_loss", "make_task", "make_tasks", "run_step_many", "run_train_many"]
 
 #: The views of :func:`audit_user_code` for a step (``beta`` split over tasks and views): the
