@@ -30,6 +30,8 @@ Run (CPU; about 20-40 CPU minutes in all)::
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/dpsgd_harness.py --part bugs
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/dpsgd_harness.py --part controls --seeds 20
+    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/dpsgd_harness.py --part seeds --settings q0.5 \
+        --bugs group-clip-2,group-clip-4-index,group-clip-3,group-clip-8-index,strided-clip-4 --seeds 3 --first-seed 1
     python benchmarks/dpsgd_harness.py --part table
 
 Each part appends JSON lines to ``benchmarks/results/dpsgd_harness.jsonl``; ``table`` writes
@@ -94,6 +96,25 @@ def bugs(args):
                    "now_best_epsilon": round(now.looks[-1]["best_epsilon"], 3),
                    "accountant_epsilon": round(now.audit["accountant_epsilon"], 3), "max_runs": args.max_runs,
                    "looks": [x["runs"] for x in now.looks], "now_cpu_s": round(time.process_time() - t, 1)})
+
+
+def seeds(args):
+    """More audit seeds for some bugs (``--bugs``; ``--seeds`` seeds from ``--first-seed``): runs to a
+    verdict of ``audit_user_step(..., seed=s)`` at the default budget."""
+    from _dpsgd_user_steps import LOOP_STEPS, USER_STEPS, make_user_step
+
+    from dpaudit.dpsgd.harness import audit_user_step
+
+    for setting in args.settings.split(","):
+        cfg, q, sigma = _config(setting)
+        for bug in args.bugs.split(","):
+            for s in range(args.first_seed, args.first_seed + args.seeds):
+                t = time.process_time()
+                a = audit_user_step(make_user_step(bug, q=q, sigma=sigma), cfg, max_runs=args.max_runs, first_runs=500,
+                                    seed=s, workers=2 if bug in LOOP_STEPS else 0)
+                _emit({"part": "seed", "setting": setting, "bug": bug, "class": USER_STEPS[bug][0], "seed": s,
+                       "caught": a.caught, "runs": a.runs, "view": a.looks[-1]["view"], "max_runs": args.max_runs,
+                       "cpu_s": round(time.process_time() - t, 1)})
 
 
 def controls(args):
@@ -187,7 +208,7 @@ def _table_v2(every_row, v1):
     latest = {}
     for r in every_row:
         if r.get("version", 1) == VERSION:
-            latest[(r["part"], r["setting"], r.get("bug", r.get("seed")), r["max_runs"])] = r
+            latest[(r["part"], r["setting"], r.get("bug"), r.get("seed"), r["max_runs"])] = r
     rows = list(latest.values())
     if not rows:
         return []
@@ -224,6 +245,16 @@ def _table_v2(every_row, v1):
         out += ["", f"Caught now {len(caught)} of {len(bug_rows)} (v1: {len(old_runs)} of {sum(1 for o in olds if o)} "
                 f"on its 16 bugs); median runs to a verdict now {med(runs):,} (v1 {med(old_runs):,}); mean "
                 f"{sum(runs) / max(1, len(runs)):,.0f} (v1 {sum(old_runs) / max(1, len(old_runs)):,.0f}).", ""]
+    seed_rows = [r for r in rows if r["part"] == "seed"]
+    if seed_rows:
+        out += ["More audit seeds (`--part seeds --settings q0.5 --bugs ... --seeds 3 --first-seed 1`; seed 0 is the "
+                "table above): runs to a verdict at the 16,000 budget (- : not caught)", ""]
+        for setting in SETTINGS:
+            for bug in dict.fromkeys(r["bug"] for r in seed_rows if r["setting"] == setting):
+                rs = sorted((r for r in seed_rows if r["setting"] == setting and r["bug"] == bug), key=lambda r: r["seed"])
+                out.append(f"* {setting} {bug}: " + ", ".join(
+                    f"seed {r['seed']} {r['runs']:,}" if r["caught"] else f"seed {r['seed']} -" for r in rs))
+        out.append("")
     for setting, (q, sigma, steps) in SETTINGS.items():
         c = [r for r in rows if r["part"] == "control" and r["setting"] == setting]
         if not c:
@@ -243,7 +274,7 @@ def _table_v2(every_row, v1):
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--part", choices=("bugs", "controls", "table"), required=True)
+    p.add_argument("--part", choices=("bugs", "seeds", "controls", "table"), required=True)
     p.add_argument("--settings", default="q1,q0.5")
     p.add_argument("--bugs", default="")
     p.add_argument("--max-runs", type=int, default=16000)
@@ -252,7 +283,7 @@ def main() -> None:
     p.add_argument("--control-max-runs", type=int, default=8000)
     args = p.parse_args()
     sys.path.insert(0, str(HERE.parent / "tests"))
-    {"bugs": bugs, "controls": controls, "table": table}[args.part](args)
+    {"bugs": bugs, "seeds": seeds, "controls": controls, "table": table}[args.part](args)
 
 
 if __name__ == "__main__":
