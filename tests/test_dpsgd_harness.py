@@ -84,6 +84,15 @@ def test_task_arguments_are_checked():
         make_tasks(cfg, null_block=4)
     with pytest.raises(ValueError, match="reach"):
         make_tasks(cfg, reach=0.0)
+    with pytest.raises(ValueError, match="share"):
+        make_tasks(cfg, crowd_share=0.0)
+    # runs split by the tasks' shares, at least 4 each: two thirds to the crowd
+    r = run_step_many(make_user_step("correct", q=0.5, sigma=2.0), cfg, runs=30,
+                      tasks=make_tasks(cfg, null_block=8, pair_null_block=8))
+    assert (r["crowd"].details["runs"], r["pair"].details["runs"], r.details["runs"]) == (20, 10, 30)
+    with pytest.raises(ValueError, match="white-box"):  # the rank test reads a step's white-box scores
+        audit_user_code(run_train_many(lambda data, seed: torch.zeros(data.shape[1]), cfg, runs=8, workers=0,
+                                       tasks=make_tasks(cfg, null_block=8, pair_null_block=8)), views=("rank_test",))
     with pytest.raises(ValueError, match="data"):
         make_task(cfg, data=np.full((2, 2), np.nan))
     with pytest.raises(ValueError, match="not both"):
