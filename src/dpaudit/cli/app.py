@@ -87,6 +87,9 @@ class Neighbouring(str, Enum):
 
 
 class TesterName(str, Enum):
+    """``--tester``: the anytime-valid betting tester (default), the staged region tester, one
+    divergence tester alone, the floating-point bit tester, or all of them (beta split)."""
+
     sequential = "sequential"
     staged = "staged"
     hockey_stick = "hockey-stick"
@@ -98,6 +101,10 @@ class TesterName(str, Enum):
 
 
 class Search(str, Enum):
+    """``--search``: how neighbouring datasets are proposed: ``auto`` (given or witness pairs, then
+    random and TPE proposals), ``grid`` (given or witness pairs), ``random``, ``bayes`` (Gaussian
+    process) or ``evolution`` (NSGA-II); the last two need Optuna."""
+
     auto = "auto"
     grid = "grid"
     random = "random"
