@@ -82,6 +82,8 @@ def _global_options(
 
 
 class Neighbouring(str, Enum):
+    """``--neighbouring``: add/remove or replace-one adjacency of the claim."""
+
     add_remove = "add-remove"
     replace = "replace"
 
