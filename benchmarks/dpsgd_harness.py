@@ -30,6 +30,8 @@ Run (CPU; about 20-40 CPU minutes in all)::
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/dpsgd_harness.py --part bugs
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/dpsgd_harness.py --part controls --seeds 20
+    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/dpsgd_harness.py --part controls --settings q0.5 --seeds 10 \
+        --first-seed 20 --control-max-runs 16000
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/dpsgd_harness.py --part seeds --settings q0.5 \
         --bugs group-clip-2,group-clip-4-index,group-clip-3,group-clip-8-index,strided-clip-4 --seeds 3 --first-seed 1
     python benchmarks/dpsgd_harness.py --part table
@@ -41,6 +43,7 @@ Each part appends JSON lines to ``benchmarks/results/dpsgd_harness.jsonl``; ``ta
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -276,8 +279,10 @@ def _table_v2(every_row, v1):
                 out.append(f"* {setting} {bug}: " + ", ".join(
                     f"seed {r['seed']} {r['runs']:,}" if r["caught"] else f"seed {r['seed']} -" for r in rs))
         out.append("")
-    for setting, (q, sigma, steps) in SETTINGS.items():
-        c = [r for r in rows if r["part"] == "control" and r["setting"] == setting]
+    from dpaudit.dpsgd.many import look_schedule
+
+    for (setting, (q, sigma, steps)), budget in itertools.product(SETTINGS.items(), (8000, 16000)):
+        c = [r for r in rows if r["part"] == "control" and r["setting"] == setting and r["max_runs"] == budget]
         if not c:
             continue
         out += [f"Controls now, q = {q:g}: correct step, {len(c)} seeds, budget {c[0]['max_runs']:,}: "
@@ -285,7 +290,8 @@ def _table_v2(every_row, v1):
                 f"{max(r['largest_bound'] for r in c):g} (accountant {c[0]['accountant_epsilon']:g}); largest margin "
                 f"(certified minus accounted delta, any view) {max(r['largest_margin'] for r in c):.3g}; "
                 + (f"rank test at the last look: smallest p-value {min(r['rank_p_value'] for r in c):.3g} (it accuses at "
-                   f"beta / (looks x 5 views) = 0.002 at 5 looks), largest certified delta(0) "
+                   f"beta / (looks x 5 views) = {0.05 / len(look_schedule(500, budget)) / 5:.3g}), largest certified "
+                   f"delta(0) "
                    f"{max(r['rank_delta_lower_bound'] for r in c):.3g} "
                    f"against the accountant's {c[0]['rank_accountant_delta']:.3g}; "
                    if all("rank_p_value" in r for r in c) else "")
