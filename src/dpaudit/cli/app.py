@@ -254,7 +254,7 @@ def _evidence_rows(ev: Table, s, claim) -> None:
             ev.add_row("", f"from {s.num_samples:,} of {s.full_samples:,} samples per dataset (the trial stopped at "
                            "the violation); --estimate certifies the largest epsilon all of them support")
     sized = getattr(b, "sized_epsilon", None)
-    if sized is not None:  # the sequential tester's sizing step (docs/sequential.md §8)
+    if sized is not None:  # the sequential tester's sizing step (docs/sequential.md §10)
         ev.add_row("size of the leak", f"epsilon >= {sized:.4g} on {b.sizing_samples:,} fresh pairs after the detection "
                                        f"(probability >= {1 - o.beta:g}; --no-size skips it)")
     if o.note:

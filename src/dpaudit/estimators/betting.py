@@ -571,7 +571,7 @@ class EProcessBound(DivergenceBound):
     sized_epsilon : float or None
         After a violation, the sizing step's lower bound on epsilon at the claimed delta from
         ``sizing_samples`` fresh pairs (:class:`~dpaudit.testers.sequential.Sizing`; valid with
-        probability ``>= 1 - beta`` given the detection, docs/sequential.md §8); None when not sized.
+        probability ``>= 1 - beta`` given the detection, docs/sequential.md §10); None when not sized.
     sizing_samples : int
         Fresh pairs of the sizing step (0: none).
     sizing_region : str

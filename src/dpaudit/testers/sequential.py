@@ -205,7 +205,7 @@ class SequentialResult:
 
 @dataclass(frozen=True)
 class Sizing:
-    """The sizing step's lower bound on the leak (:meth:`SequentialTester.run`, docs/sequential.md §8).
+    """The sizing step's lower bound on the leak (:meth:`SequentialTester.run`, docs/sequential.md §10).
 
     Attributes
     ----------
@@ -320,7 +320,7 @@ class SequentialTester(Tester):
         After a violation of a pure or approximate claim, size the leak: choose the region with
         the largest predicted epsilon lower bound on every pair drawn so far, draw
         :meth:`sizing_samples` fresh pairs and report ``epsilon >= ln((P(S)_lo - delta) / Q(S)_hi)``
-        from Clopper-Pearson bounds on them (:class:`Sizing`, docs/sequential.md §8). It never
+        from Clopper-Pearson bounds on them (:class:`Sizing`, docs/sequential.md §10). It never
         changes the verdict, only adds a bound that holds with probability ``>= 1 - beta`` given the
         detection.
     size_factor : float, default 4.0
@@ -515,13 +515,13 @@ class SequentialTester(Tester):
             t1 = time.perf_counter()
             test_s += t1 - t0
             if region is not None:
-                x0, x1 = draw(have, want)
+                x0, x1 = draw(have, want)  # fewer (or none) when test()'s samples run out
                 t2 = time.perf_counter()
-                x0 = np.asarray(x0, dtype=float).reshape(len(x0), -1)
-                x1 = np.asarray(x1, dtype=float).reshape(len(x1), -1)
                 m = min(len(x0), len(x1))
                 have += len(x0)
                 if m >= SIZING_MIN_PAIRS:
+                    x0 = np.asarray(x0, dtype=float).reshape(len(x0), -1)
+                    x1 = np.asarray(x1, dtype=float).reshape(len(x1), -1)
                     sizing = state.size(region, x0[:m], x1[:m])
                 sample_s += t2 - t1
                 test_s += time.perf_counter() - t2
@@ -755,7 +755,7 @@ class _Run:
         growth = 0.0 if hope is None else max(hope.growth, 0.0)
         return self.log_value + (self.budget - self.n) * growth < self.log_threshold
 
-    # -------------------------------------------------------------- sizing (docs/sequential.md §8)
+    # -------------------------------------------------------------- sizing (docs/sequential.md §10)
     def sizing_region(self, m: int):
         """After a detection: refit on every pair drawn so far and choose the region, direction and
         family with the largest *predicted* sizing bound on ``m`` fresh pairs (the Wilson-discounted
