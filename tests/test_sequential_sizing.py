@@ -1,5 +1,5 @@
 """The sequential tester's chunked draws and its sizing step after a violation (issue 43;
-docs/sequential.md §8): the sizing bound never changes the verdict, covers the true epsilon at its
+docs/sequential.md §10): the sizing bound never changes the verdict, covers the true epsilon at its
 confidence, and the combined verdict accuses an exact mechanism at most beta of the time."""
 
 from __future__ import annotations

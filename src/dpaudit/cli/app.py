@@ -402,7 +402,7 @@ def _stages_text(samples: int, stages) -> str:
 
 
 def _batches_text(tester) -> str:
-    """`` at most, drawn in batches from 32 pairs (x1.5) until the evidence suffices`` for a sequential tester."""
+    """`` at most, drawn in batches from 32 pairs (x1.3) until the evidence suffices`` for a sequential tester."""
     seq = getattr(tester, "primary", tester)
     return (f" at most, in batches from {seq.first_batch:,} pairs (x{seq.growth:g}; x{seq.per_call_growth:g} per call) "
             "until the evidence suffices")
