@@ -238,6 +238,7 @@ class Sizing:
     region: str
 
     def describe(self) -> str:
+        """The bound in one line (for the trial's note)."""
         return (f"sized on {self.pairs:,} fresh pairs: epsilon >= {self.epsilon_lower:.4g} at delta={self.delta:g} "
                 f"(probability >= {1 - self.beta:g}; P(S) >= {self.p_lower:.4g}, Q(S) <= {self.q_upper:.4g}, "
                 f"{self.hits_p:,} vs {self.hits_q:,} hits; region {self.region})")
