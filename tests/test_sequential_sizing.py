@@ -103,3 +103,10 @@ def test_cli_states_the_size_and_no_size_skips_it():
     assert res.exit_code == 1 and bound["sized_epsilon"] >= 0 and bound["sizing_samples"] >= 1000
     res = CliRunner().invoke(app, args + ["--no-size"], env={"COLUMNS": "200"})
     assert res.exit_code == 1 and "size of the leak" not in res.stdout
+
+
+def test_sizing_budget_is_tied_to_the_detection():
+    t = SequentialTester()
+    assert t.sizing_samples(80, 50_000) == 1000 and t.sizing_samples(2000, 50_000) == 8000
+    assert t.sizing_samples(20_000, 50_000) == 50_000  # at most the trial's budget
+    assert t.sizing_samples(300, 50_000, per_call=True) == 300  # per call: at most doubles the calls

@@ -42,7 +42,7 @@ from ..estimators.betting import (
 from ..privacy.claims import ApproxDP, Claim, PureDP, RenyiDP
 from .base import Tester, TestOutcome
 
-__all__ = ["SequentialResult", "SequentialTester", "batch_schedule", "draw_chunks"]
+__all__ = ["SequentialResult", "SequentialTester", "Sizing", "batch_schedule", "draw_chunks"]
 
 DEFAULT_FIRST_BATCH = 32
 """Pairs of the first batch (learning only: nothing is bet before a region exists)."""
@@ -327,7 +327,8 @@ class SequentialTester(Tester):
     size_factor : float, default 4.0
     size_min : int, default 1000
         The sizing step's fresh pairs: ``max(size_min, ceil(size_factor * pairs drawn to detect))``,
-        at most the budget.
+        at most the budget; for per-call mechanisms ``ceil(min(size_factor, 1) * pairs drawn)``
+        (:meth:`sizing_samples`).
     max_edges : int, default 128
         Most quantile edges of the cells of a 1-D view.
     z : float, default 1.0
@@ -511,7 +512,7 @@ class SequentialTester(Tester):
         detected_drawn = have
         if stopped_at is not None and self.size and not state.renyi:
             t0 = time.perf_counter()
-            want = self.sizing_samples(have, sched[-1])
+            want = self.sizing_samples(have, sched[-1], per_call)
             region = state.sizing_region(want)
             t1 = time.perf_counter()
             test_s += t1 - t0
@@ -533,9 +534,14 @@ class SequentialTester(Tester):
         return SequentialResult(outcome, int(stopped_at or state.n_bet_end), int(have), tuple(records), sample_s,
                                 test_s, reason, sizing_samples=int(have - detected_drawn), sizing=sizing)
 
-    def sizing_samples(self, drawn: int, budget: int) -> int:
+    def sizing_samples(self, drawn: int, budget: int, per_call: bool = False) -> int:
         """Fresh pairs of the sizing step after a detection that drew ``drawn`` pairs:
-        ``max(size_min, ceil(size_factor * drawn))``, at most ``budget`` (the trial's pairs)."""
+        ``max(size_min, ceil(size_factor * drawn))``, at most ``budget`` (the trial's pairs). For a
+        per-call mechanism, whose calls are the cost, ``ceil(min(size_factor, 1) * drawn)`` (no
+        floor): the sizing step at most doubles the calls of a violating trial (fewer than
+        :data:`SIZING_MIN_PAIRS` pairs: no sizing)."""
+        if per_call:
+            return int(min(math.ceil(min(self.size_factor, 1.0) * drawn), max(int(budget), 1)))
         return int(min(max(self.size_min, math.ceil(self.size_factor * drawn)), max(int(budget), 1)))
 
     def needed_samples(self, claim: Claim, beta: float) -> int:
