@@ -69,12 +69,14 @@ LOCKED_SETTINGS = (
     "neighbouring",
     "finder",
     "stages",
+    "beta_split",
 )
 """Settings a resumed audit must share with the stored one (see :func:`compare_settings`)."""
 
-SETTINGS_ADDED_LATER = {"stages": "off"}
+SETTINGS_ADDED_LATER = {"stages": "off", "beta_split": "even"}
 """Settings that audits stored by earlier versions lack, with the value those audits ran with
-(trials of one fixed size before sequential stages existed)."""
+(trials of one fixed size before sequential stages existed; beta split evenly over the trials
+before :mod:`dpaudit.audit.beta_split` existed)."""
 
 
 def stored_setting(stored: dict, key: str):

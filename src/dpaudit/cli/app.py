@@ -102,6 +102,12 @@ class TesterName(str, Enum):
     all = "all"
 
 
+class BetaSplit(str, Enum):
+    auto = "auto"
+    even = "even"
+    front = "front"
+
+
 class Search(str, Enum):
     """``--search``: how neighbouring datasets are proposed: ``auto`` (given or witness pairs, then
     random and TPE proposals), ``grid`` (given or witness pairs), ``random``, ``bayes`` (Gaussian
@@ -307,7 +313,7 @@ def _render(result, out: Console) -> None:
         "confidence",
         f"a violation is reported wrongly with probability <= {result.beta:g} ("
         + (f"{result.adversarial['beta']:g} to the adversarial inputs, the rest " if result.adversarial else "beta ")
-        + f"split over {result.trial_budget} trial(s)"
+        + f"split over {result.trial_budget} trial(s), {result.split_summary}"
         + (f" x {len(result.tester.get('parts', []))} testers" if result.tester.get("parts") else "")
         + ", then within each test over the bounds it makes)",
     )
@@ -532,6 +538,7 @@ def test_cmd(
     stages: str = option("stages", "auto"),
     trials: int = option("trials", 10),
     beta: float = option("beta", 0.01, "of a false accusation"),
+    beta_split: BetaSplit = typer.Option(BetaSplit.auto, "--beta-split", help="How beta is split over the trials, fixed before the run: even (beta/T each), front (beta/2 to the first trial, the rest shared by the others) or auto (front for the sequential tester, even for the staged ones)."),
     seed: Optional[int] = option("seed"),
     report: Optional[Path] = option("report"),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
@@ -678,7 +685,7 @@ def test_cmd(
             result = audit(
                 mechanism, claim, finder, tester=tester, num_samples=run_samples, trials=run_trials, beta=run_beta,
                 exhaustive=exhaustive, seed=seed, neighbouring=relation.to_dict(),
-                stages="auto" if run_stages is None else run_stages,
+                stages="auto" if run_stages is None else run_stages, beta_split=beta_split.value,
                 on_trial_start=start, on_trial_end=end, on_start=on_start,
                 storage=storage, study_name=plan.study_name, resume=resume, executor=executor,
                 adversarial=relation if adversarial else False, adversarial_pairs=special_pairs,
@@ -765,7 +772,7 @@ def _render_estimate(result, claim) -> None:
     console.print(
         f"[bold]certified empirical epsilon[/] >= {eps_lb:.4g} at {at} (trial {best.index + 1}, "
         f"{best.num_samples:,} samples per dataset), with probability >= {1 - result.beta:g}: "
-        f"the largest over {len(result.trials)} trial(s), each at beta/{result.trial_budget}"
+        f"the largest over {len(result.trials)} trial(s), beta per trial {result.split_summary}"
     )
 
 
