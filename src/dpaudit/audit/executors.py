@@ -138,7 +138,7 @@ class TrialSpec:
     num_samples : int
         Outputs drawn on each dataset.
     beta : float
-        Failure probability of this trial's test (``beta / T``).
+        Failure probability of this trial's test (its share of beta, :func:`dpaudit.audit.beta_split.trial_betas`).
     seed : int
         Root seed of the audit.
     chunk_size : int or None
