@@ -291,7 +291,7 @@ def audit(
         seed, budget, beta, num_samples = int(st["seed"]), int(st["trial_budget"]), float(st["beta"]), int(st["num_samples"])
         neighbouring = st.get("neighbouring") or neighbouring
         stages = normalise_stages(stored_setting(st, "stages"))
-        split = str(stored_setting(st, "beta_split"))
+        split = stored_setting(st, "beta_split") or "even"  # None: a ledger written without it (even)
         run = ledger.run
         try:
             if finder.uses_storage:
