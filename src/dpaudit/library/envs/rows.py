@@ -71,6 +71,11 @@ class EnvRow:
         ``("default_bounds", (0.0, 1.0))``, ``("bound_kinds", ("float", "int"))``, ``("note", ...)``),
         its ``build(**config)`` being the row's target with ``config`` merged into ``kwargs`` (JSON
         values: the factory must take them). Default: the values only (the ``specials`` family).
+    search : tuple of (str, value), optional
+        Settings of the input-space search for a row whose calls are slow (keyword arguments of
+        :func:`dpaudit.search.input_space.explore`: ``samples``, ``certify_samples``, ``pair_timeout``,
+        ``max_seconds``), set on the mechanism as ``search_options``; stated with the row's record.
+        Default: the search's own.
     """
 
     library: str
@@ -97,6 +102,7 @@ class EnvRow:
     notes: str = ""
     accepts_kinds: tuple | None = None
     space: tuple = ()
+    search: tuple = ()
 
     @property
     def attr(self) -> str:
@@ -152,6 +158,8 @@ class EnvRow:
             space = InputSpace(build=build, **dict(self.space))
         mech.accepts = AcceptedInputs(kinds=kinds, note=f"{self.library} {self.name}: {self.configuration}",
                                       space=space)
+        if self.search:
+            mech.search_options = dict(self.search)
         mech.row = self
         return mech
 
@@ -329,9 +337,12 @@ ROWS += [
         relation_note=_TMLT_ADD_ONE_ROW, min_size=0, max_size=10,
         witness_pairs=(([], [[0.5]]), ([[0.5]] * 4, [[0.5]] * 5)),
         samples=100, trials=1,
+        search=(("samples", 8), ("certify_samples", 100), ("pair_timeout", 600.0), ("max_seconds", 240.0)),
         notes="about 2 to 7 s per evaluate on the loaded 2-core machine (a Spark job per query), so this row is "
               "audited at 100 outputs per dataset: a smoke test of the whole path, with little power; the noise it "
-              "adds is the core_geometric_count row's, audited at full budget"),
+              "adds is the core_geometric_count row's, audited at full budget. Its input-space search runs at 8 "
+              "outputs per dataset per pair (the search's default 40 took over its 30 s limit on every pair), "
+              "certifies at the audit's 100, and stops drawing new pairs after 240 s per hunt"),
     row(library="Tumult Analytics", key="tmlt-core.geometric_count",
         name="tmlt.core AddGeometricNoise (integer aggregates under PureDP)", env="tmlt-analytics",
         target="tumult_analytics:core_geometric_count", kwargs={"epsilon": 1.0},
