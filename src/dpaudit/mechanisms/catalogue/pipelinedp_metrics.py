@@ -210,7 +210,7 @@ _UNIT_COLUMNS = (Column("partition", 0.0, 2.0, integer=True, name="partition"),
 """The layout of a scalar unit for the input-space search: four ``(partition key, value)`` contributions."""
 
 
-def _space(name: str, pipeline_for, fields, bounded: bool) -> InputSpace:
+def _space(name: str, pipeline_for, fields, bounded: bool, max_bound: float = 1e300) -> InputSpace:
     """The input space of a scalar metric: the partition key of every contribution is per-record data
     (PipelineDP's ``partition_extractor``), the values may be integers, and the public
     ``(min_value, max_value)`` bounds may be set (for the metrics that take them) as integers or floats."""
@@ -223,11 +223,13 @@ def _space(name: str, pipeline_for, fields, bounded: bool) -> InputSpace:
 
     return InputSpace(columns=_UNIT_COLUMNS, build=build, bounds="bounds" if bounded else None,
                       default_bounds=(BOUNDS["min_value"], BOUNDS["max_value"]) if bounded else None,
-                      dtypes=("float64", "int64"), max_size=8, max_bound=1e300,
+                      dtypes=("float64", "int64"), max_size=8, max_bound=max_bound,
                       note="PipelineDP's extractors take any Python value: partition keys as given, values as numbers "
-                           "(min_value/max_value: int or float); bounds up to 1e300: PyDP 1.1.5's "
+                           f"(min_value/max_value: int or float); bounds up to {max_bound:g}: PyDP 1.1.5's "
                            "GaussianMechanism(epsilon=1, delta=1e-5, sensitivity=8.9e307) does not return (measured: "
-                           "no result in 10 s, against 50 us at 1e300)")
+                           "no result in 10 s, against 50 us at 1e300; an infinite sensitivity loops in "
+                           "CalculateGaussianStddev, C++ code the per-pair time limit cannot interrupt), and VARIANCE's "
+                           "sum of squares has sensitivity bound^2, so its bounds stop at 1e150")
 
 
 def unit_vector_contributions(dataset) -> list:
@@ -439,7 +441,9 @@ def _public(name: str, metric, field: str | Sequence[str], noise: str, **extra) 
         return run
 
     mech = _target(name, pipeline, fields)
-    mech.accepts = replace(mech.accepts, space=_space(name, pipeline_for, fields, bounded))
+    squares = "VARIANCE" in (metric if isinstance(metric, list) else [metric])
+    mech.accepts = replace(mech.accepts, space=_space(name, pipeline_for, fields, bounded,
+                                                      max_bound=1e150 if squares else 1e300))
     return mech
 
 
