@@ -82,11 +82,16 @@ def _global_options(
 
 
 class Neighbouring(str, Enum):
+    """``--neighbouring``: add/remove or replace-one adjacency of the claim."""
+
     add_remove = "add-remove"
     replace = "replace"
 
 
 class TesterName(str, Enum):
+    """``--tester``: the anytime-valid betting tester (default), the staged region tester, one
+    divergence tester alone, the floating-point bit tester, or all of them (beta split)."""
+
     sequential = "sequential"
     staged = "staged"
     hockey_stick = "hockey-stick"
@@ -98,6 +103,10 @@ class TesterName(str, Enum):
 
 
 class Search(str, Enum):
+    """``--search``: how neighbouring datasets are proposed: ``auto`` (given or witness pairs, then
+    random and TPE proposals), ``grid`` (given or witness pairs), ``random``, ``bayes`` (Gaussian
+    process) or ``evolution`` (NSGA-II); the last two need Optuna."""
+
     auto = "auto"
     grid = "grid"
     random = "random"

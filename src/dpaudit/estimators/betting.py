@@ -350,6 +350,11 @@ def candidate_masses(a: np.ndarray, b: np.ndarray, family: str, *, atoms: np.nda
     Returns
     -------
     _Candidates
+
+    Raises
+    ------
+    ValueError
+        If ``family`` is not one of :data:`FAMILIES`.
     """
     C = len(a)
     ca, cb = np.cumsum(a), np.cumsum(b)
