@@ -232,3 +232,19 @@ def test_certification_accuses_a_tight_correct_mechanism_at_most_beta():
                               certify_samples=300).witnesses)
     assert_rate_at_most(accused, runs, beta)
     assert caught >= runs // 2
+
+
+def test_a_targets_search_options_reach_the_search_and_the_record():
+    from dpaudit.audit.adversarial import screen_stage
+
+    rel = Replace(Domain((0.0,), (1.0,)), min_size=1, max_size=4)
+    mech = _nanmean_correct()
+    stage = screen_stage(mech, rel, epsilon=1.0, beta=0.05, seed=0, samples=300, budget=3,
+                         accepts=AcceptedInputs(kinds=("nan",)),
+                         search_options={"samples": 8, "certify_samples": 40, "max_seconds": 60.0})
+    s = stage["search"]
+    assert s["samples"] == 8 and s["certify_samples"] == 40 and stage["samples"] == 40
+    assert s["options"] == {"samples": 8, "certify_samples": 40, "max_seconds": 60.0}
+    plain = screen_stage(mech, rel, epsilon=1.0, beta=0.05, seed=0, samples=300, budget=3,
+                         accepts=AcceptedInputs(kinds=("nan",)))
+    assert plain["search"]["certify_samples"] == 300 and "options" not in plain["search"]
