@@ -361,12 +361,12 @@ ROWS += [
         relation_note=_TMLT_ADD_ONE_ROW, min_size=0, max_size=10,
         witness_pairs=(([], [[0.5]]), ([[0.5]] * 4, [[0.5]] * 5)),
         samples=100, trials=1,
-        search=(("samples", 8), ("certify_samples", 100), ("pair_timeout", 600.0), ("max_seconds", 240.0)),
+        search=(("samples", 8), ("certify_samples", 100), ("pair_timeout", 600.0), ("max_seconds", 720.0)),
         notes="about 2 to 7 s per evaluate on the loaded 2-core machine (a Spark job per query), so this row is "
               "audited at 100 outputs per dataset: a smoke test of the whole path, with little power; the noise it "
               "adds is the core_geometric_count row's, audited at full budget. Its input-space search runs at 8 "
               "outputs per dataset per pair (the search's default 40 took over its 30 s limit on every pair), "
-              "certifies at the audit's 100, and stops drawing new pairs after 240 s per hunt"),
+              "certifies at the audit's 100, and stops drawing new pairs after 720 s per hunt"),
     row(library="Tumult Analytics", key="tmlt-core.geometric_count",
         name="tmlt.core AddGeometricNoise (integer aggregates under PureDP)", env="tmlt-analytics",
         target="tumult_analytics:core_geometric_count", kwargs={"epsilon": 1.0},
