@@ -262,6 +262,10 @@ def _evidence_rows(ev: Table, s, claim) -> None:
             # the verdict stops at the first rejecting stage; its epsilon rests on those samples only
             ev.add_row("", f"from {s.num_samples:,} of {s.full_samples:,} samples per dataset (the trial stopped at "
                            "the violation); --estimate certifies the largest epsilon all of them support")
+    sized = getattr(b, "sized_epsilon", None)
+    if sized is not None:  # the sequential tester's sizing step (docs/sequential.md §10)
+        ev.add_row("size of the leak", f"epsilon >= {sized:.4g} on {b.sizing_samples:,} fresh pairs after the detection "
+                                       f"(probability >= {1 - o.beta:g}; --no-size skips it)")
     if o.note:
         from ..report.builders import note_without_region
 
@@ -407,7 +411,7 @@ def _stages_text(samples: int, stages) -> str:
 
 
 def _batches_text(tester) -> str:
-    """`` at most, drawn in batches from 32 pairs (x1.5) until the evidence suffices`` for a sequential tester."""
+    """`` at most, drawn in batches from 32 pairs (x1.3) until the evidence suffices`` for a sequential tester."""
     seq = getattr(tester, "primary", tester)
     return (f" at most, in batches from {seq.first_batch:,} pairs (x{seq.growth:g}; x{seq.per_call_growth:g} per call) "
             "until the evidence suffices")
@@ -539,7 +543,8 @@ def test_cmd(
     max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset (records) of every pair. Default: the mechanism's, else 10."),
     tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which test decides: sequential (betting; stops once the evidence suffices; docs/sequential.md), staged (the old default, in --stages), hockey-stick, renyi, mmd, histogram, float-bits or all. Default: sequential, plus float-bits at beta/10 on non-integer float outputs; a named tester runs alone."),
     first_batch: Optional[int] = typer.Option(None, "--first-batch", help="Sequential tester: pairs in the first (unbet) batch; default 32."),
-    batch_growth: Optional[float] = typer.Option(None, "--batch-growth", help="Sequential tester: batch growth; default 1.5 (1.25 per call)."),
+    batch_growth: Optional[float] = typer.Option(None, "--batch-growth", help="Sequential tester: batch growth; default 1.3 (1.25 per call)."),
+    no_size: bool = typer.Option(False, "--no-size", help="Sequential tester: skip the sizing step after a violation (fresh pairs, 4x the detection's, that bound the leak's epsilon)."),
     device: str = option("device", "cpu", "of trained testers"),
     json_out: bool = option("json", False),
     quiet: bool = option("quiet", False),
@@ -609,7 +614,7 @@ def test_cmd(
                 name = default_tester_name(claim, sequential=tester_name is None and not _explicit(ctx, "stages"))
             else:
                 name = tester_name.value
-            tester = _with_batches(make_tester(name, device=device), first_batch, batch_growth, device)
+            tester = _with_batches(make_tester(name, device=device), first_batch, batch_growth, device, size=not no_size)
             if _is_sequential(tester) and _explicit(ctx, "stages"):
                 raise DPAuditError(f"--stages {stages} sets the stages of the staged testers (--tester staged, hockey-stick, ...); "
                                    "the sequential tester draws in batches (--first-batch, --batch-growth)")
@@ -706,18 +711,20 @@ def _is_sequential(tester) -> bool:
     return bool(getattr(tester, "sequential", False))
 
 
-def _with_batches(tester, first_batch, batch_growth, device: str):
-    """``tester`` with the sequential tester's batch options applied (a new
+def _with_batches(tester, first_batch, batch_growth, device: str, size: bool = True):
+    """``tester`` with the sequential tester's batch options and sizing step applied (a new
     :class:`~dpaudit.testers.sequential.SequentialTester` inside the float screen, if any)."""
-    if first_batch is None and batch_growth is None:
+    if first_batch is None and batch_growth is None and size:
         return tester
+    if first_batch is None and batch_growth is None and not _is_sequential(tester):
+        return tester  # --no-size concerns the sequential tester only
     if not _is_sequential(tester):
         raise DPAuditError("--first-batch and --batch-growth set the sequential tester's batches: "
                            f"drop them or use --tester sequential (got the {tester.name} tester)")
     from ..testers.screened import FloatScreenTester
     from ..testers.sequential import SequentialTester
 
-    kw = {"device": device}
+    kw = {"device": device, "size": size}
     if first_batch is not None:
         kw["first_batch"] = first_batch
     if batch_growth is not None:
