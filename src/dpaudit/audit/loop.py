@@ -333,7 +333,8 @@ def audit(
         beta_stage = beta * ADVERSARIAL_BETA_SHARE
         stage = screen_stage(mechanism, _adversarial_relation(adversarial if searching else True, mechanism, neighbouring),
                              epsilon=float(getattr(claim, "epsilon", 0.0)), delta=float(getattr(claim, "delta", 0.0) or 0.0),
-                             beta=beta_stage, seed=int(seed), given=adversarial_pairs, search=searching)
+                             beta=beta_stage, seed=int(seed), given=adversarial_pairs, search=searching,
+                             search_options=getattr(mechanism, "search_options", None))
         beta_trials = beta - beta_stage
     else:
         beta_trials = beta
