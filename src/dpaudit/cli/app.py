@@ -103,6 +103,9 @@ class TesterName(str, Enum):
 
 
 class BetaSplit(str, Enum):
+    """``--beta-split``: how beta is split over the trials, fixed before the run (``auto``: front-loaded
+    for the sequential tester, even for the others; :mod:`dpaudit.audit.beta_split`)."""
+
     auto = "auto"
     even = "even"
     front = "front"
