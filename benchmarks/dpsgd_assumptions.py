@@ -312,7 +312,8 @@ def tables(overheads=None, null=None):
                   f"largest-excess clipping test's p per run: "
                   f"{', '.join(f'{p:.3g}' for p in null['largest_excess_p'])}.", ""]
     lines.append(f"Load when written: {os.getloadavg()[0]:.1f} (2-core machine shared with other sessions).")
-    (RESULTS / "dpsgd_assumptions.md").write_text("\n".join(lines) + "\n")
+    md = RESULTS / "dpsgd_assumptions.md" if JSONL == RESULTS / "dpsgd_assumptions.jsonl" else JSONL.with_suffix(".md")
+    md.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
@@ -323,6 +324,8 @@ def main(argv=None):
     ap.add_argument("--settings", default="q0.05,q1")
     ap.add_argument("--bugs", default=None, help="comma-separated subset of ASSUMPTION_BUGS")
     ap.add_argument("--parts", default="numpy,torch,controls,opacus,opacus-controls,reference,readme,opacus-null,overhead")
+    ap.add_argument("--first-seed", type=int, default=0, help="bug runs use seeds first-seed .. first-seed + seeds - 1")
+    ap.add_argument("--jsonl", default=None, help="rows go to (and are skipped from) this file instead")
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--tables-only", action="store_true")
     args = ap.parse_args(argv)
@@ -334,21 +337,25 @@ def main(argv=None):
         ovf = RESULTS / "dpsgd_online_overhead.jsonl"
         tables([json.loads(x) for x in ovf.read_text().splitlines()] if ovf.exists() else None)
         return
+    if args.jsonl:
+        global JSONL
+        JSONL = Path(args.jsonl).resolve()
     if args.fresh and JSONL.exists():
         JSONL.unlink()
     done = _done()
     settings = args.settings.split(",")
     parts = args.parts.split(",")
     bugs = [b for b in (args.bugs.split(",") if args.bugs else ASSUMPTION_BUGS) if not b.startswith("correct")]
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     if "numpy" in parts:
-        run_numpy(bugs, settings, range(args.seeds), done)
+        run_numpy(bugs, settings, seeds, done)
     if "torch" in parts:
-        run_numpy(bugs, settings, range(args.seeds), done, framework="torch")
+        run_numpy(bugs, settings, seeds, done, framework="torch")
     if "controls" in parts:
         run_numpy(["correct"], settings, range(1000, 1000 + args.controls), done)
         run_numpy(["correct+nonfinite"], settings, range(2000, 2000 + args.controls // 2), done)
     if "opacus" in parts:
-        run_opacus([b for b in OPACUS_BUGS if b in bugs], settings, range(args.seeds), done)
+        run_opacus([b for b in OPACUS_BUGS if b in bugs], settings, seeds, done)
     if "opacus-controls" in parts:
         run_opacus(["correct"], settings, range(1000, 1000 + args.controls), done)
     if "reference" in parts:
