@@ -333,3 +333,33 @@ def test_paired_clusters_share_every_consecutive_group_and_keep_their_geometry_w
                 clusters_without += 1
         can.observe([np.zeros(s) for s in can.shapes])
     assert clusters_without > 20
+
+
+@pytest.mark.parametrize("how", ["grouped-2", "grouped-3", "grouped-4", "grouped-8"])
+def test_coupling_check_sees_consecutive_groups_of_any_size_at_q1_with_coherent_real_rows(how):
+    """A user's step that clips consecutive rows in groups of 2..8 (groups from row 0, or shifted by
+    one row) at q = 1, with real rows that are coherent (they add up within a group, as correlated
+    real gradients do) and many other rows around: the paired canaries' coupling test rejects it; the
+    same step clipping each row on its own does not."""
+    rng = np.random.default_rng([45, int(how[-1])])
+    n, sigma = 600, 2.0
+    direction = rng.standard_normal(16)
+    for grouped in (True, False):
+        for shift in (0, 1):
+            can = Canaries([(16,)], noise_multiplier=sigma, max_grad_norm=1.0, sampling_rate=1.0, canaries=200,
+                           kinds=("dirac", "paired"), seed=shift)
+            for _ in range(8):
+                step = can.begin_step(batch_size=n)
+                real = direction * 0.3 + 0.1 * rng.standard_normal((n, 16))  # norm ~1.2 C, all alike
+                rows = step.insert([real])
+                k = step.size
+                lab = (np.arange(k) + shift) // int(how[-1]) if grouped else np.arange(k)
+                flat = np.concatenate([r.reshape(k, -1) for r in rows], axis=1)
+                g = np.zeros((lab.max() + 1, flat.shape[1]))
+                np.add.at(g, lab, flat)
+                g *= np.minimum(1.0, 1.0 / (np.linalg.norm(g, axis=1, keepdims=True) + 1e-12))
+                u = g.sum(axis=0) + sigma * rng.standard_normal(flat.shape[1])
+                can.observe(np.split(u, np.cumsum([int(np.prod(s)) for s in can.shapes])[:-1]))
+            a = can.audit(delta=1e-5, beta=0.05, estimates=False)
+            names = {f"{f.check}:{f.test}" for f in a.violations}
+            assert ("coupling:paired" in names) == grouped, (how, shift, a.summary())
