@@ -56,6 +56,8 @@ def _row(kind, bug, setting, seed, can, seconds):
         "monitor_cpu_s": getattr(mon, "cpu_seconds", None) if mon is not None else None,
         "audit_cpu_s": audit_s, "message": a.findings[0][:300] if a.findings else "",
         "online_message": online[0].message[:300] if online else "",
+        "coupling": {k: v for k, v in a.checks.get("coupling", {}).get("tests", {}).get("paired", {}).items()
+                     if k in ("p_value", "a", "se", "b")},
     }
 
 
