@@ -178,6 +178,44 @@ FINDINGS = [
                 "max_value).sum() and merge_accumulators: sum1 + sum2 (numpy int64 for integer values and bounds). "
                 "Fix: accumulate in Python int or float (or saturate), or refuse integer bounds whose sums can "
                 "overflow. Not found in the PipelineDP tracker (searched: sum integer overflow).")),
+    dict(file="pipelinedp_count_ids_laplace_search_nan_id.py", library="PipelineDP 0.3.1", name="Metrics.COUNT",
+         dist="pipeline-dp", install=PDP_INSTALL, family="columns",
+         title="a unit whose privacy id is NaN: each of its rows counted as a unit of its own",
+         imports="import pipeline_dp", n=1000, epsilon=1.0, delta=0.0,
+         d0="[(0.0, [0, 0, 0, 0])]", d1="[(0.0, [0, 0, 0, 0]), (NAN, [0, 0, 0, 0])]", reaches="D1",
+         set_words="outputs (partition 0's count) above 3",
+         release=("    # one record = one privacy unit: (its id, the partitions of its 4 rows); the table is read cell\n"
+                  "    # by cell (tolist(), as from a CSV file or a DataFrame), so each row holds its own id object\n"
+                  "    table = np.array([(uid, p, 0.0) for uid, parts in records for p in parts], dtype=float).reshape(-1, 3)\n"
+                  "    rows = table.tolist()\n"
+                  "    accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=1.0, total_delta=0.0)\n"
+                  "    engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())\n"
+                  "    params = pipeline_dp.AggregateParams(metrics=[pipeline_dp.Metrics.COUNT],\n"
+                  "                                         noise_kind=pipeline_dp.NoiseKind.LAPLACE,\n"
+                  "                                         max_partitions_contributed=1, max_contributions_per_partition=1)\n"
+                  "    extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda row: row[0],\n"
+                  "                                            partition_extractor=lambda row: row[1],\n"
+                  "                                            value_extractor=lambda row: row[2])\n"
+                  "    result = engine.aggregate(rows, params, extractors, public_partitions=[0, 1, 2])\n"
+                  "    accountant.compute_budgets()\n"
+                  "    return [dict(result)[0].count]  # PyDP's noise cannot be seeded"),
+         in_set="bool(y[0] > 3)",
+         relation=("inferred: add/remove of a privacy unit, the unit being all rows of one person (AggregateParams: "
+                   "contribution bounds per unit); RELATION-DEPENDENT: this counts the 4 rows of a person whose id "
+                   "is missing (NaN on each row) as one unit"),
+         tracker=("PipelineDP 0.3.1, Metrics.COUNT (also PRIVACY_ID_COUNT) on the LocalBackend with "
+                  "max_partitions_contributed=1, max_contributions_per_partition=1 (Laplace, epsilon 1, sensitivity "
+                  "1): a privacy unit whose id is missing (a float NaN, as pandas and CSV readers give it) is not "
+                  "bounded. LocalBackend groups rows by privacy id in a Python dict, and each row's NaN is a distinct "
+                  "float object (NaN != NaN, and since Python 3.10 hash(nan) depends on the object), so each of the "
+                  "unit's 4 rows becomes a unit of its own, each within the bounds: the unit moves partition 0's "
+                  "count by 4 against noise calibrated to 1. One NaN-id row alone is bounded like any other row."),
+         cause=("Cause: pipeline_dp/pipeline_backend.py, LocalBackend.group_by_key / sample_fixed_per_key (a "
+                "collections.defaultdict keyed by (privacy_id, partition_key)); PipelineDP neither rejects NaN ids "
+                "nor documents them. Fix: reject NaN (and None) privacy ids, or map them to one key before grouping. "
+                "Depends on the relation: a maintainer may call NaN ids invalid input, but nothing says so and the "
+                "release is silently unbounded. Not found in the PipelineDP tracker (searched: privacy id NaN None "
+                "missing); the Python behaviour is known for other group-bys (data-8/datascience#416).")),
 ]
 
 

@@ -88,7 +88,7 @@ def run_one(entry, eps, seed, mode, n, trials, beta) -> dict | None:
     # the detection the audit's verdict rests on: its first distributional violation if it is
     # distributional, else its first floating-point finding
     target = result.violation_kind
-    calls, first, used = 0, None, None
+    calls, first, used, sized, sizing_pairs = 0, None, None, None, 0
     detail = []
     for rec in sorted(result.trials, key=lambda r: r.index):
         kind = rec.outcome.violation_kind if rec.outcome.violation else None
@@ -105,12 +105,14 @@ def run_one(entry, eps, seed, mode, n, trials, beta) -> dict | None:
             leaves = o.parts or (o,)
             seq = [p for p in leaves if p.bounds and hasattr(p.bounds[0], "samples_used") and p.violation]
             used = seq[0].bounds[0].samples_used if seq else None
+            sized = seq[0].bounds[0].sized_epsilon if seq and hasattr(seq[0].bounds[0], "sized_epsilon") else None
+            sizing_pairs = seq[0].bounds[0].sizing_samples if seq and hasattr(seq[0].bounds[0], "sizing_samples") else 0
             break
     return {
         "detected": bool(result.violation), "kind": result.violation_kind, "calls": calls, "first_trial": first,
         "trials_run": len(result.trials), "wall_seconds": result.wall_seconds, "outer_seconds": time.perf_counter() - t0,
         "trials": detail,
-        "cpu_seconds": cpu, "samples_used": used,
+        "cpu_seconds": cpu, "samples_used": used, "sized_epsilon": sized, "sizing_pairs": sizing_pairs,
         "test_seconds": sum(r.test_seconds for r in result.trials),
         "sample_seconds": sum(r.sample_seconds for r in result.trials),
         "pairs_drawn": sum(r.num_samples for r in result.trials),
@@ -127,6 +129,9 @@ def plan(args):
     for e in zoo.entries():
         if not e.witness_pairs or (args.mechanisms and e.name not in args.mechanisms):
             continue
+        if args.cells is not None:
+            rows += [(e, eps) for name, eps in args.cells if name == e.name]
+            continue
         if e.private:
             if not args.no_private:
                 rows.append((e, 1.0))
@@ -137,6 +142,12 @@ def plan(args):
         if e.violates(0.01):
             rows.append((e, 0.01))
     return rows
+
+
+def _staged_missed(cache, name, eps, args) -> bool:
+    """Whether every seed of the staged default is cached and none detected (``--skip-undetected``)."""
+    recs = [cache.get(key_of(name, eps, s, "staged", args.num_samples, args.trials, args.beta)) for s in range(args.seeds)]
+    return all(r is not None for r in recs) and not any(r["detected"] for r in recs)
 
 
 def _med(xs):
@@ -242,6 +253,10 @@ def main(argv=None):
     ap.add_argument("--beta", type=float, default=0.01)
     ap.add_argument("--modes", type=lambda s: tuple(s.split(",")), default=MODES)
     ap.add_argument("--mechanisms", type=lambda s: set(s.split(",")), default=None)
+    ap.add_argument("--cells", type=lambda s: [(c.split("@")[0], float(c.split("@")[1])) for c in s.split(",")],
+                    default=None, help="only these cells, NAME@EPS,... (with --mechanisms naming them too, or alone)")
+    ap.add_argument("--skip-undetected", action="store_true",
+                    help="run the other modes only on cells the cached staged default detected in some seed")
     ap.add_argument("--only-private", action="store_true")
     ap.add_argument("--no-private", action="store_true")
     ap.add_argument("--cache", type=Path, default=RESULTS / "sequential_detection.json")
@@ -256,6 +271,8 @@ def main(argv=None):
             for mode in args.modes:
                 k = key_of(e.name, eps, s, mode, args.num_samples, args.trials, args.beta)
                 if k in cache:
+                    continue
+                if args.skip_undetected and mode != "staged" and _staged_missed(cache, e.name, eps, args):
                     continue
                 rec = run_one(e, eps, s, mode, args.num_samples, args.trials, args.beta)
                 if rec is None:

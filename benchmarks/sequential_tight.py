@@ -44,6 +44,7 @@ from scipy import optimize, stats
 
 import dpaudit
 from dpaudit.privacy.claims import ApproxDP, PureDP, RenyiDP
+from dpaudit.audit.beta_split import trial_betas
 from dpaudit.testers.sequential import SequentialTester
 
 RESULTS = Path(__file__).parent / "results"
@@ -92,7 +93,14 @@ def main(argv=None):
     ap.add_argument("--mechanisms", type=lambda s: s.split(","), default=None)
     ap.add_argument("--no-futility", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--trials", type=int, default=1,
+                    help="trials per audit (default 1: one test at --beta); with T > 1 every seed runs T trials, "
+                         "each on fresh draws at its share of --beta (--beta-split), all of them (no stop at a "
+                         "violation: a superset of the accusations of an audit that stops), and counts the audit "
+                         "as accused when any trial accuses")
+    ap.add_argument("--beta-split", choices=("even", "front"), default="front")
     args = ap.parse_args(argv)
+    betas = trial_betas(args.beta, args.trials, args.beta_split)
     mechs = mechanisms()
     names = args.mechanisms or list(mechs)
     load0 = " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -102,14 +110,18 @@ def main(argv=None):
         sampler, claim = mechs[name]
         accused, drawn, max_log, cpu = 0, [], [], 0.0
         for s in range(args.seeds):
-            rng = np.random.default_rng(s)
-            p, q = sampler(rng, args.budget)
-            t0 = time.process_time()
-            o = tester.test(p, q, claim, beta=args.beta, rng=s)
-            cpu += time.process_time() - t0
-            accused += bool(o.violation)
-            drawn.append(o.bounds[0].samples_drawn)
-            max_log.append(o.bounds[0].log_e_value)
+            hit = False
+            for t, beta_t in enumerate(betas):
+                # trial 0 of a one-trial run keeps the draws of before (seed s); later trials: fresh streams
+                rng = np.random.default_rng(s if t == 0 else [s, t])
+                p, q = sampler(rng, args.budget)
+                t0 = time.process_time()
+                o = tester.test(p, q, claim, beta=beta_t, rng=s if t == 0 else [s, t])
+                cpu += time.process_time() - t0
+                hit |= bool(o.violation)
+                drawn.append(o.bounds[0].samples_drawn)
+                max_log.append(o.bounds[0].log_e_value)
+            accused += hit
         pval = float(stats.binomtest(accused, args.seeds, args.beta, alternative="greater").pvalue)
         row = {"mechanism": name, "claim": claim.describe(), "seeds": args.seeds, "accused": accused,
                "rate": accused / args.seeds, "pvalue": pval, "median_pairs": float(np.median(drawn)),
@@ -120,7 +132,9 @@ def main(argv=None):
             f"{os.cpu_count()} CPU cores shared with other jobs; load averages {load0} -> "
             + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     lines = [f"# False accusations at the exact claim (beta = {args.beta:g}, {args.seeds} seeds, budget "
-             f"{args.budget:,} pairs, futility {'off' if args.no_futility else 'on'})", "",
+             f"{args.budget:,} pairs, futility {'off' if args.no_futility else 'on'}"
+             + (f", audits of {args.trials} trials, {args.beta_split} split: {betas[0]:g} then {betas[-1]:g}"
+                if args.trials > 1 else "") + ")", "",
              f"Command: `python benchmarks/sequential_tight.py {' '.join(argv or sys.argv[1:])}`", "", f"Machine: {meta}.", "",
              "| mechanism | claim | accused | rate | p-value (rate <= beta) | median pairs drawn | median final ln K | CPU s per run |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]

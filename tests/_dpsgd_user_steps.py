@@ -30,6 +30,11 @@ USER_STEPS = {
     "group-clip-2": ("coupled clipping", "consecutive pairs of sampled rows, each pair's sum clipped to C"),
     "group-clip-4-index": ("coupled clipping", "groups of 4 consecutive rows of the dataset (by index), "
                            "each group's sampled sum clipped to C"),
+    "group-clip-3": ("coupled clipping", "consecutive triples of sampled rows, each triple's sum clipped to C"),
+    "group-clip-8-index": ("coupled clipping", "groups of 8 consecutive rows of the dataset (by index), each "
+                           "group's sampled sum clipped to C"),
+    "strided-clip-4": ("coupled clipping", "4 interleaved micro-batches (sampled rows i, i + 4, i + 8, ...: "
+                       "batch[i::4]), each micro-batch's sum clipped to C"),
     "microbatch-3": ("coupled clipping", "data[mask].split(3): micro-batches of 3 sampled rows, each "
                      "micro-batch's sum clipped to C (loop: not vmappable)"),
     # a clip factor or clip norm shared by the batch
@@ -83,15 +88,17 @@ def make_user_step(bug: str, *, q: float, sigma: float):
         norms = g.norm(dim=1)
         if bug == "batch-clip":
             total = _clip((take[:, None] * g).sum(0))
-        elif bug == "group-clip-2":
+        elif bug in ("group-clip-2", "group-clip-3", "strided-clip-4"):
             rank = torch.cumsum(take, 0) - 1  # position in the sampled batch
-            gid = torch.div(rank, 2, rounding_mode="floor")
+            gid = torch.remainder(rank, 4) if bug == "strided-clip-4" else torch.div(
+                rank, int(bug[-1]), rounding_mode="floor")
             onehot = (gid[:, None] == torch.arange(n, dtype=params.dtype)[None, :]).to(params.dtype) * take[:, None]
             total = _clip(onehot.T @ g).sum(0)
-        elif bug == "group-clip-4-index":
-            pad = (-n) % 4
+        elif bug in ("group-clip-4-index", "group-clip-8-index"):
+            k = int(bug.split("-")[2])
+            pad = (-n) % k
             rows = torch.cat([take[:, None] * g, torch.zeros(pad, g.shape[1], dtype=g.dtype) + 0.0 * params])
-            total = _clip(rows.reshape(-1, 4, g.shape[1]).sum(1)).sum(0)
+            total = _clip(rows.reshape(-1, k, g.shape[1]).sum(1)).sum(0)
         elif bug == "microbatch-3":
             batch = g[take.bool()]
             total = sum((_clip(mb.sum(0)) for mb in batch.split(3)), torch.zeros_like(params))

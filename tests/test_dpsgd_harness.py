@@ -55,19 +55,26 @@ def test_the_tasks_differ_in_one_row_and_hold_the_partners_the_claim_needs(q):
     partner = C if q == 1 else C / 2  # q = 1: no Poisson variance to pay, so a partner fills a clipped group
     assert np.allclose(crowd.data_out[partners, d], -partner)
     if q == 1:
-        # the canary last, the 12th row: counted from the start, groups of 2, 3, 4 and 6 rows hold it with partners
-        assert crowd.position == crowd.data_in.shape[0] - 1 == 11
-        for g in (2, 3, 4, 6, 12):
-            assert any(crowd.data_in[j, d] < 0 for j in range(12 - g, 11))
+        # the canary last, the 20th row: groups of 2-12 rows counted from the start, and every g-th row
+        # (strided micro-batches, g <= 11), hold it with partners
+        assert crowd.position == crowd.data_in.shape[0] - 1 == 19
+        for g in range(2, 13):
+            assert any(crowd.data_in[j, d] < 0 for j in range(19 // g * g, 19))
+        for g in range(2, 12):
+            assert crowd.data_in[19 - g, d] < 0
     else:
-        side = max(3, math.ceil(3 / q))
+        side = max(3, math.ceil(8 / q))
         assert partners.sum() == 2 * side
         assert all(crowd.data_in[crowd.position + k, d] == -C / 2 for k in (*range(-side, 0), *range(1, side + 1)))
-        assert (1 - q) ** side <= math.exp(-3)  # a side without a sampled partner is rare
+        # 8 partners expected on each side in a batch: a micro-batch of up to 8 consecutive or 8-strided
+        # sampled rows holding the canary holds partners with it
+        assert (1 - q) ** side <= math.exp(-8)
     # the public mean and variance of the partners' clipped sum on the canary's coordinate, in C units
     assert crowd.offset == pytest.approx(q * partners.sum() * -partner / C)
     assert crowd.variance == pytest.approx(q * (1 - q) * partners.sum() * (partner / C) ** 2)
     assert pair.data_out.shape[0] == 1 and pair.position == 0 and pair.offset == 0 and pair.variance == 0
+    assert crowd.share == 2 * pair.share  # the crowd's leaks are the smallest: two thirds of the runs
+    assert crowd.views == ("white_box", "rank_test")
     assert pair.data_in[0, pair.canary_coordinate] == 1000 * C  # above any "outlier" threshold a step might use
 
 
@@ -77,6 +84,15 @@ def test_task_arguments_are_checked():
         make_tasks(cfg, null_block=4)
     with pytest.raises(ValueError, match="reach"):
         make_tasks(cfg, reach=0.0)
+    with pytest.raises(ValueError, match="share"):
+        make_tasks(cfg, crowd_share=0.0)
+    # runs split by the tasks' shares, at least 4 each: two thirds to the crowd
+    r = run_step_many(make_user_step("correct", q=0.5, sigma=2.0), cfg, runs=30,
+                      tasks=make_tasks(cfg, null_block=8, pair_null_block=8))
+    assert (r["crowd"].details["runs"], r["pair"].details["runs"], r.details["runs"]) == (20, 10, 30)
+    with pytest.raises(ValueError, match="white-box"):  # the rank test reads a step's white-box scores
+        audit_user_code(run_train_many(lambda data, seed: torch.zeros(data.shape[1]), cfg, runs=8, workers=0,
+                                       tasks=make_tasks(cfg, null_block=8, pair_null_block=8)), views=("rank_test",))
     with pytest.raises(ValueError, match="data"):
         make_task(cfg, data=np.full((2, 2), np.nan))
     with pytest.raises(ValueError, match="not both"):
@@ -86,9 +102,9 @@ def test_task_arguments_are_checked():
 
 # ------------------------------------------------------------------------- bugs, controls
 @pytest.mark.parametrize("bug, view", [
-    ("batch-clip", "crowd/white_box"),         # the batch clipped as a whole
-    ("group-clip-2", "crowd/white_box"),       # pairs of sampled rows clipped together
-    ("shared-factor-max", "crowd/white_box"),  # one clip factor for the batch
+    ("batch-clip", "crowd/white_box|crowd/rank_test"),         # the batch clipped as a whole
+    ("group-clip-2", "crowd/white_box|crowd/rank_test"),       # pairs of sampled rows clipped together
+    ("shared-factor-max", "crowd/white_box|crowd/rank_test"),  # one clip factor for the batch
     ("realised-batch", "pair/scale"),          # divided by |B|
     ("noise-max-norm", "pair/scale"),          # noise scaled by the batch's largest norm
     ("first-unclipped", "pair/white_box"),     # a special path for the batch's first row
@@ -99,7 +115,8 @@ def test_coupled_bugs_are_caught_and_the_audit_stops_early(bug, view):
     a = audit_user_step(make_user_step(bug, q=1.0, sigma=4.0), Q1, max_runs=8000, first_runs=500)
     assert a.caught and a.stopped == "violation" and a.runs < 8000, a.summary()
     assert a.runs == a.looks[-1]["runs"] and a.looks[-1]["caught"] and not any(x["caught"] for x in a.looks[:-1])
-    assert a.audit[view]["violated"] or a.audit[view]["profile_violated"], (view, a.audit[view])
+    assert any(a.audit[v]["violated"] or a.audit[v]["profile_violated"] for v in view.split("|")), (
+        view, [a.audit[v] for v in view.split("|")])
     assert "violation certified after" in a.summary()
 
 
@@ -122,7 +139,7 @@ def test_batch_clipping_is_caught_at_the_documented_q_half_setting_and_the_contr
     # correct step, another seed) at 2,000 runs. More controls: benchmarks/dpsgd_harness.py.
     cfg = DPSGDConfig(noise_multiplier=8.0, sampling_rate=0.5, steps=16)
     bug = audit_user_step(make_user_step("batch-clip", q=0.5, sigma=8.0), cfg, max_runs=16000, first_runs=4000)
-    assert bug.caught and bug.looks[-1]["view"] == "crowd/white_box", bug.summary()
+    assert bug.caught and bug.looks[-1]["view"] in ("crowd/white_box", "crowd/rank_test"), bug.summary()
     ok = audit_user_step(make_user_step("correct", q=0.5, sigma=8.0), cfg, max_runs=2000, first_runs=1000, seed=100)
     assert not ok.caught, ok.summary()
 

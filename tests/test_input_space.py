@@ -93,6 +93,60 @@ def test_finds_a_per_record_argument_blind():
     assert np.any(np.abs(added[:, 1]) > 1.0)  # the weight of the differing record is beyond 1
 
 
+class _UnitCount(Mechanism):
+    """A count of privacy units, one row each (contribution bounding to one row per unit), Laplace(1):
+    the records are units ``(id, p_1, p_2, p_3)`` of three rows each, grouped by id in a Python dict of the
+    rows' own id objects (a table read cell by cell). ``merge_nan``: NaN ids are one key (correct);
+    otherwise each NaN row is a unit of its own (the PipelineDP LocalBackend pattern)."""
+
+    def __init__(self, merge_nan: bool):
+        self.merge_nan, self.name = merge_nan, f"unit-count(merge_nan={merge_nan})"
+
+    def sample(self, dataset, num_samples, rng):
+        d = np.asarray(dataset, dtype=float).reshape(len(dataset), -1)
+        rows = np.array([(r[0], p) for r in d for p in r[1:]]).reshape(-1, 2).tolist()
+        keys = {("nan" if self.merge_nan and math.isnan(i) else i) for i, _ in rows}
+        return (len(keys) + rng.laplace(0.0, 1.0, size=num_samples)).reshape(-1, 1)
+
+
+_UNIT_LAYOUT = (Column("unit", 0.0, 1e6, integer=True, name="id"),) + (Column("partition", 0.0, 2.0, integer=True),) * 3
+
+
+def test_finds_a_unit_whose_id_splits_it_blind_and_spares_the_correct_grouping():
+    rel = AddRemove(Domain((0.0,) * 4, (1e6, 2.0, 2.0, 2.0)), min_size=1, max_size=6)
+    space = InputSpace(columns=_UNIT_LAYOUT)
+    r = search(_UnitCount(False), rel, AcceptedInputs(kinds=(), space=space), epsilon=1.0, beta=0.05, budget=20,
+               seed=0, families=("columns",))
+    assert r.witnesses, r.hunts
+    c = r.witnesses[0].candidate
+    added = c.d1 if len(c.d1) > len(c.d0) else c.d0
+    assert np.isnan(added[:, 0]).any()  # a unit with a NaN id
+    beta, runs, accused = 0.2, 6, 0
+    for seed in range(runs):
+        r = search(_UnitCount(True), rel, AcceptedInputs(kinds=(), space=space), epsilon=1.0, beta=beta, budget=12,
+                   seed=seed, samples=24, certify_samples=200, families=("columns",))
+        accused += bool(r.witnesses)
+    assert_rate_at_most(accused, runs, beta)
+
+
+def test_unit_ids_keep_pairs_neighbouring():
+    from dpaudit.search.input_strategies import distinct_units, seed_candidates
+
+    layout = (Column("unit", 0.0, 100.0, integer=True), Column("value", 0.0, 1.0))
+    # ordinary ids become distinct; an added record sharing an id gets a fresh one; NaN ids stay
+    common, x = distinct_units(layout, [[3, 0.5], [3, 0.2], [float("nan"), 0.1]], [0, 0.9], None)
+    assert [r[0] for r in common[:2]] == [0, 1] and math.isnan(common[2][0]) and x[0] == 3
+    common, x = distinct_units(layout, [[-1.0, 0.5], [5, 0.2]], [-1.0, 0.9], None)
+    assert x[0] not in (common[0][0], common[1][0])
+    common, x = distinct_units(layout, [[-1.0, 0.5], [5, 0.2]], [float("nan"), 0.9], 1)
+    assert math.isnan(x[0]) and common[1][0] == 1
+    assert distinct_units((Column("value"),), [[0.5]], [0.7], None) == ([[0.5]], [0.7])
+    # every seed pair of the columns family: the differing record's id equals no other record's
+    for cand in seed_candidates("columns", layout, None, "add-remove", (1, 5), {}):
+        ids0 = cand.d0[:, 0].tolist()
+        assert not any(v == cand.d1[-1, 0] for v in ids0), cand.describe_pair()
+
+
 def test_finds_integer_bounds_at_the_type_limit_blind():
     space = InputSpace(build=_int_sum, bounds="bounds", default_bounds=(0.0, 1.0), bound_kinds=("int",))
     rel = Replace(Domain((0.0,), (1.0,)), min_size=1, max_size=6)
@@ -178,3 +232,19 @@ def test_certification_accuses_a_tight_correct_mechanism_at_most_beta():
                               certify_samples=300).witnesses)
     assert_rate_at_most(accused, runs, beta)
     assert caught >= runs // 2
+
+
+def test_a_targets_search_options_reach_the_search_and_the_record():
+    from dpaudit.audit.adversarial import screen_stage
+
+    rel = Replace(Domain((0.0,), (1.0,)), min_size=1, max_size=4)
+    mech = _nanmean_correct()
+    stage = screen_stage(mech, rel, epsilon=1.0, beta=0.05, seed=0, samples=300, budget=3,
+                         accepts=AcceptedInputs(kinds=("nan",)),
+                         search_options={"samples": 8, "certify_samples": 40, "max_seconds": 60.0})
+    s = stage["search"]
+    assert s["samples"] == 8 and s["certify_samples"] == 40 and stage["samples"] == 40
+    assert s["options"] == {"samples": 8, "certify_samples": 40, "max_seconds": 60.0}
+    plain = screen_stage(mech, rel, epsilon=1.0, beta=0.05, seed=0, samples=300, budget=3,
+                         accepts=AcceptedInputs(kinds=("nan",)))
+    assert plain["search"]["certify_samples"] == 300 and "options" not in plain["search"]

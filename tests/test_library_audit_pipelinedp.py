@@ -19,7 +19,8 @@ library_audit = load_library_audit()
 
 REGISTRY = library_audit.REGISTRY
 _NOISE = {e.key for e in library_audit.rows_pipelinedp._PIPELINEDP_NOISE}
-PIPELINEDP = [e for e in REGISTRY if e.library == "PipelineDP" and e.key not in _NOISE]  # the aggregate rows
+_IDS = {e.key for e in library_audit.rows_pipelinedp._PIPELINEDP_IDS}
+PIPELINEDP = [e for e in REGISTRY if e.library == "PipelineDP" and e.key not in _NOISE | _IDS]  # the aggregate rows
 
 
 def _entry(key: str):
@@ -91,6 +92,26 @@ def test_unit_contributions_maps_a_record_to_one_privacy_unit():
     assert [(r.privacy_id, r.partition, r.value) for r in vec] == [(0, 1, (0.5, -0.5)), (0, 2, (1.0, 1.0))]
     with pytest.raises(ValueError):
         unit_contributions([[0.0, 1.0, 2.0]])
+
+
+def test_id_rows_read_a_table_cell_by_cell_and_the_search_seeds_a_nan_id_unit():
+    import math
+
+    from dpaudit.mechanisms.catalogue.pipelinedp_metrics import count_ids_laplace, id_rows
+    from dpaudit.search.input_space import family_names, layout_of, seed_candidates
+
+    rows = id_rows([[7.0] + [0.0, 1.0, 1.0, 2.0, 2.0, 0.5, 0.0, 0.0], [float("nan")] + [0.0, 0.0] * 4])
+    assert len(rows) == 8 and {r.privacy_id for r in rows[:4]} == {7.0}
+    assert [(r.partition, r.value) for r in rows[:4]] == [(0.0, 1.0), (1.0, 2.0), (2.0, 0.5), (0.0, 0.0)]
+    nan_ids = [r.privacy_id for r in rows[4:]]
+    assert all(math.isnan(v) for v in nan_ids) and len({id(v) for v in nan_ids}) == 4  # each row its own object
+    with pytest.raises(ValueError):
+        id_rows([[0.0, 1.0]])
+    space = count_ids_laplace.accepts.space
+    layout = layout_of(count_ids_laplace.neighbouring, space)
+    assert layout[0].role == "unit" and family_names(space, layout) == ("specials", "columns")
+    seeds = seed_candidates("columns", layout, space, "add-remove", (1, 7), {})
+    assert any(math.isnan(c.d1[-1, 0]) and len(c.d1) == len(c.d0) + 1 for c in seeds)
 
 
 def test_pipelinedp_targets_give_outputs_of_their_shape_under_their_relation():

@@ -50,6 +50,7 @@ def test_resume_refuses_different_settings_naming_them():
         (dict(tester=MeanShiftTester(4.0)), "tester: threshold: stored 5.0, given 4.0"),
         (dict(num_samples=65), "num_samples: stored 64, given 65"),
         (dict(finder=BayesFinder(REL, method="tpe")), "finder: stored 'random', given 'bayes'"),
+        (dict(beta_split="front"), "beta_split: stored 'even', given 'front'"),
     ]
     for kwargs, message in cases:
         with pytest.raises(SettingsMismatchError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -61,6 +62,7 @@ def test_resume_refuses_different_settings_naming_them():
     again = audit(NoisyMean(0.3), PureDP(1.0), RandomFinder(REL, rng=11), tester=MeanShiftTester(5.0),
                   storage=storage, study_name="t", resume=True, exhaustive=True)
     assert again.trial_budget == 4 and again.seed == 1 and again.beta == 0.1
+    assert again.beta_split == "even" and again.trial_betas == first.trial_betas  # the stored split
     assert [t.to_dict() for t in again.trials] == [t.to_dict() for t in first.trials]
     assert len(again.study["runs"]) == 2
 

@@ -181,7 +181,9 @@ def test_trial_stops_at_the_violating_batch_and_records_it():
     rec = run_trial(mech, make_tester("sequential+float-screen").resolve(np.array([[0.5]])), claim, spec)
     assert rec.outcome.violation and rec.stop_reason == "violation" and rec.num_samples < 2000
     assert rec.stages[-1].num_samples == rec.num_samples and rec.stages[-1].status == "violation"
-    assert [s.num_samples for s in rec.stages] == list(batch_schedule(20_000, 32, 1.5)[:len(rec.stages)])
+    sched = SequentialTester().schedule(20_000)  # refits at the schedule; draws in chunks within a batch
+    assert [s.num_samples for s in rec.stages[:-1]] == list(sched[:len(rec.stages) - 1])
+    assert sched[len(rec.stages) - 2] < rec.stages[-1].num_samples <= sched[len(rec.stages) - 1]
     assert rec.stages[0].beta == pytest.approx(0.009)  # 0.9 of the trial's beta: the screen keeps 0.1
 
 
@@ -194,7 +196,7 @@ def test_float_screen_runs_at_its_checkpoints_within_the_beta_split():
     assert o.violation and o.violation_kind == "floating-point"
     assert "at the 2,000-sample stage" in o.note and [p.tester for p in o.parts] == ["sequential", "float-bits"]
     screen_beta = [p.beta for p in o.parts if p.tester == "float-bits"][0]
-    checks = screen_checkpoints(8000, batch_schedule(8000, 32, 1.5))  # 2000, the batches from 2000 on, 8000
+    checks = screen_checkpoints(8000, SequentialTester().schedule(8000))  # 2000, the batches from 2000 on, 8000
     assert checks[0] == 2000 and checks[-1] == 8000 and len(checks) >= 4
     assert screen_beta == pytest.approx(0.001 * 2000 / sum(checks))  # stage_betas: the first checkpoint's share
     assert o.parts[0].beta == pytest.approx(0.009)

@@ -129,6 +129,11 @@ def hoeffding_lower(mean: float, n: int, beta: float, value_range: float = 1.0) 
 
     Kept for comparison with DP-Auditorium (paper 000, Prop. 4.11); dpaudit's testers use the
     exact Clopper–Pearson bound instead.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not positive.
     """
     beta = check_probability(beta, "beta")
     if n <= 0:
@@ -467,6 +472,11 @@ def kl_lower_tail_bound(threshold: float, mean: float, n: int) -> float:
     References
     ----------
     Hoeffding (1963), Thm 1 (Bernoulli variables are the extreme case among [0, 1] ones).
+
+    Raises
+    ------
+    ValueError
+        If ``threshold`` or ``mean`` is outside ``[0, 1]``, or ``n`` is not positive.
     """
     a, p = float(threshold), float(mean)
     if not (0.0 <= a <= 1.0 and 0.0 <= p <= 1.0):
@@ -533,6 +543,11 @@ def poisson_rate(n: int, miss: float = POISSON_MISS) -> float:
     -------
     float
         ``lam`` in ``[0, n]`` (0 for ``n = 0``).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is negative.
     """
     miss = check_probability(miss, "miss")
     if int(n) < 0:

@@ -231,6 +231,7 @@ def dp_audit(request) -> DPAudit:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """pytest hook: the ``--dpaudit-*`` command-line options (samples, trials, seed, beta, report directory)."""
     group = parser.getgroup("dpaudit", "differential privacy audits (dpaudit)")
     group.addoption("--dpaudit-samples", type=int, default=None, metavar="N",
                     help="Mechanism outputs per dataset per trial for audits that do not set samples= "
@@ -248,6 +249,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """pytest hook: register the ``dp_audit`` marker and the session's audit settings and observer."""
     config.addinivalue_line(
         "markers",
         f"{_MARKER}(mechanism, claim=None, **options): audit the mechanism's DP claim before the test's "
@@ -293,6 +295,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    """pytest hook: one header line with the base seed and the settings given on the command line."""
     s = config.stash[_SETTINGS]
     from_cli = ", ".join(f"{k}={v}" for k, v in s.defaults().items())
     return (f"dpaudit: base seed {s.seed} (per-test seeds from node ids)"
@@ -337,6 +340,7 @@ class _Summary:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """pytest hook: detach the session's audit observer and its summary plugin."""
     from .testing import OBSERVERS
 
     observer = config.stash.get(_OBSERVER, None)

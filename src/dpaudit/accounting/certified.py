@@ -254,7 +254,13 @@ def profile_curve(composition, epsilons, *, interval: float = 1e-3) -> np.ndarra
     """Upper bounds on the privacy profile delta(eps) at each eps of ``epsilons`` from one pessimistic
     PLD on grid ``interval`` (FFT round-off charged as in :func:`pld_delta`); shape of ``epsilons``.
     ``nan`` where the round-off charge is more than the resolved delta (the PLD cannot tell there).
-    Used for plots: a single grid, no refinement."""
+    Used for plots: a single grid, no refinement.
+
+    Raises
+    ------
+    ValueError
+        If an epsilon is negative or not finite.
+    """
     comp = as_composition(composition)
     e = np.asarray(epsilons, dtype=float)
     if e.size == 0 or np.any(~np.isfinite(e)) or np.any(e < 0):

@@ -1150,6 +1150,11 @@ def feasible_tilt(composition, lam: float, direction: str, min_acceptance: float
     -------
     float
         A tilt in [0, max(lam, 1)] whose samplers accept at least ``min_acceptance``.
+
+    Raises
+    ------
+    ValueError
+        If ``min_acceptance`` is outside ``(0, 1]``.
     """
     comp = as_composition(composition)
     lam = _check_tilt(lam)

@@ -131,6 +131,11 @@ def online_epsilons(method: str, composition, deltas, *, value_discretization_in
     -------
     dict
         ``{"method", "deltas": [...], "epsilon": [[k floats] per delta], "cumulative_seconds": [k floats]}``.
+
+    Raises
+    ------
+    ValueError
+        If the run is not one run of identical steps, or ``method`` is not one of :data:`METHODS`.
     """
     comp = as_composition(composition)
     ds = [check_delta(d) for d in (deltas if isinstance(deltas, (list, tuple)) else [deltas])]

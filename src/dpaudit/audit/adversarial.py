@@ -347,7 +347,7 @@ SEARCH_BUDGET = 60
 
 def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, beta: float, seed: int,
                  samples: int = ADVERSARIAL_SAMPLES, accepts: AcceptedInputs | None = None, given=(),
-                 search: bool = True, budget: int = SEARCH_BUDGET) -> dict:
+                 search: bool = True, budget: int = SEARCH_BUDGET, search_options: dict | None = None) -> dict:
     """The adversarial stage of an audit: the input-space search (:func:`dpaudit.audit.input_space.search`)
     on stream :data:`ADVERSARIAL_SPAWN_KEY` of ``seed``, the fixed adversarial list first.
 
@@ -378,6 +378,10 @@ def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, bet
         Run the search (False: only the given pairs are certified).
     budget : int
         Pairs generated per hunt.
+    search_options : dict, optional
+        Further settings of :func:`~dpaudit.search.input_space.explore` (``samples``,
+        ``certify_samples`` (overrides ``samples``), ``pair_timeout``, ``max_seconds``) for a target
+        whose calls are slow; stated in the result's ``search`` dict as ``options``.
 
     Returns
     -------
@@ -411,9 +415,9 @@ def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, bet
                     "leak": None, "detail": str(exc)}
             return {"beta": float(beta), "samples": int(samples), "accepts": note, "seconds": 0.0, "results": [line],
                     "search": None, "not_searched": str(exc)}
+    options = {"certify_samples": samples, **(search_options or {})}
     result = explore(mechanism, relation, declared, certify=certify_pair, epsilon=epsilon, delta=delta, beta=beta,
-                     budget=budget,
-                          seed=run_seed, certify_samples=samples, given=given, families=None if search else ())
+                     budget=budget, seed=run_seed, given=given, families=None if search else (), **options)
     results = [c.to_dict() for c in result.certified]
     leaked = {c.candidate.family for c in result.witnesses}
     rejected_note = ""
@@ -431,8 +435,10 @@ def screen_stage(mechanism, relation, *, epsilon: float, delta: float = 0.0, bet
     space = getattr(declared, "space", None)
     if space is not None and space.note:
         note = f"{note}; input space: {space.note}"
-    return {"beta": float(beta), "samples": int(samples), "accepts": note, "seconds": round(result.seconds, 2),
-            "results": results, "search": summary}
+    if search_options:
+        summary["options"] = dict(search_options)
+    return {"beta": float(beta), "samples": int(options["certify_samples"]), "accepts": note,
+            "seconds": round(result.seconds, 2), "results": results, "search": summary}
 
 
 def stage_lines(stage: dict) -> list:

@@ -138,7 +138,7 @@ class TrialSpec:
     num_samples : int
         Outputs drawn on each dataset.
     beta : float
-        Failure probability of this trial's test (``beta / T``).
+        Failure probability of this trial's test (its share of beta, :func:`dpaudit.audit.beta_split.trial_betas`).
     seed : int
         Root seed of the audit.
     chunk_size : int or None
@@ -809,7 +809,7 @@ def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
     outcome = result.outcome
     if state["found"] is not None:
         found, n_found = state["found"]
-        outcome = continued_outcome(whole_name, found, n_found, outcome, int(result.samples_drawn), seq_frac)
+        outcome = continued_outcome(whole_name, found, n_found, outcome, int(result.samples_drawn - result.sizing_samples), seq_frac)
     elif state["screen_notes"]:
         outcome = dataclasses.replace(outcome, note=outcome.note + "; " + "; ".join(state["screen_notes"]),
                                       beta=fraction * spec.beta)
@@ -821,7 +821,10 @@ def run_sequential_trial(mechanism, tester, claim, spec: TrialSpec):
                    for b in result.batches)
     reason = "violation" if result.outcome.violation else result.stop_reason  # as run_trial: the distributional part's
     return TrialRecord(
-        index=spec.index, finder=spec.finder, pair=spec.pair, num_samples=int(result.samples_drawn), outcome=outcome,
+        # the pairs the verdict rests on; the sizing step's fresh pairs after a violation are in the
+        # bound (EProcessBound.sizing_samples) and the note
+        index=spec.index, finder=spec.finder, pair=spec.pair, num_samples=int(result.samples_drawn - result.sizing_samples),
+        outcome=outcome,
         seed_key=(int(spec.index),), sample_seconds=float(result.sample_seconds),
         test_seconds=float(result.test_seconds + state["screen_s"]), stages=stages, stop_reason=reason,
         planned_samples=int(spec.num_samples),

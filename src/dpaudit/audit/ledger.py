@@ -4,8 +4,8 @@ An audit run with a ``storage`` (any Optuna storage URL, e.g. ``sqlite:///audit.
 Optuna study per audit, the *ledger*. It holds
 
 * in the study's user attributes, the settings that fix the audit's statistics: the mechanism's
-  name, the claim, the tester's configuration, the root seed, the trial budget ``T`` (hence the
-  failure probability ``beta / T`` of every trial), ``beta``, the samples per dataset, the
+  name, the claim, the tester's configuration, the root seed, the trial budget ``T`` and the beta split (hence the
+  failure probability of every trial, :mod:`dpaudit.audit.beta_split`), ``beta``, the samples per dataset, the
   neighbouring relation and the finder's configuration; and the list of runs (first run and
   resumes);
 * one Optuna trial per trial attempt, with user attributes ``dpaudit.index`` (the audit's trial
@@ -69,12 +69,14 @@ LOCKED_SETTINGS = (
     "neighbouring",
     "finder",
     "stages",
+    "beta_split",
 )
 """Settings a resumed audit must share with the stored one (see :func:`compare_settings`)."""
 
-SETTINGS_ADDED_LATER = {"stages": "off"}
+SETTINGS_ADDED_LATER = {"stages": "off", "beta_split": "even"}
 """Settings that audits stored by earlier versions lack, with the value those audits ran with
-(trials of one fixed size before sequential stages existed)."""
+(trials of one fixed size before sequential stages existed; beta split evenly over the trials
+before :mod:`dpaudit.audit.beta_split` existed)."""
 
 
 def stored_setting(stored: dict, key: str):

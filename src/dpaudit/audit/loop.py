@@ -33,6 +33,7 @@ from ..privacy.claims import Claim
 from ..search.finders import Finder, as_finder
 from ..testers import Tester, default_tester_name, make_tester
 from .executors import DEFAULT_CHUNK_SIZE, Executor, InProcessExecutor, TrialSpec, distributional_part
+from .beta_split import resolve_beta_split, trial_betas
 from .ledger import resolve_study, stored_setting
 from .sequential import normalise_stages, stage_schedule
 from .result import AuditResult, TrialRecord, library_versions
@@ -105,6 +106,7 @@ def audit(
     processes: int | str | None = None,
     adversarial=False,
     adversarial_pairs=(),
+    beta_split: str | None = "auto",
 ) -> AuditResult:
     """Search neighbouring datasets for a violation of ``claim`` (paper 000, Algorithm 1).
 
@@ -198,6 +200,13 @@ def audit(
         takes the relation from the mechanism's ``neighbouring`` hint, else from ``neighbouring``
         (add-remove or replace with a domain); or pass the relation itself. Not with ``storage``, nor
         for a Rényi claim.
+    beta_split : {"auto", "even", "front"}, default "auto"
+        How the trials' beta is split over the trial budget ``T``, fixed before the run
+        (:mod:`dpaudit.audit.beta_split`; a Bonferroni split, valid whatever the stopping rule):
+        ``"even"`` ``beta / T`` each; ``"front"`` ``beta / 2`` to the first trial and the other
+        half shared evenly by the others; ``"auto"`` ``"front"`` for a sequential tester, ``"even"``
+        for the staged ones. Stored with a persistent audit (audits stored before it existed ran
+        ``"even"``); on resume ``"auto"`` takes the stored split.
     adversarial_pairs : sequence of (d0, d1), optional
         Pairs the user states that no relation's domain holds (records with NaN or infinities; the
         CLI's ``--pairs`` sends them here): certified in the adversarial stage (at its share of
@@ -234,6 +243,8 @@ def audit(
     # explicit stages ask for the staged tester: without a tester they select the staged default
     tester = tester or make_tester(default_tester_name(claim, sequential=stages_default))
     tester.require(claim)
+    split_default = beta_split is None or (isinstance(beta_split, str) and beta_split.strip().lower() == "auto")
+    split = resolve_beta_split(beta_split, tester)
     name = getattr(mechanism, "name", type(mechanism).__name__)
     finder = as_finder(finder)
     capacity = finder.capacity
@@ -265,6 +276,7 @@ def audit(
             "neighbouring": neighbouring,
             "finder": finder.config(),
             "stages": None if (stages_default and resume) else _jsonable_stages(stages),
+            "beta_split": None if (split_default and resume) else split,
         }
         defaults = {
             "trial_budget": budget_of(DEFAULT_TRIALS),
@@ -272,12 +284,14 @@ def audit(
             "num_samples": DEFAULT_NUM_SAMPLES,
             "neighbouring": {},
             "stages": "auto",
+            "beta_split": split,
         }
         ledger = plan.open(given, defaults, record_from_dict=TrialRecord.from_dict)
         st = ledger.settings
         seed, budget, beta, num_samples = int(st["seed"]), int(st["trial_budget"]), float(st["beta"]), int(st["num_samples"])
         neighbouring = st.get("neighbouring") or neighbouring
         stages = normalise_stages(stored_setting(st, "stages"))
+        split = stored_setting(st, "beta_split") or "even"  # None: a ledger written without it (even)
         run = ledger.run
         try:
             if finder.uses_storage:
@@ -319,11 +333,12 @@ def audit(
         beta_stage = beta * ADVERSARIAL_BETA_SHARE
         stage = screen_stage(mechanism, _adversarial_relation(adversarial if searching else True, mechanism, neighbouring),
                              epsilon=float(getattr(claim, "epsilon", 0.0)), delta=float(getattr(claim, "delta", 0.0) or 0.0),
-                             beta=beta_stage, seed=int(seed), given=adversarial_pairs, search=searching)
+                             beta=beta_stage, seed=int(seed), given=adversarial_pairs, search=searching,
+                             search_options=getattr(mechanism, "search_options", None))
         beta_trials = beta - beta_stage
     else:
         beta_trials = beta
-    beta_trial = beta_trials / budget
+    betas = trial_betas(beta_trials, budget, split)
     schedule = stage_schedule(num_samples, stages)
     fallback_name = finder.name
 
@@ -394,7 +409,7 @@ def audit(
                 else:
                     break
                 handle = ledger.begin(idx, pair, fname) if ledger is not None else None
-                spec = TrialSpec(idx, pair, fname, int(num_samples), beta_trial, int(seed), chunk,
+                spec = TrialSpec(idx, pair, fname, int(num_samples), betas[idx], int(seed), chunk,
                                  schedule if len(schedule) > 1 else None,
                                  distributional_only=go_on and any(r.outcome.violation for r in records.values()))
                 if on_trial_start:
@@ -455,7 +470,9 @@ def audit(
         claim=claim,
         violation=violation or leaked,
         beta=beta,
-        beta_per_trial=beta_trial,
+        beta_per_trial=betas[0],
+        trial_betas=betas,
+        beta_split=split,
         trial_budget=budget,
         trials=ordered,
         strongest_trial=strongest,

@@ -194,7 +194,8 @@ class AuditResult:
     beta : float
         Failure probability of the whole audit.
     beta_per_trial : float
-        ``beta / trial_budget``.
+        The first trial's failure probability (``trial_betas[0]``): ``beta / trial_budget`` with
+        the even split, half the trials' beta with the front-loaded one.
     trial_budget : int
         Number of trials the failure probability was split over.
     trials : tuple of TrialRecord
@@ -226,6 +227,13 @@ class AuditResult:
         The adversarial-inputs stage run before the trials
         (:func:`dpaudit.audit.adversarial.screen_stage`: its beta, samples and one result per
         input); empty when it was not run. A certified leak there makes ``violation`` True.
+    trial_betas : tuple of float
+        Each trial's failure probability, by trial index, fixed before the run
+        (:func:`dpaudit.audit.beta_split.trial_betas`); they sum to at most the trials' beta.
+        Empty in results read from reports written before it existed (their split was even:
+        see :attr:`betas`).
+    beta_split : str
+        ``"even"`` or ``"front"`` (:mod:`dpaudit.audit.beta_split`).
     """
 
     mechanism: str
@@ -247,6 +255,23 @@ class AuditResult:
     study: dict = field(default_factory=dict)
     execution: dict = field(default_factory=dict)
     adversarial: dict = field(default_factory=dict)
+    trial_betas: tuple = ()
+    beta_split: str = "even"
+
+    @property
+    def betas(self) -> tuple:
+        """Each trial's failure probability: :attr:`trial_betas`, or for a result read from an
+        older report (even split) ``beta_per_trial`` repeated ``trial_budget`` times."""
+        return tuple(self.trial_betas) or (self.beta_per_trial,) * int(self.trial_budget)
+
+    @property
+    def split_summary(self) -> str:
+        """The split in words, e.g. ``"0.001 each"`` or ``"0.005 to the first, 0.000556 to each
+        of the other 9"``."""
+        b = self.betas
+        if self.beta_split == "front" and len(b) > 1:
+            return f"front-loaded: {b[0]:g} to the first, {b[1]:g} to each of the other {len(b) - 1}"
+        return f"{b[0]:g} each" if b else "-"
 
     @property
     def adversarial_leaks(self) -> list:
@@ -475,6 +500,8 @@ class AuditResult:
             "epsilon_lower_bounds": self.epsilon_lower_bounds,
             "beta": self.beta,
             "beta_per_trial": self.beta_per_trial,
+            "beta_split": self.beta_split,
+            "trial_betas": list(self.betas),
             "trial_budget": self.trial_budget,
             "trials_run": len(self.trials),
             "stopped_early": self.stopped_early,
@@ -522,4 +549,6 @@ class AuditResult:
             study=d.get("study", {}),
             execution=d.get("execution", {}),
             adversarial=d.get("adversarial", {}),
+            trial_betas=tuple(d.get("trial_betas", ())),
+            beta_split=d.get("beta_split", "even"),
         )

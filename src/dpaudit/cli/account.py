@@ -25,6 +25,8 @@ from .options import (
 
 
 class Method(str, Enum):
+    """``--method``: the accountant (``auto`` picks the certified PLD where it applies)."""
+
     auto = "auto"
     mc = "mc"
     pld = "pld"
@@ -33,6 +35,8 @@ class Method(str, Enum):
 
 
 class Estimator(str, Enum):
+    """``--estimator``: the Monte Carlo accountant's estimator of delta (paper 004)."""
+
     auto = "auto"
     cmc = "cmc"
     is_ = "is"
@@ -41,6 +45,8 @@ class Estimator(str, Enum):
 
 
 class Backend(str, Enum):
+    """``--backend``: where the Monte Carlo accountant draws its samples."""
+
     numpy = "numpy"
     torch = "torch"
 

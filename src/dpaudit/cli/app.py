@@ -82,11 +82,16 @@ def _global_options(
 
 
 class Neighbouring(str, Enum):
+    """``--neighbouring``: add/remove or replace-one adjacency of the claim."""
+
     add_remove = "add-remove"
     replace = "replace"
 
 
 class TesterName(str, Enum):
+    """``--tester``: the anytime-valid betting tester (default), the staged region tester, one
+    divergence tester alone, the floating-point bit tester, or all of them (beta split)."""
+
     sequential = "sequential"
     staged = "staged"
     hockey_stick = "hockey-stick"
@@ -97,7 +102,20 @@ class TesterName(str, Enum):
     all = "all"
 
 
+class BetaSplit(str, Enum):
+    """``--beta-split``: how beta is split over the trials, fixed before the run (``auto``: front-loaded
+    for the sequential tester, even for the others; :mod:`dpaudit.audit.beta_split`)."""
+
+    auto = "auto"
+    even = "even"
+    front = "front"
+
+
 class Search(str, Enum):
+    """``--search``: how neighbouring datasets are proposed: ``auto`` (given or witness pairs, then
+    random and TPE proposals), ``grid`` (given or witness pairs), ``random``, ``bayes`` (Gaussian
+    process) or ``evolution`` (NSGA-II); the last two need Optuna."""
+
     auto = "auto"
     grid = "grid"
     random = "random"
@@ -253,6 +271,10 @@ def _evidence_rows(ev: Table, s, claim) -> None:
             # the verdict stops at the first rejecting stage; its epsilon rests on those samples only
             ev.add_row("", f"from {s.num_samples:,} of {s.full_samples:,} samples per dataset (the trial stopped at "
                            "the violation); --estimate certifies the largest epsilon all of them support")
+    sized = getattr(b, "sized_epsilon", None)
+    if sized is not None:  # the sequential tester's sizing step (docs/sequential.md §10)
+        ev.add_row("size of the leak", f"epsilon >= {sized:.4g} on {b.sizing_samples:,} fresh pairs after the detection "
+                                       f"(probability >= {1 - o.beta:g}; --no-size skips it)")
     if o.note:
         from ..report.builders import note_without_region
 
@@ -294,7 +316,7 @@ def _render(result, out: Console) -> None:
         "confidence",
         f"a violation is reported wrongly with probability <= {result.beta:g} ("
         + (f"{result.adversarial['beta']:g} to the adversarial inputs, the rest " if result.adversarial else "beta ")
-        + f"split over {result.trial_budget} trial(s)"
+        + f"split over {result.trial_budget} trial(s), {result.split_summary}"
         + (f" x {len(result.tester.get('parts', []))} testers" if result.tester.get("parts") else "")
         + ", then within each test over the bounds it makes)",
     )
@@ -398,7 +420,7 @@ def _stages_text(samples: int, stages) -> str:
 
 
 def _batches_text(tester) -> str:
-    """`` at most, drawn in batches from 32 pairs (x1.5) until the evidence suffices`` for a sequential tester."""
+    """`` at most, drawn in batches from 32 pairs (x1.3) until the evidence suffices`` for a sequential tester."""
     seq = getattr(tester, "primary", tester)
     return (f" at most, in batches from {seq.first_batch:,} pairs (x{seq.growth:g}; x{seq.per_call_growth:g} per call) "
             "until the evidence suffices")
@@ -519,6 +541,7 @@ def test_cmd(
     stages: str = option("stages", "auto"),
     trials: int = option("trials", 10),
     beta: float = option("beta", 0.01, "of a false accusation"),
+    beta_split: BetaSplit = typer.Option(BetaSplit.auto, "--beta-split", help="How beta is split over the trials, fixed before the run: even (beta/T each), front (beta/2 to the first trial, the rest shared by the others) or auto (front for the sequential tester, even for the staged ones)."),
     seed: Optional[int] = option("seed"),
     report: Optional[Path] = option("report"),
     exhaustive: bool = typer.Option(False, "--exhaustive", help="Run every trial instead of stopping at the first violation."),
@@ -530,7 +553,8 @@ def test_cmd(
     max_size: Optional[int] = typer.Option(None, "--max-size", help="Largest dataset (records) of every pair. Default: the mechanism's, else 10."),
     tester_name: Optional[TesterName] = typer.Option(None, "--tester", help="Which test decides: sequential (betting; stops once the evidence suffices; docs/sequential.md), staged (the old default, in --stages), hockey-stick, renyi, mmd, histogram, float-bits or all. Default: sequential, plus float-bits at beta/10 on non-integer float outputs; a named tester runs alone."),
     first_batch: Optional[int] = typer.Option(None, "--first-batch", help="Sequential tester: pairs in the first (unbet) batch; default 32."),
-    batch_growth: Optional[float] = typer.Option(None, "--batch-growth", help="Sequential tester: batch growth; default 1.5 (1.25 per call)."),
+    batch_growth: Optional[float] = typer.Option(None, "--batch-growth", help="Sequential tester: batch growth; default 1.3 (1.25 per call)."),
+    no_size: bool = typer.Option(False, "--no-size", help="Sequential tester: skip the sizing step after a violation (fresh pairs, 4x the detection's, that bound the leak's epsilon)."),
     device: str = option("device", "cpu", "of trained testers"),
     json_out: bool = option("json", False),
     quiet: bool = option("quiet", False),
@@ -600,7 +624,7 @@ def test_cmd(
                 name = default_tester_name(claim, sequential=tester_name is None and not _explicit(ctx, "stages"))
             else:
                 name = tester_name.value
-            tester = _with_batches(make_tester(name, device=device), first_batch, batch_growth, device)
+            tester = _with_batches(make_tester(name, device=device), first_batch, batch_growth, device, size=not no_size)
             if _is_sequential(tester) and _explicit(ctx, "stages"):
                 raise DPAuditError(f"--stages {stages} sets the stages of the staged testers (--tester staged, hockey-stick, ...); "
                                    "the sequential tester draws in batches (--first-batch, --batch-growth)")
@@ -664,7 +688,7 @@ def test_cmd(
             result = audit(
                 mechanism, claim, finder, tester=tester, num_samples=run_samples, trials=run_trials, beta=run_beta,
                 exhaustive=exhaustive, seed=seed, neighbouring=relation.to_dict(),
-                stages="auto" if run_stages is None else run_stages,
+                stages="auto" if run_stages is None else run_stages, beta_split=beta_split.value,
                 on_trial_start=start, on_trial_end=end, on_start=on_start,
                 storage=storage, study_name=plan.study_name, resume=resume, executor=executor,
                 adversarial=relation if adversarial else False, adversarial_pairs=special_pairs,
@@ -697,18 +721,20 @@ def _is_sequential(tester) -> bool:
     return bool(getattr(tester, "sequential", False))
 
 
-def _with_batches(tester, first_batch, batch_growth, device: str):
-    """``tester`` with the sequential tester's batch options applied (a new
+def _with_batches(tester, first_batch, batch_growth, device: str, size: bool = True):
+    """``tester`` with the sequential tester's batch options and sizing step applied (a new
     :class:`~dpaudit.testers.sequential.SequentialTester` inside the float screen, if any)."""
-    if first_batch is None and batch_growth is None:
+    if first_batch is None and batch_growth is None and size:
         return tester
+    if first_batch is None and batch_growth is None and not _is_sequential(tester):
+        return tester  # --no-size concerns the sequential tester only
     if not _is_sequential(tester):
         raise DPAuditError("--first-batch and --batch-growth set the sequential tester's batches: "
                            f"drop them or use --tester sequential (got the {tester.name} tester)")
     from ..testers.screened import FloatScreenTester
     from ..testers.sequential import SequentialTester
 
-    kw = {"device": device}
+    kw = {"device": device, "size": size}
     if first_batch is not None:
         kw["first_batch"] = first_batch
     if batch_growth is not None:
@@ -749,7 +775,7 @@ def _render_estimate(result, claim) -> None:
     console.print(
         f"[bold]certified empirical epsilon[/] >= {eps_lb:.4g} at {at} (trial {best.index + 1}, "
         f"{best.num_samples:,} samples per dataset), with probability >= {1 - result.beta:g}: "
-        f"the largest over {len(result.trials)} trial(s), each at beta/{result.trial_budget}"
+        f"the largest over {len(result.trials)} trial(s), beta per trial {result.split_summary}"
     )
 
 

@@ -373,7 +373,13 @@ def _option(default: Any, long: str, short: Optional[str], help: str, **kw: Any)
 
 
 def check_plot_suffix(path) -> None:
-    """``--plot`` must name a .png, .pdf or .svg file (``ValueError`` naming it otherwise)."""
+    """``--plot`` must name a .png, .pdf or .svg file (``ValueError`` naming it otherwise).
+
+    Raises
+    ------
+    ValueError
+        If the path does not end in .png, .pdf or .svg.
+    """
     if path is not None and path.suffix.lower() not in (".png", ".pdf", ".svg"):
         raise ValueError(f"--plot must name a .png, .pdf or .svg file, got {str(path)!r}")
 
@@ -415,7 +421,13 @@ def write_report(ctx, path, data: dict, *, seed=None, versions: Optional[dict] =
 def int_or_word(spec: str, word: str, flag: str) -> Any:
     """Parse an option that takes a positive integer or one keyword (``--bins scott``,
     ``--workers auto``, ``--processes auto``): returns ``word`` or the integer; ``ValueError`` naming ``flag`` and the
-    bad value otherwise."""
+    bad value otherwise.
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` is neither a positive integer nor the word.
+    """
     text = str(spec).strip().lower()
     if text == word:
         return word

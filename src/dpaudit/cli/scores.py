@@ -29,6 +29,8 @@ DEFAULT_DELTA = 1e-5  # = dpaudit.scores.audit.DEFAULT_DELTA (not imported: the 
 
 
 class Method(str, Enum):
+    """``--method``: how ``audit-scores`` turns scores into a bound (``auto`` chooses)."""
+
     auto = "auto"
     canonne = "canonne"
     split = "split"

@@ -317,8 +317,10 @@ class DPSGDAudit:
         Wall time of the training run and of this audit.
     suspect : dict
         The labelled "suspect" outcome (:func:`suspect_assessment`): ``suspect`` (bool) when the
-        fitted estimate exceeds the accountant by more than its sampling noise, with by how much
-        and how many runs of the many-run harness would certify it. Never a violation.
+        fitted estimate exceeds the accountant by more than its sampling noise (the fit's exact
+        p-value under the claim at most ``false_flag_rate``, 0.135 %: the most a correct run is
+        flagged), with by how much and how many runs of the many-run harness would certify it.
+        Never a violation.
     """
 
     accountant_epsilon: float

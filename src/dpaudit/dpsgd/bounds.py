@@ -30,7 +30,8 @@ import math
 
 import numpy as np
 
-__all__ = ["PROFILE_EPSILONS", "SUSPECT_Z", "dpsgd_family", "dpsgd_profile", "many_run_size", "suspect_assessment"]
+__all__ = ["PROFILE_EPSILONS", "SUSPECT_Z", "dpsgd_family", "dpsgd_profile", "fit_p_value", "many_run_size",
+           "suspect_assessment"]
 
 #: The epsilons (nats) at which the claimed profile is read (0 to 30 in steps of 0.01).
 PROFILE_EPSILONS = np.linspace(0.0, 30.0, 3001)
@@ -273,20 +274,99 @@ def many_run_size(sigma_fit: float, config, *, accountant_epsilon: float, delta:
     return {"runs": None, "tried": int(tried), "view": "white_box", "method": method}
 
 
-#: Standard errors by which the fitted noise multiplier must fall short of the claimed one for the
-#: "suspect" outcome (:func:`suspect_assessment`).
+#: The "suspect" outcome's stated false-flag rate is ``Phi(-SUSPECT_Z)`` (about 0.13 %): a correct
+#: run (the claimed Gaussian law, or more noise) is flagged at most that often
+#: (:func:`fit_p_value`, :func:`suspect_assessment`).
 SUSPECT_Z = 3.0
+
+#: Truncation of the chi-square integral in :func:`fit_p_value` (each tail); the truncated mass is
+#: added to the p-value (the safe side).
+_FIT_TAIL = 1e-13
 
 
 def _fit_relative_se(fit: dict, n_signal: int, n_noise: int) -> float:
     """Relative standard error of the fitted noise multiplier ``noise / signal`` (delta method):
     ``signal`` is a difference of two means (``n_signal`` and ``n_noise`` observations of standard
     deviation ``noise``), ``noise`` a standard deviation of ``n_noise`` observations, so
-    ``se^2 ~ (noise / signal)^2 (1 / n_signal + 1 / n_noise) + 1 / (2 n_noise)``."""
+    ``se^2 ~ (noise / signal)^2 (1 / n_signal + 1 / n_noise) + 1 / (2 n_noise)``. Reported for
+    orientation only: the decision uses the exact :func:`fit_p_value` (this normal approximation
+    under-states the lower tail: at ``q = 1``, 10 steps, 10,000 canaries its "3 standard errors"
+    are passed by 0.25 % of correct runs, not 0.13 %)."""
     ratio = float(fit.get("noise_multiplier", math.nan))
     if not (math.isfinite(ratio) and n_signal > 0 and n_noise > 1):
         return math.nan
     return math.sqrt(ratio ** 2 * (1.0 / n_signal + 1.0 / n_noise) + 1.0 / (2.0 * n_noise))
+
+
+def fit_p_value(ratio: float, sigma: float, n_signal: int, n_noise: int) -> float:
+    """P-value of a fitted noise multiplier as small as ``ratio`` under the claim: exact for the
+    claimed Gaussian law, conservative for more noise (the "suspect" outcome's test).
+
+    :func:`audit_run`'s fit is ``ratio = S / D`` with ``S`` the (ddof 0) standard deviation of the
+    ``n_noise`` excluded-canary observations and ``D`` the mean of the ``n_signal`` included
+    observations at sampled steps minus the excluded mean. Under the claim, in units of the
+    clipping norm, excluded observations are i.i.d. ``N(0, sigma^2)`` and included sampled ones
+    ``N(1, sigma^2)``, so (Cochran's theorem: a Gaussian sample's mean and spread are independent)
+    ``n_noise S^2 / sigma^2 ~ chi^2(n_noise - 1)`` independent of
+    ``D ~ N(1, sigma^2 (1/n_signal + 1/n_noise))``, and (conditionally on which steps sampled whom,
+    independent of the noise)
+
+        P[S / D <= r, D > 0] = E_S[ Phi_bar((S / r - 1) / (sigma c)) ],  c^2 = 1/n_signal + 1/n_noise,
+
+    a one-dimensional integral over the chi-square law, computed by adaptive quadrature between its
+    ``1e-13`` quantiles (the truncated mass ``2e-13`` is added: the safe side). Nothing asymptotic.
+    *More noise* (real gradients adding variance ``v``) makes a small ratio rarer: the event needs
+    ``D >= S / r``, i.e. (for each value ``x`` of the chi-square variable) a standard normal above
+    ``sqrt(x / n_noise) / (r c') - 1 / (A c')`` with ``A = sqrt(sigma^2 + v)`` and ``c'^2 = 1 /
+    n_signal + 1 / n_noise``, a threshold that increases with ``A``; a smaller canary signal
+    (clipping below the norm) makes ``D`` smaller too. So the p-value is valid (never too small)
+    for every run whose canary observations are independent Gaussians of variance at least the
+    claimed and whose canary signal is at most 1 (the audit's own checks test those assumptions).
+
+    Parameters
+    ----------
+    ratio : float
+        The fitted noise multiplier (``> 0``).
+    sigma : float
+        The claimed noise multiplier (``> 0``).
+    n_signal, n_noise : int
+        Observations behind the signal (``>= 1``) and the noise (``>= 2``).
+
+    Returns
+    -------
+    float
+        ``P[fit <= ratio]`` under the claim, in ``[0, 1]``.
+
+    Raises
+    ------
+    ValueError
+        On a non-positive or non-finite ratio or sigma, ``n_signal < 1`` or ``n_noise < 2``.
+    """
+    from scipy import integrate, stats
+
+    ratio, sigma = float(ratio), float(sigma)
+    if not (ratio > 0 and math.isfinite(ratio)):
+        raise ValueError(f"ratio must be a positive number, got {ratio!r}")
+    if not (sigma > 0 and math.isfinite(sigma)):
+        raise ValueError(f"sigma must be a positive number, got {sigma!r}")
+    if int(n_signal) < 1 or int(n_noise) < 2:
+        raise ValueError(f"need n_signal >= 1 and n_noise >= 2, got {n_signal!r} and {n_noise!r}")
+    ns, nn = int(n_signal), int(n_noise)
+    c = sigma * math.sqrt(1.0 / ns + 1.0 / nn)
+    law = stats.chi2(nn - 1)
+    lo, hi = float(law.ppf(_FIT_TAIL)), float(law.isf(_FIT_TAIL))
+
+    def integrand(x: float) -> float:
+        s = sigma * math.sqrt(x / nn)
+        return float(law.pdf(x) * stats.norm.sf((s / ratio - 1.0) / c))
+
+    # the integrand is concentrated where the chi-square mass is: split at its quantiles
+    cuts = [lo] + [float(law.ppf(u)) for u in (1e-6, 1e-3, 0.1, 0.5, 0.9, 1 - 1e-3, 1 - 1e-6)] + [hi]
+    total = 0.0
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        if b > a:
+            total += integrate.quad(integrand, a, b, epsabs=1e-15, epsrel=1e-10, limit=200)[0]
+    return float(min(1.0, max(0.0, total) + 2.0 * _FIT_TAIL))
 
 
 def suspect_assessment(fit: dict, epsilon_fit: float, epsilon_pld: float, accountant_epsilon: float, config, *,
@@ -296,10 +376,15 @@ def suspect_assessment(fit: dict, epsilon_fit: float, epsilon_pld: float, accoun
     accountant, by more than their sampling noise, although no certified bound shows it.
 
     *Rule.* Suspect when the fitted per-step noise multiplier ``sigma_fit`` (excluded canaries'
-    spread over included canaries' mean signal, :func:`audit_run`'s estimate) is below the claimed
-    one by more than ``z`` relative standard errors (:func:`_fit_relative_se`; ``z = 3``: a
-    correct run is suspect with probability about ``Phi(-3) = 0.0013`` when the fit's normal
-    approximation holds), so that its composed epsilon ``epsilon_fit`` exceeds the accountant's.
+    spread over included canaries' mean signal, :func:`audit_run`'s estimate) is so far below the
+    claimed one that a correct run gives a fit that small with probability at most
+    ``Phi(-z)`` (``z = 3``: 0.13 %), by the *exact* p-value :func:`fit_p_value` (the fit's law
+    under the claimed Gaussian mechanism; more noise only makes it rarer), and its composed epsilon
+    ``epsilon_fit`` exceeds the accountant's. So a correct run is flagged with probability at most
+    ``Phi(-z)``, the rate the output states (``false_flag_rate``). (Until 2026-11 the rule was
+    ``z`` delta-method standard errors, :func:`_fit_relative_se`; its normal approximation
+    under-states the lower tail of ``noise / signal`` about two-fold at ``q = 1``: 0.25 % instead of
+    0.13 % at 10,000 canaries, 10 steps; 2 of 200 correct runs measured.)
     The histogram-PLD estimate errs high by construction (sparse bins, composition amplifies
     them: +3 % to +220 % on correct runs, ``docs/dpsgd.md`` §4) and is reported next to it, not
     used to decide. *Which audit would certify it*: the many-run harness (:func:`dpaudit.dpsgd.
@@ -335,7 +420,9 @@ def suspect_assessment(fit: dict, epsilon_fit: float, epsilon_pld: float, accoun
     dict
         ``suspect`` (bool), ``estimate`` (``epsilon_fit``), ``estimate_pld``, ``accountant``,
         ``excess`` (``epsilon_fit / accountant - 1``), ``sigma_fit``, ``sigma_claimed``,
-        ``standard_errors`` (how far ``sigma_fit`` is below the claim), ``z``, ``runs`` (the
+        ``p_value`` (:func:`fit_p_value`), ``false_flag_rate`` (``Phi(-z)``: the most a correct run
+        is flagged), ``standard_errors`` (``Phi^{-1}(1 - p_value)``: how far ``sigma_fit`` is below
+        the claim, in standard-normal units), ``z``, ``runs`` (the
         harness's run count or ``None``), ``text`` (one line). Never a violation.
 
     Raises
@@ -347,25 +434,34 @@ def suspect_assessment(fit: dict, epsilon_fit: float, epsilon_pld: float, accoun
         raise ValueError(f"z must be a positive number of standard errors, got {z!r}")
     if runs_needed and score is None:
         raise ValueError("runs_needed=True needs the harness's score function (score=...)")
+    from scipy import stats
+
     ratio = float(fit.get("noise_multiplier", math.nan)) if fit else math.nan
     sigma = float(config.noise_multiplier)
     se = _fit_relative_se(fit or {}, int(n_signal), int(n_noise))
     out = {"suspect": False, "estimate": float(epsilon_fit), "estimate_pld": float(epsilon_pld),
            "accountant": float(accountant_epsilon), "sigma_fit": ratio, "sigma_claimed": sigma, "z": float(z),
-           "standard_errors": math.nan, "excess": math.nan, "runs": None, "text": ""}
-    if not (math.isfinite(ratio) and math.isfinite(se) and se > 0 and math.isfinite(epsilon_fit)):
+           "standard_errors": math.nan, "excess": math.nan, "runs": None, "text": "", "p_value": math.nan,
+           "false_flag_rate": float(stats.norm.sf(z)), "relative_se": se}
+    rate = out["false_flag_rate"]
+    if not (math.isfinite(ratio) and math.isfinite(epsilon_fit)):
         return out
-    below = (math.log(sigma) - math.log(ratio)) / math.log1p(se)  # how many (relative) SEs below the claim
-    out["standard_errors"] = float(below)
+    try:
+        p = fit_p_value(ratio, sigma, int(n_signal), int(n_noise))
+    except ValueError:
+        return out
+    out["p_value"] = p
+    # how far below the claim, as the standard normal quantile of the exact p-value
+    out["standard_errors"] = float(stats.norm.isf(p)) if p > 0 else math.inf
     out["excess"] = float(epsilon_fit / accountant_epsilon - 1.0) if accountant_epsilon > 0 else math.inf
-    if not (below > z and epsilon_fit > accountant_epsilon):
+    if not (p <= rate and epsilon_fit > accountant_epsilon):
         return out
     out["suspect"] = True
     pld = (f"; histogram PLD {epsilon_pld:.4g}" if math.isfinite(epsilon_pld) else "")
     text = (f"the fitted per-step mechanism (noise multiplier {ratio:.4g} against the claimed {sigma:.4g}, "
-            f"{below:.1f} standard errors below it) composes to epsilon {epsilon_fit:.4g}, "
+            f"p = {p:.2g} under the claim, exact) composes to epsilon {epsilon_fit:.4g}, "
             f"{100 * out['excess']:.0f} % above the accountant's {accountant_epsilon:.4g}{pld}; estimates, not "
-            f"certified")
+            f"certified (a correct run is flagged suspect at most {100 * rate:.2g} % of the time)")
     if runs_needed:
         try:
             need = many_run_size(ratio, config, accountant_epsilon=accountant_epsilon, delta=delta, beta=beta,

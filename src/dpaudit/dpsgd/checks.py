@@ -107,20 +107,59 @@ class DPSGDViolation(DPAuditError):
 
 def chi2_lower(ss, dof) -> np.ndarray:
     """Lower-tail p-value ``P(chi2(dof) <= ss)`` (elementwise; 1 where ``dof == 0``): the
-    regularised incomplete gamma function ``P(dof / 2, ss / 2)``."""
+    regularised incomplete gamma function ``P(dof / 2, ss / 2)``.
+
+    Parameters
+    ----------
+    ss : float or array
+        Observed sums of squares (units of ``sigma^2``); negative values count as 0, ``nan`` gives
+        ``nan`` (callers mask what was not handed back).
+    dof : int or array, broadcastable with ``ss``
+        Degrees of freedom, ``>= 0``.
+
+    Returns
+    -------
+    ndarray of p-values in ``[0, 1]``, the broadcast shape of ``ss`` and ``dof``.
+
+    Raises
+    ------
+    ValueError
+        If a degree of freedom is negative or not finite.
+    """
     from scipy.special import gammainc
 
     ss = np.maximum(np.asarray(ss, dtype=float), 0.0)
     dof = np.asarray(dof, dtype=float)
+    if not np.all(np.isfinite(dof)) or np.any(dof < 0):
+        raise ValueError(f"chi2_lower: degrees of freedom must be finite and >= 0, got {dof!r}")
     return np.where(dof > 0, gammainc(np.maximum(dof, 1e-300) / 2, ss / 2), 1.0)
 
 
 def cosine_p(cos, dim: int) -> np.ndarray:
     """``P(|cos| >= |c|)`` for the cosine between two independent isotropic random vectors in
     ``dim`` dimensions (``(1 + cos) / 2 ~ Beta((dim - 1) / 2, (dim - 1) / 2)``; whatever their
-    lengths): the regularised incomplete beta ``I_{1 - c^2}((dim - 1) / 2, 1 / 2)``."""
+    lengths): the regularised incomplete beta ``I_{1 - c^2}((dim - 1) / 2, 1 / 2)``.
+
+    Parameters
+    ----------
+    cos : float or array
+        Observed cosines (values outside ``[-1, 1]`` from rounding are clipped).
+    dim : int
+        Dimension of the two vectors, ``>= 2``.
+
+    Returns
+    -------
+    ndarray of two-sided p-values, the shape of ``cos``.
+
+    Raises
+    ------
+    ValueError
+        If ``dim < 2`` (the cosine of two vectors in one dimension is always +-1).
+    """
     from scipy.special import betainc
 
+    if int(dim) != dim or dim < 2:
+        raise ValueError(f"cosine_p: dim must be an integer >= 2, got {dim!r}")
     c2 = np.clip(np.square(np.asarray(cos, dtype=float)), 0.0, 1.0)
     return betainc((dim - 1) / 2.0, 0.5, 1.0 - c2)
 
@@ -468,9 +507,33 @@ def chernoff_p(logmgf, s: float, mean: float, span: float) -> float:
     > 0} logmgf(l) - l s)`` (Markov's inequality on ``exp(l S)``), likewise below, and ``p = min(1,
     2 min(upper, lower))``. Valid (conservative) at every level, deterministic; ``span`` is the
     scale of ``S``'s increments, which bounds the search over ``l``.
+
+    Parameters
+    ----------
+    logmgf : callable float -> float
+        ``l -> log E exp(l S)`` under the null, exact (or an upper bound: still valid).
+    s : float
+        The observed value of ``S``.
+    mean : float
+        ``E S`` under the null: the side of ``s`` decides which tail is bounded.
+    span : float
+        Largest absolute increment of ``S`` (same units as ``s``), ``> 0``.
+
+    Returns
+    -------
+    float in ``[0, 1]``.
+
+    Raises
+    ------
+    ValueError
+        If ``s`` or ``mean`` is not finite, or ``span`` is not a finite positive number.
     """
     from scipy.optimize import minimize_scalar
 
+    if not (math.isfinite(s) and math.isfinite(mean)):
+        raise ValueError(f"chernoff_p: the statistic and its mean must be finite, got s={s!r}, mean={mean!r}")
+    if not (math.isfinite(span) and span > 0):
+        raise ValueError(f"chernoff_p: span must be a finite positive number, got {span!r}")
     out = []
     for sign in (1.0, -1.0):
         if sign * (s - mean) <= 0:
@@ -519,11 +582,37 @@ def dispersion_p(counts_per_example: np.ndarray, steps: int, rate: float) -> flo
     Binomial(``steps``, ``rate``)" by their spread: ``S = sum_j (c_j - steps rate)^2``, whose
     moment generating function is exact (a sum of ``m`` i.i.d. terms of a known finite law), so
     :func:`chernoff_p` gives a valid p-value. Shuffled batches (every example once per epoch: ``S``
-    near 0) and non-uniform samplers (``S`` too large) show."""
+    near 0) and non-uniform samplers (``S`` too large) show.
+
+    Parameters
+    ----------
+    counts_per_example : array, shape (m,)
+        How many of the ``steps`` batches each of ``m`` examples was in (integers in ``[0, steps]``).
+    steps : int
+        Number of batches, ``>= 1``.
+    rate : float
+        The claimed Poisson sampling rate ``q``, in ``(0, 1)``.
+
+    Returns
+    -------
+    float: the two-sided p-value (1 when ``m < 2``: nothing to compare).
+
+    Raises
+    ------
+    ValueError
+        If ``steps < 1``, ``rate`` is outside ``(0, 1)``, or a count is not an integer in
+        ``[0, steps]``.
+    """
     from scipy.special import logsumexp
     from scipy.stats import binom
 
+    if int(steps) != steps or steps < 1:
+        raise ValueError(f"dispersion_p: steps must be an integer >= 1, got {steps!r}")
+    if not 0 < rate < 1:
+        raise ValueError(f"dispersion_p: rate must be in (0, 1), got {rate!r}")
     c = np.asarray(counts_per_example, dtype=float)
+    if c.size and (not np.all(np.isfinite(c)) or np.any(c < 0) or np.any(c > steps) or np.any(c != np.round(c))):
+        raise ValueError(f"dispersion_p: counts must be integers in [0, {steps}], got min {np.nanmin(c)!r}, max {np.nanmax(c)!r}")
     m = c.size
     if m < 2:
         return 1.0

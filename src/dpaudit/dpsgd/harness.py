@@ -43,22 +43,28 @@ the two datasets differ in exactly one row, the canary, and every other row is p
 sampled by the user's step like any other row):
 
 * ``"crowd"``: the canary ``A e_d`` among ``2 s`` *partner* rows ``-(C/2) e_d``, ``s = max(3,
-  ceil(3 / q))`` on each side of it (so that at the claimed ``q`` each side has 3 partners in the
-  batch on average and the canary's neighbours in the sampled order are partners), 8 real rows
-  of norm about ``C / 4`` at the two ends, ``A = 2 (s C) + 4 C`` (the canary outweighs every
-  partner together). Without the canary a batch that samples two partners sums to ``-C`` or
-  below on ``e_d``, with it to the positive side: a batch clipped as a whole moves by ``2 C``
-  (Nasr et al. 2023's worst case); a group of 2-4 consecutive rows (in the data or in the sampled
-  batch) that holds the canary holds partners too, and moves by ``1.5-2 C``; a clip factor shared
-  by the batch shrinks the partners when the canary is in. Partners of ``C / 2`` (not ``C``): a
-  pair of them is exactly ``C``, so a group of two partners is not clipped and the canary's
-  group moves by ``1.5 C`` whatever the parity of the partners sampled, and under per-example
-  clipping their Poisson count adds a variance of only ``q (1 - q) 2 s / 4`` (in ``C^2``) to the
-  canary's coordinate. At ``q = 1`` (every row sampled) the crowd is 8 real rows, 3 partners and
-  the canary *last*, the 12th row: groups of 2, 3, 4, 6 or 12 rows counted from the start hold it
-  with partners, and it is the batch's last row; there the partners are ``-C e_d`` (no Poisson
-  count to pay for, and a partner alone fills a clipped group, so the canary's group moves by
-  ``2 C``).
+  ceil(8 / q))`` on each side of it (so that at the claimed ``q`` each side has 8 partners in the
+  batch on average: a micro-batch of up to 8 consecutive sampled rows, or one of up to 8
+  interleaved micro-batches ``batch[i::8]``, or a group of up to 8 rows of the dataset, that holds
+  the canary holds partners with it), 8 real rows of norm about ``C / 4`` at the two ends, ``A = 2
+  (s C) + 4 C`` (the canary outweighs every partner together). Without the canary a batch that
+  samples two partners sums to ``-C`` or below on ``e_d``, with it to the positive side: a batch
+  clipped as a whole moves by ``2 C`` (Nasr et al. 2023's worst case); a group that holds the
+  canary holds partners too, and moves by ``1.25-2 C`` (a group of two consecutive dataset rows
+  holds a sampled partner only half the time at ``q = 1/2``: ``1.25 C``; two consecutive
+  sampled rows ``1.5 C``; 3-8 rows or the whole batch up to ``2 C``); a clip factor shared by
+  the batch shrinks the partners when the canary is in. Partners of ``C / 2`` (not ``C``): a pair
+  of them is exactly ``C``, so a group of two partners is not clipped and the canary's group
+  moves by ``1.5 C`` whatever the parity of the partners sampled, and under per-example clipping
+  their Poisson count adds a variance of only ``q (1 - q) 2 s / 4`` (in ``C^2``) to the canary's
+  coordinate (2 at ``q = 1/2``, against ``sigma^2 = 64``). The crowd gets two thirds of each
+  batch of runs (``share=2``): its leaks are the smallest (1.25-2x the claimed sensitivity),
+  the pair's are large and certified within a few hundred runs. At ``q = 1`` (every row
+  sampled) the crowd is 8 real rows, 11 partners and the canary *last*, the 20th row: a group of
+  2-12 consecutive rows counted from the start, or of every ``g``-th row (``g <= 11``, strided
+  micro-batches), that holds it holds partners with it, and it is the batch's last row; there the
+  partners are ``-C e_d`` (no Poisson count to pay for, and a partner alone fills a clipped
+  group, so the canary's group moves by ``2 C``).
 * ``"pair"``: the canary ``1000 C e_d`` (:data:`PAIR_CANARY_NORM`; far above any norm a step
   could reasonably treat as ordinary, so that a special path for large or "outlying" gradients
   below that norm — rescaled to a larger bound, left unclipped — moves it; per-example clipping
@@ -83,6 +89,14 @@ audit_many`), per task:
 * ``spread``: ``max_t |log rms_t - median_s log rms_s|`` (two-sided): the largest jump of the
   scale away from its usual level, which the sum dilutes at small ``q`` (a count or a norm that
   changes only in the few steps that sample the canary);
+* ``rank_test`` (the crowd's, next to ``white_box``): the ``white_box`` score above one
+  threshold, the median of the runs without the canary, compared with the accountant's
+  ``delta(0)`` (the total-variation distance) by the exact joint law of the two counts
+  (:func:`~dpaudit.dpsgd.many.rank_threshold_profile`): one set, so no multiplicity over
+  thresholds, and no split of the level between a bound on each count, which is what the small
+  coupled leaks (1.25-2x the sensitivity at ``sigma`` 8) need; a threshold that moves with the
+  runs without the canary, so a bug that also shifts them (groups of partners clipped) does not
+  pull it off the crossing of the two laws;
 * ``black_box`` (``-params_T[d]``) and ``epoch_max`` on request.
 
 References: Nasr, Hayes, Steinke, Balle, Tramèr, Jagielski, Carlini, Terzis (2023) §5 (many-run
@@ -109,11 +123,13 @@ from .many import (
     detectable_leak,
     epoch_max_scores,
     look_schedule,
+    rank_threshold_profile,
     sequential_audit,
 )
 from .reference import DPSGDConfig
 
-__all__ = ["HARNESS_VIEWS", "TRAIN_VIEWS", "HarnessRuns", "HarnessTask", "audit_user_code", "audit_user_step",
+__all__ = ["HARNESS_VIEWS", "THRESHOLD_VIEW", "TRAIN_VIEWS", "HarnessRuns", "HarnessTask", "audit_user_code",
+           "audit_user_step",
            "audit_user_train", "linear_loss", "make_task", "make_tasks", "run_step_many", "run_train_many"]
 
 #: The views of :func:`audit_user_code` for a step (``beta`` split over tasks and views): the
@@ -127,7 +143,20 @@ TRAIN_VIEWS = ("black_box", "scale")
 #: data-dependent normaliser shrinks the update with the canary, a data-dependent noise scale
 #: grows it).
 ALTERNATIVES = {"white_box": "greater", "black_box": "greater", "epoch_max": "greater", "scale": "two-sided",
-                "spread": "two-sided"}
+                "spread": "two-sided", "rank_test": "greater"}
+#: The view that reads the white-box score above one threshold at a fixed rank of the runs
+#: without the canary (:func:`~dpaudit.dpsgd.many.rank_threshold_profile`): one set, no grid of
+#: thresholds to pay for, and the exact joint law of the two counts instead of two separate
+#: bounds. The crowd's default, next to ``white_box``.
+THRESHOLD_VIEW = "rank_test"
+#: Its grid of ``eps'``: 0 only, the total-variation distance ``delta(0)``, where a leak of 1.5-2x the
+#: claimed sensitivity at the documented settings (sigma 4-8) stands out most against the sampling
+#: error of the two counts (``benchmarks/results/dpsgd_harness.md``); larger leaks are certified by
+#: the ``white_box`` view's epsilon bound and profile check on the same runs.
+THRESHOLD_GRID = (0.0,)
+#: Its threshold: the out-runs' median (for a small shift of the score the two laws cross near
+#: it, where the total-variation set lies).
+THRESHOLD_FRACTIONS = (0.5,)
 EXECUTORS = ("auto", "vmap", "serial", "process")
 #: The pair task's canary norm in units of ``C`` (at least the claim's ``canary_gradient_norm``).
 PAIR_CANARY_NORM = 1000.0
@@ -166,13 +195,19 @@ class HarnessTask:
         component there). Public: the white-box view centres and scales by them.
     views : tuple of str or None
         The views :func:`audit_user_code` reads on this task by default (None: all of
-        :data:`HARNESS_VIEWS`): the crowd is read through ``white_box`` only (what its partners
-        move), the pair through all three.
+        :data:`HARNESS_VIEWS`): the crowd is read through ``white_box`` and
+        :data:`THRESHOLD_VIEW` (what its partners move), the pair through :data:`HARNESS_VIEWS`.
+    share : float
+        ``> 0``: the task's part of each batch of runs, relative to the other tasks'
+        (:func:`run_step_many` splits the runs in proportion, fixed before any run).
     """
 
     def __init__(self, data_in, data_out, canary_coordinate, null_block, position, *, name="task", config=None,
-                 views=None):
+                 views=None, share=1.0):
         self.name = str(name)
+        if not (isinstance(share, (int, float)) and math.isfinite(share) and share > 0):
+            raise ValueError(f"share must be a finite number > 0, got {share!r}")
+        self.share = float(share)
         self.views = None if views is None else tuple(views)
         self.data_in, self.data_out = data_in, data_out
         self.dim = int(data_out.shape[1])
@@ -247,16 +282,16 @@ def make_task(config: DPSGDConfig, *, data=None, opposing: int = 1, null_block: 
     return _task("custom", rows, d, a, position, null_block, config)
 
 
-def _task(name, rows, d, canary_norm, position, null_block, config, views=None) -> HarnessTask:
+def _task(name, rows, d, canary_norm, position, null_block, config, views=None, share=1.0) -> HarnessTask:
     canary = np.zeros((1, rows.shape[1]))
     canary[0, d] = canary_norm
     data_in = np.concatenate([rows[:position], canary, rows[position:]])
     return HarnessTask(data_in.astype(np.float32), rows.astype(np.float32), d, null_block, position, name=name,
-                       config=config, views=views)
+                       config=config, views=views, share=share)
 
 
 def make_tasks(config: DPSGDConfig, *, null_block: int = 256, pair_null_block: int = 4096, seed: int = 0,
-               reach: float = 3.0) -> tuple:
+               reach: float = 8.0, crowd_share: float = 2.0) -> tuple:
     """The default datasets of a many-run audit: ``("crowd", "pair")`` (module docstring).
 
     Both are built from the claim alone (``q``, ``C``) before any run; in each the two datasets
@@ -276,7 +311,11 @@ def make_tasks(config: DPSGDConfig, *, null_block: int = 256, pair_null_block: i
     reach : float
         Partners per side of the crowd's canary expected in a batch at the claimed ``q``
         (``> 0``): ``s = max(3, ceil(reach / q))`` partners on each side, so no partner on a
-        side has probability ``(1 - q)^s <= exp(-reach)``.
+        side has probability ``(1 - q)^s <= exp(-reach)``. Default 8: micro-batches of up to 8
+        rows, consecutive or interleaved, hold partners with the canary.
+    crowd_share : float
+        ``> 0``: the crowd's part of each batch of runs against the pair's 1 (default 2: two
+        thirds; the crowd's leaks are the smallest).
 
     Returns
     -------
@@ -286,7 +325,7 @@ def make_tasks(config: DPSGDConfig, *, null_block: int = 256, pair_null_block: i
     Raises
     ------
     ValueError
-        On ``null_block < 8`` or ``reach <= 0``.
+        On ``null_block < 8``, ``reach <= 0`` or ``crowd_share <= 0``.
     """
     null_block, pair_null_block = _null_block(null_block), _null_block(pair_null_block)
     if not (reach > 0 and math.isfinite(reach)):
@@ -303,15 +342,16 @@ def make_tasks(config: DPSGDConfig, *, null_block: int = 256, pair_null_block: i
         crowd[4:4 + 2 * side, d] = -partner
         crowd[4 + 2 * side:, :d] = real[4:]
         position, partners = 4 + side, 2 * side
-    else:  # every row is sampled: the canary last, the 12th row, so that groups of 2, 3, 4, 6 or 12 rows
-        crowd = np.zeros((11, D))  # counted from the start hold it with partners (and it is the batch's last row)
-        crowd[:8, :d] = real
+    else:  # every row is sampled: 8 real rows, 11 partners, the canary last (the 20th row): a group of
+        crowd = np.zeros((19, D))  # 2-12 consecutive rows counted from the start, or of every g-th row
+        crowd[:8, :d] = real  # (g <= 11), that holds the canary holds partners with it; it is the batch's last row
         crowd[8:, d] = -partner
-        position, partners = 11, 3
+        position, partners = 19, 11
     canary = 2.0 * (partners * partner) + 4.0 * C  # outweighs every partner together
     pair = np.zeros((1, d + 1 + pair_null_block))
     pair[0, :d] = real[0]
-    return (_task("crowd", crowd, d, canary, position, null_block, config, views=("white_box",)),
+    return (_task("crowd", crowd, d, canary, position, null_block, config, views=("white_box", THRESHOLD_VIEW),
+                  share=crowd_share),
             _task("pair", pair, d, max(float(config.canary_gradient_norm), PAIR_CANARY_NORM * C), 0, pair_null_block,
                   config,
                   views=HARNESS_VIEWS))
@@ -621,20 +661,31 @@ def _resolve_tasks(config, task, tasks):
     return tasks
 
 
+def _task_runs(runs: int, tasks) -> list:
+    """Runs per task: ``runs`` split in proportion to the tasks' ``share`` (rounded down; the
+    remainder to the first task), at least 4 each. A function of the count and the tasks only,
+    so fixed before any run."""
+    shares = np.array([t.share for t in tasks], dtype=float)
+    counts = [max(4, int(runs * w / shares.sum())) for w in shares]
+    counts[0] += max(0, runs - sum(counts))
+    return counts
+
+
 def _run_many(kind, fn, config, runs, tasks, executor, workers, chunk, seed, init_state, batch=0) -> HarnessRuns:
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if init_state is not None and not callable(init_state):
         raise ValueError(f"init_state must be a callable init_state(params, generator) -> state, got {init_state!r}")
     runs = check_int(runs, "runs", 4 * len(tasks))
-    per_task = runs // len(tasks)
-    halves = (per_task // 2, per_task - per_task // 2)
+    counts = _task_runs(runs, tasks)
     T = int(config.steps)
     t0 = time.perf_counter()
     used = set()
     out = {}
     vmappable = kind == "step" and executor in ("auto", "vmap")
     for i, task in enumerate(tasks):
+        per_task = counts[i]
+        halves = (per_task // 2, per_task - per_task // 2)
         stats = []
         raws = {}
         for h, (data, n_runs) in enumerate(((task.data_in, halves[0]), (task.data_out, halves[1]))):
@@ -683,7 +734,7 @@ def _run_many(kind, fn, config, runs, tasks, executor, workers, chunk, seed, ini
                      "views": task.views})
     executor_used = "+".join(sorted(used))
     return HarnessRuns(out, config, time.perf_counter() - t0,
-                       {"runs": per_task * len(tasks), "executor": executor_used, "entry": kind, "seed": seed,
+                       {"runs": int(sum(counts)), "executor": executor_used, "entry": kind, "seed": seed,
                         "tasks": tuple(t.name for t in tasks)})
 
 
@@ -824,6 +875,18 @@ def _grid(profile, config, delta):
     return profile
 
 
+def _threshold_view(r: ManyRuns, config: DPSGDConfig, beta: float) -> dict:
+    """The :data:`THRESHOLD_VIEW` entry of :func:`audit_user_code` for one task, in the shape of a
+    view of :func:`~dpaudit.dpsgd.many.audit_many` (``epsilon_lower_bound`` 0: this view certifies
+    deltas on its grid, not an epsilon at ``delta``)."""
+    if r.white_box_in.size < 2 or r.white_box_out.size < 2:
+        raise ValueError(f"the {THRESHOLD_VIEW!r} view needs the white-box scores of a step (run_step_many)")
+    p = rank_threshold_profile(r.white_box_in, r.white_box_out, config.composition(), beta=beta,
+                               epsilons=THRESHOLD_GRID, fractions=THRESHOLD_FRACTIONS)
+    return {"epsilon_lower_bound": 0.0, "mu_lower_bound": 0.0, "violated": False, "alternative": "greater",
+            "profile": p, "profile_violated": p["violated"]}
+
+
 def audit_user_code(result, *, delta: float = 1e-5, beta: float = 0.05, views=None, profile="auto") -> dict:
     """Certified two-sample audit of a harness result, ``beta`` split over the tasks and views.
 
@@ -842,7 +905,10 @@ def audit_user_code(result, *, delta: float = 1e-5, beta: float = 0.05, views=No
     delta, beta : float
         Delta of the epsilon bounds; overall failure probability of the verdict.
     views : sequence of str, optional
-        Default :data:`HARNESS_VIEWS` for a step, :data:`TRAIN_VIEWS` for ``train``.
+        Default: each task's own (``HarnessTask.views``: the crowd ``white_box`` and
+        :data:`THRESHOLD_VIEW`, the pair :data:`HARNESS_VIEWS`) for a step, :data:`TRAIN_VIEWS`
+        for ``train``. :data:`THRESHOLD_VIEW` needs a step's white-box scores; it certifies a
+        delta at ``eps' = 0`` (its ``epsilon_lower_bound`` is 0) through its ``profile`` entry.
     profile : "auto", sequence of float or None
         The grid (None: no profile check). ``"auto"``: ``(0, eps/4, eps/2)`` with ``eps`` the
         accountant's epsilon at ``delta`` (a function of the claim only).
@@ -867,8 +933,12 @@ def audit_user_code(result, *, delta: float = 1e-5, beta: float = 0.05, views=No
     out = {"runs": int(runs.details.get("runs", 0)), "beta_per_view": share}
     keys = []
     for name, r in runs.tasks.items():
-        a = audit_many(r, delta=delta, beta=share, views=plan[name], profile=grid, alternatives=ALTERNATIVES)
+        cp_views = tuple(v for v in plan[name] if v != THRESHOLD_VIEW)
+        a = audit_many(r, delta=delta, beta=share, views=cp_views or ("black_box",), profile=grid,
+                       alternatives=ALTERNATIVES)
         out["accountant_epsilon"] = a["accountant_epsilon"]
+        if THRESHOLD_VIEW in plan[name]:
+            a[THRESHOLD_VIEW] = _threshold_view(r, runs.config, share)
         for v in plan[name]:
             out[f"{name}/{v}"] = a[v]
             keys.append(f"{name}/{v}")

@@ -34,7 +34,8 @@ from .._validate import check_int
 from .reference import VARIANTS, DPSGDConfig, _task_tensors, load_digits_task
 
 __all__ = ["CANARY_SETS", "COUPLING_VARIANTS", "ManyRuns", "RNG_BLOCK", "SequentialAudit", "VIEWS", "VIEW_ALTERNATIVES",
-           "audit_many", "audit_train_many", "choose_chunk", "detectable_leak", "look_schedule", "sequential_audit",
+           "audit_many", "audit_train_many", "choose_chunk", "detectable_leak", "look_schedule",
+           "rank_p_value", "rank_threshold_profile", "sequential_audit",
            "epoch_max_scores", "profile_check", "train_many"]
 
 
@@ -631,6 +632,163 @@ def profile_check(evidence, composition, epsilons) -> dict:
     return {"violated": bool(diff[j] > 0), "witness_epsilon": float(grid[j]), "delta_lower_bound": float(lb[j]),
             "accountant_delta": float(acc[j]), "margin": float(diff[j]), "grid": grid.tolist()}
 
+
+# ------------------------------------------------------------ one threshold at a fixed rank of the out-runs
+#: Quadrature points of :func:`rank_p_value` (its p-value errs high by at most their inverse).
+RANK_QUADRATURE = 2**14
+
+
+def rank_p_value(x: int, n: int, k: int, m: int, *, weight: float = 1.0, delta0: float = 0.0) -> float:
+    """Exact-law p-value for ``H0: P(S) <= weight Q(S) + delta0`` on the set ``S = {score > t}``, ``t``
+    the ``(k+1)``-th largest of ``m`` i.i.d. scores under ``Q``, ``x`` of ``n`` i.i.d. scores under
+    ``P`` above ``t``.
+
+    Whatever the laws, ``Q(S)`` is stochastically at most ``B ~ Beta(k + 1, m - k)`` (the law of the
+    ``(k+1)``-th largest of ``m`` uniforms; conservative with ties), and given ``t`` the count ``x``
+    is ``Bin(n, P(S))``, independent of the out-scores. Under ``H0`` it is therefore stochastically
+    at most ``Bin(n, min(1, weight B + delta0))`` mixed over ``B``, and the p-value is
+    ``E_B[P(Bin(n, min(1, weight B + delta0)) >= x)]``: no nuisance parameter, no normal
+    approximation. The integrand grows with ``B``; it is summed at the upper ends of
+    :data:`RANK_QUADRATURE` equal-probability cells of ``B``, which overstates the integral by at
+    most ``1 / RANK_QUADRATURE`` (an upper Riemann sum): the p-value errs on the safe side. Against
+    the two separate bounds of :func:`dpaudit.scores.clopper_pearson_audit` (one on each count, at
+    half the level each) it needs about half the runs for the same margin near ``P(S) = Q(S) = 1/2``.
+
+    Parameters
+    ----------
+    x, n : int
+        In-scores above the threshold, and in-scores (``0 <= x <= n``, ``n >= 1``).
+    k, m : int
+        The threshold's rank among the out-scores (``k`` of them above it, ``0 <= k < m``).
+    weight : float
+        ``w >= 1`` (``e^eps'`` for the hockey-stick divergence at ``eps' >= 0``).
+    delta0 : float
+        The bound under test, in ``[0, 1)``.
+
+    Returns
+    -------
+    float
+        In ``(0, 1]``.
+
+    Raises
+    ------
+    ValueError
+        On counts out of range, ``weight < 1`` or ``delta0`` outside ``[0, 1)``.
+
+    References
+    ----------
+    David & Nagaraja (2003) §2.1 (uniform order statistics); Clopper & Pearson (1934); the
+    order-statistic thresholds of :func:`dpaudit.scores.clopper_pearson_audit`.
+    """
+    from scipy.stats import binom
+
+    n, m = check_int(n, "n", 1), check_int(m, "m", 1)
+    x, k = check_int(x, "x", 0), check_int(k, "k", 0)
+    if x > n or k >= m:
+        raise ValueError(f"need 0 <= x <= n and 0 <= k < m, got x={x}, n={n}, k={k}, m={m}")
+    if not (weight >= 1.0 and np.isfinite(weight)):
+        raise ValueError(f"weight must be a finite number >= 1, got {weight!r}")
+    if not (0.0 <= delta0 < 1.0):
+        raise ValueError(f"delta0 must be in [0, 1), got {delta0!r}")
+    if x == 0:
+        return 1.0
+    tail = binom.sf(x - 1, n, np.minimum(1.0, weight * _beta_cells(k, m) + delta0))
+    return float(min(1.0, tail.mean()))
+
+
+@functools.lru_cache(maxsize=64)
+def _beta_cells(k: int, m: int) -> np.ndarray:
+    """The upper ends of :data:`RANK_QUADRATURE` equal-probability cells of ``Beta(k + 1, m - k)``."""
+    from scipy.stats import beta as beta_law
+
+    b = beta_law.ppf(np.arange(1, RANK_QUADRATURE + 1) / RANK_QUADRATURE, k + 1, m - k)
+    b[-1] = 1.0
+    b.setflags(write=False)
+    return b
+
+
+def rank_threshold_profile(scores_in, scores_out, composition, *, beta: float, epsilons=(0.0,),
+                           fractions=(0.5,)) -> dict:
+    """Compare two samples of scores with the claim's privacy profile at thresholds set at fixed
+    ranks of the out-scores (fixed before looking), each by the exact test :func:`rank_p_value`.
+
+    For each pair ``(eps', f)`` of the grid ``epsilons x fractions`` the threshold is the
+    ``(k+1)``-th largest out-score, ``k = floor(f m)``: the set ``S = {score > t}`` holds a share
+    ``f`` of the out-runs, wherever the code puts them (a bug that shifts the runs without the
+    canary too, e.g. clipping that also binds on groups of other rows, moves the threshold with
+    them). The claim implies ``P(S) - e^eps' Q(S) <= delta_acc(eps')`` for every set (the
+    accountant's certified upper bound, :func:`dpaudit.accounting.get_delta`); each pair is tested
+    at ``beta / pairs`` (a union bound). Valid whatever the code does: the runs are i.i.d. on two
+    neighbouring datasets and the score is a function of the release.
+
+    Parameters
+    ----------
+    scores_in, scores_out : array, shape (n,), (m,)
+        Scores of runs with and without the canary (finite, at least 2 each; higher: in).
+    composition : Composition
+        The claim (``DPSGDConfig.composition()``).
+    beta : float
+        Failure probability of the whole grid, in (0, 1).
+    epsilons : sequence of float
+        ``eps' >= 0`` (nats), fixed before looking. Default ``(0,)``: the total-variation distance.
+    fractions : sequence of float
+        Shares of the out-runs above the threshold, in (0, 1), fixed before looking.
+
+    Returns
+    -------
+    dict
+        ``violated``; at the pair of largest margin ``witness_epsilon``, ``fraction``,
+        ``delta_lower_bound`` (certified at ``1 - beta / pairs``: the largest ``delta0`` the test
+        rejects, to 2e-3), ``accountant_delta``, ``margin`` (their difference), ``p_value``;
+        ``grid`` and ``p_values`` (one per pair).
+
+    Raises
+    ------
+    ValueError
+        On scores that are not finite 1-D arrays of at least 2 values, a bad grid, fractions or
+        ``beta``.
+
+    References
+    ----------
+    Kairouz, Oh, Viswanath (2015), Balle et al. (2018) (the hockey-stick divergence and the
+    privacy profile); Nasr et al. (2023) §5 (many-run audits); :func:`rank_p_value`.
+    """
+    a = np.asarray(scores_in, dtype=float)
+    b = np.asarray(scores_out, dtype=float)
+    for name, s in (("scores_in", a), ("scores_out", b)):
+        if s.ndim != 1 or s.size < 2 or not np.all(np.isfinite(s)):
+            raise ValueError(f"{name} must be a finite 1-D array of at least 2 scores, got shape {s.shape}")
+    grid = np.asarray(list(epsilons), dtype=float)
+    if grid.size == 0 or np.any(~np.isfinite(grid)) or np.any(grid < 0):
+        raise ValueError(f"epsilons must be a non-empty grid of finite values >= 0, got {epsilons!r}")
+    fr = np.asarray(list(fractions), dtype=float)
+    if fr.size == 0 or np.any(~(fr > 0)) or np.any(~(fr < 1)):
+        raise ValueError(f"fractions must be a non-empty sequence of values in (0, 1), got {fractions!r}")
+    if not (0.0 < beta < 1.0):
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    level = beta / (grid.size * fr.size)
+    out_sorted = np.sort(b)[::-1]
+    rows = []
+    for e in grid:
+        w = float(np.exp(e))
+        acc = _accountant_delta(composition, float(e))
+        for f in fr:
+            k = min(b.size - 1, int(np.floor(f * b.size)))
+            x = int(np.sum(a > out_sorted[k]))
+            test = functools.partial(rank_p_value, x, a.size, k, b.size, weight=w)
+            pv = test(delta0=min(acc, 1 - 1e-12))
+            lo, hi = 0.0, 1.0 - 1e-12  # the largest delta0 rejected: bisection (the p-value grows with it)
+            if test(delta0=0.0) > level:
+                hi = 0.0
+            while hi - lo > 2e-3:
+                mid = 0.5 * (lo + hi)
+                lo, hi = (mid, hi) if test(delta0=mid) <= level else (lo, mid)
+            rows.append((lo - acc, float(e), float(f), lo, acc, pv))
+    j = int(np.argmax([r[0] for r in rows]))
+    margin, e, f, lb, acc, pv = rows[j]
+    return {"violated": bool(min(r[5] for r in rows) <= level), "witness_epsilon": e, "fraction": f,
+            "delta_lower_bound": lb, "accountant_delta": acc, "margin": margin, "p_value": pv,
+            "grid": [(r[1], r[2]) for r in rows], "p_values": [r[5] for r in rows]}
 
 # --------------------------------------------------------------------------- sequential audits
 def look_schedule(first_runs: int, max_runs: int) -> tuple:

@@ -59,7 +59,13 @@ def check_samples(name: str, x, min_samples: int = 1) -> np.ndarray:
 
 
 def check_sample_pair(p_samples, q_samples, min_samples: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """Validate two sample arrays (see :func:`check_samples`) with the same output dimension."""
+    """Validate two sample arrays (see :func:`check_samples`) with the same output dimension.
+
+    Raises
+    ------
+    ValueError
+        If either sample is invalid (see :func:`check_samples`) or their output dimensions differ.
+    """
     p = check_samples("p_samples", p_samples, min_samples)
     q = check_samples("q_samples", q_samples, min_samples)
     if p.shape[1] != q.shape[1]:
@@ -197,7 +203,13 @@ def bound_from_dict(d: dict) -> DivergenceBound:
 
 
 def register_bound_type(cls):
-    """Class decorator: make a :class:`DivergenceBound` subclass rebuildable from JSON."""
+    """Class decorator: make a :class:`DivergenceBound` subclass rebuildable from JSON.
+
+    Raises
+    ------
+    TypeError
+        If ``cls`` is not a :class:`DivergenceBound` subclass.
+    """
     if not (isinstance(cls, type) and issubclass(cls, DivergenceBound)):
         raise TypeError(f"{cls!r} is not a DivergenceBound subclass")
     return _register(cls)

@@ -350,6 +350,11 @@ def candidate_masses(a: np.ndarray, b: np.ndarray, family: str, *, atoms: np.nda
     Returns
     -------
     _Candidates
+
+    Raises
+    ------
+    ValueError
+        If ``family`` is not one of :data:`FAMILIES`.
     """
     C = len(a)
     ca, cb = np.cumsum(a), np.cumsum(b)
@@ -568,6 +573,14 @@ class EProcessBound(DivergenceBound):
         At the budget without a violation: the smallest ``P(S) - e^eps Q(S) - delta`` of a region
         with the best region's masses that would have made the expected log wealth reach
         ``ln(1/beta)`` over the pairs bet on (a planning figure, docs/sequential.md §6).
+    sized_epsilon : float or None
+        After a violation, the sizing step's lower bound on epsilon at the claimed delta from
+        ``sizing_samples`` fresh pairs (:class:`~dpaudit.testers.sequential.Sizing`; valid with
+        probability ``>= 1 - beta`` given the detection, docs/sequential.md §10); None when not sized.
+    sizing_samples : int
+        Fresh pairs of the sizing step (0: none).
+    sizing_region : str
+        The region the sizing step certified.
     """
 
     epsilon: float = 0.0
@@ -579,6 +592,9 @@ class EProcessBound(DivergenceBound):
     batches: int = 0
     region: str = ""
     detectable_margin: float | None = None
+    sized_epsilon: float | None = None
+    sizing_samples: int = 0
+    sizing_region: str = ""
 
     def delta_lower_bound(self, epsilon) -> np.ndarray | float:
         """Lower bound on ``H_{e^eps'}`` of the bound's direction at any eps' (nats), at the bound's

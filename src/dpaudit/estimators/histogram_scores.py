@@ -144,6 +144,11 @@ def scott_bin_width(p_scores, q_scores=None, num_samples: int | None = None) -> 
     References
     ----------
     Scott (1979), "On optimal and data-based histograms", Biometrika 66(3); paper 001 Cor. 5.
+
+    Raises
+    ------
+    ValueError
+        If ``num_samples < 1``.
     """
     x = check_scores(p_scores, "p_scores")
     sds = [np.std(x)]

@@ -349,6 +349,11 @@ def projected_choices(problems, n_in: int, n_out: int, target: RegionTarget, bet
     -------
     list of int
         Per set, ``int(np.argmax(projected_scores(...)))``.
+
+    Raises
+    ------
+    ValueError
+        If a candidate set has no counts, or different numbers of ``k_in`` and ``k_out`` counts.
     """
     k_in = np.concatenate([np.asarray(p[0], dtype=float).reshape(-1) for p in problems])
     k_out = np.concatenate([np.asarray(p[2], dtype=float).reshape(-1) for p in problems])

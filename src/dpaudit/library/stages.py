@@ -250,7 +250,7 @@ def adversarial_stage(entry: Entry, *, samples: int = ADVERSARIAL_SAMPLES, beta:
     _warm_up(mech)
     try:
         stage = screen_stage(mech, relation, epsilon=g.epsilon, delta=g.delta, beta=beta, seed=entry.budget.seed,
-                             samples=samples, budget=budget)
+                             samples=samples, budget=budget, search_options=getattr(mech, "search_options", None))
     except ValueError as exc:  # a relation or declaration the search does not handle: said, not hidden
         accepts = getattr(mech, "accepts", None)
         return {"beta": float(beta), "samples": int(samples), "seconds": round(time.perf_counter() - t0, 1),

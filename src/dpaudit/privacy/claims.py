@@ -204,7 +204,13 @@ def make_claim(epsilon: float, delta: float | None = None, alpha: float | None =
 
 
 def claim_from_dict(data: dict) -> Claim:
-    """Inverse of ``Claim.to_dict`` (for reading JSON reports)."""
+    """Inverse of ``Claim.to_dict`` (for reading JSON reports).
+
+    Raises
+    ------
+    InvalidClaimError
+        If the dictionary's ``kind`` is not a known claim kind.
+    """
     kind = data.get("kind")
     if kind == "pure-dp":
         return PureDP(data["epsilon"])

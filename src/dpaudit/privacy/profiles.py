@@ -194,6 +194,11 @@ def tv_from_mu(mu):
     -------
     float or ndarray
         TV distance in [0, 1).
+
+    Raises
+    ------
+    ValueError
+        If ``mu`` is negative or not finite.
     """
     m = np.asarray(mu, dtype=float)
     if np.any(~np.isfinite(m)) or np.any(m < 0):
@@ -250,6 +255,11 @@ def mu_from_rates(fpr, fnr):
     -------
     float or ndarray
         The implied ``mu`` (may be negative or infinite).
+
+    Raises
+    ------
+    ValueError
+        If ``fpr`` or ``fnr`` is outside ``[0, 1]``.
     """
     f = np.asarray(fpr, dtype=float)
     g = np.asarray(fnr, dtype=float)
@@ -570,6 +580,11 @@ def epsilon_from_profile(delta, epsilons, deltas) -> float:
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        If ``epsilons`` and ``deltas`` are empty or differ in shape.
     """
     delta = check_delta(delta)
     e = np.asarray(epsilons, dtype=float).ravel()
@@ -604,6 +619,11 @@ def gdp_mu_for_profile(epsilons, deltas, *, tol: float = 1e-6) -> float:
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        If ``epsilons`` and ``deltas`` are empty or differ in shape.
     """
     e = np.asarray(epsilons, dtype=float).ravel()
     d = np.asarray(deltas, dtype=float).ravel()

@@ -359,7 +359,7 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
         ("tester", str(result.tester.get("tester", "?"))),
         ("confidence", f"a violation is reported wrongly with probability <= {result.beta:g} ("
                        + (f"{result.adversarial['beta']:g} to the adversarial inputs, the rest " if result.adversarial else "")
-                       + f"split over {result.trial_budget} trial(s): {result.beta_per_trial:g} each)"),
+                       + f"split over {result.trial_budget} trial(s), {result.split_summary})"),
         ("trials", result.trials_summary),
         ("neighbouring", str(result.neighbouring.get("relation", "?"))),
         ("seed", str(result.seed)),
@@ -522,7 +522,7 @@ def _audit_settings(result, data: dict) -> Section:
         ("claim", result.claim.describe()),
         ("samples", samples),
         ("trials", result.trials_summary),
-        ("beta", f"{result.beta:g} for the whole audit ({result.beta_per_trial:g} per trial)"),
+        ("beta", f"{result.beta:g} for the whole audit (per trial: {result.split_summary})"),
         ("seed", str(result.seed)),
         ("tester", name + extra),
         ("finder", str(result.finder)),

@@ -268,7 +268,13 @@ def gdp_audit(p_scores, q_scores, *, thresholds=None, confidence: float = 0.95, 
 
 def order_statistic_grid(size: int, *, ratio: float = 4.0) -> np.ndarray:
     """Ranks ``0, 1, 4, 16, ...`` (geometric, factor ``ratio``) below ``size / 2``: which order
-    statistics :func:`clopper_pearson_audit` uses as thresholds. Data-independent."""
+    statistics :func:`clopper_pearson_audit` uses as thresholds. Data-independent.
+
+    Raises
+    ------
+    ValueError
+        If ``ratio <= 1``.
+    """
     if not ratio > 1:
         raise ValueError(f"ratio must be > 1, got {ratio!r}")
     ks, k = [0], 1.0

@@ -84,6 +84,12 @@ def cosine_scores(update, canaries) -> np.ndarray:
     References
     ----------
     Andrew et al. (2024), §3 (the canary score is its cosine with the final update).
+
+    Raises
+    ------
+    ValueError
+        If ``canaries`` is not of shape ``(n, d)`` with ``d`` the update's size, if a value is not
+        finite, or if the update or a canary is the zero vector.
     """
     u = np.asarray(update, dtype=float).ravel()
     c = np.asarray(canaries, dtype=float)
@@ -163,6 +169,11 @@ def simulate_gaussian_canary_run(
     -------
     (ndarray, ndarray)
         Observed cosines, shape (num_canaries,), and null cosines, shape (num_null,).
+
+    Raises
+    ------
+    ValueError
+        If ``noise_multiplier`` is not a finite positive number.
     """
     d = check_int(dimension, "dimension", 2)
     n = check_int(num_canaries, "num_canaries", 1)

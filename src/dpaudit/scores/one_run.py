@@ -240,7 +240,13 @@ def _largest_rejected(rejects: Callable[[float], bool], lo: float = 0.0, hi: flo
 
 def steinke_epsilon_lower_bound(m: int, k: int, v: int, delta: float, beta: float, at_least: float = 0.0) -> float:
     """Largest epsilon whose ``(epsilon, delta)``-DP claim :func:`steinke_p_value` rejects at
-    ``beta`` (``at_least`` if it rejects none above it): a lower confidence bound on epsilon."""
+    ``beta`` (``at_least`` if it rejects none above it): a lower confidence bound on epsilon.
+
+    Raises
+    ------
+    ValueError
+        If the counts do not satisfy ``0 <= v <= k <= m`` or ``delta`` is outside ``[0, 1]``.
+    """
     m, k, v = int(m), int(k), int(v)
     if not (0 <= k <= m and 0 <= v <= k):
         raise ValueError(f"need 0 <= v <= k <= m, got m={m}, k={k}, v={v}")
@@ -291,6 +297,11 @@ def guess_grid(m: int, *, ratio: float = 2.0, smallest: int = 10, alternative: s
     -------
     list of tuple (int, int)
         Distinct cells, data-independent (a function of ``m`` and the arguments only).
+
+    Raises
+    ------
+    ValueError
+        If ``ratio <= 1`` or ``alternative`` is not 'greater', 'less' or 'two-sided'.
     """
     m = check_int(m, "m", 1)
     if not ratio > 1:
@@ -463,7 +474,13 @@ def cell_levels(cells, beta: float, shape_weights=None) -> list:
     """Per-rule test levels summing to ``beta`` (a weighted Bonferroni split, fixed in advance):
     rule ``c`` gets ``beta w(c) / sum w`` with ``w`` from its shape (``"both"``: guesses at both
     ends; ``"top"``/``"bottom"``: at one end). Default weights ``both 4, top 1, bottom 1``: a
-    location shift shows at both ends; one end alone serves mixtures (subsampling)."""
+    location shift shows at both ends; one end alone serves mixtures (subsampling).
+
+    Raises
+    ------
+    ValueError
+        If a shape weight is negative or they sum to 0.
+    """
     w = dict(SHAPE_WEIGHTS if shape_weights is None else shape_weights)
     ws = np.array([float(w[_shape(c)]) for c in cells])
     if np.any(ws < 0) or ws.sum() <= 0:

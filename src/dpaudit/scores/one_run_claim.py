@@ -163,7 +163,13 @@ def profile_inverse_tradeoff(epsilons, deltas) -> Callable[[float], float]:
 
 def max_inverse_tradeoff(*inverses: Callable[[float], float]) -> Callable[[float], float]:
     """``r -> max_i h_i*(r)``: the inverse of ``max_i f_i``, the claim that all of ``f_i`` hold
-    (e.g. an accountant's trade-off function and its certified ``(eps, delta)`` statement)."""
+    (e.g. an accountant's trade-off function and its certified ``(eps, delta)`` statement).
+
+    Raises
+    ------
+    ValueError
+        If no inverse trade-off function is given.
+    """
     if not inverses:
         raise ValueError("need at least one inverse trade-off function")
     return lambda r: max(h(r) for h in inverses)

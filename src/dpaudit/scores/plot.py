@@ -25,6 +25,11 @@ def approx_dp_tradeoff(alpha, epsilon: float, delta: float = 0.0):
     -------
     ndarray
         Type II errors, same shape as ``alpha``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon < 0`` or ``delta`` is outside ``[0, 1)``.
     """
     a = np.asarray(alpha, dtype=float)
     if not (epsilon >= 0) or not (0 <= delta < 1):

@@ -14,7 +14,7 @@ import numpy as np
 from ..datasets import Column, InputSpace
 
 __all__ = ["FLOAT_LIMITS", "INT_LIMITS", "ROLE_VALUES", "SEED_FLOAT_BOUNDS", "SEED_INT_BOUNDS", "SEED_SPECIALS",
-           "SPECIAL_VALUES", "Candidate", "family_names", "layout_of", "seed_candidates", "special_kind"]
+           "SPECIAL_VALUES", "Candidate", "distinct_units", "family_names", "layout_of", "seed_candidates", "special_kind"]
 
 _MAX = sys.float_info.max
 SPECIAL_VALUES = (float("nan"), float("inf"), float("-inf"), -0.0, 5e-324, 2.2250738585072014e-308, _MAX, -_MAX,
@@ -171,6 +171,57 @@ def _specials_for(col: Column, lo: float, hi: float, kinds=None) -> tuple:
     return ROLE_VALUES.get(col.role, ()) + ((float(lo) - 1.0, float(hi) + 1.0) if col.integer else ())
 
 
+def distinct_units(layout: tuple, common: list, x: list, replaced: int | None) -> tuple:
+    """Keep a pair with privacy-unit id columns (role ``"unit"``) a neighbouring pair of its relation.
+
+    A ``"unit"`` column names the privacy unit a record belongs to, and the relation of such a layout is
+    *one record = one unit, records whose ids compare equal (``==``) being one unit*. Ordinary ids (finite,
+    within the column's range) are therefore made distinct: record ``i`` of ``common`` gets
+    ``lower + i``. The record that differs, ``x``, must not join a unit of the other records (an added
+    record that shares an id with one of them would add rows to an existing unit, a pair of units
+    changed, not one): its id, when ordinary or equal to another record's, becomes a fresh one
+    (``lower + len(common)`` under add/remove, ``lower + replaced`` under replace). Special ids that
+    compare unequal to every other id (NaN, and values no other record holds) are kept as drawn: several
+    records with NaN ids are several units, each with all its contributions.
+
+    Parameters
+    ----------
+    layout : tuple of Column
+    common : list of list
+        The records both datasets hold (under replace: the records of ``D0``, ``common[replaced]``
+        being the one replaced).
+    x : list
+        The added (add/remove) or replacing (replace) record.
+    replaced : int or None
+        The index replaced (replace), None for add/remove.
+
+    Returns
+    -------
+    (list, list)
+        ``common`` and ``x`` with their unit ids fixed (new lists; unchanged when no column is a unit).
+    """
+    cols = [j for j, c in enumerate(layout) if c.role == "unit"]
+    if not cols:
+        return common, x
+    common = [list(r) for r in common]
+    x = list(x)
+    for j in cols:
+        lo, hi = layout[j].lower, layout[j].upper
+
+        def ordinary(v):
+            v = float(v)
+            return math.isfinite(v) and lo <= v <= hi
+
+        for i, r in enumerate(common):
+            if ordinary(r[j]):
+                r[j] = type(r[j])(lo + i) if isinstance(r[j], int) else float(lo + i)
+        others = [r[j] for i, r in enumerate(common) if i != replaced]
+        if ordinary(x[j]) or any(float(x[j]) == float(v) for v in others):
+            fresh = lo + (len(common) if replaced is None else replaced)
+            x[j] = int(fresh) if isinstance(x[j], int) else float(fresh)
+    return common, x
+
+
 def _pair_strategy(st, family: str, layout: tuple, space: InputSpace | None, relation_name: str, sizes: tuple,
                    default_config: dict, kinds=None):
     """The Hypothesis strategy of one family: draws a :class:`Candidate`."""
@@ -233,6 +284,7 @@ def _pair_strategy(st, family: str, layout: tuple, space: InputSpace | None, rel
         x = record(bool(palette) and draw(st.booleans()))
         if relation_name == "add-remove":
             pos = draw(st.integers(0, n))
+            d0, x = distinct_units(layout, d0, x, None)
             d1 = d0[:pos] + [x] + d0[pos:]
         else:
             # the replaced record: an ordinary one by default (the simplest draw), so that a change
@@ -241,6 +293,7 @@ def _pair_strategy(st, family: str, layout: tuple, space: InputSpace | None, rel
                 i = draw(st.integers(n_special, n - 1))
             else:
                 i = draw(st.integers(0, n - 1))
+            d0, x = distinct_units(layout, d0, x, i)
             d1 = [list(r) for r in d0]
             d1[i] = x
         dtype = np.float64
@@ -298,10 +351,12 @@ def seed_candidates(family: str, layout: tuple, space: InputSpace | None, relati
         # so that a target of a fixed size (a public n) gets the seed at that size
         core = list(core) + [low] * max(0, n_lo - len(core) - 1)
         if relation_name == "replace":
-            d0, d1 = core + [low], core + [high]
+            common, high = distinct_units(layout, core + [low], high, len(core))
+            d0, d1 = common, common[:-1] + [high]
             n = len(d0)
         else:
-            d0, d1 = core + [low], core + [low, high]
+            common, high = distinct_units(layout, core + [low], high, None)
+            d0, d1 = common, common + [high]
             n = len(d0)
         if n_lo <= n <= n_hi or (relation_name == "replace" and n_lo <= n <= n_hi + 0):
             out.append(Candidate(family, config, _as_array(d0, len(layout), dtype), _as_array(d1, len(layout), dtype),

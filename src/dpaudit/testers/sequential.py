@@ -42,13 +42,15 @@ from ..estimators.betting import (
 from ..privacy.claims import ApproxDP, Claim, PureDP, RenyiDP
 from .base import Tester, TestOutcome
 
-__all__ = ["SequentialResult", "SequentialTester", "batch_schedule"]
+__all__ = ["SequentialResult", "SequentialTester", "Sizing", "batch_schedule", "draw_chunks"]
 
 DEFAULT_FIRST_BATCH = 32
 """Pairs of the first batch (learning only: nothing is bet before a region exists)."""
 
-DEFAULT_GROWTH = 1.5
-"""Growth factor of the batches of a vectorised mechanism (each batch half the pairs so far)."""
+DEFAULT_GROWTH = 1.3
+"""Growth factor of the batches (refits) of a vectorised mechanism (each batch 30 % of the pairs so far;
+was 1.5 before the chunked draws of :data:`DEFAULT_DRAW_FRACTION`: more refits, slightly fewer pairs
+to detection on the zoo, benchmarks/results/sequential_detection.md)."""
 
 DEFAULT_PER_CALL_GROWTH = 1.25
 """Growth factor of the batches of a per-call mechanism, whose every call costs far more than
@@ -78,6 +80,11 @@ FUTILITY_Z = 2.0
 
 FUTILITY_FRACTION = 0.25
 """Futility is judged from this fraction of the budget on (pure and approximate claims only)."""
+
+DEFAULT_DRAW_FRACTION = 0.125
+"""Within a batch, pairs are drawn in chunks of at most this fraction of the pairs drawn so far (at
+least half the first batch; :func:`draw_chunks`): a run stops at most ~12.5 % past its detecting
+pair, against up to 50 % (vectorised) or 25 % (per call) with whole batches, at no extra refit."""
 
 KELLY_MULTIPLIER = 1.0
 """The plug-in strategy bets this multiple of the plan's Kelly fraction (capped at ``MAX_FRACTION``)."""
@@ -121,6 +128,40 @@ def batch_schedule(budget: int, first: int = DEFAULT_FIRST_BATCH, growth: float 
     return tuple(out)
 
 
+def draw_chunks(have: int, end: int, first: int = DEFAULT_FIRST_BATCH, fraction: float = DEFAULT_DRAW_FRACTION):
+    """Sizes of the draws that take a run from ``have`` to ``end`` pairs (one batch of the schedule):
+    each ``min(end - have, max(ceil(first / 2), ceil(fraction * have)))``, or the whole batch when
+    ``have == 0`` (the first batch is learning only: nothing is bet on it).
+
+    Fixed by ``have``, ``end`` and the tester's settings alone (never by the draws), like the batch
+    schedule; the betting within a batch uses the plan fixed at its start, so how a batch is cut
+    into draws changes where the run may stop, never the wealth at a given pair.
+
+    Parameters
+    ----------
+    have, end : int
+        Pairs drawn so far and at the batch's end (``0 <= have < end``).
+    first : int
+        The first batch's pairs.
+    fraction : float
+        In ``(0, 1]``; ``1`` draws every batch whole.
+
+    Returns
+    -------
+    list of int
+        Positive, summing to ``end - have``.
+    """
+    if have == 0 or fraction >= 1.0:
+        return [end - have]
+    out = []
+    lo = max(1, -(-first // 2))
+    while have < end:
+        m = min(end - have, max(lo, int(math.ceil(fraction * have))))
+        out.append(m)
+        have += m
+    return out
+
+
 @dataclass(frozen=True)
 class BatchRecord:
     """One batch of a sequential test: pairs so far, ``ln K`` after it, the plan it was bet on."""
@@ -158,6 +199,59 @@ class SequentialResult:
     sample_seconds: float = 0.0
     test_seconds: float = 0.0
     stop_reason: str = "budget"
+    sizing_samples: int = 0
+    sizing: "Sizing | None" = None
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """The sizing step's lower bound on the leak (:meth:`SequentialTester.run`, docs/sequential.md §10).
+
+    Attributes
+    ----------
+    epsilon_lower : float
+        ``ln((p_lo - delta) / q_hi)`` (nats, ``>= 0``; 0 when ``p_lo <= delta``): with probability at
+        least ``1 - beta`` given everything before the fresh pairs, the mechanism does not satisfy
+        ``(eps', delta)``-DP for any ``eps' < epsilon_lower`` (``delta`` the claimed one).
+    p_lower, q_upper : float
+        Clopper-Pearson bounds, each at ``beta / 2``, on ``P(S)`` and ``Q(S)`` (the region's masses
+        under the distribution it is large under and the other one).
+    hits_p, hits_q, pairs : int
+        Fresh pairs in ``S`` under each distribution, and fresh pairs drawn.
+    beta : float
+    delta : float
+        The claimed delta the bound is at.
+    predicted : float
+        The bound the region was chosen for (a planning figure from the detection's pairs).
+    region : str
+    """
+
+    epsilon_lower: float
+    p_lower: float
+    q_upper: float
+    hits_p: int
+    hits_q: int
+    pairs: int
+    beta: float
+    delta: float
+    predicted: float
+    region: str
+
+    def describe(self) -> str:
+        """The bound in one line (for the trial's note)."""
+        return (f"sized on {self.pairs:,} fresh pairs: epsilon >= {self.epsilon_lower:.4g} at delta={self.delta:g} "
+                f"(probability >= {1 - self.beta:g}; P(S) >= {self.p_lower:.4g}, Q(S) <= {self.q_upper:.4g}, "
+                f"{self.hits_p:,} vs {self.hits_q:,} hits; region {self.region})")
+
+
+SIZING_MIN_PAIRS = 100
+"""Fewest fresh pairs for which the sizing step reports a bound (fewer: no sizing, e.g. a
+:meth:`SequentialTester.test` whose samples ran out)."""
+
+DEFAULT_SIZE_FACTOR = 4.0
+"""The sizing step draws this many times the detection's pairs (at least :data:`DEFAULT_SIZE_MIN`)."""
+
+DEFAULT_SIZE_MIN = 1000
 
 
 def _claim_grid(claim: Claim) -> tuple[np.ndarray, np.ndarray]:
@@ -215,10 +309,26 @@ class SequentialTester(Tester):
     ----------
     first_batch : int, default 32
         Pairs of the first batch (nothing is bet on them).
-    growth : float, default 1.5
+    growth : float, default 1.3
         Batch growth factor for vectorised mechanisms.
     per_call_growth : float, default 1.25
         Batch growth factor for per-call mechanisms (:meth:`run` with ``per_call=True``).
+    draw_fraction : float, default 0.125
+        Within a batch, pairs are drawn (and bet on) in chunks of at most this fraction of the pairs
+        so far (:func:`draw_chunks`; regions are refit only at the batch's end): the run stops
+        within one such chunk of its detecting pair. ``1`` draws whole batches.
+    size : bool, default True
+        After a violation of a pure or approximate claim, size the leak: choose the region with
+        the largest predicted epsilon lower bound on every pair drawn so far, draw
+        :meth:`sizing_samples` fresh pairs and report ``epsilon >= ln((P(S)_lo - delta) / Q(S)_hi)``
+        from Clopper-Pearson bounds on them (:class:`Sizing`, docs/sequential.md §10). It never
+        changes the verdict, only adds a bound that holds with probability ``>= 1 - beta`` given the
+        detection.
+    size_factor : float, default 4.0
+    size_min : int, default 1000
+        The sizing step's fresh pairs: ``max(size_min, ceil(size_factor * pairs drawn to detect))``,
+        at most the budget; for per-call mechanisms ``ceil(min(size_factor, 1) * pairs drawn)``
+        (:meth:`sizing_samples`).
     max_edges : int, default 128
         Most quantile edges of the cells of a 1-D view.
     z : float, default 1.0
@@ -249,13 +359,22 @@ class SequentialTester(Tester):
 
     def __init__(self, *, first_batch: int = DEFAULT_FIRST_BATCH, growth: float = DEFAULT_GROWTH,
                  per_call_growth: float = DEFAULT_PER_CALL_GROWTH, max_edges: int = 128, z: float = CHOICE_Z,
-                 futility: bool = True, device: str | None = None):
+                 futility: bool = True, device: str | None = None, draw_fraction: float = DEFAULT_DRAW_FRACTION,
+                 size: bool = True, size_factor: float = DEFAULT_SIZE_FACTOR, size_min: int = DEFAULT_SIZE_MIN):
         self.first_batch = check_int(first_batch, "first_batch", 1)
         for name, value in (("growth", growth), ("per_call_growth", per_call_growth)):
             if check_real(value, name) <= 1.0:
                 raise ValueError(f"{name} must be > 1, got {value!r}")
         self.growth, self.per_call_growth = float(growth), float(per_call_growth)
         self.max_edges = check_int(max_edges, "max_edges", 4)
+        self.draw_fraction = check_real(draw_fraction, "draw_fraction")
+        self.size = bool(size)
+        self.size_factor = check_real(size_factor, "size_factor")
+        if not self.size_factor > 0.0:
+            raise ValueError(f"size_factor must be > 0, got {size_factor!r}")
+        self.size_min = check_int(size_min, "size_min", 1)
+        if not 0.0 < self.draw_fraction <= 1.0:
+            raise ValueError(f"draw_fraction must be in (0, 1], got {draw_fraction!r}")
         self.z = check_real(z, "z")
         self.futility = bool(futility)
         if self.z < 0:
@@ -271,7 +390,9 @@ class SequentialTester(Tester):
     def config(self) -> dict:
         return {"tester": self.name, "first_batch": self.first_batch, "growth": self.growth,
                 "per_call_growth": self.per_call_growth, "max_edges": self.max_edges, "z": self.z,
-                "futility": self.futility, "device": str(self.device)}
+                "futility": self.futility, "device": str(self.device),
+                "draw_fraction": self.draw_fraction, "size": self.size, "size_factor": self.size_factor,
+                "size_min": self.size_min}
 
     def schedule(self, budget: int, per_call: bool = False) -> tuple:
         """The batch schedule (:func:`batch_schedule`) of a run with this budget."""
@@ -353,36 +474,75 @@ class SequentialTester(Tester):
         stopped_at = None
         futile = False
         for k, n_k in enumerate(sched):
-            t0 = time.perf_counter()
-            x0, x1 = draw(have, n_k - have)
+            # the batch is drawn in chunks (draw_chunks) and bet on chunk by chunk with the plan fixed
+            # at its start: the run stops within a chunk of the detecting pair, the plan is refit
+            # only at the batch's end (the schedule), so finer draws cost no extra refits
+            t_sample = t_test = 0.0
+            for m in draw_chunks(have, n_k, self.first_batch, self.draw_fraction):
+                t0 = time.perf_counter()
+                x0, x1 = draw(have, m)
+                t1 = time.perf_counter()
+                x0 = np.asarray(x0, dtype=float).reshape(len(x0), -1)
+                x1 = np.asarray(x1, dtype=float).reshape(len(x1), -1)
+                hit = state.bet(x0, x1)
+                if hit is not None:
+                    stopped_at = have + hit + 1
+                    state.absorb(x0[:hit + 1], x1[:hit + 1])
+                else:
+                    state.absorb(x0, x1)
+                have += len(x0)
+                t_sample += t1 - t0
+                t_test += time.perf_counter() - t1
+                if stopped_at is not None:
+                    break
             t1 = time.perf_counter()
-            x0 = np.asarray(x0, dtype=float).reshape(len(x0), -1)
-            x1 = np.asarray(x1, dtype=float).reshape(len(x1), -1)
-            hit = state.bet(x0, x1)
-            if hit is not None:
-                stopped_at = have + hit + 1
-                state.absorb(x0[:hit + 1], x1[:hit + 1])
-                have += len(x0)
-            else:
-                have += len(x0)
-                state.absorb(x0, x1)
-                if have < sched[-1]:
-                    futile = state.refit()
+            if stopped_at is None and have < sched[-1]:
+                futile = state.refit()
             t2 = time.perf_counter()
-            sample_s += t1 - t0
-            test_s += t2 - t1
-            rec = BatchRecord(int(have), float(state.log_value), state.plan_text, t1 - t0, t2 - t1)
+            t_test += t2 - t1
+            sample_s += t_sample
+            test_s += t_test
+            rec = BatchRecord(int(have), float(state.log_value), state.plan_text, t_sample, t_test)
             records.append(rec)
             if on_batch is not None:
                 on_batch(rec)
             if stopped_at is not None or futile:
                 break
+        sizing = None
+        detected_drawn = have
+        if stopped_at is not None and self.size and not state.renyi:
+            t0 = time.perf_counter()
+            want = self.sizing_samples(have, sched[-1], per_call)
+            region = state.sizing_region(want)
+            t1 = time.perf_counter()
+            test_s += t1 - t0
+            if region is not None:
+                x0, x1 = draw(have, want)  # fewer (or none) when test()'s samples run out
+                t2 = time.perf_counter()
+                m = min(len(x0), len(x1))
+                have += len(x0)
+                if m >= SIZING_MIN_PAIRS:
+                    x0 = np.asarray(x0, dtype=float).reshape(len(x0), -1)
+                    x1 = np.asarray(x1, dtype=float).reshape(len(x1), -1)
+                    sizing = state.size(region, x0[:m], x1[:m])
+                sample_s += t2 - t1
+                test_s += time.perf_counter() - t2
         t1 = time.perf_counter()
-        outcome = state.outcome(stopped_at, have, len(records), futile)
+        outcome = state.outcome(stopped_at, detected_drawn, len(records), futile, sizing=sizing)
         test_s += time.perf_counter() - t1
         reason = "violation" if stopped_at is not None else ("futility" if futile else "budget")
         return SequentialResult(outcome, int(stopped_at or state.n_bet_end), int(have), tuple(records), sample_s,
-                                test_s, reason)
+                                test_s, reason, sizing_samples=int(have - detected_drawn), sizing=sizing)
+
+    def sizing_samples(self, drawn: int, budget: int, per_call: bool = False) -> int:
+        """Fresh pairs of the sizing step after a detection that drew ``drawn`` pairs:
+        ``max(size_min, ceil(size_factor * drawn))``, at most ``budget`` (the trial's pairs). For a
+        per-call mechanism, whose calls are the cost, ``ceil(min(size_factor, 1) * drawn)`` (no
+        floor): the sizing step at most doubles the calls of a violating trial (fewer than
+        :data:`SIZING_MIN_PAIRS` pairs: no sizing)."""
+        if per_call:
+            return int(min(math.ceil(min(self.size_factor, 1.0) * drawn), max(int(budget), 1)))
+        return int(min(max(self.size_min, math.ceil(self.size_factor * drawn)), max(int(budget), 1)))
 
     def needed_samples(self, claim: Claim, beta: float) -> int:
         """Fewest pairs with which the wealth can reach ``1/beta`` at all (every bet won at the
@@ -433,7 +593,7 @@ class _Run:
         self.n_bet_end = 0
         self.scorer_rows = 0
         self.scorer = None
-        self.choice = None  # (folds, families, atoms) the last plan was chosen on
+        self.choice = None  # (folds, families, atoms, cells) the last plan was chosen on
         self.mlp = None
         self.mlp_rows = 0
         self.proj, self.proj_rows = None, 0
@@ -595,31 +755,109 @@ class _Run:
         if (not self.tester.futility or self.renyi or self.choice is None
                 or self.n < FUTILITY_FRACTION * self.budget or self.n >= self.budget):
             return False
-        folds, families, atoms = self.choice
+        folds, families, atoms, _ = self.choice
         if self.plan is not None:  # the family the cross-validation chose (no second cross-validation)
             families = (self.plan.family,)
         hope = choose_plan(folds, self.tables, families, atoms=atoms, z=-FUTILITY_Z)
         growth = 0.0 if hope is None else max(hope.growth, 0.0)
         return self.log_value + (self.budget - self.n) * growth < self.log_threshold
 
-    def _plan_for(self, v0: np.ndarray, v1: np.ndarray, families) -> Plan | None:
-        cells = OrderedCells.from_sorted(np.sort(np.concatenate([v0, v1])), self.tester.max_edges)
-        folds = []
-        for par in (0, 1):
-            s0, s1 = np.sort(v0[par::2]), np.sort(v1[par::2])
-            folds.append((cells.counts(s0).astype(float), cells.counts(s1).astype(float), len(s0), len(s1)))
-        atoms = np.zeros(cells.num_cells, dtype=bool)
-        atoms[1::2] = cells.atoms
-        choice = (folds, families, atoms)
-        plan = choose_plan(folds, self.tables, families, atoms=atoms, z=self.tester.z)
-        if plan is None:
-            return None, choice
-        plan.cells = cells
-        a = folds[0][0] + folds[1][0]
-        b = folds[0][1] + folds[1][1]
-        e = math.exp(float(self.claim.epsilon))
-        pa, pb = a[plan.mask].sum() / max(len(v0), 1), b[plan.mask].sum() / max(len(v1), 1)
-        self.estimate = (pa - e * pb) if plan.direction == 0 else (pb - e * pa)
+    # -------------------------------------------------------------- sizing (docs/sequential.md §10)
+    def sizing_region(self, m: int):
+        """After a detection: refit on every pair drawn so far and choose the region, direction and
+        family with the largest *predicted* sizing bound on ``m`` fresh pairs (the Wilson-discounted
+        past frequencies, :data:`CHOICE_Z`, put in the Clopper-Pearson bound of :meth:`size`).
+        Reads past pairs only. Returns ``(view, cells, mask, direction, predicted, text)`` or None."""
+        from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+        from ..estimators.betting import candidate_masses, region_mask, wilson_interval
+
+        saved = (self.view, self.plan, self.choice, self.plan_text, self.estimate)
+        try:
+            self.refit()
+            choice, view = self.choice, self.view
+        finally:  # the verdict describes the plan that detected
+            self.view, self.plan, self.choice, self.plan_text, self.estimate = saved
+        if choice is None:
+            return None
+        folds, families, atoms, cells = choice
+        families = [f for f in families if f != "atoms" or atoms.any()]
+        delta = float(getattr(self.claim, "delta", 0.0) or 0.0)
+        z, half = self.tester.z, self.beta / 2.0
+
+        def predicted(A, B, nA, nB):
+            """The sizing bound on m fresh pairs at Wilson-discounted frequencies (arrays)."""
+            p_lo = wilson_interval(A, nA, z)[0]
+            q_hi = wilson_interval(B, nB, z)[1]
+            pl = clopper_pearson_lower(np.floor(p_lo * m).astype(int), m, half)
+            qh = clopper_pearson_upper(np.minimum(np.ceil(q_hi * m), m).astype(int), m, half)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where(pl > delta, np.log(np.maximum(pl - delta, 1e-300) / np.maximum(qh, 1e-300)), -np.inf)
+
+        def best_of(fam, a, b, na, nb):
+            c = candidate_masses(a, b, fam, atoms=atoms)
+            out = (-math.inf, None, 0)
+            if len(c.a) == 0:
+                return out
+            for direction in (0, 1):
+                pred = predicted(c.a, c.b, na, nb) if direction == 0 else predicted(c.b, c.a, nb, na)
+                i = int(np.argmax(pred))
+                if pred[i] > out[0]:
+                    out = (float(pred[i]), c.spec[i], direction)
+            return out
+
+        if len(families) > 1:  # the family by two-fold cross-validation, as choose_plan does for growth
+            scores = []
+            for fam in families:
+                total = 0.0
+                for (ta, tb, tna, tnb), (va, vb, vna, vnb) in ((folds[0], folds[1]), (folds[1], folds[0])):
+                    g, spec, direction = best_of(fam, ta, tb, tna, tnb)
+                    if spec is None or not math.isfinite(g):
+                        total -= 1e9
+                        continue
+                    mk = region_mask(spec, ta, tb, atoms)
+                    A, B = np.array([va[mk].sum()]), np.array([vb[mk].sum()])
+                    v = predicted(A, B, vna, vnb)[0] if direction == 0 else predicted(B, A, vnb, vna)[0]
+                    total += v if math.isfinite(v) else -1e9
+                scores.append(total)
+            families = [families[int(np.argmax(scores))]]
+        fam = families[0]
+        a, b = folds[0][0] + folds[1][0], folds[0][1] + folds[1][1]
+        na, nb = folds[0][2] + folds[1][2], folds[0][3] + folds[1][3]
+        pred, spec, direction = best_of(fam, a, b, na, nb)
+        if spec is None or not math.isfinite(pred):
+            return None
+        mask = region_mask(spec, a, b, atoms)
+        kept, self.view = self.view, view
+        text = self._region_text(cells, mask, fam, direction)
+        self.view = kept
+        return view, cells, mask, direction, max(pred, 0.0), text
+
+    def size(self, region, x0: np.ndarray, x1: np.ndarray) -> Sizing:
+        """The sizing bound of ``region`` (:meth:`sizing_region`) on fresh pairs ``x0``, ``x1``
+        (shape (m, d) each): Clopper-Pearson ``P(S) >= p_lo``, ``Q(S) <= q_hi`` at ``beta / 2`` each,
+        ``epsilon >= ln((p_lo - delta) / q_hi)`` (0 when ``p_lo <= delta``): the certified set bound
+        of :func:`dpaudit.audit.leak_size.certify_set` and its ``epsilon_horizon``."""
+        from ..audit.leak_size import certify_set
+
+        view, cells, mask, direction, pred, text = region
+        kept, self.view = self.view, view
+        try:
+            i0 = mask[cells.assign(self._view_values(x0))]
+            i1 = mask[cells.assign(self._view_values(x1))]
+        finally:
+            self.view = kept
+        if direction == 1:
+            i0, i1 = i1, i0
+        m = len(i0)
+        kp, kq = int(i0.sum()), int(i1.sum())
+        delta = float(getattr(self.claim, "delta", 0.0) or 0.0)
+        leak = certify_set(kp, m, kq, m, beta=self.beta, description=text)  # Clopper-Pearson at beta/2 each
+        eps = leak.epsilon_horizon(delta)
+        return Sizing(epsilon_lower=max(float(eps), 0.0), p_lower=float(leak.p_lower), q_upper=float(leak.q_upper),
+                      hits_p=kp, hits_q=kq, pairs=m,
+                      beta=self.beta, delta=delta, predicted=float(pred), region=text)
+
+    def _region_text(self, cells, mask, family: str, direction: int) -> str:
         kind = self.view[0]
         if kind == "rows":
             where = "row key "
@@ -631,8 +869,28 @@ class _Run:
             where = f"columns {tuple(self.view[1])}, row key "
         else:
             where = ""
-        region = cells.describe(plan.mask) if kind == "value" else f"{where}{cells.describe(plan.mask)}"
-        plan.description = (f"[{plan.family}] {region}, {'P||Q' if plan.direction == 0 else 'Q||P'} at "
+        region = cells.describe(mask) if kind == "value" else f"{where}{cells.describe(mask)}"
+        return f"[{family}] {region}, {'P||Q' if direction == 0 else 'Q||P'}"
+
+    def _plan_for(self, v0: np.ndarray, v1: np.ndarray, families) -> Plan | None:
+        cells = OrderedCells.from_sorted(np.sort(np.concatenate([v0, v1])), self.tester.max_edges)
+        folds = []
+        for par in (0, 1):
+            s0, s1 = np.sort(v0[par::2]), np.sort(v1[par::2])
+            folds.append((cells.counts(s0).astype(float), cells.counts(s1).astype(float), len(s0), len(s1)))
+        atoms = np.zeros(cells.num_cells, dtype=bool)
+        atoms[1::2] = cells.atoms
+        choice = (folds, families, atoms, cells)
+        plan = choose_plan(folds, self.tables, families, atoms=atoms, z=self.tester.z)
+        if plan is None:
+            return None, choice
+        plan.cells = cells
+        a = folds[0][0] + folds[1][0]
+        b = folds[0][1] + folds[1][1]
+        e = math.exp(float(self.claim.epsilon))
+        pa, pb = a[plan.mask].sum() / max(len(v0), 1), b[plan.mask].sum() / max(len(v1), 1)
+        self.estimate = (pa - e * pb) if plan.direction == 0 else (pb - e * pa)
+        plan.description = (f"{self._region_text(cells, plan.mask, plan.family, plan.direction)} at "
                             f"eps'={self.grid[plan.eps_index]:.4g}")
         return plan, choice
 
@@ -686,7 +944,8 @@ class _Run:
         self.plan, self.choice = self._plan_for(self.scorer(c0), self.scorer(c1), FAMILIES)
 
     # -------------------------------------------------------------- the verdict
-    def outcome(self, stopped_at: int | None, drawn: int, batches: int, futile: bool = False) -> TestOutcome:
+    def outcome(self, stopped_at: int | None, drawn: int, batches: int, futile: bool = False,
+                sizing: Sizing | None = None) -> TestOutcome:
         claim = self.claim
         violation = stopped_at is not None
         log_k = self.log_value
@@ -725,7 +984,12 @@ class _Run:
             threshold=1.0 / self.beta, samples_used=int(stopped_at or self.n_bet_end), samples_drawn=int(drawn),
             batches=int(batches), region=plan.description if plan is not None else "",
             detectable_margin=None if detect is None else float(detect),
+            sized_epsilon=None if sizing is None else float(sizing.epsilon_lower),
+            sizing_samples=0 if sizing is None else int(sizing.pairs),
+            sizing_region="" if sizing is None else sizing.region,
         )
+        if sizing is not None:
+            note += "; " + sizing.describe()
         witness = self.grid[plan.eps_index] if plan is not None else eps
         allowed = float(claim.delta_profile(np.array([witness]))[0])
         return TestOutcome(

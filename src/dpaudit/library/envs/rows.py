@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ...datasets import Column
+
 __all__ = ["ADVERSARIAL_SAME_CAUSE", "CAUSES", "EnvRow", "ROWS", "row"]
 
 
@@ -71,6 +73,11 @@ class EnvRow:
         ``("default_bounds", (0.0, 1.0))``, ``("bound_kinds", ("float", "int"))``, ``("note", ...)``),
         its ``build(**config)`` being the row's target with ``config`` merged into ``kwargs`` (JSON
         values: the factory must take them). Default: the values only (the ``specials`` family).
+    search : tuple of (str, value), optional
+        Settings of the input-space search for a row whose calls are slow (keyword arguments of
+        :func:`dpaudit.search.input_space.explore`: ``samples``, ``certify_samples``, ``pair_timeout``,
+        ``max_seconds``), set on the mechanism as ``search_options``; stated with the row's record.
+        Default: the search's own.
     """
 
     library: str
@@ -97,6 +104,7 @@ class EnvRow:
     notes: str = ""
     accepts_kinds: tuple | None = None
     space: tuple = ()
+    search: tuple = ()
 
     @property
     def attr(self) -> str:
@@ -152,6 +160,8 @@ class EnvRow:
             space = InputSpace(build=build, **dict(self.space))
         mech.accepts = AcceptedInputs(kinds=kinds, note=f"{self.library} {self.name}: {self.configuration}",
                                       space=space)
+        if self.search:
+            mech.search_options = dict(self.search)
         mech.row = self
         return mech
 
@@ -254,6 +264,28 @@ ROWS: list[EnvRow] = [
         relation_note=_SNSQL_RELATION, notes=_SNSQL_NOTES,
         witness_pairs=(([[0.5]] * 7, [[0.5]] * 8), ([], [[0.9]]), ([[0.1]] * 10, [[0.1]] * 10 + [[0.9]])),
         **_SNSQL_SIZES),
+    row(library="SmartNoise SQL", key="smartnoise-sql.count_persons",
+        name="PrivateReader.execute (SELECT COUNT(*), private_id)", env="smartnoise-sql",
+        target="smartnoise_sql:count_persons", kwargs={"epsilon": 1.0, "delta": 1e-3},
+        configuration="person-level data: metadata row_privacy False, pid a float column with private_id True, "
+                      "max_ids 1, censor_dims False; each record is a person (pid, x_1, x_2, x_3) whose 3 rows carry "
+                      "its pid (a missing pid is NaN, NULL in SQLite); execute('SELECT COUNT(*) AS n FROM t.t'); "
+                      "releases (present, n)",
+        epsilon=1.0, delta=0.0004999999999999449,
+        documented=_SNSQL_PRIVACY + "; get_privacy_cost = (1, 0.0004999999999999449)",
+        relation_note=("documented: metadata private_id marks the column that identifies an individual and max_ids "
+                       "bounds the rows one individual contributes (snsql reservoir-samples max_ids rows per id); "
+                       "add/remove of one person with all their rows. A person whose pid is missing: their rows as "
+                       "one unit (SQL groups NULL keys together)"),
+        lower=(0.0, 0.0, 0.0, 0.0), upper=(1e6, 1.0, 1.0, 1.0), min_size=1, max_size=8,
+        witness_pairs=(([[0.0, 0.5, 0.5, 0.5]], [[0.0, 0.5, 0.5, 0.5], [1.0, 0.5, 0.5, 0.5]]),
+                       ([[float(i), 0.5, 0.5, 0.5] for i in range(5)],
+                        [[float(i), 0.5, 0.5, 0.5] for i in range(6)])),
+        space=(("columns", (Column("unit", 0.0, 1e6, integer=True, name="pid"),) + (Column("value", 0.0, 1.0),) * 3),
+               ("max_size", 7),
+               ("note", "the person's id is per-record data (the private_id column): NaN ids reach SQLite as NULL")),
+        samples=1000, trials=1,
+        notes=_SNSQL_NOTES + "; the rows of the pid column are built from the record (one person = one record)"),
 ]
 """Every row audited through a library environment, in table order."""
 
@@ -329,9 +361,12 @@ ROWS += [
         relation_note=_TMLT_ADD_ONE_ROW, min_size=0, max_size=10,
         witness_pairs=(([], [[0.5]]), ([[0.5]] * 4, [[0.5]] * 5)),
         samples=100, trials=1,
+        search=(("samples", 8), ("certify_samples", 100), ("pair_timeout", 600.0), ("max_seconds", 720.0)),
         notes="about 2 to 7 s per evaluate on the loaded 2-core machine (a Spark job per query), so this row is "
               "audited at 100 outputs per dataset: a smoke test of the whole path, with little power; the noise it "
-              "adds is the core_geometric_count row's, audited at full budget"),
+              "adds is the core_geometric_count row's, audited at full budget. Its input-space search runs at 8 "
+              "outputs per dataset per pair (the search's default 40 took over its 30 s limit on every pair), "
+              "certifies at the audit's 100, and stops drawing new pairs after 720 s per hunt"),
     row(library="Tumult Analytics", key="tmlt-core.geometric_count",
         name="tmlt.core AddGeometricNoise (integer aggregates under PureDP)", env="tmlt-analytics",
         target="tumult_analytics:core_geometric_count", kwargs={"epsilon": 1.0},

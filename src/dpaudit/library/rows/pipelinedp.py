@@ -139,7 +139,36 @@ _PIPELINEDP_NOISE: tuple[Entry, ...] = (
 )
 """PipelineDP's add_dp_noise rows (``dpaudit.mechanisms.catalogue.pipelinedp_noise``)."""
 
-_ENTRIES: tuple[Entry, ...] = _PIPELINEDP + _PIPELINEDP_NOISE
+_PDP_ID_UNITS = ("1 to 10 privacy units; one record = one unit: its privacy id (a number, the value of the table's "
+                 "privacy_id column on each of its rows) and 4 contributions (partition 0..2, value in [-1, 2]); "
+                 "add/remove of a record = of a unit with all its rows")
+_PDP_ID_RELATION = (
+    "inferred: add/remove of a privacy unit (AggregateParams: 'max_partitions_contributed: A bound on the number of "
+    "partitions to which one unit of privacy (e.g., a user) can contribute'), the unit being the rows that carry "
+    "its id. Relation-dependent where an id is NaN: this relation counts the rows of one record (one person whose "
+    "id is missing, NaN on each of their rows) as one unit; read literally, NaN != NaN makes each such row a unit "
+    "of its own. Ids that compare equal are one unit either way")
+
+
+def _pdp_id_entry(attr: str, name: str, how: str) -> Entry:
+    """A PipelineDP row whose privacy ids are data (``pipelinedp_metrics:attr``), claim 1-DP under add/remove of a unit."""
+    g = Guarantee(1.0, 0.0, "add-remove", _PDP_ID_UNITS,
+                  f"pipeline_dp.DPEngine.aggregate under {_PDP_ACCOUNTANT.format(delta='0')}")
+    configuration = (f"{how}; privacy_id_extractor=lambda row: row.privacy_id on rows read cell by cell from a table "
+                     f"(tolist(), as from a CSV file or a DataFrame); Laplace noise; public partitions 0, 1, 2; "
+                     f"max_partitions_contributed=1, max_contributions_per_partition=1")
+    return Entry("PipelineDP", name, f"{_PDP}:{attr}", configuration, g, documented=_PDP_NOISE_DOC,
+                 relation_note=_PDP_ID_RELATION)
+
+
+_PIPELINEDP_IDS: tuple[Entry, ...] = (
+    _pdp_id_entry("count_ids_laplace", "Metrics.COUNT", "COUNT per partition, privacy ids as data (sensitivity 1)"),
+    _pdp_id_entry("privacy_id_count_ids_laplace", "Metrics.PRIVACY_ID_COUNT",
+                  "PRIVACY_ID_COUNT per partition, privacy ids as data (sensitivity 1)"),
+)
+"""PipelineDP rows whose privacy ids are per-record data (the privacy_id column a user's table carries)."""
+
+_ENTRIES: tuple[Entry, ...] = _PIPELINEDP + _PIPELINEDP_NOISE + _PIPELINEDP_IDS
 
 NOTE = ""
 
@@ -302,6 +331,24 @@ CAUSES = (
           searched=_PDP_TRACKER + " (SUM integer overflow int64 min_value max_value)",
           reproducer="reproducers/pipelinedp_sum_search_int64_bounds.py",
           note="found blind by the input-space search (limits family): no hand-written pair"),
+    Cause("pipelinedp.nan-privacy-id", "PipelineDP",
+          "A unit whose privacy id is NaN escapes contribution bounding on the local backend: each of its rows "
+          "becomes a unit of its own (LocalBackend groups by Python dict keys, and distinct float NaN objects are "
+          "distinct keys), so COUNT and PRIVACY_ID_COUNT move by the unit's number of rows, not by the bounds",
+          "relation-dependent",
+          adversarial=tuple((f"pipelinedp.{k}", "search:columns") for k in ("count_ids_laplace",
+                                                                          "privacy_id_count_ids_laplace")),
+          prior="not found as a report against PipelineDP; the Python behaviour behind it (each float NaN object a "
+                "distinct dict key, so a group-by puts every NaN row in a group of its own) is reported for other "
+                "group-bys, e.g. data-8/datascience#416 'group with nan values is strange' (closed by treating NaNs "
+                "as one value), and pandas drops NaN keys by default (pandas-dev/pandas#30584 added dropna)",
+          searched=_PDP_TRACKER + " (privacy id NaN None missing; contribution bounding privacy_id_extractor)",
+          reproducer="reproducers/pipelinedp_count_ids_laplace_search_nan_id.py",
+          note="found blind by the input-space search (columns family: the privacy id is per-record data; the "
+               "search's seed adds a unit whose id is NaN next to one ordinary unit). It needs several NaN ids at "
+               "once: a unit of one row with a NaN id is bounded like any other, one of 4 rows moves COUNT by 4. "
+               "Depends on the relation: counting a NaN-id person's rows as one unit (this row's relation); a "
+               "maintainer may instead call NaN ids invalid input, which PipelineDP neither rejects nor documents"),
     Cause("pipelinedp.vector-sum-public-crash", "PipelineDP",
           "VECTOR_SUM with public partitions raises on every call (empty partitions clip None)", "crash",
           rows=("pipelinedp.vector_sum_public",),

@@ -56,12 +56,14 @@ def noisy_printer():
 
 
 def raises(message="bad input"):
+    """Per-call function that raises ``ValueError(message)``: the worker must report it, not die."""
     def one(dataset, rng):
         raise ValueError(message)
     return one
 
 
 def crash(code=3):
+    """Per-call function that kills its process with exit ``code``: the driver must say so."""
     def one(dataset, rng):
         sys.stderr.write("about to crash\n")
         sys.stderr.flush()
@@ -70,6 +72,7 @@ def crash(code=3):
 
 
 def sleeper(seconds=10.0):
+    """Per-call function that sleeps ``seconds``: the driver's per-call timeout must fire."""
     def one(dataset, rng):
         time.sleep(seconds)
         return [0.0]
@@ -77,6 +80,13 @@ def sleeper(seconds=10.0):
 
 
 def bad_factory():
+    """A factory that raises ``RuntimeError``: building the target must fail with its message.
+
+    Raises
+    ------
+    RuntimeError
+        Always.
+    """
     raise RuntimeError("factory failed")
 
 

@@ -151,3 +151,27 @@ def odometer_spent(epsilon=1.0, k=10, delta=1e-5, step_delta=0.0):
     for _ in range(int(k)):
         odo.spend(Privacy(epsilon=epsilon, delta=step_delta))
     return [float(v) for v in odo.spent]
+
+
+class _PersonQuery(_Query):
+    """A query on person-level data: each record is one person ``(pid, x_1, ..., x_k)`` whose ``k``
+    rows all carry the person's id ``pid`` (a float column declared ``private_id``; a missing id is NaN,
+    which pandas hands to SQLite as NULL), so that ``max_ids`` bounds a person's rows."""
+
+    def __init__(self, query, k, epsilon, delta, **options):
+        cols = {"pid": {"type": "float", "private_id": True}, "x": {"type": "float", "lower": 0.0, "upper": 1.0}}
+        super().__init__(query, cols, epsilon, delta, row_privacy=False, **options)
+        self.k = int(k)
+
+    def reader(self, dataset):
+        arr = np.asarray(dataset, dtype=float)
+        arr = arr.reshape(len(arr), -1) if arr.size else arr.reshape(0, 1 + self.k)
+        rows = np.array([(r[0], v) for r in arr for v in r[1:]], dtype=float).reshape(-1, 2)
+        return super().reader(rows)
+
+
+def count_persons(epsilon=1.0, delta=1e-3, k=3, censor_dims=False, memo=True):
+    """``SELECT COUNT(*) AS n FROM t.t`` on person-level data (``row_privacy: False``, ``pid`` the
+    private id, ``max_ids = 1``): each record is a person with ``k`` rows (see :class:`_PersonQuery`);
+    ``censor_dims`` off by default (at 1 to 8 persons snsql's threshold censors every release)."""
+    return _PersonQuery(f"SELECT COUNT(*) AS n FROM {TABLE}", k, epsilon, delta, censor_dims=censor_dims, memo=memo)

@@ -19,7 +19,14 @@ import numpy as np
 
 
 def minmax_bounds(epsilon=1.0):
-    """``MinMaxTransformer(epsilon=epsilon).fit(column)`` -> (found, lower, upper)."""
+    """``MinMaxTransformer(epsilon=epsilon).fit(column)`` -> (found, lower, upper).
+
+    Raises
+    ------
+    ValueError
+        From the returned mechanism, when ``MinMaxTransformer.fit`` raises one other than its
+        documented refusal ("could not find bounds", released as ``found = 0``): re-raised unchanged.
+    """
     def one(dataset, rng):
         from snsynth.transform import MinMaxTransformer
 

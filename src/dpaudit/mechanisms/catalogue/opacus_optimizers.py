@@ -130,6 +130,11 @@ def planted(mech: OpacusMechanism, name: str, factor: float) -> OpacusMechanism:
     Returns
     -------
     OpacusMechanism
+
+    Raises
+    ------
+    ValueError
+        If ``factor`` is outside ``(0, 1]``.
     """
     if not 0.0 < factor <= 1.0:
         raise ValueError(f"factor must be in (0, 1], got {factor!r}")

@@ -99,7 +99,7 @@ __all__ = [
     "percentile_laplace", "percentile_gaussian", "percentiles_laplace",
     "vector_sum_laplace", "vector_sum_gaussian", "vector_sum_public",
     "count_private_partitions", "select_partitions_geometric", "select_partitions_laplace",
-    "select_partitions_gaussian", "count_bounds_enforced",
+    "select_partitions_gaussian", "count_bounds_enforced", "count_ids_laplace", "privacy_id_count_ids_laplace",
 ]
 
 EPSILON = 1.0
@@ -210,7 +210,7 @@ _UNIT_COLUMNS = (Column("partition", 0.0, 2.0, integer=True, name="partition"),
 """The layout of a scalar unit for the input-space search: four ``(partition key, value)`` contributions."""
 
 
-def _space(name: str, pipeline_for, fields, bounded: bool) -> InputSpace:
+def _space(name: str, pipeline_for, fields, bounded: bool, max_bound: float = 1e300) -> InputSpace:
     """The input space of a scalar metric: the partition key of every contribution is per-record data
     (PipelineDP's ``partition_extractor``), the values may be integers, and the public
     ``(min_value, max_value)`` bounds may be set (for the metrics that take them) as integers or floats."""
@@ -223,11 +223,13 @@ def _space(name: str, pipeline_for, fields, bounded: bool) -> InputSpace:
 
     return InputSpace(columns=_UNIT_COLUMNS, build=build, bounds="bounds" if bounded else None,
                       default_bounds=(BOUNDS["min_value"], BOUNDS["max_value"]) if bounded else None,
-                      dtypes=("float64", "int64"), max_size=8, max_bound=1e300,
+                      dtypes=("float64", "int64"), max_size=8, max_bound=max_bound,
                       note="PipelineDP's extractors take any Python value: partition keys as given, values as numbers "
-                           "(min_value/max_value: int or float); bounds up to 1e300: PyDP 1.1.5's "
+                           f"(min_value/max_value: int or float); bounds up to {max_bound:g}: PyDP 1.1.5's "
                            "GaussianMechanism(epsilon=1, delta=1e-5, sensitivity=8.9e307) does not return (measured: "
-                           "no result in 10 s, against 50 us at 1e300)")
+                           "no result in 10 s, against 50 us at 1e300; an infinite sensitivity loops in "
+                           "CalculateGaussianStddev, C++ code the per-pair time limit cannot interrupt), and VARIANCE's "
+                           "sum of squares has sensitivity bound^2, so its bounds stop at 1e150")
 
 
 def unit_vector_contributions(dataset) -> list:
@@ -439,7 +441,9 @@ def _public(name: str, metric, field: str | Sequence[str], noise: str, **extra) 
         return run
 
     mech = _target(name, pipeline, fields)
-    mech.accepts = replace(mech.accepts, space=_space(name, pipeline_for, fields, bounded))
+    squares = "VARIANCE" in (metric if isinstance(metric, list) else [metric])
+    mech.accepts = replace(mech.accepts, space=_space(name, pipeline_for, fields, bounded,
+                                                      max_bound=1e150 if squares else 1e300))
     return mech
 
 
@@ -525,6 +529,86 @@ count_bounds_enforced = _target("count_bounds_enforced", _count_enforced, ["coun
                                 pairs=(([_LOW], [_LOW, _IN0]), ([_IN0] * 3, [_IN0] * 4)))
 """MISUSE, kept as a row: COUNT with ``contribution_bounds_already_enforced=True`` on units that
 break the bounds (4 rows in one partition): not 1-DP."""
+
+
+# ---------------------------------------------------------------- privacy ids as data
+
+ID_BOUNDS = {"max_partitions_contributed": 1, "max_contributions_per_partition": 1}
+"""Contribution bounds of the targets whose privacy ids are data (:func:`id_rows`)."""
+
+ID_DOMAIN = Domain((0.0,) + (0.0, -1.0) * CONTRIBUTIONS, (1e6,) + (2.0, 2.0) * CONTRIBUTIONS)
+"""One record = one unit: ``(privacy_id, p_1, v_1, ..., p_4, v_4)``; ids in [0, 1e6], one per record."""
+
+_ID_COLUMNS = (Column("unit", 0.0, 1e6, integer=True, name="privacy_id"),) + _UNIT_COLUMNS
+"""The layout of a unit whose privacy id is data: the id (per-record data, role ``"unit"``), then four
+``(partition key, value)`` contributions."""
+
+
+def id_rows(dataset) -> list:
+    """PipelineDP rows of a dataset whose records are privacy units ``(privacy_id, p_1, v_1, ..., p_4, v_4)``,
+    as a user's table reaches PipelineDP: one row per contribution (``privacy_id``, ``partition``,
+    ``value``; the unit's id repeated on each of its rows), read from a NumPy table with ``tolist()`` as
+    from a CSV file or a DataFrame (each cell its own Python float; a missing id a float NaN).
+
+    Parameters
+    ----------
+    dataset : array_like, shape (n_units, 1 + 2 * CONTRIBUTIONS)
+
+    Returns
+    -------
+    list of UnitRow
+        ``4 * n_units`` rows; partition keys pass as given (PipelineDP keeps the public ones: 0, 1, 2
+        compare equal to 0.0, 1.0, 2.0).
+
+    Raises
+    ------
+    ValueError
+        If a record does not hold ``1 + 2 * CONTRIBUTIONS`` numbers.
+    """
+    arr = np.asarray(dataset, dtype=float)
+    width = 1 + 2 * CONTRIBUTIONS
+    arr = arr.reshape(len(arr), -1) if arr.size else arr.reshape(0, width)
+    if arr.shape[1] != width:
+        raise ValueError(f"a record must hold a privacy id and {CONTRIBUTIONS} (partition, value) pairs: "
+                         f"{width} numbers, got {arr.shape[1]}")
+    table = np.array([(rec[0], rec[j], rec[j + 1]) for rec in arr for j in range(1, width, 2)]).reshape(-1, 3)
+    return [UnitRow(*row) for row in table.tolist()]
+
+
+_ID_LOW = [0.0] + [0.0, 0.0] * CONTRIBUTIONS      # unit 0: 4 rows in partition 0
+_ID_HIGH = [1.0] + [0.0, 1.0] * CONTRIBUTIONS     # unit 1: 4 rows in partition 0
+_ID_SPREAD = [1.0, 0.0, 1.0, 1.0, 1.0, 2.0, 1.0, 2.0, 1.0]  # unit 1: rows in all 3 partitions
+_ID_PAIRS = (([_ID_LOW], [_ID_LOW, _ID_HIGH]), ([_ID_LOW], [_ID_LOW, _ID_SPREAD]),
+             ([[float(i)] + [0.0, 0.0] * CONTRIBUTIONS for i in range(9)],
+              [[float(i)] + [0.0, 0.0] * CONTRIBUTIONS for i in range(9)] + [[9.0] + [1.0, 1.0] * CONTRIBUTIONS]))
+"""Units over the bounds (4 rows in one partition, or rows in all 3) added next to one unit, and a
+tenth unit added to nine."""
+_ID_RELATION = AddRemove(ID_DOMAIN, min_size=1, max_size=10)
+_ID_NOTE = ("one record = one privacy unit whose id is its first number (records whose ids compare equal are one "
+            "unit; the search keeps the added unit's id distinct from the others'), its 4 contributions the rows of "
+            "a table read cell by cell (tolist(), as from a CSV file), privacy_id_extractor=lambda r: r.privacy_id")
+ID_ACCEPTS = AcceptedInputs(record=lambda v: (1.0,) + (0.0, v) * CONTRIBUTIONS, note=_ID_NOTE)
+
+
+def _ids(name: str, metric: str, field: str) -> PipelineDPMechanism:
+    def pipeline(rows):
+        return aggregate(rows, [metric], noise="laplace", **ID_BOUNDS)
+
+    pipeline.__name__ = pipeline.__qualname__ = name
+    mech = PipelineDPMechanism(pipeline, partitions=PARTITIONS, metrics=(field,), name=f"pipelinedp_metrics:{name}",
+                               to_rows=id_rows)
+    mech = with_hints(mech, _ID_RELATION, _ID_PAIRS, ID_ACCEPTS)
+    mech.accepts = replace(mech.accepts, space=InputSpace(
+        columns=_ID_COLUMNS, max_size=8,
+        note="the privacy id is per-record data (privacy_id_extractor): any hashable Python value PipelineDP takes, "
+             "a missing id a float NaN as pandas or a CSV reader gives it"))
+    return mech
+
+
+count_ids_laplace = _ids("count_ids_laplace", "COUNT", "count")
+"""COUNT per public partition, privacy ids as data, bounds 1 and 1, Laplace noise, claim 1-DP (sensitivity 1)."""
+privacy_id_count_ids_laplace = _ids("privacy_id_count_ids_laplace", "PRIVACY_ID_COUNT", "privacy_id_count")
+"""PRIVACY_ID_COUNT per public partition, privacy ids as data, bounds 1 and 1, Laplace, claim 1-DP."""
 
 TARGETS = {name: globals()[name] for name in __all__[__all__.index("count_laplace"):]}
 """The targets of this module by name."""
