@@ -56,6 +56,8 @@ def _row(kind, bug, setting, seed, can, seconds):
         "monitor_cpu_s": getattr(mon, "cpu_seconds", None) if mon is not None else None,
         "audit_cpu_s": audit_s, "message": a.findings[0][:300] if a.findings else "",
         "online_message": online[0].message[:300] if online else "",
+        "coupling": {k: v for k, v in a.checks.get("coupling", {}).get("tests", {}).get("paired", {}).items()
+                     if k in ("p_value", "a", "se", "b")},
     }
 
 
@@ -312,7 +314,62 @@ def tables(overheads=None, null=None):
                   f"largest-excess clipping test's p per run: "
                   f"{', '.join(f'{p:.3g}' for p in null['largest_excess_p'])}.", ""]
     lines.append(f"Load when written: {os.getloadavg()[0]:.1f} (2-core machine shared with other sessions).")
-    (RESULTS / "dpsgd_assumptions.md").write_text("\n".join(lines) + "\n")
+    md = RESULTS / "dpsgd_assumptions.md" if JSONL == RESULTS / "dpsgd_assumptions.jsonl" else JSONL.with_suffix(".md")
+    md.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def section(title, note=""):
+    """Append to ``benchmarks/results/dpsgd_assumptions.md`` a dated section from the rows of the current
+    JSONL: bug x setting x framework -> caught / seeds and the step each seed is first flagged at online
+    (``-``: never), then the controls (accused by anything / runs, the largest certified bound)."""
+    from _dpsgd_user_loops import ASSUMPTION_BUGS
+
+    rows, keys = [], set()
+    for x in JSONL.read_text().splitlines():
+        r = json.loads(x)
+        k = (r["kind"], r["bug"], r["setting"], r["seed"])
+        if k not in keys:
+            keys.add(k)
+            rows.append(r)
+    kinds = [k for k in ("numpy", "torch", "opacus") if any(r["kind"] == k for r in rows)]
+    combos = [(k, st) for k in kinds for st in ("q0.05", "q1")
+              if any(r["kind"] == k and r["setting"] == st and not r["bug"].startswith("correct") for r in rows)]
+    head = "| assumption | bug | " + " | ".join(f"{k} {st}" for k, st in combos) + " |"
+    lines = ["", f"## {title}", "", note, "",
+             "Each cell: caught after training or online / seeds; then, per seed, the step the online audit first "
+             "flagged it at (`-`: never; `x`: caught after training only).", "", head,
+             "|" + "---|" * (2 + len(combos))]
+    for bug in ASSUMPTION_BUGS:
+        if bug.startswith("correct"):
+            continue
+        cells = []
+        for k, st in combos:
+            rs = sorted([r for r in rows if (r["kind"], r["bug"], r["setting"]) == (k, bug, st)], key=lambda r: r["seed"])
+            if not rs:
+                cells.append("")
+                continue
+            caught = sum(r["violated"] or r["online_violated"] for r in rs)
+            fl = ", ".join(str(r["online_first_step"]) if r["online_first_step"] is not None else
+                           ("x" if r["violated"] else "-") for r in rs)
+            cells.append(f"{caught}/{len(rs)} ({fl})")
+        if any(cells):
+            lines.append(f"| {ASSUMPTION_BUGS[bug][0]} | `{bug}` | " + " | ".join(cells) + " |")
+    ctl = [r for r in rows if r["bug"].startswith("correct")]
+    if ctl:
+        lines += ["", "| correct step | setting | runs | accused after training | accused online | accused by either | "
+                  "largest bound | checks that fired |", "|---|---|---|---|---|---|---|---|"]
+        for k, bug, st in sorted({(r["kind"], r["bug"], r["setting"]) for r in ctl}):
+            rs = [r for r in ctl if (r["kind"], r["bug"], r["setting"]) == (k, bug, st)]
+            fired = sorted({c for r in rs for c in r["checks"] + r["online_checks"]})
+            lines.append(f"| {k} `{bug}` | {st} | {len(rs)} | {sum(r['violated'] for r in rs)} | "
+                         f"{sum(r['online_violated'] for r in rs)} | {sum(r['violated'] or r['online_violated'] for r in rs)}"
+                         f" | {max(r['bound'] for r in rs):.3f} vs {rs[0]['accountant']:.2f} | {', '.join(fired) or '-'} |")
+    cpu = sum(r["train_cpu_s"] + (r["audit_cpu_s"] or 0) for r in rows)
+    lines += ["", f"{len(rows)} runs, {cpu / 60:.0f} CPU-minutes in all (training with the online audit, and the audit "
+              f"after training). Load when written: {os.getloadavg()[0]:.1f} (2 cores shared with other sessions).", ""]
+    with (RESULTS / "dpsgd_assumptions.md").open("a") as fh:
+        fh.write("\n".join(lines))
     print("\n".join(lines))
 
 
@@ -323,8 +380,12 @@ def main(argv=None):
     ap.add_argument("--settings", default="q0.05,q1")
     ap.add_argument("--bugs", default=None, help="comma-separated subset of ASSUMPTION_BUGS")
     ap.add_argument("--parts", default="numpy,torch,controls,opacus,opacus-controls,reference,readme,opacus-null,overhead")
+    ap.add_argument("--first-seed", type=int, default=0, help="bug runs use seeds first-seed .. first-seed + seeds - 1")
+    ap.add_argument("--jsonl", default=None, help="rows go to (and are skipped from) this file instead")
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--tables-only", action="store_true")
+    ap.add_argument("--section", default=None, help="append a dated section (this title) from --jsonl's rows and stop")
+    ap.add_argument("--section-note", default="")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     logging.getLogger("absl").setLevel(logging.ERROR)
@@ -334,21 +395,28 @@ def main(argv=None):
         ovf = RESULTS / "dpsgd_online_overhead.jsonl"
         tables([json.loads(x) for x in ovf.read_text().splitlines()] if ovf.exists() else None)
         return
+    if args.jsonl:
+        global JSONL
+        JSONL = Path(args.jsonl).resolve()
+    if args.section:
+        section(args.section, args.section_note)
+        return
     if args.fresh and JSONL.exists():
         JSONL.unlink()
     done = _done()
     settings = args.settings.split(",")
     parts = args.parts.split(",")
     bugs = [b for b in (args.bugs.split(",") if args.bugs else ASSUMPTION_BUGS) if not b.startswith("correct")]
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     if "numpy" in parts:
-        run_numpy(bugs, settings, range(args.seeds), done)
+        run_numpy(bugs, settings, seeds, done)
     if "torch" in parts:
-        run_numpy(bugs, settings, range(args.seeds), done, framework="torch")
+        run_numpy(bugs, settings, seeds, done, framework="torch")
     if "controls" in parts:
         run_numpy(["correct"], settings, range(1000, 1000 + args.controls), done)
         run_numpy(["correct+nonfinite"], settings, range(2000, 2000 + args.controls // 2), done)
     if "opacus" in parts:
-        run_opacus([b for b in OPACUS_BUGS if b in bugs], settings, range(args.seeds), done)
+        run_opacus([b for b in OPACUS_BUGS if b in bugs], settings, seeds, done)
     if "opacus-controls" in parts:
         run_opacus(["correct"], settings, range(1000, 1000 + args.controls), done)
     if "reference" in parts:

@@ -138,6 +138,10 @@ ASSUMPTION_BUGS = {
     "shuffle": ("sampling", "shuffled fixed-size batches accounted as Poisson (q < 1 only)"),
     "grouped-2": ("coupling", "rows summed in consecutive groups of 2 before clipping (micro-batches)"),
     "grouped-4": ("coupling", "rows summed in consecutive groups of 4 before clipping"),
+    "grouped-3": ("coupling", "rows summed in consecutive groups of 3 before clipping"),
+    "grouped-8": ("coupling", "rows summed in consecutive groups of 8 before clipping"),
+    "strided-4": ("coupling", "rows summed in strided groups of 4 (rows j, j + k, j + 2k, j + 3k; k = ceil(n / 4))"),
+    "hashed-4": ("coupling", "rows summed in groups of 4 picked by a hash of the row's position (a fixed permutation)"),
     "realised-batch": ("scale", "the noisy sum divided by the realised number of rows, not q N"),
     "nan-propagated": ("nonfinite", "standard clipping code: a NaN row's factor is NaN and poisons every tensor"),
     "nonfinite-unclipped": ("nonfinite", "a non-finite norm treated as 0: the row is added unclipped"),
@@ -166,6 +170,28 @@ def correlated_task(n=2000, size=16, tensors=4, seed=0):
     return x, y, theta
 
 
+#: The grouped-clipping bugs: how a step forms its groups of ``g`` rows.
+GROUP_BUGS = ("grouped", "strided", "hashed")
+
+
+def group_labels(bug, n):
+    """``(labels (n,), groups)``: the group of each of the ``n`` rows for a grouped-clipping bug
+    ``"<how>-<g>"`` (:data:`GROUP_BUGS`): consecutive rows, rows ``k`` apart (``k = ceil(n / g)``, what
+    ``reshape(g, k).sum(0)`` does), or consecutive in a permutation fixed by ``n`` (a hash of the position)."""
+    how, _, g = bug.partition("-")
+    g = int(g)
+    k = -(-n // g)
+    pos = np.arange(n)
+    if how == "grouped":
+        return pos // g, k
+    if how == "strided":
+        return pos % k, k
+    perm = np.random.default_rng([n, 99]).permutation(n)
+    lab = np.empty(n, dtype=np.int64)
+    lab[perm] = pos // g
+    return lab, k
+
+
 def _norms(rows, n):
     return np.sqrt(sum(np.square(r.reshape(n, -1)).sum(axis=1) for r in rows))
 
@@ -187,14 +213,13 @@ def assumption_step(rows, *, bug, C, sigma, divisor, rng, t, T, user_tensors):
         return None
     if bug == "per-layer":
         rows = [r * _expand(np.minimum(1.0, C / (np.linalg.norm(r.reshape(n, -1), axis=1) + 1e-12)), r) for r in rows]
-    elif bug in ("grouped-2", "grouped-4"):
-        g = int(bug[-1])
-        k = -(-n // g)
+    elif bug.startswith(GROUP_BUGS):
+        lab, k = group_labels(bug, n)
         summed = []
         for r in rows:
-            pad = np.zeros((k * g - n, *r.shape[1:]), dtype=r.dtype)
-            summed.append(np.concatenate([np.where(_expand(finite, r), r, 0.0), pad]).reshape(k, g, *r.shape[1:])
-                          .sum(axis=1))
+            s = np.zeros((k, *r.shape[1:]), dtype=r.dtype)
+            np.add.at(s, lab, np.where(_expand(finite, r), r, 0.0))
+            summed.append(s)
         nm = _norms(summed, k)
         rows = [s * _expand(np.minimum(1.0, C / (nm + 1e-12)), s) for s in summed]
     elif bug != "no-clipping":
@@ -259,11 +284,11 @@ def assumption_step_torch(rows, *, bug, C, sigma, divisor, gen, t, T, user_tenso
         return None
     if bug == "per-layer":
         rows = [r * expand((C / (r.reshape(n, -1).norm(dim=1) + 1e-12)).clamp(max=1.0), r) for r in rows]
-    elif bug in ("grouped-2", "grouped-4"):
-        g = int(bug[-1])
-        k = -(-n // g)
-        summed = [torch.cat([torch.where(expand(finite, r), r, torch.zeros_like(r)),
-                             r.new_zeros((k * g - n, *r.shape[1:]))]).reshape(k, g, *r.shape[1:]).sum(dim=1)
+    elif bug.startswith(GROUP_BUGS):
+        lab, k = group_labels(bug, n)
+        lab = torch.as_tensor(lab)
+        summed = [r.new_zeros((k, *r.shape[1:])).index_add_(0, lab, torch.where(expand(finite, r), r,
+                                                                                 torch.zeros_like(r)))
                   for r in rows]
         nm = norms_of(summed, k)
         rows = [s * expand((C / (nm + 1e-12)).clamp(max=1.0), s) for s in summed]

@@ -50,12 +50,12 @@ def test_rows_positions_shapes_and_observations():
     assert np.allclose(user[spread], 8.0 * math.sqrt(3))  # canary_norm 4C in each user tensor
     split = (per_block > 0).sum(axis=0) == 4
     assert np.allclose(per_block[:, split], 8.0) and split.sum() == inc["split"]  # 4C in each dedicated tensor
-    assert sorted(set(np.round(norms[~spread & ~split], 6))) == [8.0, 10.0, 40.0, 2000.0]  # dirac, partner,
-    order = np.argsort(step.positions)  # paired 20C, large 1000C
+    assert sorted(set(np.round(norms[~spread & ~split], 6))) == [8.0, 100.0, 400.0, 2000.0]  # dirac, partner
+    order = np.argsort(step.positions)  # 50C, paired 200C, large 1000C
     assert norms[order[0]] == norms[order[-1]] == 2000.0  # large canaries take the first and the last rows
-    pos = {float(v): step.positions[np.isclose(norms, v)] for v in (10.0, 40.0)}
-    for p in pos[40.0]:  # every included paired canary has its two partners around it
-        assert {p - 1, p + 1} <= set(pos[10.0].tolist())
+    pos = {float(v): step.positions[np.isclose(norms, v)] for v in (100.0, 400.0)}
+    for p in pos[400.0]:  # every included paired canary has its two partners around it
+        assert {p - 1, p + 1} <= set(pos[100.0].tolist())
     real = [np.full((7, *s), 0.5) for s in shapes]
     rows = step.insert(real)  # the dedicated tensors' zero rows are added when left out
     assert [r.shape for r in rows] == [(step.size, *s) for s in can.shapes]
@@ -64,7 +64,7 @@ def test_rows_positions_shapes_and_observations():
     # canary's direction, in units of C, times its sign (a paired canary's, minus its two partners')
     obs = can.observe([r[step.positions].sum(axis=0) for r in rows])
     runs = can.runs()
-    for kind, value in (("dirac", 4.0), ("large", 1000.0), ("split", 8.0), ("paired", 20.0 - 2 * 5.0)):
+    for kind, value in (("dirac", 4.0), ("large", 1000.0), ("split", 8.0), ("paired", 200.0 - 2 * 50.0)):
         part = runs[kind].participation[0]
         assert np.allclose((obs[kind] * runs[kind].pattern[0])[part], value), kind
     sp = runs["spread"]

@@ -45,10 +45,13 @@ them, fixed before the run):
   observation carries the real gradients' component along it (interference: power, not validity).
 * ``"large"``: as ``"dirac"`` with norm ``large_norm`` (default ``1000 C``): a clipping skipped
   anywhere (in every row or at one batch position) shows as an observation far above 1.
-* ``"paired"``: as ``"dirac"`` with norm ``20 C``, plus partner records (gradient ``-5 C`` times the
-  canary's sign on the canary's coordinate), always in the dataset, Poisson-sampled at rate ``q``
-  independently of everything, placed next to the canary when both are in a batch: rows clipped
-  in groups, or coupled to their neighbours, let a canary move its coordinate by ``2 C``.
+* ``"paired"``: as ``"dirac"`` with norm ``200 C``, plus partner records (gradient ``-50 C`` times
+  the canary's sign on the canary's coordinate), always in the dataset, Poisson-sampled at rate
+  ``q`` independently of everything, placed on both sides of the canary (of one of the user's
+  rows when the canary is not in the batch: the same geometry without it), with up to
+  :data:`PAIRED_GUARD` of the user's rows on each side: rows clipped in groups of consecutive rows
+  (any size from 2, any offset), or coupled to their neighbours, let a canary move its coordinate
+  by up to ``2 C``. The norms dwarf real gradients, so that a group's clipped sum is the cluster's.
 * ``"nonfinite"`` (not in the defaults): as ``"dirac"``, but at the steps of a coin drawn by
   dpaudit (probability 1/2 per step) its row is non-finite (``nan`` for half of these canaries,
   ``+-inf`` for the others): a correct step drops or clips such a row; one that lets it reach the
@@ -121,7 +124,11 @@ SPREAD_OBSERVED_MIN_SIZE = 32
 #: Weight of the newest update in the moving average that centres the user-tensor noise test.
 EMA_WEIGHT = 0.25
 #: Norms (in units of C) of a paired canary and of each of its partners.
-PAIRED_NORM, PARTNER_NORM = 20.0, 5.0
+PAIRED_NORM, PARTNER_NORM = 200.0, 50.0
+#: In a unit of dpaudit's rows: "the user's next row here" (a paired cluster without its canary).
+_FILL = -1
+#: User rows put on each side of a paired canary's cluster when the batch has enough of them.
+PAIRED_GUARD = 3
 
 
 def _shape_of(p) -> tuple:
@@ -812,7 +819,12 @@ class Canaries:
                     roles_l.append(0)
         user_src = user_src[:n_user]
         units = []  # dpaudit's own units: lists of descriptor indices (a canary with its partners next to it)
-        pos_in = []  # per unit: the paired canary's offset in it (-1: not a paired canary with partners)
+        # A paired canary that is not in the batch keeps its partners in the same cluster, with one of the
+        # user's rows (_FILL) where the canary would be, while the user has rows to spare: the cluster's
+        # geometry is then the same with and without the canary, whatever groups of positions a buggy step
+        # clips together (see _merge).
+        fill_left = n_user
+        paired_units = []
 
         def add(kind, j, role):
             kinds_l.append(kind)
@@ -830,36 +842,45 @@ class Canaries:
             part[k][chosen] = True
             if k != "paired":
                 units.extend([add(k, j, 0)] for j in chosen)
-                pos_in.extend([-1] * chosen.size)
                 continue
             m = self.counts[k]
             present = rng.random((m, self.partners)) < self.q if self.q < 1 else np.ones((m, self.partners), bool)
             npart = present.sum(axis=1)
             for j in range(m):
                 pj = int(npart[j])
-                if part[k][j]:  # the canary with its partners around it, the first one right after it
-                    before = [add(k, j, 1) for _ in range(pj // 2)]
-                    canary = add(k, j, 0)
-                    after = [add(k, j, 1) for _ in range((pj + 1) // 2)]
-                    units.append(before + [canary] + after)
-                    pos_in.append(len(before))
+                if not part[k][j] and not pj:
                     continue
-                for _ in range(pj):  # partners of a canary that is not in the batch: each at a random position
-                    units.append([add(k, j, 1)])
-                    pos_in.append(-1)
+                # the canary (or, when it is not in the batch, a user's row) with its partners on both sides
+                before = [add(k, j, 1) for _ in range(pj // 2)]
+                if part[k][j]:
+                    middle = [add(k, j, 0)]
+                elif fill_left:
+                    middle = [_FILL]
+                    fill_left -= 1
+                else:
+                    middle = []
+                units.append(before + middle + [add(k, j, 1) for _ in range((pj + 1) // 2)])
+                paired_units.append(len(units) - 1)
+        if paired_units:  # user rows on both sides of every paired cluster while there are enough of them:
+            # no other unit of dpaudit's (a "large" canary would swallow a group) shares its small groups
+            w = min(PAIRED_GUARD, fill_left // (2 * len(paired_units)))
+            for i in paired_units:
+                units[i] = [_FILL] * w + units[i] + [_FILL] * w
+            fill_left -= 2 * w * len(paired_units)
         n_units = len(units)
-        lens = np.array([len(u) for u in units], dtype=np.int64)
+        lens = np.array([sum(d != _FILL for d in u) for u in units], dtype=np.int64)
+        n_fill = n_user - fill_left
         perm = rng.permutation(n_units)
         # "large" canaries (when there are any) take the batch's first and last rows, where
         # off-by-one bugs live; every other unit goes to a random slot among the user's rows.
-        big = [i for i in range(n_units) if kinds_l[units[perm[i]][0]] == "large"]
+        big = [i for i in range(n_units) if kinds_l[next(d for d in units[perm[i]] if d != _FILL)] == "large"]
         ends = big[:2] if n_units >= 2 else []
         if ends:
             rest = [i for i in range(n_units) if i not in ends]
             perm = perm[[ends[0]] + rest + ends[1:]]
         units = [units[i] for i in perm]
         lens = lens[perm]
-        n_slots = n_user + n_units
+        n_slots = n_user - n_fill + n_units
         if not n_units:
             slots = np.zeros(0, dtype=np.int64)
         elif len(ends) == 2:
@@ -870,7 +891,7 @@ class Canaries:
         else:
             slots = np.sort(rng.choice(n_slots, size=n_units, replace=False))
         n_total = n_user + int(lens.sum())
-        src = self._merge(units, slots, user_src, n_total, [pos_in[i] for i in perm])
+        src = self._merge(units, slots, user_src, n_total)
         real_pos = np.empty(r, dtype=np.int64)
         rpos = np.flatnonzero(src >= 0)
         real_pos[src[rpos]] = rpos
@@ -889,47 +910,32 @@ class Canaries:
                           _keys=self._keys, _blocks=self.blocks, _block_keys=self.block_names)
 
     @staticmethod
-    def _merge(units, slots, user_src, n_total: int, pos_in) -> np.ndarray:
+    def _merge(units, slots, user_src, n_total: int) -> np.ndarray:
         """The batch, row by row: ``src[row]`` is the user's row index (``>= 0``) or ``-1 -``
-        descriptor. dpaudit's units go to ``slots`` among the user's rows (kept in their order);
-        a paired canary with partners waits for up to 3 single rows so that it lands on a row
-        that is a multiple of 4 (its first partner right after it: rows clipped in consecutive
-        groups of 2 or 4 put them together). Positions are the auditor's choice: a correct step
-        ignores them."""
+        descriptor. dpaudit's units go to ``slots`` among the user's rows (kept in their order); a
+        unit's :data:`_FILL` entries take the user's next row. A paired canary's unit is
+        ``[partners, canary, partners]`` (``[partners, user row, partners]`` when the canary is not
+        in the batch): any rule that clips groups of two or more *consecutive* rows together puts the
+        canary with at least one of its partners, and the same positions hold the same rows but the
+        canary without it. Positions are the auditor's choice: a correct step ignores them."""
         src = np.empty(n_total, dtype=np.int64)
-        is_own = np.zeros(len(user_src) + len(units), dtype=bool)
+        n_free = len(user_src) - sum(1 for u in units for d in u if d == _FILL)
+        is_own = np.zeros(n_free + len(units), dtype=bool)
         is_own[slots] = True
         pos, ui, oi = 0, 0, 0
-        pending = []  # paired clusters waiting for alignment
-        last = len(is_own) - 1
-
-        def put(u):
-            nonlocal pos
-            src[pos:pos + len(u)] = [-1 - d for d in u]
-            pos += len(u)
-
-        for slot, own in enumerate(is_own):
+        for own in is_own:
             if own:
-                u, off = units[oi], pos_in[oi]
+                for d in units[oi]:
+                    if d == _FILL:
+                        src[pos] = user_src[ui]
+                        ui += 1
+                    else:
+                        src[pos] = -1 - d
+                    pos += 1
                 oi += 1
-                if off >= 0 and (pos + off) % 4 and slot != last:
-                    pending.append((u, off))
-                else:
-                    put(u)
             else:
                 src[pos] = user_src[ui]
                 ui += 1
-                pos += 1
-            while pending and (pos + pending[0][1]) % 4 == 0:
-                put(pending.pop(0)[0])
-        if pending:  # the rest, before the last row if that is a large canary's
-            tail = src[pos - 1] if pos else None
-            if is_own[last] and len(units[-1]) == 1 and tail is not None:
-                pos -= 1
-            for u, _ in pending:
-                put(u)
-            if is_own[last] and len(units[-1]) == 1 and tail is not None:
-                src[pos] = tail
                 pos += 1
         return src
 
