@@ -441,8 +441,11 @@ class CanaryAudit:
     :func:`dpaudit.dpsgd.audit.pooled_audit`); empty when each kind is audited alone."""
 
     @property
-    def best_kind(self) -> str:
-        """The canary kind that gave :attr:`epsilon_lower_bound`."""
+    def best_kind(self) -> Optional[str]:
+        """The canary kind that gave :attr:`epsilon_lower_bound` (``None`` when no kind gives a
+        bound: only check kinds, or no finite update observed)."""
+        if not self.audits:
+            return None
         return max(self.audits, key=lambda k: self.audits[k].epsilon_lower_bound)
 
     def summary(self) -> str:
@@ -451,8 +454,10 @@ class CanaryAudit:
             "no violation found (a lower bound cannot prove privacy)"
         lines = [f"dpaudit DP-SGD canary audit: {head}",
                  f"  accountant epsilon at delta={self.delta:g}: {self.accountant_epsilon:.4g}",
-                 f"  certified one-run lower bound: {self.epsilon_lower_bound:.4g} (kind {self.best_kind!r}, "
-                 f"beta={self.beta:g} split over the kinds and checks)"]
+                 (f"  certified one-run lower bound: {self.epsilon_lower_bound:.4g} (kind {self.best_kind!r}, "
+                  f"beta={self.beta:g} split over the kinds and checks)" if self.audits else
+                  "  certified one-run lower bound: none (no canary kind with a bound was audited: "
+                  f"{'no finite update observed' if not self.checks or set(self.checks) == {'nonfinite'} else 'check kinds only'})")]
         for k, a in self.audits.items():
             lines.append(f"    {k:7s} {a.canaries:6d} canaries: epsilon >= {a.epsilon_lower_bound:.4g} "
                          f"(score {a.best_score!r}{', kinds ' + '+'.join(self.pooled) if k == 'pooled' else ''})")
@@ -1457,7 +1462,8 @@ class Canaries:
         Raises
         ------
         ValueError
-            Before the first step, or on invalid delta or beta.
+            Before the first step (a run whose every update was non-finite is audited: a violation), or
+            on invalid delta or beta.
         """
         from .._validate import check_delta
         from .audit import _claimed_accountant, audit_run, pooled_audit
@@ -1465,6 +1471,8 @@ class Canaries:
         beta = check_probability(beta, "beta")
         delta = check_delta(delta)
         T = self.steps
+        if not T and self._nonfinite_updates:
+            return self._nonfinite_only_audit(delta, beta)
         runs = self.runs()
         levels = self._levels(beta)
         acc = _claimed_accountant(self.sigma, self.q, T, delta)
@@ -1478,7 +1486,8 @@ class Canaries:
         if block:
             audits["pooled"] = pooled_audit([runs[k] for k in block], delta=delta,
                                             beta=sum(levels[("bound", k)] for k in block), accountant=acc, **kwargs)
-        lb = max(a.epsilon_lower_bound for a in audits.values())
+        # no kind with a bound (only check kinds): the trivial lower bound 0, the safe side
+        lb = max((a.epsilon_lower_bound for a in audits.values()), default=0.0)
         violations = [self._finding("bound", k, 0.0, levels[("bound", k)] if k != "pooled" else
                                     sum(levels[("bound", b)] for b in block),
                                     {"message": f"{k} canaries certify epsilon >= {a.epsilon_lower_bound:.4g} > the "
@@ -1534,6 +1543,27 @@ class Canaries:
                            sampler=sampler, violated=bool(violations), findings=[f.message for f in violations],
                            beta=beta, delta=delta, checks=summary, violations=violations, levels=levels,
                            notes=self._notes(), pooled=block)
+
+    def _nonfinite_only_audit(self, delta: float, beta: float) -> "CanaryAudit":
+        """:meth:`audit` when every update handed back was non-finite: nothing to estimate from,
+        but a release with a NaN or infinite coordinate is a violation whatever the claim (a
+        correct step's update is finite: clipped rows plus Gaussian noise), so the audit says so
+        (``p = 0``) instead of failing. The accountant is told the steps that were attempted."""
+        from .audit import _claimed_accountant
+
+        no, bad, nf = self._nonfinite_updates[0]
+        steps = [u[0] for u in self._nonfinite_updates]
+        tensors = sorted({n for u in self._nonfinite_updates for n in u[1]}, key=self.names.index)
+        finding = self._finding("nonfinite", "update", 0.0, 0.0, {"tensors": tensors, "nf": nf}, steps=steps,
+                                at_step=no)
+        eps = float(_claimed_accountant(self.sigma, self.q, len(steps), delta).epsilon)
+        summary = {"nonfinite": {"p_value": 0.0, "tests": {},
+                                 "text": f"{len(steps)} non-finite update(s), first at step {no}; no finite update "
+                                         f"observed"}}
+        return CanaryAudit(audits={}, epsilon_lower_bound=0.0, accountant_epsilon=eps,
+                           clipping={"p_value": 1.0, "max_excess": float("nan"), "observations": 0}, sampler=None,
+                           violated=True, findings=[finding.message], beta=beta, delta=delta, checks=summary,
+                           violations=[finding], levels=self._levels(beta), notes=[])
 
     def _check_text(self, c: str, tests: dict) -> str:
         """A short description of a check's result for :meth:`CanaryAudit.summary`."""
