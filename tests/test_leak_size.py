@@ -96,3 +96,21 @@ def test_audit_result_sizes_a_region_one_dataset_never_reached():
     assert d["delta_at_claimed_epsilon"] == pytest.approx(leak.p_lower - math.e * leak.q_upper)
     assert 0.4 < d["delta_at_claimed_epsilon"] < 0.5 and "never reached" in d["text"]
     assert AuditResult.from_dict(json.loads(r.to_json())).leak_size == leak
+
+
+def test_set_epsilon_lower_edges_and_errors():
+    import math
+
+    import pytest
+
+    from dpaudit.bounds import set_epsilon_lower
+
+    assert set_epsilon_lower(0.5, 0.1, 0.0) == pytest.approx(math.log(5.0))
+    assert set_epsilon_lower(0.5, 0.1, 0.1) == pytest.approx(math.log(4.0))
+    assert set_epsilon_lower(0.05, 0.01, 0.1) == 0.0  # nothing certified at that delta
+    assert set_epsilon_lower(0.5, 0.0, 0.0) == math.inf
+    assert set_epsilon_lower(0.1, 0.5, 0.0) == 0.0  # never below 0
+    with pytest.raises(ValueError, match="delta"):
+        set_epsilon_lower(0.5, 0.1, 1.5)
+    with pytest.raises(ValueError, match="p_lower and q_upper"):
+        set_epsilon_lower(1.2, 0.1, 0.0)

@@ -245,7 +245,10 @@ def test_sigkilled_cli_audit_resumes_without_losing_or_repeating_trials(tmp_path
     after = _records(url)
     assert sorted(after) == list(range(10)) and all(len(v) == 1 for v in after.values())
     assert [r["run"] for r in data["study"]["runs"]] == [0, 1]
-    assert data["trial_budget"] == 10 and data["beta_per_trial"] == pytest.approx(0.01 / 10)
+    # the sequential default front-loads beta: half to the first trial, the rest shared by the other 9
+    assert data["trial_budget"] == 10 and data["beta_split"] == "front"
+    assert data["beta_per_trial"] == pytest.approx(0.01 / 2)
+    assert data["trial_betas"] == pytest.approx([0.01 / 2] + [0.01 / 2 / 9] * 9, rel=1e-9)
 
 
 def test_cli_resume_takes_the_stored_settings_and_refuses_other_ones(tmp_path, monkeypatch):

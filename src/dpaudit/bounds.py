@@ -17,6 +17,7 @@ from ._validate import check_probability
 __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson_upper",
+    "set_epsilon_lower",
     "hoeffding_lower",
     "canonne_tv_upper",
     "empirical_bernstein_lower",
@@ -122,6 +123,40 @@ def clopper_pearson_upper(successes, trials, beta: float):
     hi = _cp_upper(k, n, beta)
     return float(hi) if np.ndim(hi) == 0 else hi
 
+
+
+def set_epsilon_lower(p_lower: float, q_upper: float, delta: float) -> float:
+    """The epsilon a set certifies: with ``P(S) >= p_lower`` on one dataset and ``Q(S) <= q_upper`` on
+    its neighbour (both at the caller's confidence), no ``(epsilon, delta)`` guarantee holds for
+    ``epsilon < log((p_lower - delta) / q_upper)``, since ``P(S) - e^epsilon Q(S) > delta`` there
+    (Dwork & Roth 2014, Def. 2.4). 0 when ``p_lower <= delta`` (nothing certified at that delta),
+    ``inf`` when ``q_upper`` is 0. A lower bound on epsilon: the safe side.
+
+    Parameters
+    ----------
+    p_lower, q_upper : float
+        Probabilities in ``[0, 1]``.
+    delta : float
+        In ``[0, 1]``.
+
+    Returns
+    -------
+    float, ``>= 0``.
+
+    Raises
+    ------
+    ValueError
+        If delta, ``p_lower`` or ``q_upper`` is outside ``[0, 1]``.
+    """
+    if not 0.0 <= delta <= 1.0:
+        raise ValueError(f"delta must be in [0, 1], got {delta!r}")
+    if not (0.0 <= p_lower <= 1.0 and 0.0 <= q_upper <= 1.0):
+        raise ValueError(f"p_lower and q_upper must lie in [0, 1], got {p_lower!r} and {q_upper!r}")
+    if p_lower <= delta:
+        return 0.0
+    if q_upper <= 0:
+        return math.inf
+    return max(0.0, math.log((p_lower - delta) / q_upper))
 
 def hoeffding_lower(mean: float, n: int, beta: float, value_range: float = 1.0) -> float:
     """Hoeffding lower confidence bound on the mean of ``n`` i.i.d. variables in a range of width

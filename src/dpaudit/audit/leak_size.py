@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..bounds import clopper_pearson_lower, clopper_pearson_upper
+from ..bounds import clopper_pearson_lower, clopper_pearson_upper, set_epsilon_lower
 from ..estimators.float_bits import float_bits
 
 __all__ = ["LeakSize", "certify_set", "describe_cells", "float_cells", "size_float_leak", "size_range_leak"]
@@ -107,13 +107,7 @@ class LeakSize:
         ValueError
             If delta is not in [0, 1].
         """
-        if not 0.0 <= delta <= 1.0:
-            raise ValueError(f"delta must be in [0, 1], got {delta!r}")
-        if self.p_lower <= delta:
-            return 0.0
-        if self.q_upper <= 0:
-            return math.inf
-        return max(0.0, math.log((self.p_lower - delta) / self.q_upper))
+        return set_epsilon_lower(self.p_lower, self.q_upper, delta)
 
     @property
     def structural_delta(self) -> float | None:

@@ -836,8 +836,9 @@ class _Run:
         """The sizing bound of ``region`` (:meth:`sizing_region`) on fresh pairs ``x0``, ``x1``
         (shape (m, d) each): Clopper-Pearson ``P(S) >= p_lo``, ``Q(S) <= q_hi`` at ``beta / 2`` each,
         ``epsilon >= ln((p_lo - delta) / q_hi)`` (0 when ``p_lo <= delta``): the certified set bound
-        of :func:`dpaudit.audit.leak_size.certify_set` and its ``epsilon_horizon``."""
-        from ..audit.leak_size import certify_set
+        (as :func:`dpaudit.audit.leak_size.certify_set` computes it; the epsilon by
+        :func:`dpaudit.bounds.set_epsilon_lower`)."""
+        from ..bounds import clopper_pearson_lower, clopper_pearson_upper, set_epsilon_lower
 
         view, cells, mask, direction, pred, text = region
         kept, self.view = self.view, view
@@ -851,9 +852,10 @@ class _Run:
         m = len(i0)
         kp, kq = int(i0.sum()), int(i1.sum())
         delta = float(getattr(self.claim, "delta", 0.0) or 0.0)
-        leak = certify_set(kp, m, kq, m, beta=self.beta, description=text)  # Clopper-Pearson at beta/2 each
-        eps = leak.epsilon_horizon(delta)
-        return Sizing(epsilon_lower=max(float(eps), 0.0), p_lower=float(leak.p_lower), q_upper=float(leak.q_upper),
+        p_lo = float(clopper_pearson_lower(kp, m, self.beta / 2))  # beta split between the two bounds
+        q_hi = float(clopper_pearson_upper(kq, m, self.beta / 2))
+        eps = set_epsilon_lower(p_lo, q_hi, delta)
+        return Sizing(epsilon_lower=max(float(eps), 0.0), p_lower=p_lo, q_upper=q_hi,
                       hits_p=kp, hits_q=kq, pairs=m,
                       beta=self.beta, delta=delta, predicted=float(pred), region=text)
 

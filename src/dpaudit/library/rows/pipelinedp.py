@@ -168,7 +168,7 @@ _PIPELINEDP_IDS: tuple[Entry, ...] = (
 )
 """PipelineDP rows whose privacy ids are per-record data (the privacy_id column a user's table carries)."""
 
-_ENTRIES: tuple[Entry, ...] = _PIPELINEDP + _PIPELINEDP_NOISE + _PIPELINEDP_IDS
+_ENTRIES: tuple[Entry, ...] = _PIPELINEDP + _PIPELINEDP_IDS + _PIPELINEDP_NOISE  # the add_dp_noise block stays last (tests/test_library_audit_models.py)
 
 NOTE = ""
 
