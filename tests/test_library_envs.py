@@ -289,6 +289,20 @@ def test_the_page_lists_every_row_with_its_environment_and_verdict():
     assert f"| {ROWS[0].library} | " in page
 
 
+def test_the_committed_page_is_what_the_caches_give():
+    """docs/library_envs.md is rebuilt from the committed caches (``--write-only``), as
+    ``dpaudit library table --check`` keeps docs/library_audits.md: a page that drifted from its
+    cache (found once: counts of four libraries stale) fails here."""
+    r = _runner()
+
+    def settled(text):  # the page states the machine it is rendered on: not part of the comparison
+        return [line for line in text.splitlines() if not line.startswith("Machine: ")]
+
+    page = r.render(r.load_cache())
+    assert settled(r.DOC.read_text()) == settled(page), ("docs/library_envs.md differs from its caches: run "
+                                       "`PYTHONPATH=src python benchmarks/library_envs_audit.py --write-only`")
+
+
 def test_the_zcdp_conversion_is_above_the_exact_gaussian_epsilon_and_below_bun_steinke():
     """rho-zCDP -> (epsilon, delta) (Canonne et al. 2020, Prop. 12) for the Gaussian mechanism of
     sigma (rho = 1 / 2 sigma^2): never below the Gaussian's exact epsilon at delta (Balle and Wang
