@@ -1493,12 +1493,8 @@ class Canaries:
                                     {"message": f"{k} canaries certify epsilon >= {a.epsilon_lower_bound:.4g} > the "
                                                 f"accountant's {eps:.4g}"}, at_step=T)
                       for k, a in audits.items() if a.violated]
-        if self._nonfinite_updates:  # one finding for all of them (p = 0: a correct step's update is finite)
-            no, bad, nf = self._nonfinite_updates[0]
-            steps = [u[0] for u in self._nonfinite_updates]
-            tensors = sorted({n for u in self._nonfinite_updates for n in u[1]}, key=self.names.index)
-            violations.append(self._finding("nonfinite", "update", 0.0, 0.0, {"tensors": tensors, "nf": nf},
-                                            steps=steps, at_step=no))
+        if self._nonfinite_updates:
+            violations.append(self._nonfinite_update_finding())
         checks: dict = {}
         scale = self._noise_bound(T, levels[("units", "noise_upper")]) if ("units", "noise_upper") in levels else 1.0
         for (c, t) in self._STEP_TESTS:
@@ -1529,8 +1525,7 @@ class Canaries:
         if self._nonfinite_updates:
             summary.setdefault("nonfinite", {"p_value": 0.0, "tests": {}, "text": ""})
             summary["nonfinite"]["p_value"] = 0.0
-            summary["nonfinite"]["text"] = (f"{len(self._nonfinite_updates)} non-finite update(s), first at step "
-                                            f"{self._nonfinite_updates[0][0]}")
+            summary["nonfinite"]["text"] = self._nonfinite_update_text()
         clip = self.clipping_check(levels.get(("units", "noise_upper"), 0.001))
         clip["means"] = checks.get("clipping", {}).get("means", {})
         if "clipping" in summary:
@@ -1544,6 +1539,18 @@ class Canaries:
                            beta=beta, delta=delta, checks=summary, violations=violations, levels=levels,
                            notes=self._notes(), pooled=block)
 
+    def _nonfinite_update_finding(self) -> Finding:
+        """One finding for every non-finite update handed back (p = 0: a correct step's update is
+        finite), at the first such step, naming the steps and the tensors."""
+        no, _, nf = self._nonfinite_updates[0]
+        steps = [u[0] for u in self._nonfinite_updates]
+        tensors = sorted({n for u in self._nonfinite_updates for n in u[1]}, key=self.names.index)
+        return self._finding("nonfinite", "update", 0.0, 0.0, {"tensors": tensors, "nf": nf}, steps=steps, at_step=no)
+
+    def _nonfinite_update_text(self) -> str:
+        return (f"{len(self._nonfinite_updates)} non-finite update(s), first at step "
+                f"{self._nonfinite_updates[0][0]}")
+
     def _nonfinite_only_audit(self, delta: float, beta: float) -> "CanaryAudit":
         """:meth:`audit` when every update handed back was non-finite: nothing to estimate from,
         but a release with a NaN or infinite coordinate is a violation whatever the claim (a
@@ -1551,15 +1558,10 @@ class Canaries:
         (``p = 0``) instead of failing. The accountant is told the steps that were attempted."""
         from .audit import _claimed_accountant
 
-        no, bad, nf = self._nonfinite_updates[0]
-        steps = [u[0] for u in self._nonfinite_updates]
-        tensors = sorted({n for u in self._nonfinite_updates for n in u[1]}, key=self.names.index)
-        finding = self._finding("nonfinite", "update", 0.0, 0.0, {"tensors": tensors, "nf": nf}, steps=steps,
-                                at_step=no)
-        eps = float(_claimed_accountant(self.sigma, self.q, len(steps), delta).epsilon)
+        finding = self._nonfinite_update_finding()
+        eps = float(_claimed_accountant(self.sigma, self.q, len(self._nonfinite_updates), delta).epsilon)
         summary = {"nonfinite": {"p_value": 0.0, "tests": {},
-                                 "text": f"{len(steps)} non-finite update(s), first at step {no}; no finite update "
-                                         f"observed"}}
+                                 "text": self._nonfinite_update_text() + "; no finite update observed"}}
         return CanaryAudit(audits={}, epsilon_lower_bound=0.0, accountant_epsilon=eps,
                            clipping={"p_value": 1.0, "max_excess": float("nan"), "observations": 0}, sampler=None,
                            violated=True, findings=[finding.message], beta=beta, delta=delta, checks=summary,
