@@ -58,7 +58,35 @@ def _row(kind, bug, setting, seed, can, seconds):
         "online_message": online[0].message[:300] if online else "",
         "coupling": {k: v for k, v in a.checks.get("coupling", {}).get("tests", {}).get("paired", {}).items()
                      if k in ("p_value", "a", "se", "b")},
+        "paired_null": _paired_null(eng),
     }
+
+
+def _paired_null(eng):
+    """The coupling test's null, seen directly: for a correct step the paired canaries' sign-corrected
+    observations are ``y = I - N + e`` (units of C: a clipped canary row, ``N`` clipped partner rows), so
+    ``r = (y - I + N) / sigma`` should be i.i.d. N(0, 1) over canaries and steps, and each canary's mean
+    over the ``T`` steps times ``sqrt(T)`` N(0, 1) too (a persistent per-coordinate offset, invisible step
+    by step, inflates the latter; at q = 1 the test's estimate is a difference of such means). Returns the
+    standard deviations, the means, Kolmogorov-Smirnov p-values against N(0, 1), and the z of the
+    included-minus-excluded difference of the per-canary means (at q = 1 the coupling statistic with the
+    known a = b = 1). ``{}`` without paired canaries or steps."""
+    import numpy as np
+    from scipy import stats
+
+    T = eng.steps if "paired" in getattr(eng, "kinds", ()) else 0
+    if not T:
+        return {}
+    y, part = eng._signed("paired", T)
+    npart = np.array(eng._partner_count[:T], dtype=float)
+    r = (y - part + npart) / eng.sigma
+    per = r.mean(axis=0) * np.sqrt(T)
+    inc = eng.masks["paired"]
+    diff = (per[inc].mean() - per[~inc].mean()) / np.sqrt(1 / inc.sum() + 1 / (~inc).sum()) if 0 < inc.sum() < inc.size \
+        else float("nan")
+    return {"sd": float(r.std()), "mean": float(r.mean()), "ks_p": float(stats.kstest(r.ravel(), "norm").pvalue),
+            "canary_sd": float(per.std()), "canary_ks_p": float(stats.kstest(per, "norm").pvalue),
+            "inc_minus_exc_z": float(diff), "values": int(r.size), "canaries": int(per.size)}
 
 
 def _done():
@@ -381,6 +409,9 @@ def main(argv=None):
     ap.add_argument("--bugs", default=None, help="comma-separated subset of ASSUMPTION_BUGS")
     ap.add_argument("--parts", default="numpy,torch,controls,opacus,opacus-controls,reference,readme,opacus-null,overhead")
     ap.add_argument("--first-seed", type=int, default=0, help="bug runs use seeds first-seed .. first-seed + seeds - 1")
+    ap.add_argument("--first-control", type=int, default=1000,
+                    help="controls (and README runs) use seeds first-control .. first-control + controls - 1 "
+                         "(correct+nonfinite: 1000 higher, half as many)")
     ap.add_argument("--jsonl", default=None, help="rows go to (and are skipped from) this file instead")
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--tables-only", action="store_true")
@@ -413,16 +444,17 @@ def main(argv=None):
     if "torch" in parts:
         run_numpy(bugs, settings, seeds, done, framework="torch")
     if "controls" in parts:
-        run_numpy(["correct"], settings, range(1000, 1000 + args.controls), done)
-        run_numpy(["correct+nonfinite"], settings, range(2000, 2000 + args.controls // 2), done)
+        fc = args.first_control
+        run_numpy(["correct"], settings, range(fc, fc + args.controls), done)
+        run_numpy(["correct+nonfinite"], settings, range(fc + 1000, fc + 1000 + args.controls // 2), done)
     if "opacus" in parts:
         run_opacus([b for b in OPACUS_BUGS if b in bugs], settings, seeds, done)
     if "opacus-controls" in parts:
-        run_opacus(["correct"], settings, range(1000, 1000 + args.controls), done)
+        run_opacus(["correct"], settings, range(args.first_control, args.first_control + args.controls), done)
     if "reference" in parts:
         run_reference(settings, args.seeds, args.controls, done)
     if "readme" in parts:
-        run_readme(range(1000, 1000 + args.controls), done)
+        run_readme(range(args.first_control, args.first_control + args.controls), done)
     null = opacus_null() if "opacus-null" in parts else None
     ov = overhead(settings) if "overhead" in parts else None
     tables(ov, null)
