@@ -410,9 +410,15 @@ def run_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000, size=
 
 
 #: Opacus ``DPOptimizer`` subclasses with a bug, by the names of :data:`ASSUMPTION_BUGS` (``"correct"`` is
-#: Opacus's own optimizer; ``"nan-propagated"`` is Opacus's own too: its clipping lets a NaN row through).
+#: Opacus's own optimizer; ``"nan-propagated"`` is Opacus's own too: its clipping lets a NaN row through),
+#: and bugs of the user's loop around Opacus's own optimizer (:data:`OPACUS_LOOP_BUGS`).
 OPACUS_BUGS = ("correct", "per-layer", "unclipped-last", "grouped-2", "no-noise-step", "no-noise-first-tensor",
-               "realised-batch", "nan-propagated")
+               "noise-reused", "replacement", "shuffle", "realised-batch", "nan-propagated")
+#: Bugs of the loop, not of the optimizer: a noise generator re-created before every step
+#: (``optimizer.generator = torch.Generator().manual_seed(...)``), a loader drawing with replacement
+#: (``RandomSampler(replacement=True)``, ``poisson_sampling=False``), shuffled fixed-size batches
+#: (``make_private(poisson_sampling=False)`` with ``shuffle=True``; ``q < 1`` only), all accounted as Poisson.
+OPACUS_LOOP_BUGS = ("noise-reused", "replacement", "shuffle")
 
 
 def opacus_bug_class(bug, steps):
@@ -420,7 +426,7 @@ def opacus_bug_class(bug, steps):
     import torch
     from opacus.optimizers import DPOptimizer
 
-    if bug in ("correct", "nan-propagated"):
+    if bug in ("correct", "nan-propagated") + OPACUS_LOOP_BUGS:
         return None
 
     class Buggy(DPOptimizer):
@@ -500,10 +506,16 @@ def run_opacus_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000
     model = Linear4()
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     N = n + m_data
-    loader = torch.utils.data.DataLoader(data, batch_size=max(1, int(round(q * N))))
+    B = max(1, int(round(q * N)))
+    if bug == "replacement":  # N draws with replacement per epoch, batches of B (Opacus: sample rate B / N)
+        loader = torch.utils.data.DataLoader(data, batch_size=B, sampler=torch.utils.data.RandomSampler(
+            data, replacement=True, num_samples=N, generator=torch.Generator().manual_seed(seed)))
+    else:
+        loader = torch.utils.data.DataLoader(data, batch_size=B, shuffle=bug == "shuffle",
+                                             generator=torch.Generator().manual_seed(seed) if bug == "shuffle" else None)
     model, opt, loader = PrivacyEngine().make_private(module=model, optimizer=opt, data_loader=loader,
                                                       noise_multiplier=sigma, max_grad_norm=1.0,
-                                                      poisson_sampling=q < 1)
+                                                      poisson_sampling=q < 1 and bug not in OPACUS_LOOP_BUGS[1:])
     cls = opacus_bug_class(bug, T)
     if cls is not None:
         opt.__class__ = cls
@@ -522,6 +534,8 @@ def run_opacus_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000
                 break
             opt.zero_grad()
             (0.5 * (model(xb) - yb).square()).mean().backward()
+            if bug == "noise-reused":  # the slip: a generator re-created in the loop, the same noise every step
+                opt.generator = torch.Generator().manual_seed(seed)
             hook.step(batch_indices=ib)
             t += 1
     return hook
