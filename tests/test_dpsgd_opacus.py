@@ -194,15 +194,21 @@ def test_multi_kind_canaries_in_opacus_see_per_layer_and_position_dependent_clip
     assert last.violated and last.clipping["max_excess"] > 100, last.summary()
 
 
-@pytest.mark.parametrize("poisson", [True, False])
-def test_data_canaries_in_opacus_go_through_its_loader(poisson):
+@pytest.mark.parametrize("sampler", ["poisson", "shuffle", "whole-q1", "replacement-q1"])
+def test_data_canaries_in_opacus_go_through_its_loader(sampler):
     """Data canaries are entries of the user's dataset; Opacus's loader draws them. Its Poisson
     DPDataLoader passes the sampler check; a plain shuffled DataLoader (fixed-size batches, every
-    example once per epoch) accounted as Poisson at rate batch / N does not."""
+    example once per epoch) accounted as Poisson at rate batch / N does not. At q = 1 the whole
+    dataset in every step (a plain DataLoader with ``batch_size=N``, ``poisson_sampling=False``)
+    passes, and a loader drawing N examples with replacement (``RandomSampler(replacement=True)``)
+    is caught at q = 1 too (some data canary missing or twice in a step; twice also doubles its
+    contribution, which the clipping check sees)."""
     from opacus import PrivacyEngine
 
     warnings.filterwarnings("ignore")
-    n, extra, batch = 100, 300, 40
+    n, extra = 100, 300
+    q1 = sampler.endswith("q1")
+    batch = n + extra if q1 else 40
     x, y = load_digits_task(num_train=n, seed=0)
     xs = torch.cat([torch.tensor(x), torch.zeros(extra, 64)])  # placeholders: dpaudit supplies their rows
     ys = torch.cat([torch.tensor(y), torch.zeros(extra, dtype=torch.long)])
@@ -210,9 +216,15 @@ def test_data_canaries_in_opacus_go_through_its_loader(poisson):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 16), torch.nn.Tanh(), torch.nn.Linear(16, 10))
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
-    loader = torch.utils.data.DataLoader(data, batch_size=batch, shuffle=True)
+    if sampler == "replacement-q1":
+        draw = torch.utils.data.RandomSampler(data, replacement=True, num_samples=n + extra,
+                                              generator=torch.Generator().manual_seed(0))
+        loader = torch.utils.data.DataLoader(data, batch_size=batch, sampler=draw)
+    else:
+        loader = torch.utils.data.DataLoader(data, batch_size=batch, shuffle=sampler == "shuffle")
     model, opt, loader = PrivacyEngine().make_private(module=model, optimizer=opt, data_loader=loader,
-                                                      noise_multiplier=1.5, max_grad_norm=1.0, poisson_sampling=poisson)
+                                                      noise_multiplier=1.5, max_grad_norm=1.0,
+                                                      poisson_sampling=sampler == "poisson")
     hook = OpacusCanaries(opt, canaries=400, sampling_rate=batch / (n + extra), seed=0, kinds=("dirac", "data"),
                           dataset_size=n, data_canaries=extra)
     for _ in range(3):
@@ -221,7 +233,9 @@ def test_data_canaries_in_opacus_go_through_its_loader(poisson):
             torch.nn.functional.cross_entropy(model(xb), yb).backward()
             hook.step(batch_indices=ib)
     a = hook.audit()
-    assert a.sampler is not None and a.violated == (not poisson), a.summary()
+    assert a.sampler is not None and a.violated == (sampler in ("shuffle", "replacement-q1")), a.summary()
+    if a.violated:  # with replacement a data canary drawn twice also contributes 2 C (the clipping mean)
+        assert "sampler" in {f.check for f in a.violations}, a.summary()
     run = hook.engine.runs()["data"]
     assert run.participation.sum() > 0 and not run.participation[:, ~run.mask].any()
 
