@@ -36,32 +36,6 @@ RESULTS = ROOT / "benchmarks" / "results"
 JSONL = RESULTS / "dpsgd_assumptions.jsonl"
 
 
-def _row(kind, bug, setting, seed, can, seconds):
-    """One run's record: the audit after training and the online audit's first finding."""
-    eng = getattr(can, "engine", None) or can
-    t0 = time.process_time()
-    a = eng.audit(delta=1e-5, beta=0.05, estimates=False)
-    audit_s = time.process_time() - t0
-    mon = eng._monitor
-    online = sorted(mon.findings, key=lambda f: f.at_step) if mon is not None else []
-    return {
-        "kind": kind, "bug": bug, "setting": setting, "seed": seed,
-        "violated": bool(a.violated), "checks": sorted({f"{f.check}:{f.test}" for f in a.violations}),
-        "first_step_offline": min((f.at_step for f in a.violations), default=None),
-        "online_violated": bool(online), "online_first_step": online[0].at_step if online else None,
-        "online_first_check": f"{online[0].check}:{online[0].test}" if online else None,
-        "online_checks": sorted({f"{f.check}:{f.test}" for f in online}),
-        "bound": a.epsilon_lower_bound, "accountant": a.accountant_epsilon,
-        "steps": eng.steps, "train_cpu_s": seconds, "monitor_s": mon.seconds if mon is not None else None,
-        "monitor_cpu_s": getattr(mon, "cpu_seconds", None) if mon is not None else None,
-        "audit_cpu_s": audit_s, "message": a.findings[0][:300] if a.findings else "",
-        "online_message": online[0].message[:300] if online else "",
-        "coupling": {k: v for k, v in a.checks.get("coupling", {}).get("tests", {}).get("paired", {}).items()
-                     if k in ("p_value", "a", "se", "b")},
-        "paired_null": _paired_null(eng),
-    }
-
-
 def _paired_null(eng):
     """The coupling test's null, seen directly: for a correct step the paired canaries' sign-corrected
     observations are ``y = I - N + e`` (units of C: a clipped canary row, ``N`` clipped partner rows), so
@@ -87,6 +61,31 @@ def _paired_null(eng):
     return {"sd": float(r.std()), "mean": float(r.mean()), "ks_p": float(stats.kstest(r.ravel(), "norm").pvalue),
             "canary_sd": float(per.std()), "canary_ks_p": float(stats.kstest(per, "norm").pvalue),
             "inc_minus_exc_z": float(diff), "values": int(r.size), "canaries": int(per.size)}
+
+
+def _row(kind, bug, setting, seed, can, seconds):
+    """One run's record: the audit after training and the online audit's first finding."""
+    eng = getattr(can, "engine", None) or can
+    t0 = time.process_time()
+    a = eng.audit(delta=1e-5, beta=0.05, estimates=False)
+    audit_s = time.process_time() - t0
+    mon = eng._monitor
+    online = sorted(mon.findings, key=lambda f: f.at_step) if mon is not None else []
+    return {
+        "kind": kind, "bug": bug, "setting": setting, "seed": seed, "paired_null": _paired_null(eng),
+        "violated": bool(a.violated), "checks": sorted({f"{f.check}:{f.test}" for f in a.violations}),
+        "first_step_offline": min((f.at_step for f in a.violations), default=None),
+        "online_violated": bool(online), "online_first_step": online[0].at_step if online else None,
+        "online_first_check": f"{online[0].check}:{online[0].test}" if online else None,
+        "online_checks": sorted({f"{f.check}:{f.test}" for f in online}),
+        "bound": a.epsilon_lower_bound, "accountant": a.accountant_epsilon,
+        "steps": eng.steps, "train_cpu_s": seconds, "monitor_s": mon.seconds if mon is not None else None,
+        "monitor_cpu_s": getattr(mon, "cpu_seconds", None) if mon is not None else None,
+        "audit_cpu_s": audit_s, "message": a.findings[0][:300] if a.findings else "",
+        "online_message": online[0].message[:300] if online else "",
+        "coupling": {k: v for k, v in a.checks.get("coupling", {}).get("tests", {}).get("paired", {}).items()
+                     if k in ("p_value", "a", "se", "b")},
+    }
 
 
 def _done():
