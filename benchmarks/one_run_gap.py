@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from one_run_claim import BETA, DELTA, chosen_only, ideal_scores, ours, sigma_for  # noqa: E402
 
 SETTINGS = ((1.0, 10), (0.05, 200))
+QS = {1.0, 0.05}  # the settings --q keeps
 
 
 def claim_rule(sigma: float, q: float, steps: int, m: int):
@@ -77,6 +78,8 @@ def real_part(seeds: int, m: int) -> list:
         return f"{np.median(v):.3f} [{min(v):.2f}-{max(v):.2f}] {np.mean(v):.3f}"
 
     for q, T in SETTINGS:
+        if q not in QS:
+            continue
         sigma = sigma_for(2.0, q, T)
         cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=q, steps=T)
         for kind in ("ideal", "reference"):
@@ -166,6 +169,58 @@ def limits_part(seeds: int, sizes) -> list:
                          f"{abs(rule[0]) + abs(rule[1])} | {a:.4f} | {rec[0]:.3f} | {rec[1]:.3f} | "
                          f"{coin(a, BETA):.3f} | {coin(a, 2 * BETA):.3f} | {coin(a / 10, 2 * BETA):.3f} |")
             print(lines[-1], file=sys.stderr, flush=True)
+    return lines + [""]
+
+
+def kinds_part(seeds: int, m: int) -> list:
+    """A user's NumPy loop (``tests/_dpsgd_user_loops.py``) watched by :class:`dpaudit.dpsgd.Canaries`
+    with the default kinds: each kind's observations against the claimed law, each kind's
+    likelihood-ratio scores under the claim test at the full beta (what its canaries alone would
+    certify), and the audit's headline with beta shared over kinds and checks."""
+    from _dpsgd_user_loops import run_user_loop
+
+    from dpaudit.dpsgd.audit import _scores
+
+    lines = ["### (a2) A user's NumPy loop with the default canary kinds (`Canaries`)", "",
+             f"{m:,} canaries split over the default kinds; per kind: fit / sigma (excluded spread over the included "
+             "mean shift, in the kind's units), its share of beta in `audit()`, and the claim test of its own "
+             "likelihood-ratio scores at the *full* beta (bound / accountant; ideal scores of the same size for "
+             "comparison); the headline: `audit()` (pooled block kinds, beta shared over kinds and checks). Entries: "
+             "median [min-max] mean over seeds.", "",
+             "| q, steps | kind | canaries | share of beta | fit / sigma | claim test, full beta | ideal, same size | "
+             "headline |", "|---|---|---|---|---|---|---|---|"]
+
+    def cell(v):
+        return f"{np.median(v):.3f} [{min(v):.2f}-{max(v):.2f}] {np.mean(v):.3f}"
+
+    for q, T in SETTINGS:
+        if q not in QS:
+            continue
+        sigma = sigma_for(2.0, q, T)
+        rows: dict = {}
+        head = []
+        for s in range(seeds):
+            can = run_user_loop("correct", epsilon=2.0, q=q, steps=T, canaries=m, seed=400 + s)
+            a = can.audit(seed=s, estimates=False)
+            head.append(a.epsilon_lower_bound / a.accountant_epsilon)
+            for kind, run in can.runs().items():
+                o, mask, part = np.asarray(run.observations, float), run.mask, run.participation
+                if run.pattern is not None:
+                    o = o * run.pattern
+                out, ins = o[:, ~mask].ravel(), o[part]
+                r = rows.setdefault(kind, {"fit": [], "lr": [], "ideal": [], "n": mask.size,
+                                           "share": a.levels.get(("bound", kind), 0.0) / a.beta})
+                r["fit"].append(out.std() / (ins.mean() - out.mean()) / sigma)
+                sc = _scores(o, None, sigma, q, "lr")
+                res = ours(sc, mask, sigma, q, T, s)
+                r["lr"].append(res["new"] / res["acc"])
+                isc, imask = ideal_scores(sigma, q, T, mask.size, 6000 + s)
+                r["ideal"].append(ours(isc, imask, sigma, q, T, s)["new"] / res["acc"])
+                print(q, s, kind, f"{r['fit'][-1]:.3f} {r['lr'][-1]:.3f} {r['ideal'][-1]:.3f}", file=sys.stderr,
+                      flush=True)
+        for i, (kind, r) in enumerate(rows.items()):
+            lines.append(f"| {q:g}, {T} | {kind} | {r['n']:,} | {r['share']:.3f} | {cell(r['fit'])} | {cell(r['lr'])} | "
+                         f"{cell(r['ideal'])} | {cell(head) if i == 0 else ''} |")
     return lines + [""]
 
 
@@ -309,17 +364,22 @@ def main(argv=None) -> int:
     ap.add_argument("--canaries", type=int, default=10_000)
     ap.add_argument("--sizes", default="10000,100000", help="canaries for --parts limits")
     ap.add_argument("--out", default="", help="append the section to this markdown file")
+    ap.add_argument("--q", default="1,0.05", help="settings of --parts real (sampling rates)")
     args = ap.parse_args(argv)
+    QS.clear()
+    QS.update(float(x) for x in args.q.split(","))
     t0, c0 = time.perf_counter(), time.process_time()
     lines = []
     parts = args.parts.split(",")
     if "real" in parts:
         lines += real_part(args.seeds, args.canaries)
+    if "kinds" in parts:
+        lines += kinds_part(args.seeds, args.canaries)
     if "lp" in parts:
         lines += lp_part(args.seeds)
     if "limits" in parts:
         lines += limits_part(args.seeds, [int(s) for s in args.sizes.split(",")])
-    head = [f"`python benchmarks/one_run_gap.py --parts {args.parts} --seeds {args.seeds}"
+    head = [f"`python benchmarks/one_run_gap.py --parts {args.parts} --seeds {args.seeds} --q {args.q}"
             + (f" --sizes {args.sizes}" if "limits" in parts else "") + f"`: wall {time.perf_counter() - t0:.0f} s, "
             f"CPU {time.process_time() - c0:.0f} s, load {os.getloadavg()[0]:.1f} at the end.", ""]
     text = "\n".join(head + lines)
