@@ -23,7 +23,14 @@ Sections (``--parts``):
   that this mixture satisfies**. Read at one ``a`` this bounds tests that only see what happens at
   that false-positive rate; read at every ``a`` it is the previous session's ceiling (0.935-0.94).
 
-    python benchmarks/one_run_gap.py --parts real,limits --seeds 10
+* ``kinds`` / ``pool``: a user's NumPy loop with the default canary kinds (each kind's law and
+  bound), and what pooling ``"split"`` with the block kinds buys on ideal scores.
+* ``rules``: every guessing rule near the chosen one, all of beta on it, on fresh ideal runs.
+* ``lp``: the recursion against the LP over every per-set count inequality (:func:`set_lp_p_value`).
+
+    python benchmarks/one_run_gap.py --parts real --seeds 10 --q 1
+    python benchmarks/one_run_gap.py --parts limits,lp --seeds 30 --sizes 10000
+    python benchmarks/one_run_gap.py --parts pool --seeds 20
 """
 
 from __future__ import annotations
@@ -224,6 +231,63 @@ def kinds_part(seeds: int, m: int) -> list:
     return lines + [""]
 
 
+def pool_part(seeds: int) -> list:
+    """What pooling ``"split"`` with the block kinds buys on ideal scores: the default 10,000
+    canaries of :class:`dpaudit.dpsgd.Canaries` (``dirac`` 2,500, ``split`` and ``large`` 1,666
+    each) audited as the old pool (dirac + large: 4,166 canaries at beta / 4) and the new one
+    (5,832 at 3 beta / 8), the claim test of the likelihood-ratio score, same seeds."""
+    from dpaudit.dpsgd.audit import _claimed_accountant, _run_claim
+    from dpaudit.dpsgd.reference import DPSGDConfig
+    from dpaudit.scores import one_run_audit
+
+    lines = ["### (a3) Pooling split canaries with dirac and large (ideal scores of the default split)", "",
+             "| q, steps | pool | canaries | beta | seeds | claim test / accountant |", "|---|---|---|---|---|---|"]
+    for q, T in SETTINGS:
+        if q not in QS:
+            continue
+        sigma = sigma_for(2.0, q, T)
+        acc = float(_claimed_accountant(sigma, q, T, DELTA).epsilon)
+        cfg = DPSGDConfig(noise_multiplier=sigma, sampling_rate=q, steps=T)
+        for name, m, b in (("dirac + large (before)", 4166, BETA / 4), ("dirac + split + large", 5832, 3 * BETA / 8)):
+            r = []
+            for s in range(seeds):
+                sc, mask = ideal_scores(sigma, q, T, m, 8000 + s)
+                a = one_run_audit(sc, mask, delta=DELTA, beta=b, rng=s,
+                                  claim=_run_claim("lr", cfg, acc, DELTA, simulate=True))
+                r.append(a.claim.epsilon_lower_bound / acc)
+            lines.append(f"| {q:g}, {T} | {name} | {m:,} | {b:.4f} | {seeds} | {np.median(r):.3f} "
+                         f"[{min(r):.2f}-{max(r):.2f}] mean {np.mean(r):.3f} |")
+    return lines + [""]
+
+
+def rules_part(seeds: int) -> list:
+    """Is the chosen rule the loss? Every rule near the one the claim test chooses, all of beta on
+    it, on the same fresh ideal runs (10,000 canaries)."""
+    from dpaudit.scores.one_run_claim import claim_bound
+
+    m = 10_000
+    cands = [(269, 269), (227, 226), (190, 190), (160, 160), (135, 134), (113, 113), (95, 95), (190, 0), (269, 0)]
+    lines = ["### (b0) The guessing rule: every rule near the chosen one, all of beta on it", "",
+             f"{seeds} fresh ideal runs per setting (seeds 9000+), 10,000 canaries; bound / accountant, mean "
+             "(median; sd).", "", "| q, steps | chosen | " + " | ".join(str(c) for c in cands) + " |",
+             "|---|---|" + "---|" * len(cands)]
+    for q, T in SETTINGS:
+        if q not in QS:
+            continue
+        sigma = sigma_for(2.0, q, T)
+        rule, cl, acc = claim_rule(sigma, q, T, m)
+        out: dict = {c: [] for c in cands}
+        for s in range(seeds):
+            sc, mask = ideal_scores(sigma, q, T, m, 9000 + s)
+            ms = mask[np.lexsort((np.random.default_rng(s).random(m), sc))]
+            for c in cands:
+                out[c].append(claim_bound(ms, [c], [BETA], cl.family, sigma, delta=DELTA,
+                                          grid=cl._grid).epsilon_lower_bound / acc)
+        lines.append(f"| {q:g}, {T} | {rule} | " + " | ".join(
+            f"{np.mean(out[c]):.3f} ({np.median(out[c]):.3f}; {np.std(out[c]):.3f})" for c in cands) + " |")
+    return lines + [""]
+
+
 # --------------------------------------------------------------------------- (b2) every count test
 
 def claim_lines(q: float, steps: int, s: float):
@@ -373,6 +437,10 @@ def main(argv=None) -> int:
     parts = args.parts.split(",")
     if "real" in parts:
         lines += real_part(args.seeds, args.canaries)
+    if "rules" in parts:
+        lines += rules_part(args.seeds)
+    if "pool" in parts:
+        lines += pool_part(args.seeds)
     if "kinds" in parts:
         lines += kinds_part(args.seeds, args.canaries)
     if "lp" in parts:
