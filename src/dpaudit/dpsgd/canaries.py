@@ -105,7 +105,7 @@ from .checks import (Finding, clipping_step, contribution_mean, coupling_ols, di
                      noise_independence, noise_pooled, noise_upper, nonfinite_association, nonfinite_contrast,
                      scale_dependence)
 
-__all__ = ["CANARY_KINDS", "DEFAULT_KINDS", "CanaryAudit", "CanaryStep", "Canaries", "sampler_check"]
+__all__ = ["CANARY_KINDS", "DEFAULT_KINDS", "POOLED_KINDS", "CanaryAudit", "CanaryStep", "Canaries", "sampler_check"]
 
 CANARY_KINDS = ("dirac", "split", "spread", "large", "paired", "nonfinite", "data")
 #: Kinds used when ``kinds`` is not given: these, and ``"data"`` when ``dataset_size`` is given.
