@@ -25,6 +25,7 @@ Sections (``--parts``):
 
 * ``kinds`` / ``pool``: a user's NumPy loop with the default canary kinds (each kind's law and
   bound), and what pooling ``"split"`` with the block kinds buys on ideal scores.
+* ``perlayer``: a per-tensor-clipping run audited with the old pool and the new one.
 * ``rules``: every guessing rule near the chosen one, all of beta on it, on fresh ideal runs.
 * ``lp``: the recursion against the LP over every per-set count inequality (:func:`set_lp_p_value`).
 
@@ -288,6 +289,32 @@ def rules_part(seeds: int) -> list:
     return lines + [""]
 
 
+def perlayer_part(seeds: int) -> list:
+    """The price of pooling ``"split"`` on a run it should catch: a user's loop with per-tensor
+    clipping (q = 1, 10 steps, 10,000 canaries), audited with the old pool (dirac + large) and the
+    new one on the same run."""
+    from _dpsgd_user_loops import run_user_loop
+
+    import dpaudit.dpsgd.canaries as can_mod
+
+    lines = ["### Per-tensor clipping: old pool against new, same run", "",
+             "| seed | old: bound / accountant (kind), violated | new: bound / accountant (kind), violated |",
+             "|---|---|---|"]
+    keep = can_mod.POOLED_KINDS
+    try:
+        for s in range(seeds):
+            can = run_user_loop("per-layer", epsilon=2.0, q=1.0, steps=10, canaries=10_000, seed=400 + s)
+            out = []
+            for pool in (("dirac", "large", "data"), keep):
+                can_mod.POOLED_KINDS = pool
+                a = can.audit(seed=s, estimates=False)
+                out.append(f"{a.epsilon_lower_bound / a.accountant_epsilon:.3f} ({a.best_kind}), {a.violated}")
+            lines.append(f"| {400 + s} | {out[0]} | {out[1]} |")
+    finally:
+        can_mod.POOLED_KINDS = keep
+    return lines + [""]
+
+
 # --------------------------------------------------------------------------- (b2) every count test
 
 def claim_lines(q: float, steps: int, s: float):
@@ -437,6 +464,8 @@ def main(argv=None) -> int:
     parts = args.parts.split(",")
     if "real" in parts:
         lines += real_part(args.seeds, args.canaries)
+    if "perlayer" in parts:
+        lines += perlayer_part(args.seeds)
     if "rules" in parts:
         lines += rules_part(args.seeds)
     if "pool" in parts:
