@@ -31,7 +31,7 @@ HELP = ("Audit the public functions of real DP libraries (diffprivlib, OpenDP, P
         "docs/library_audits.md, as commands a library's maintainers run in their CI.")
 
 LIBRARY_EXIT_HELP = ("[bold]Exit codes[/] (audit): 0 no new finding (every finding is in --baseline); 1 a new "
-                     "finding; 2 bad input; 3 no new finding, a row inconclusive; 4 internal error (never a finding). "
+                     "finding; 2 bad input; 3 no new finding, a row inconclusive or timed out; 4 internal error (never a finding). "
                      "table --check and reproducers --check: 0 up to date, 1 not.")
 
 library_app = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich", add_completion=False)
