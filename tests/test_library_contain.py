@@ -57,7 +57,19 @@ class Count(Mechanism):
         return len(dataset) + rng.laplace(0.0, 1.0, num_samples)
 
 
-BLOCKING, CRASHING, COUNT = Blocking(), Crashing(), Count()
+class PyDPHuge(Mechanism):
+    """PyDP's GaussianMechanism at sensitivity 8.9e307: CalculateGaussianStddev loops in C++ and never
+    returns (PyDP 1.1.5; the hang that stopped a library run for 35 minutes, issue 43)."""
+    name = "pydp-gaussian-huge-sensitivity"
+
+    def sample(self, dataset, num_samples, rng):
+        from pydp.algorithms.numerical_mechanisms import GaussianMechanism
+
+        mech = GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=8.9e307)
+        return np.array([mech.add_noise(float(len(dataset))) for _ in range(num_samples)])
+
+
+BLOCKING, CRASHING, COUNT, PYDP_HUGE = Blocking(), Crashing(), Count(), PyDPHuge()
 '''
 
 
@@ -101,6 +113,14 @@ def test_a_blocked_or_crashed_row_is_contained_and_a_finished_row_is_as_in_proce
     assert worker.starts == 3  # each stopped row's next row got a fresh worker
     assert _without_times(there) == _without_times(here) and there["verdict"] in ("pass", "floating-point leak")
     assert [t.index for t in trials] == [0]  # progress comes back from the worker
+
+
+def test_pydps_c_loop_is_cut(rows):
+    """The real case: PyDP's C++ loop, which no SIGALRM interrupts, is cut at the stage's limit."""
+    pytest.importorskip("pydp")
+    with RowWorker() as worker:
+        rec = worker.audit(rows("PYDP_HUGE"), time_limit=2, stages=("audit",))
+    assert rec["verdict"] == TIMED_OUT and rec["timed_out"]["stage"] == "audit" and 2 <= rec["timed_out"]["seconds"] < 10
 
 
 def test_cli_reports_the_timed_out_row_and_goes_on(rows, monkeypatch):
