@@ -11,6 +11,10 @@ The in-process pass runs first, so the library's import is paid by the first row
 
 Run: ``nice python benchmarks/library_contain.py diffprivlib laplace gaussian ... --stages audit``
 (``--json FILE`` keeps the rows).
+
+``--hang SECONDS`` instead: a row over PyDP's ``GaussianMechanism`` at sensitivity 8.9e307 (its
+C++ ``CalculateGaussianStddev`` never returns, and no SIGALRM interrupts it) under a SECONDS stage
+limit, then the library's rows as above: the first is timed out, the others run.
 """
 
 from __future__ import annotations
@@ -21,6 +25,41 @@ import os
 import platform
 import resource
 import time
+
+
+try:
+    from dpaudit.mechanisms.base import Mechanism
+
+    class PyDPHuge(Mechanism):
+        """PyDP's GaussianMechanism at sensitivity 8.9e307 (PyDP 1.1.5: never returns)."""
+        name = "pydp-gaussian-huge-sensitivity"
+
+        def sample(self, dataset, num_samples, rng):
+            import numpy as np
+            from pydp.algorithms.numerical_mechanisms import GaussianMechanism
+
+            mech = GaussianMechanism(epsilon=1.0, delta=1e-5, sensitivity=8.9e307)
+            return np.array([mech.add_noise(float(len(dataset))) for _ in range(num_samples)])
+
+    PYDP_HUGE = PyDPHuge()
+except ImportError:  # pragma: no cover
+    PYDP_HUGE = None
+
+
+def _hang(seconds: float, entries, opts) -> None:
+    from pathlib import Path
+
+    from dpaudit.library.contain import RowWorker
+    from dpaudit.library.entry import Budget, Entry, Guarantee
+
+    hang = Entry("PyDP", "GaussianMechanism", f"{Path(__file__).resolve()}:PYDP_HUGE", "sensitivity 8.9e307",
+                 Guarantee(1.0, 1e-5), budget=Budget(samples=100, trials=1), row_key="pydp.huge_sensitivity")
+    t0 = time.perf_counter()
+    with RowWorker() as worker:
+        for e in [hang, *entries]:
+            rec = worker.audit(e, time_limit=seconds if e is hang else None, **opts)
+            print(f"{e.key}: {(rec.get('first') or {}).get('message') or rec['verdict']} "
+                  f"(at {time.perf_counter() - t0:.1f} s; worker starts {worker.starts})")
 
 
 def _without_times(x):
@@ -38,6 +77,7 @@ def main() -> None:
     ap.add_argument("--stages", default="audit")
     ap.add_argument("--samples", type=int, default=None)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--hang", type=float, default=None, metavar="SECONDS")
     args = ap.parse_args()
 
     from dpaudit.library.contain import RowWorker
@@ -47,6 +87,9 @@ def main() -> None:
     stages = tuple(s for s in args.stages.split(",") if s)
     entries = [e for e in select(args.library, args.rows) if not e.not_auditable and e.env is None]
     opts = dict(stages=stages, samples=args.samples)
+    if args.hang is not None:
+        _hang(args.hang, entries, opts)
+        return
     here, there = {}, {}
     cpu0 = time.process_time()
     for e in entries:
