@@ -40,7 +40,7 @@ from multiprocessing.connection import Connection
 from .entry import Entry
 from .registry import fingerprint
 
-__all__ = ["CONFIRM_FACTOR", "STAGE_SECONDS", "START_SECONDS", "TIMED_OUT", "RowWorker", "RowWorkerError",
+__all__ = ["CONFIRM_FACTOR", "PRELOAD", "STAGE_SECONDS", "START_SECONDS", "TIMED_OUT", "RowWorker", "RowWorkerError",
            "stage_limit"]
 
 TIMED_OUT = "timed out"
