@@ -123,7 +123,7 @@ def audit_cmd(
                                                "confirmation run twice it): past it the row's worker process is "
                                                "killed and the row is reported 'timed out (stage S after N s)', "
                                                "never a pass or a finding; the next row goes on. Default 1800 per "
-                                               "stage at the row's budget, scaled up with --samples."),
+                                               "stage at the row's budget, scaled up with --samples; with --reruns K, K of them for the K audits)."),
     in_process: bool = typer.Option(False, "--in-process", help="Run the rows in this process, without the worker "
                                     "process and its time limit (a library call that never returns then stops the "
                                     "run)."),
@@ -178,7 +178,8 @@ def audit_cmd(
         raise fail(str(exc))
     cache_path = cache or lc.default_cache()
     if reruns is not None:
-        _reruns(entries, reruns, samples, n_proc, write_cache, cache_path, json_out, quiet)
+        _reruns(entries, reruns, samples, n_proc, write_cache, cache_path, json_out, quiet,
+                None if in_process else time_limit, in_process)
         return
     auditable = [e for e in entries if not e.not_auditable]
     show = not (quiet or json_out)
@@ -284,26 +285,41 @@ def _audit_rows(entries, worker, results, ran, chosen_stages, confirm, n_proc, s
                         "seconds": first.get("seconds"), "record": rec})
 
 
-def _reruns(entries, k, samples, processes, write_cache, cache_path, json_out, quiet) -> None:
+def _reruns(entries, k, samples, processes, write_cache, cache_path, json_out, quiet, time_limit=None,
+            in_process=False) -> None:
     from ..library import cache as lc
+    from ..library.contain import TIMED_OUT, RowWorker
     from ..library.runner import rerun_entry
 
     path = cache_path.with_name("library_reruns.json")
     out_rows = []
-    for e in entries:
-        if e.not_auditable:
-            continue
-        rec = rerun_entry(e, k, samples=samples, processes=processes)
-        out_rows.append(rec)
-        if write_cache:
-            lc.save_record(path, rec)
-        if not (quiet or json_out):
-            console.print(f"{escape(e.key)}: {rec['accusations']}/{rec['k']} accused, {rec['errors']} errors: "
-                          f"{rec['verdict']} ({rec['seconds']:.0f} s)", highlight=False)
+    worker = None if in_process else RowWorker()
+    try:
+        for e in entries:
+            if e.not_auditable:
+                continue
+            if worker is not None and e.env is None:  # all K audits under K stage limits
+                rec = worker.rerun(e, k, time_limit=time_limit, samples=samples, processes=processes)
+            else:
+                rec = rerun_entry(e, k, samples=samples, processes=processes)
+            out_rows.append(rec)
+            if "message" in rec:  # timed out or crashed: no counts to keep
+                if not (quiet or json_out):
+                    console.print(f"{escape(e.key)}: {escape(rec['message'])}", highlight=False)
+                continue
+            if write_cache:
+                lc.save_record(path, rec)
+            if not (quiet or json_out):
+                console.print(f"{escape(e.key)}: {rec['accusations']}/{rec['k']} accused, {rec['errors']} errors: "
+                              f"{rec['verdict']} ({rec['seconds']:.0f} s)", highlight=False)
+    finally:
+        if worker is not None:
+            worker.close()
     beyond = any(r["verdict"] == "beyond beta" for r in out_rows)
+    stopped = any(r["verdict"] in (TIMED_OUT, "error") for r in out_rows)
     if json_out:
         emit(json.dumps({"reruns": out_rows}, indent=2))
-    raise typer.Exit(EXIT_VIOLATION if beyond else EXIT_OK)
+    raise typer.Exit(EXIT_VIOLATION if beyond else EXIT_INCONCLUSIVE if stopped else EXIT_OK)
 
 
 @library_app.command("table", epilog=LIBRARY_EXIT_HELP)

@@ -111,7 +111,7 @@ def _main(down_fd: int, up_fd: int) -> None:
 
     for name in PRELOAD:  # dpaudit's own machinery, before "ready": never counted against a row's stage
         importlib.import_module(name)
-    from .runner import audit_entry
+    from .runner import audit_entry, rerun_entry
 
     conn.send(("ready", os.getpid()))
     while True:
@@ -121,7 +121,7 @@ def _main(down_fd: int, up_fd: int) -> None:
             return
         if msg is None:
             return
-        _op, entry, kwargs, want_trials = msg
+        op, entry, kwargs, want_trials = msg
 
         def on_trial_end(rec):
             try:
@@ -130,9 +130,12 @@ def _main(down_fd: int, up_fd: int) -> None:
                 conn.send(("trial", _TrialNote(rec.index, str(getattr(rec.outcome, "status", "?")))))
 
         try:
-            record = audit_entry(entry, log=lambda text: conn.send(("log", text)),
-                                 on_stage=lambda name, record: conn.send(("stage", name, record)),
-                                 on_trial_end=on_trial_end if want_trials else None, **kwargs)
+            if op == "rerun":
+                record = rerun_entry(entry, **kwargs)
+            else:
+                record = audit_entry(entry, log=lambda text: conn.send(("log", text)),
+                                     on_stage=lambda name, record: conn.send(("stage", name, record)),
+                                     on_trial_end=on_trial_end if want_trials else None, **kwargs)
         except Exception as exc:  # noqa: BLE001 - handed to the caller, which raises it
             conn.send(("raised", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
             continue
@@ -283,23 +286,45 @@ class RowWorker:
         ValueError
             If ``time_limit`` is not a positive number.
         """
-        log = log or (lambda _text: None)
         base = stage_limit(entry, kwargs.get("samples"), time_limit)
+        return self._request("audit", entry, kwargs, "starting", base, base, log, on_trial_end)
+
+    def rerun(self, entry: Entry, k: int, *, time_limit: float | None = None, samples: int | None = None,
+              trials: int | None = None, processes: int | str = 1) -> dict:
+        """:func:`~dpaudit.library.runner.rerun_entry` in the worker, all ``k`` audits under ``k`` stage limits.
+
+        Returns
+        -------
+        dict
+            The reruns' record; when cut by the limit, ``key``, ``k``, ``verdict`` :data:`TIMED_OUT`,
+            ``message`` (``"timed out (stage reruns after N s)"``), ``seconds`` and ``timed_out``.
+
+        Raises
+        ------
+        RowWorkerError, ValueError
+            As :meth:`audit`; ValueError also for ``k < 1``.
+        """
+        if k < 1:
+            raise ValueError(f"k must be at least 1, got {k!r}")
+        base = stage_limit(entry, samples, time_limit)
+        kwargs = {"k": int(k), "samples": samples, "trials": trials, "processes": processes}
+        return self._request("rerun", entry, kwargs, "reruns", base * k, base, None, None)
+
+    def _request(self, op, entry, kwargs, stage, limit, base, log, on_trial_end) -> dict:
         if not self._alive():
             self._kill()
             self._start()
         t_row = time.perf_counter()
-        self._send.send(("audit", entry, kwargs, on_trial_end is not None))
+        self._send.send((op, entry, kwargs, on_trial_end is not None))
         self._busy = True
         try:
-            return self._wait(entry, kwargs, base, t_row, log, on_trial_end)
+            return self._wait(entry, kwargs, stage, limit, base, t_row, log or (lambda _text: None), on_trial_end)
         finally:
             self._busy = False
 
-    def _wait(self, entry, kwargs, base, t_row, log, on_trial_end) -> dict:
+    def _wait(self, entry, kwargs, stage, limit, base, t_row, log, on_trial_end) -> dict:
         """Relay the worker's messages until the row's record comes, or its stage runs past its limit."""
-        stage, partial = "starting", {}
-        t_stage, limit = t_row, base
+        partial, t_stage = {}, t_row
         while True:
             left = t_stage + limit - time.perf_counter()
             if left <= 0:
@@ -339,6 +364,12 @@ def _stopped_record(entry: Entry, kwargs: dict, partial: dict, stage: str, t_sta
     """The record of a row its worker did not finish: cut by the time limit, or dead."""
     now = time.perf_counter()
     in_stage, whole = round(now - t_stage, 1), round(now - t_row, 1)
+    if stage == "reruns":
+        message = (f"timed out (stage reruns after {in_stage:.0f} s)" if verdict == TIMED_OUT else
+                   f"the reruns' worker process died (exit code {exitcode}) after {in_stage:.0f} s")
+        return {"key": entry.key, "k": kwargs["k"], "verdict": verdict, "message": message, "seconds": whole,
+                "timed_out" if verdict == TIMED_OUT else "crashed": {"stage": stage, "seconds": in_stage,
+                                                                      "limit": round(limit, 1)}}
     seed, samples = entry.budget.seed, kwargs.get("samples") or entry.budget.samples
     if verdict == TIMED_OUT:
         message = f"timed out (stage {stage} after {in_stage:.0f} s)"
