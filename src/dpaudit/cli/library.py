@@ -31,7 +31,8 @@ HELP = ("Audit the public functions of real DP libraries (diffprivlib, OpenDP, P
         "docs/library_audits.md, as commands a library's maintainers run in their CI.")
 
 LIBRARY_EXIT_HELP = ("[bold]Exit codes[/] (audit): 0 no new finding (every finding is in --baseline); 1 a new "
-                     "finding; 2 bad input; 3 no new finding, a row inconclusive or timed out; 4 internal error (never a finding). "
+                     "finding; 2 bad input; 3 no new finding, a row inconclusive or timed out; 4 internal error "
+                     "(never a finding). "
                      "table --check and reproducers --check: 0 up to date, 1 not.")
 
 library_app = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich", add_completion=False)
@@ -123,7 +124,8 @@ def audit_cmd(
                                                "confirmation run twice it): past it the row's worker process is "
                                                "killed and the row is reported 'timed out (stage S after N s)', "
                                                "never a pass or a finding; the next row goes on. Default 1800 per "
-                                               "stage at the row's budget, scaled up with --samples; with --reruns K, K of them for the K audits)."),
+                                               "stage at the row's budget, scaled up with --samples; with --reruns "
+                                               "K, K of them for the K audits)."),
     in_process: bool = typer.Option(False, "--in-process", help="Run the rows in this process, without the worker "
                                     "process and its time limit (a library call that never returns then stops the "
                                     "run)."),
@@ -222,7 +224,8 @@ def audit_cmd(
         for f in r["findings"]:
             marks.append(f"{f['id']} ({'known' if f['id'] in tri.known else 'NEW'})")
         eps = r.get("epsilon_lower_bound")
-        table.add_row(r["key"], r.get("verdict_text") or r["verdict"], "-" if eps is None else f"{eps:.3g}", r.get("leak_size") or "-",
+        table.add_row(r["key"], r.get("verdict_text") or r["verdict"], "-" if eps is None else f"{eps:.3g}",
+                      r.get("leak_size") or "-",
                       "\n".join(marks) or "-", "-" if r.get("seconds") is None else f"{r['seconds']:.0f} s")
     print_table(out(), table)
     causes: dict = {}

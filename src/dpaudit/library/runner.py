@@ -28,8 +28,8 @@ from ..mechanisms.base import Mechanism
 from .entry import Entry, resolve_mechanism
 from .registry import fingerprint
 
-__all__ = ["BETA", "OUTCOMES", "STAGE_NAMES", "RecordingMechanism", "RowRun", "audit_entry", "classify", "rerun_entry", "run_row",
-           "summarise_reruns"]
+__all__ = ["BETA", "OUTCOMES", "STAGE_NAMES", "RecordingMechanism", "RowRun", "audit_entry", "classify",
+           "rerun_entry", "run_row", "summarise_reruns"]
 
 OUTCOMES = ("pass", "violation", "floating-point leak", "inconclusive", "not auditable", "error")
 """What an audited entry can come out as (:func:`classify`); ``unconfirmed`` is added when a
