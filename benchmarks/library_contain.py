@@ -62,14 +62,6 @@ def _hang(seconds: float, entries, opts) -> None:
                   f"(at {time.perf_counter() - t0:.1f} s; worker starts {worker.starts})")
 
 
-def _without_times(x):
-    if isinstance(x, dict):
-        return {k: _without_times(v) for k, v in x.items() if k not in ("seconds", "audit_seconds", "ran_at")}
-    if isinstance(x, list):
-        return [_without_times(v) for v in x]
-    return x
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("library")
@@ -80,7 +72,7 @@ def main() -> None:
     ap.add_argument("--hang", type=float, default=None, metavar="SECONDS")
     args = ap.parse_args()
 
-    from dpaudit.library.contain import RowWorker
+    from dpaudit.library.contain import RowWorker, without_times
     from dpaudit.library.registry import select
     from dpaudit.library.runner import audit_entry
 
@@ -109,7 +101,7 @@ def main() -> None:
     rows = []
     for e in entries:
         (a, ta), (b, tb) = here[e.key], there[e.key]
-        same = _without_times(a) == _without_times(b)
+        same = without_times(a) == without_times(b)
         rows.append({"key": e.key, "verdict_in_process": a["verdict"], "verdict_worker": b["verdict"],
                      "eps_in_process": (a.get("first") or {}).get("epsilon_lower_bound"),
                      "eps_worker": (b.get("first") or {}).get("epsilon_lower_bound"),

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from dpaudit.cli import app
 from dpaudit.library import registry
-from dpaudit.library.contain import STAGE_SECONDS, TIMED_OUT, RowWorker, stage_limit
+from dpaudit.library.contain import STAGE_SECONDS, TIMED_OUT, RowWorker, stage_limit, without_times
 from dpaudit.library.entry import Budget, Entry, Guarantee
 from dpaudit.library.findings import finding_ids
 from dpaudit.library.runner import audit_entry
@@ -75,14 +75,6 @@ def rows(tmp_path):
     return row
 
 
-def _without_times(x):
-    if isinstance(x, dict):
-        return {k: _without_times(v) for k, v in x.items() if k not in ("seconds", "audit_seconds", "ran_at")}
-    if isinstance(x, list):
-        return [_without_times(v) for v in x]
-    return x
-
-
 def test_a_blocked_or_crashed_row_is_contained_and_a_finished_row_is_as_in_process(rows):
     """Blocking row: timed out in stage audit after the limit, no verdict, no finding; crashing row:
     an error naming the signal; then a finishing row in a fresh worker: the in-process record."""
@@ -100,7 +92,7 @@ def test_a_blocked_or_crashed_row_is_contained_and_a_finished_row_is_as_in_proce
     assert crashed["verdict"] == "error" and crashed["first"]["exit_code"] == 2
     assert "killed by signal 11" in crashed["first"]["message"] and crashed["crashed"]["stage"] == "audit"
     assert worker.starts == 3  # each stopped row's next row got a fresh worker
-    assert _without_times(there) == _without_times(here) and there["verdict"] in ("pass", "floating-point leak")
+    assert without_times(there) == without_times(here) and there["verdict"] in ("pass", "floating-point leak")
     assert [t.index for t in trials] == [0]  # progress comes back from the worker
 
 

@@ -40,8 +40,8 @@ from multiprocessing.connection import Connection
 from .entry import Entry
 from .registry import fingerprint
 
-__all__ = ["CONFIRM_FACTOR", "PRELOAD", "STAGE_SECONDS", "START_SECONDS", "TIMED_OUT", "RowWorker", "RowWorkerError",
-           "stage_limit"]
+__all__ = ["CONFIRM_FACTOR", "PRELOAD", "STAGE_SECONDS", "START_SECONDS", "TIMED_OUT", "TIME_FIELDS", "RowWorker",
+           "RowWorkerError", "stage_limit", "without_times"]
 
 TIMED_OUT = "timed out"
 """The verdict of a row whose stage ran past its time limit (:class:`RowWorker`)."""
@@ -67,6 +67,25 @@ the testers' frameworks, e.g. torch for the Renyi tester, are imported by the ro
 class RowWorkerError(RuntimeError):
     """A row raised an exception that is dpaudit's own (not the library's: those are the row's
     ``error`` outcome); the message carries the worker's traceback."""
+
+
+TIME_FIELDS = ("seconds", "audit_seconds", "ran_at")
+"""The fields of a record that are times (:func:`without_times`)."""
+
+
+def without_times(record):
+    """``record`` (a dict, list or value, nested) without its :data:`TIME_FIELDS`: what two runs of a
+    seeded row must agree on, whether in-process or in a worker (seeds, witnesses, bounds, leak sizes).
+
+    Returns
+    -------
+    The same structure, copied, every dict's time fields left out.
+    """
+    if isinstance(record, dict):
+        return {k: without_times(v) for k, v in record.items() if k not in TIME_FIELDS}
+    if isinstance(record, list):
+        return [without_times(v) for v in record]
+    return record
 
 
 def stage_limit(entry: Entry, samples: int | None = None, seconds: float | None = None) -> float:
