@@ -31,7 +31,7 @@ def test_rows_positions_shapes_and_observations():
     canaries, several dedicated tensors): this test pins the new ones."""
     shapes = [(30, 20), (3,), (20, 20)]
     can = Canaries(shapes, noise_multiplier=1.0, max_grad_norm=2.0, sampling_rate=1.0, canaries=60, seed=1,
-                   null_coordinates=8)
+                   null_coordinates=8, crowd=0)  # the crowd's rows: test_crowd_rows_and_observations
     assert can.kinds == ("dirac", "split", "spread", "large", "paired") and can.blocks == 4
     assert can.counts == {"dirac": 15, "split": 10, "spread": 15, "large": 10, "paired": 10} and can.partners == 2
     assert can.shapes[:3] == shapes and can.shapes[3:] == can.block_shapes and len(can.block_shapes) == 4
