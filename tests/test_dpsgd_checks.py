@@ -204,6 +204,24 @@ def _small(bug, setting, seed=0, **kw):
     return loops.run_assumption_loop(bug, f"small-{setting}", seed=seed, n=200, size=8, data_canaries=200, **kw)
 
 
+@pytest.mark.parametrize("bug, setting", [("grouped-8", "q1"), ("strided-4", "q0.1"), ("hashed-4", "q1"),
+                                          ("correct", "q1")])
+def test_crowd_sees_groups_the_auditor_does_not_know(bug, setting):
+    """Rows clipped in groups of 8 consecutive rows, in strided groups (rows ``k`` apart) or in groups
+    picked by a hash of the position, in a user's own step with correlated real gradients: the crowd
+    sub-test of the coupling check flags each in one run, with its message; the correct step's crowd
+    estimate stays near 1 and is not flagged."""
+    can = _small(bug, setting, crowd=0.4)  # this small setting (a tenth of the rows) needs a larger crowd
+    a = can.audit(delta=1e-5, beta=0.05, estimates=False)
+    crowd = a.checks["coupling"]["tests"]["crowd"]
+    names = {f"{f.check}:{f.test}": f for f in a.violations}
+    if bug == "correct":
+        assert "coupling:crowd" not in names and abs(crowd["a"] - 1) < 4 * crowd["se"], a.summary()
+        return
+    assert "coupling:crowd" in names and crowd["a"] > 1.1, a.summary()
+    assert "crowd canary moves the crowd coordinate" in names["coupling:crowd"].message
+
+
 @pytest.mark.parametrize("bug, setting, check", [  # noqa: E501
     ("unclipped-last", "q1", "clipping:excess"),
     ("per-layer", "q0.1", "clipping:mean"),

@@ -470,11 +470,14 @@ def coupling_crowd(y: np.ndarray, canaries: np.ndarray, partners: np.ndarray, si
     with ``s`` at most the noise scale, whatever the real gradients, the positions and ``b`` are
     (partners clipped to less than ``C`` or dropped included). Least squares on ``(m, -P)`` (no
     intercept) gives ``a_hat ~ N(a, s^2 [(X'X)^-1]_11)`` exactly; ``p = Phi(-(a_hat - 1) / se)``
-    tests ``a <= 1``. The scale used is ``max(sigma, residual standard deviation)``: ``sigma``
-    (the caller's upper bound on the noise scale) alone makes the test exact; the residual
-    standard deviation, never below it, keeps the test approximately valid when the clipping
-    function changes from step to step (adaptive clipping: ``b P_t`` then varies, independently of
-    the coin, and inflates the residuals).
+    tests ``a <= 1``. The scale used is ``max(sigma, s_off)``: ``sigma`` (the caller's upper bound
+    on the noise scale) alone makes the test exact; ``s_off``, the residual standard deviation of
+    the steps without crowd canaries, keeps it approximately valid when the clipping changes from
+    step to step independently of the coin (a schedule, an adaptive clipping norm: ``a_t = b_t``
+    then vary and ``b_t P_t`` inflates the residuals, at least as much at those steps, where
+    ``P_t`` is not offset by ``m_t``). The steps *with* crowd canaries are left out of ``s_off``
+    because under group clipping their residuals also carry the random number of groups a
+    canary flips (power, not validity).
 
     Why it sees unknown groups: the norms dwarf every other row, so under group clipping a group
     that holds a crowd canary contributes ``+1`` and one that holds partners only ``-1``. A canary
@@ -529,8 +532,9 @@ def coupling_crowd(y: np.ndarray, canaries: np.ndarray, partners: np.ndarray, si
         return 1.0, float("nan"), float("nan"), float("nan")
     inv = np.linalg.inv(xtx)
     coef = inv @ (X.T @ y)
-    res = y - X @ coef
-    s = max(float(sigma), math.sqrt(float(res @ res) / (y.size - 2)))
+    off = m == 0  # the steps without crowd canaries: their residuals hold the noise and any drift of b P_t
+    res = (y - X @ coef)[off]
+    s = max(float(sigma), math.sqrt(float(res @ res) / (res.size - 1)) if res.size > 1 else 0.0)
     se = s * math.sqrt(inv[0, 0])
     return float(norm.sf((coef[0] - 1.0) / se)), float(coef[0]), float(se), float(coef[1])
 
