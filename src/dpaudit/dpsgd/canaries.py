@@ -52,6 +52,12 @@ them, fixed before the run):
   :data:`PAIRED_GUARD` of the user's rows on each side: rows clipped in groups of consecutive rows
   (any size from 2, any offset), or coupled to their neighbours, let a canary move its coordinate
   by up to ``2 C``. The norms dwarf real gradients, so that a group's clipped sum is the cluster's.
+  With them comes the *crowd* (``crowd=``, default :data:`CROWD_FRACTION`): at every step partner
+  rows (``-2,000 C``, a fraction of the step's other rows) and, at the steps of a fair coin, crowd
+  canaries (``+20,000 C``, a third as many), all on one shared coordinate, at random positions:
+  rows grouped by a structure dpaudit does not know (groups of any size up to about 10, rows
+  ``k`` apart, rows picked by a hash) put crowd canaries with partners at a known rate, and the
+  crowd coordinate moves by more than 1 per canary (:func:`~dpaudit.dpsgd.checks.coupling_crowd`).
 * ``"nonfinite"`` (not in the defaults): as ``"dirac"``, but at the steps of a coin drawn by
   dpaudit (probability 1/2 per step) its row is non-finite (``nan`` for half of these canaries,
   ``+-inf`` for the others): a correct step drops or clips such a row; one that lets it reach the
