@@ -406,6 +406,8 @@ def main(argv=None):
     ap.add_argument("--tables-only", action="store_true")
     ap.add_argument("--section", default=None, help="append a dated section (this title) from --jsonl's rows and stop")
     ap.add_argument("--section-note", default="")
+    ap.add_argument("--nonfinite-controls", type=int, default=None,
+                    help="correct runs with non-finite canaries per setting (default: controls // 2)")
     ap.add_argument("--crowd", type=float, default=None, help="Canaries(crowd=) for the NumPy / PyTorch runs "
                                                                "(default: the library's)")
     args = ap.parse_args(argv)
@@ -438,7 +440,8 @@ def main(argv=None):
         run_numpy(bugs, settings, seeds, done, framework="torch")
     if "controls" in parts:
         run_numpy(["correct"], settings, range(1000, 1000 + args.controls), done)
-        run_numpy(["correct+nonfinite"], settings, range(2000, 2000 + args.controls // 2), done)
+        nf = args.controls // 2 if args.nonfinite_controls is None else args.nonfinite_controls
+        run_numpy(["correct+nonfinite"], settings, range(2000, 2000 + nf), done)
     if "opacus" in parts:
         run_opacus([b for b in OPACUS_BUGS if b in bugs], settings, seeds, done)
     if "opacus-controls" in parts:
