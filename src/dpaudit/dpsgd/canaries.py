@@ -559,7 +559,8 @@ class Canaries:
     ------
     ValueError
         On invalid rates, norms or counts, an unknown kind, a block kind without dedicated
-        tensors, ``"split"`` with fewer than 2 of them, or ``"data"`` without ``dataset_size``.
+        tensors, ``"split"`` with fewer than 2 of them, ``"data"`` without ``dataset_size``, or
+        ``crowd`` outside ``[0, 10]`` or given without ``"paired"``.
     TypeError
         On a parameter that is neither an array nor a shape.
 
