@@ -82,12 +82,13 @@ def test_canaries_pool_the_block_kinds_with_their_shares_of_beta():
             clipped.append((r * f.reshape(-1, *[1] * (r.ndim - 1))).sum(axis=0) + sigma * C * rng.standard_normal(r.shape[1:]))
         can.observe(clipped)
     a = can.audit(seed=0)
-    assert a.pooled == ("dirac", "large") and set(a.audits) == {"pooled", "split", "spread"}
-    # the pool takes the shares of beta of the two kinds it replaces (Canaries._levels, fixed before the run)
-    assert a.audits["pooled"].beta == pytest.approx(a.levels[("bound", "dirac")] + a.levels[("bound", "large")])
+    assert a.pooled == ("dirac", "split", "large") and set(a.audits) == {"pooled", "spread"}
+    # the pool takes the shares of beta of the three kinds it replaces (Canaries._levels, fixed before the run)
+    block = ("dirac", "split", "large")
+    assert a.audits["pooled"].beta == pytest.approx(sum(a.levels[("bound", k)] for k in block))
     assert a.audits["spread"].beta == pytest.approx(a.levels[("bound", "spread")])
-    assert a.audits["pooled"].canaries == can.counts["dirac"] + can.counts["large"] and not a.violated
-    assert "kinds dirac+large" in a.summary()
+    assert a.audits["pooled"].canaries == sum(can.counts[k] for k in block) and not a.violated
+    assert "kinds dirac+split+large" in a.summary()
     each = can.audit(seed=0, pooled=False)
     assert each.pooled == () and set(each.audits) == {"dirac", "split", "spread", "large"}
 

@@ -127,18 +127,18 @@ def test_audit_gate_exit_codes_and_baseline(tmp_path, monkeypatch):
         return _record(e, "pass" if e.key.endswith("snapping") else "floating-point leak",
                        adversarial=("nan",) if "adversarial" in kw["stages"] else ())
 
-    monkeypatch.setattr(runner, "audit_entry", fake)
+    monkeypatch.setattr(runner, "audit_entry", fake)  # --in-process: the fake runs in this process, not a worker
     base = tmp_path / "known.txt"
-    res = cli.invoke(app, ["library", "audit", "diffprivlib", "laplace", "snapping", "--write-baseline", str(base)])
+    res = cli.invoke(app, ["library", "audit", "--in-process", "diffprivlib", "laplace", "snapping", "--write-baseline", str(base)])
     assert res.exit_code == 1 and "1 new finding" in res.output and base.exists()
-    res = cli.invoke(app, ["library", "audit", "diffprivlib", "laplace", "snapping", "--baseline", str(base),
+    res = cli.invoke(app, ["library", "audit", "--in-process", "diffprivlib", "laplace", "snapping", "--baseline", str(base),
                            "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["known_findings"] == ["diffprivlib.laplace"] and out["new_findings"] == []
     assert [r["key"] for r in out["rows"]] == ["diffprivlib.laplace", "diffprivlib.snapping"]
     # the adversarial stage adds ROW@INPUT findings: new unless the baseline names them or their cause
-    res = cli.invoke(app, ["library", "audit", "diffprivlib", "laplace", "--stages", "adversarial", "--baseline",
+    res = cli.invoke(app, ["library", "audit", "--in-process", "diffprivlib", "laplace", "--stages", "adversarial", "--baseline",
                            str(base), "--json"])
     assert res.exit_code == 1 and json.loads(res.stdout)["new_findings"] == ["diffprivlib.laplace@nan"]
     assert calls[-1] == ("diffprivlib.laplace", ("audit", "adversarial"))
@@ -166,14 +166,14 @@ def test_search_budget_reaches_the_adversarial_stage(monkeypatch):
 
     monkeypatch.setattr(runner, "run_row", lambda *a, **k: _Run())
     monkeypatch.setattr(st, "adversarial_stage", fake_stage)
-    res = cli.invoke(app, ["library", "audit", "diffprivlib", "laplace", "--stages", "adversarial",
+    res = cli.invoke(app, ["library", "audit", "--in-process", "diffprivlib", "laplace", "--stages", "adversarial",
                            "--search-budget", "200", "--json"])
     assert res.exit_code == 0, res.output
     assert seen == [200]
     assert json.loads(res.stdout)["rows"][0]["record"]["adversarial"]["search_budget"] == 200
-    res = cli.invoke(app, ["library", "audit", "diffprivlib", "laplace", "--stages", "adversarial", "--json"])
+    res = cli.invoke(app, ["library", "audit", "--in-process", "diffprivlib", "laplace", "--stages", "adversarial", "--json"])
     assert res.exit_code == 0 and seen[-1] == st.SEARCH_BUDGET
-    res = cli.invoke(app, ["library", "audit", "diffprivlib", "laplace", "--search-budget", "0"])
+    res = cli.invoke(app, ["library", "audit", "--in-process", "diffprivlib", "laplace", "--search-budget", "0"])
     assert res.exit_code == 2
 
 

@@ -164,6 +164,32 @@ def test_report_of_the_sequential_default(tmp_path):
     assert (tmp_path / "r_files" / "privacy-profile.png").exists()
 
 
+def test_report_shows_the_sequential_sizing_bound(tmp_path):
+    """After a detection the sequential tester sizes the leak on fresh pairs (docs/sequential.md §10):
+    the HTML and Markdown reports show that bound (the number the JSON result holds) in the witness
+    pair's table and the verdict; with --no-size neither shows one."""
+    args = ["test", "zoo:non-dp-laplace-1", "--epsilon", "0.01", "--samples", "20000", "--trials", "1", "--seed", "0",
+            "--quiet"]
+    for extra, sized in (((), True), (("--no-size",), False)):
+        path = tmp_path / "r.json"
+        assert _run(*args, *extra, "--report", str(path)).exit_code == 1
+        data = json.loads(path.read_text())
+        bound = data["trials"][0]["outcome"]["bounds"][0]
+        assert (bound["sized_epsilon"] is not None) == sized
+        for name in ("r.html", "r.md"):
+            render_result(data, tmp_path / name)
+            text = _unspan((tmp_path / name).read_text())
+            if not sized:
+                assert "sizing step" not in text and "sized after the detection" not in text
+                continue
+            assert "size of the leak (sizing step)" in _section(text, "pair") if name == "r.html" else True
+            want = (f"epsilon &gt;= {bound['sized_epsilon']:.4g} at delta = 0 on {bound['sizing_samples']:,} fresh pairs"
+                    if name == "r.html" else
+                    f"epsilon \\>= {bound['sized_epsilon']:.4g} at delta = 0 on {bound['sizing_samples']:,} fresh pairs")
+            assert "size of the leak (sizing step)" in text and "sized after the detection: " + want in text
+            assert text.count(want) == 2  # the verdict and the witness pair's table
+
+
 def _section(html: str, anchor: str) -> str:
     """The HTML of the report's section ``anchor``."""
     start = html.index(f'<section id="{anchor}">')

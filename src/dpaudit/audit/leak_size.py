@@ -22,7 +22,9 @@ state and check in a line of code (:func:`describe_cells`).
 
 Functions
 ---------
-* :func:`certify_set` — the certified bound from the four counts of one set.
+* :func:`certify_set` — the certified bound from the four counts of one set (and :class:`LeakSize`,
+  its result): both live in :mod:`dpaudit.bounds` since the sequential tester's sizing step uses
+  them too; imported here under their old names.
 * :func:`float_cells` — each double's sign, binade and lowest set bit.
 * :func:`size_float_leak` — choose a grid set on a selection half, certify it on the other half.
 * :func:`size_range_leak` — the same for outputs beyond the other side's range (a truncation).
@@ -30,181 +32,14 @@ Functions
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from ..bounds import clopper_pearson_lower, clopper_pearson_upper, set_epsilon_lower
+from ..bounds import LeakSize, certify_set  # moved down (one piece for the testers and the audit); kept here
 from ..estimators.float_bits import float_bits
 
 __all__ = ["LeakSize", "certify_set", "describe_cells", "float_cells", "size_float_leak", "size_range_leak"]
-
-
-@dataclass(frozen=True)
-class LeakSize:
-    """A certified lower bound on the delta of every (epsilon, delta) guarantee, from one set.
-
-    Attributes
-    ----------
-    description : str
-        The output set ``S`` in words.
-    hits_p, n_p : int
-        Outputs in ``S`` and outputs drawn on the dataset that reaches ``S`` (``D0`` of the
-        direction), counted on samples not used to choose ``S``.
-    hits_q, n_q : int
-        The same on the other dataset (``D1``); 0 hits for a set that dataset never reached.
-    p_lower : float
-        Clopper-Pearson lower bound on ``P_D0(S)`` at level ``beta / 2``.
-    q_upper : float
-        Clopper-Pearson upper bound on ``P_D1(S)`` at level ``beta / 2``.
-    beta : float
-        The probability that ``p_lower`` or ``q_upper`` is wrong (the bound's failure probability).
-    column : int or None
-        The output coordinate ``S`` is about (None for a set of whole outputs).
-    direction : str
-        ``"P||Q"`` (``S`` reached under ``D0``) or ``"Q||P"`` (under ``D1``; the counts are then
-        named from the reaching side).
-    grid : tuple of (sign, binade, k)
-        For a grid set (:func:`size_float_leak`): the outputs of that sign in ``[2^binade,
-        2^(binade+1))`` that are not multiples of ``2^(k+1)``; empty for other sets.
-    """
-
-    description: str
-    hits_p: int
-    n_p: int
-    hits_q: int
-    n_q: int
-    p_lower: float
-    q_upper: float
-    beta: float
-    column: int | None = None
-    direction: str = "P||Q"
-    grid: tuple = ()
-
-    def delta_lower(self, epsilon: float) -> float:
-        """Certified lower bound on delta at ``epsilon`` (nats): ``max(0, p_lower - e^epsilon q_upper)``.
-
-        Raises
-        ------
-        ValueError
-            If epsilon is negative or NaN.
-        """
-        if not epsilon >= 0:
-            raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
-        if math.isinf(epsilon):
-            return 0.0 if self.q_upper > 0 else self.p_lower
-        return max(0.0, self.p_lower - math.exp(epsilon) * self.q_upper)
-
-    def epsilon_horizon(self, delta: float) -> float:
-        """The largest epsilon below which no (epsilon, ``delta``) guarantee holds (with prob. 1 - beta).
-
-        ``delta_lower(e) > delta`` for every ``e`` below the returned value: ``log((p_lower -
-        delta) / q_upper)``; 0 when ``p_lower <= delta`` (nothing certified at that delta).
-
-        Raises
-        ------
-        ValueError
-            If delta is not in [0, 1].
-        """
-        return set_epsilon_lower(self.p_lower, self.q_upper, delta)
-
-    @property
-    def structural_delta(self) -> float | None:
-        """For a set the other dataset never reached (:attr:`disjoint`): ``p_lower``, the delta below
-        which no epsilon holds *if* the other dataset cannot reach the set at all (a NaN output, an
-        exact value only one input produces: ``P[S | D1] = 0`` by construction, read from the code, not
-        from the counts); None otherwise. From the counts alone only :meth:`delta_lower` is certified."""
-        return self.p_lower if self.disjoint else None
-
-    @property
-    def disjoint(self) -> bool:
-        """True when the set was never hit under the other dataset (a support the other side misses)."""
-        return self.hits_q == 0
-
-    def describe(self, epsilon: float, delta: float = 0.0) -> str:
-        """One sentence for a report: the set, both counts, the certified delta at the claim.
-
-        Parameters
-        ----------
-        epsilon, delta : float
-            The claimed guarantee.
-        """
-        side = "D0" if self.direction == "P||Q" else "D1"
-        other = "D1" if side == "D0" else "D0"
-        col = f" (output coordinate {self.column})" if self.column is not None else ""
-        head = (f"{self.description}{col}: {self.hits_p}/{self.n_p} outputs on {side}, "
-                f"{self.hits_q}/{self.n_q} on {other}")
-        d = self.delta_lower(epsilon)
-        horizon = self.epsilon_horizon(delta)
-        conf = f"confidence {1 - self.beta:g}"
-        if d <= delta:
-            return f"{head}; certifies no delta above the claim at epsilon {epsilon:g} ({conf})"
-        horizon_text = "every epsilon" if math.isinf(horizon) else f"every epsilon <= {horizon:.3g}"
-        structural = ""
-        if self.disjoint and self.p_lower > delta:
-            structural = (f"; where {other} cannot reach the set at all, no epsilon holds for any delta < "
-                          f"{self.p_lower:.3g}")
-        return (f"{head}; delta >= {d:.3g} at the claimed epsilon {epsilon:g}, and the claimed delta "
-                f"{delta:g} fails for {horizon_text}{structural} ({conf})")
-
-    def to_dict(self) -> dict:
-        """Plain-JSON form (the bound's inputs and outputs)."""
-        return {"description": self.description, "hits_p": self.hits_p, "n_p": self.n_p, "hits_q": self.hits_q,
-                "n_q": self.n_q, "p_lower": self.p_lower, "q_upper": self.q_upper, "beta": self.beta,
-                "column": self.column, "direction": self.direction, "grid": [list(g) for g in self.grid]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "LeakSize":
-        """Rebuild from :meth:`to_dict` output."""
-        d = dict(d)
-        d["grid"] = tuple(tuple(int(v) for v in g) for g in d.get("grid", ()))
-        return cls(**d)
-
-
-def certify_set(hits_p: int, n_p: int, hits_q: int, n_q: int, *, beta: float, description: str = "S",
-                column: int | None = None, direction: str = "P||Q") -> LeakSize:
-    """The certified bound ``delta >= P_D0(S) - e^epsilon P_D1(S)`` from the counts of one fixed set.
-
-    Parameters
-    ----------
-    hits_p, n_p : int
-        Outputs in ``S`` out of ``n_p`` independent outputs on ``D0`` (``0 <= hits_p <= n_p``, ``n_p > 0``).
-    hits_q, n_q : int
-        The same on ``D1``.
-    beta : float
-        Failure probability in (0, 1), split evenly between the two Clopper-Pearson bounds. ``S``
-        must not have been chosen with these counts (choose it on other samples).
-    description : str
-        ``S`` in words.
-    column, direction
-        Stored on the result (:class:`LeakSize`).
-
-    Returns
-    -------
-    LeakSize
-
-    Raises
-    ------
-    ValueError
-        If a count is negative, above its total, a total is not positive, or beta is not in (0, 1).
-
-    References
-    ----------
-    Clopper & Pearson (1934) for the two bounds; Dwork & Roth (2014), Def. 2.4, for the
-    inequality a set gives.
-    """
-    for name, k, n in (("hits_p", hits_p, n_p), ("hits_q", hits_q, n_q)):
-        if int(n) != n or n <= 0:
-            raise ValueError(f"the sample size for {name} must be a positive integer, got {n!r}")
-        if int(k) != k or not 0 <= k <= n:
-            raise ValueError(f"{name} must be an integer in [0, {n}], got {k!r}")
-    if not 0.0 < beta < 1.0:
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
-    p_lo = float(clopper_pearson_lower(int(hits_p), int(n_p), beta / 2))
-    q_hi = float(clopper_pearson_upper(int(hits_q), int(n_q), beta / 2))
-    return LeakSize(description, int(hits_p), int(n_p), int(hits_q), int(n_q), p_lo, q_hi, float(beta),
-                    column, direction)
 
 
 def float_cells(values) -> np.ndarray:

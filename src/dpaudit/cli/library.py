@@ -31,7 +31,8 @@ HELP = ("Audit the public functions of real DP libraries (diffprivlib, OpenDP, P
         "docs/library_audits.md, as commands a library's maintainers run in their CI.")
 
 LIBRARY_EXIT_HELP = ("[bold]Exit codes[/] (audit): 0 no new finding (every finding is in --baseline); 1 a new "
-                     "finding; 2 bad input; 3 no new finding, a row inconclusive; 4 internal error (never a finding). "
+                     "finding; 2 bad input; 3 no new finding, a row inconclusive or timed out; 4 internal error "
+                     "(never a finding). "
                      "table --check and reproducers --check: 0 up to date, 1 not.")
 
 library_app = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode="rich", add_completion=False)
@@ -118,6 +119,16 @@ def audit_cmd(
     search_budget: Optional[int] = typer.Option(None, "--search-budget", metavar="N", min=1, help="Pairs the "
                                                 "input-space search generates per hunt (adversarial stage); "
                                                 "default 40."),
+    time_limit: Optional[float] = typer.Option(None, "--time-limit", metavar="SECONDS", help="Wall-clock limit of "
+                                               "each stage of a row that calls its library in this process (the "
+                                               "confirmation run twice it): past it the row's worker process is "
+                                               "killed and the row is reported 'timed out (stage S after N s)', "
+                                               "never a pass or a finding; the next row goes on. Default 1800 per "
+                                               "stage at the row's budget, scaled up with --samples; with --reruns "
+                                               "K, K of them for the K audits)."),
+    in_process: bool = typer.Option(False, "--in-process", help="Run the rows in this process, without the worker "
+                                    "process and its time limit (a library call that never returns then stops the "
+                                    "run)."),
     reruns: Optional[int] = typer.Option(None, "--reruns", metavar="K", help="Instead: audit each row K times "
                                          "(seeds seed..seed+K-1) and count accusations against beta."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="Known findings: finding or cause ids, one per "
@@ -131,7 +142,9 @@ def audit_cmd(
     json_out: bool = option("json", False),
     quiet: bool = option("quiet", False),
 ) -> None:
-    """Audit a library's rows as `dpaudit test` does, one process, and sort the findings.
+    """Audit a library's rows as `dpaudit test` does, and sort the findings. A row that calls its library
+    in this process runs in a worker process, each stage under --time-limit (a call that never returns
+    makes the row 'timed out', and the run goes on).
 
     Every column of a row comes from this run: the verdict, the epsilon lower bound and the leak size
     of a finding (sized on the run's own outputs). Findings are named by id (ROW; ROW@INPUT for a leak
@@ -145,10 +158,7 @@ def audit_cmd(
     """
     from ..library import baseline as lb
     from ..library import cache as lc
-    from ..library.findings import cause_of, finding_ids
     from ..library.registry import select
-    from ..library.stages import leak_words
-    from ..library.table import summary_verdict
     from .options import int_or_word
 
     try:
@@ -164,39 +174,27 @@ def audit_cmd(
             raise ValueError(f"--reruns must be at least 1, got {reruns}")
         if not 0.0 < beta < 1.0:
             raise ValueError(f"--beta must be in (0, 1), got {beta!r}")
+        if time_limit is not None and not 0.0 < time_limit < float("inf"):
+            raise ValueError(f"--time-limit must be a positive number of seconds, got {time_limit!r}")
     except ValueError as exc:
         raise fail(str(exc))
     cache_path = cache or lc.default_cache()
     if reruns is not None:
-        _reruns(entries, reruns, samples, n_proc, write_cache, cache_path, json_out, quiet)
+        _reruns(entries, reruns, samples, n_proc, write_cache, cache_path, json_out, quiet,
+                None if in_process else time_limit, in_process)
         return
     auditable = [e for e in entries if not e.not_auditable]
     show = not (quiet or json_out)
     results, ran = [], {}
-    for i, e in enumerate(entries, 1):
-        if e.not_auditable:
-            results.append({"key": e.key, "verdict": "not auditable", "reason": e.not_auditable, "findings": []})
-            continue
-        if show:
-            console.print(f"[bold]{escape(e.key)}[/] ({i}/{len(entries)}): {escape(e.guarantee.describe())}, "
-                          f"{e.budget.trials} trial(s) of {samples or e.budget.samples:,} samples", highlight=False)
-        log = (lambda text: console.print(f"  {escape(text)}", highlight=False)) if show else None
-        trial_log = ((lambda rec: console.print(f"  trial {rec.index + 1}: {escape(rec.outcome.status)}",
-                                                highlight=False)) if show else None)
-        from ..library.runner import audit_entry
+    from ..library.contain import RowWorker
 
-        rec = audit_entry(e, stages=chosen_stages, confirm=confirm, processes=n_proc, samples=samples, beta=beta,
-                          leak_samples=leak_samples, on_trial_end=trial_log, log=log, search_budget=search_budget)
-        if write_cache:
-            rec = lc.save_record(cache_path, rec)
-        ran[e.key] = {"audit"} | ({"adversarial", "search"} if {"adversarial", "search"} & set(chosen_stages) else set())
-        findings = finding_ids(e.key, rec)
-        first = rec.get("first") or {}
-        results.append({"key": e.key, "verdict": summary_verdict(rec), "exit_code": first.get("exit_code"),
-                        "epsilon_lower_bound": first.get("epsilon_lower_bound"),
-                        "leak_size": leak_words(rec.get("leak_size")) if rec.get("leak_size") else None,
-                        "findings": [{"id": f, "cause": (c.id if (c := cause_of(f)) else None)} for f in findings],
-                        "seconds": first.get("seconds"), "record": rec})
+    worker = None if in_process else RowWorker()
+    try:
+        _audit_rows(entries, worker, results, ran, chosen_stages, confirm, n_proc, samples, beta, leak_samples,
+                    search_budget, time_limit, write_cache, cache_path, show)
+    finally:
+        if worker is not None:
+            worker.close()
     if "accountants" in chosen_stages and any(e.library == "Opacus" for e in entries):
         from ..library.accountants import OPACUS_ACCOUNTANTS_KEY, opacus_accountant_check
 
@@ -210,7 +208,7 @@ def audit_cmd(
     if write_baseline is not None:
         lb.write(write_baseline, all_findings)
     internal = any(r.get("exit_code") == 4 for r in results)
-    inconclusive = any(r["verdict"] == "inconclusive" for r in results)
+    inconclusive = any(r["verdict"] in ("inconclusive", "timed out") for r in results)
     code = (EXIT_INTERNAL_ERROR if internal else EXIT_VIOLATION if tri.new else
             EXIT_INCONCLUSIVE if inconclusive else EXIT_OK)
     if json_out:
@@ -226,7 +224,8 @@ def audit_cmd(
         for f in r["findings"]:
             marks.append(f"{f['id']} ({'known' if f['id'] in tri.known else 'NEW'})")
         eps = r.get("epsilon_lower_bound")
-        table.add_row(r["key"], r["verdict"], "-" if eps is None else f"{eps:.3g}", r.get("leak_size") or "-",
+        table.add_row(r["key"], r.get("verdict_text") or r["verdict"], "-" if eps is None else f"{eps:.3g}",
+                      r.get("leak_size") or "-",
                       "\n".join(marks) or "-", "-" if r.get("seconds") is None else f"{r['seconds']:.0f} s")
     print_table(out(), table)
     causes: dict = {}
@@ -239,33 +238,91 @@ def audit_cmd(
         console.print(f"[yellow]in the baseline but not found now[/] (fixed, or not reached at this budget): "
                       f"{escape(', '.join(tri.gone))}", highlight=False)
     word = {EXIT_OK: "no new finding", EXIT_VIOLATION: f"{len(tri.new)} new finding(s): {', '.join(tri.new)}",
-            EXIT_INCONCLUSIVE: "no new finding; a row was inconclusive",
+            EXIT_INCONCLUSIVE: "no new finding; a row was inconclusive or timed out",
             EXIT_INTERNAL_ERROR: "an internal error of dpaudit (never a finding)"}[code]
     console.print(f"{escape(word)}" + (f"; {len(tri.known)} known" if tri.known else "") +
                   (f"; records written to {escape(str(cache_path))}" if write_cache else ""), highlight=False)
     raise typer.Exit(code)
 
 
-def _reruns(entries, k, samples, processes, write_cache, cache_path, json_out, quiet) -> None:
+def _audit_rows(entries, worker, results, ran, chosen_stages, confirm, n_proc, samples, beta, leak_samples,
+                search_budget, time_limit, write_cache, cache_path, show) -> None:
+    """Audit each row (in ``worker`` when given and the row calls its library in this process), append
+    its result to ``results`` and the stages run to ``ran``."""
     from ..library import cache as lc
+    from ..library.contain import TIMED_OUT
+    from ..library.findings import cause_of, finding_ids
+    from ..library.runner import audit_entry
+    from ..library.stages import leak_words
+    from ..library.table import summary_verdict
+
+    for i, e in enumerate(entries, 1):
+        if e.not_auditable:
+            results.append({"key": e.key, "verdict": "not auditable", "reason": e.not_auditable, "findings": []})
+            continue
+        if show:
+            console.print(f"[bold]{escape(e.key)}[/] ({i}/{len(entries)}): {escape(e.guarantee.describe())}, "
+                          f"{e.budget.trials} trial(s) of {samples or e.budget.samples:,} samples", highlight=False)
+        log = (lambda text: console.print(f"  {escape(text)}", highlight=False)) if show else None
+        trial_log = ((lambda rec: console.print(f"  trial {rec.index + 1}: {escape(rec.outcome.status)}",
+                                                highlight=False)) if show else None)
+        options = dict(stages=chosen_stages, confirm=confirm, processes=n_proc, samples=samples, beta=beta,
+                       leak_samples=leak_samples, on_trial_end=trial_log, log=log, search_budget=search_budget)
+        if worker is not None and e.env is None:  # environment rows already call their library in a worker
+            rec = worker.audit(e, time_limit=time_limit, **options)
+        else:
+            rec = audit_entry(e, **options)
+        first = rec.get("first") or {}
+        if rec.get("verdict") in (TIMED_OUT, "error") and (rec.get("timed_out") or rec.get("crashed")) and log:
+            log(f"{first.get('message')}: the row's worker process was killed; the next row goes on")
+        if write_cache:
+            rec = lc.save_record(cache_path, rec)
+        ran[e.key] = {"audit"} | ({"adversarial", "search"} if {"adversarial", "search"} & set(chosen_stages) else set())
+        findings = finding_ids(e.key, rec)
+        verdict = first["message"] if rec.get("timed_out") else summary_verdict(rec)
+        results.append({"key": e.key, "verdict": TIMED_OUT if rec.get("timed_out") else verdict,
+                        "verdict_text": verdict, "exit_code": first.get("exit_code"),
+                        "epsilon_lower_bound": first.get("epsilon_lower_bound"),
+                        "leak_size": leak_words(rec.get("leak_size")) if rec.get("leak_size") else None,
+                        "findings": [{"id": f, "cause": (c.id if (c := cause_of(f)) else None)} for f in findings],
+                        "seconds": first.get("seconds"), "record": rec})
+
+
+def _reruns(entries, k, samples, processes, write_cache, cache_path, json_out, quiet, time_limit=None,
+            in_process=False) -> None:
+    from ..library import cache as lc
+    from ..library.contain import TIMED_OUT, RowWorker
     from ..library.runner import rerun_entry
 
     path = cache_path.with_name("library_reruns.json")
     out_rows = []
-    for e in entries:
-        if e.not_auditable:
-            continue
-        rec = rerun_entry(e, k, samples=samples, processes=processes)
-        out_rows.append(rec)
-        if write_cache:
-            lc.save_record(path, rec)
-        if not (quiet or json_out):
-            console.print(f"{escape(e.key)}: {rec['accusations']}/{rec['k']} accused, {rec['errors']} errors: "
-                          f"{rec['verdict']} ({rec['seconds']:.0f} s)", highlight=False)
+    worker = None if in_process else RowWorker()
+    try:
+        for e in entries:
+            if e.not_auditable:
+                continue
+            if worker is not None and e.env is None:  # all K audits under K stage limits
+                rec = worker.rerun(e, k, time_limit=time_limit, samples=samples, processes=processes)
+            else:
+                rec = rerun_entry(e, k, samples=samples, processes=processes)
+            out_rows.append(rec)
+            if "message" in rec:  # timed out or crashed: no counts to keep
+                if not (quiet or json_out):
+                    console.print(f"{escape(e.key)}: {escape(rec['message'])}", highlight=False)
+                continue
+            if write_cache:
+                lc.save_record(path, rec)
+            if not (quiet or json_out):
+                console.print(f"{escape(e.key)}: {rec['accusations']}/{rec['k']} accused, {rec['errors']} errors: "
+                              f"{rec['verdict']} ({rec['seconds']:.0f} s)", highlight=False)
+    finally:
+        if worker is not None:
+            worker.close()
     beyond = any(r["verdict"] == "beyond beta" for r in out_rows)
+    stopped = any(r["verdict"] in (TIMED_OUT, "error") for r in out_rows)
     if json_out:
         emit(json.dumps({"reruns": out_rows}, indent=2))
-    raise typer.Exit(EXIT_VIOLATION if beyond else EXIT_OK)
+    raise typer.Exit(EXIT_VIOLATION if beyond else EXIT_INCONCLUSIVE if stopped else EXIT_OK)
 
 
 @library_app.command("table", epilog=LIBRARY_EXIT_HELP)

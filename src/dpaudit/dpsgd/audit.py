@@ -733,8 +733,9 @@ def pooled_audit(runs, *, delta: float = 1e-5, beta: float = 0.05, **kwargs) -> 
     """One one-run audit of the canaries of several runs of *one* training run, pooled.
 
     Canary kinds whose observations have the same law under a correct step and see no
-    interference (the dedicated block's ``"dirac"``, ``"large"`` after clipping, and ``"data"``
-    canaries, :class:`~dpaudit.dpsgd.Canaries`) are one population of canaries, each included
+    interference (the dedicated block's ``"dirac"``, ``"split"`` (its ``K`` coordinates summed
+    over ``sqrt(K)``), ``"large"`` after clipping, and ``"data"`` canaries,
+    :class:`~dpaudit.dpsgd.Canaries`) are one population of canaries, each included
     independently with probability 1/2 (each kind's mask is drawn so, independently of the
     others) and each covered by the same per-example claim. The one-run theorems need nothing
     more (Steinke, Nasr, Jagielski 2023; Mahloujifar et al. 2025: any set of canaries with

@@ -111,7 +111,7 @@ from .checks import (Finding, clipping_step, contribution_mean, coupling_crowd, 
                      noise_independence, noise_pooled, noise_upper, nonfinite_association, nonfinite_contrast,
                      scale_dependence)
 
-__all__ = ["CANARY_KINDS", "DEFAULT_KINDS", "CanaryAudit", "CanaryStep", "Canaries", "sampler_check"]
+__all__ = ["CANARY_KINDS", "DEFAULT_KINDS", "POOLED_KINDS", "CanaryAudit", "CanaryStep", "Canaries", "sampler_check"]
 
 CANARY_KINDS = ("dirac", "split", "spread", "large", "paired", "nonfinite", "data")
 #: Kinds used when ``kinds`` is not given: these, and ``"data"`` when ``dataset_size`` is given.
@@ -121,6 +121,13 @@ DEFAULT_KINDS = ("dirac", "split", "spread", "large", "paired")
 KIND_WEIGHTS = {"dirac": 3, "split": 2, "spread": 3, "large": 2, "paired": 2, "nonfinite": 1}
 #: Kinds whose observations give a certified one-run epsilon bound (the others feed checks only).
 BOUND_KINDS = ("dirac", "split", "spread", "large", "data")
+#: Bound kinds audited as one population by :meth:`Canaries.audit` (``pooled=True``): under a
+#: correct step each observation is ``N(1{sampled}, sigma^2)`` in units of ``C`` with no
+#: interference (``"split"``: its ``K`` coordinates summed over ``sqrt(K)``, the same law), so one
+#: likelihood-ratio score serves them all. Pooling is valid for any kinds (the one-run theorems ask
+#: only for independent fair inclusion); the common law makes it lose nothing. ``"spread"`` stays
+#: alone: its observations carry the real gradients' component (interference).
+POOLED_KINDS = ("dirac", "split", "large", "data")
 #: Kinds with a coordinate of their own in one of the dedicated tensors.
 _SINGLE = ("dirac", "large", "paired", "nonfinite", "data")
 #: Coordinates a ``"spread"`` canary touches in each parameter tensor (at most the tensor's size).
@@ -1513,10 +1520,10 @@ class Canaries:
             Probability that anything reported is wrong (a bound above the truth or a check
             rejecting a correct run).
         pooled : bool
-            Audit the block kinds (``"dirac"``, ``"large"``, ``"data"``: the same law under a correct
-            step, no interference) as one population with the shares of ``beta`` of the kinds it
-            replaces (:func:`dpaudit.dpsgd.audit.pooled_audit`, ``audits["pooled"]``; default), or
-            each kind alone.
+            Audit the block kinds (:data:`POOLED_KINDS`: ``"dirac"``, ``"split"``, ``"large"``,
+            ``"data"``; the same law under a correct step, no interference) as one population with
+            the shares of ``beta`` of the kinds it replaces (:func:`dpaudit.dpsgd.audit.pooled_audit`,
+            ``audits["pooled"]``; default), or each kind alone.
         **kwargs
             Passed to ``audit_run`` (``scores``, ``seed``, ``estimates``, ``claim``).
 
@@ -1544,7 +1551,7 @@ class Canaries:
         eps = float(acc.epsilon)
         # Block kinds with the same law under a correct step and no interference, audited as one
         # population with the sum of their shares of beta (dpaudit.dpsgd.audit.pooled_audit).
-        block = tuple(k for k in ("dirac", "large", "data") if ("bound", k) in levels) if pooled else ()
+        block = tuple(k for k in POOLED_KINDS if ("bound", k) in levels) if pooled else ()
         block = block if len(block) > 1 else ()
         audits = {k: audit_run(runs[k], delta=delta, beta=levels[("bound", k)], accountant=acc, **kwargs)
                   for k in self.kinds if ("bound", k) in levels and k not in block}

@@ -28,12 +28,16 @@ from ..mechanisms.base import Mechanism
 from .entry import Entry, resolve_mechanism
 from .registry import fingerprint
 
-__all__ = ["BETA", "OUTCOMES", "RecordingMechanism", "RowRun", "audit_entry", "classify", "rerun_entry", "run_row",
-           "summarise_reruns"]
+__all__ = ["BETA", "OUTCOMES", "STAGE_NAMES", "RecordingMechanism", "RowRun", "audit_entry", "classify",
+           "rerun_entry", "run_row", "summarise_reruns"]
 
 OUTCOMES = ("pass", "violation", "floating-point leak", "inconclusive", "not auditable", "error")
 """What an audited entry can come out as (:func:`classify`); ``unconfirmed`` is added when a
-violation's second run disagrees."""
+violation's second run disagrees, ``timed out`` when a contained row's stage ran past its time limit
+(:data:`dpaudit.library.contain.TIMED_OUT`)."""
+
+STAGE_NAMES = ("audit", "leak size", "confirmation", "adversarial", "power")
+"""The stages :func:`audit_entry` runs, in order, as its ``on_stage`` hook names them."""
 
 BETA = 0.01
 """False-positive rate of one audit (``dpaudit test``'s default ``--beta``): a correct mechanism is
@@ -251,7 +255,7 @@ def run_row(entry: Entry, *, seed: int | None = None, samples: int | None = None
 
 def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, processes: int | str = 1,
                 samples: int | None = None, beta: float = BETA, leak_samples: int = 0, on_trial_end=None,
-                log=None, search_budget: int | None = None) -> dict:
+                log=None, search_budget: int | None = None, on_stage=None) -> dict:
     """Audit ``entry`` at its budget and run the chosen stages on that run: the record the cache keeps.
 
     Parameters
@@ -276,6 +280,10 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
     search_budget : int, optional
         Pairs Hypothesis generates per hunt of the input-space search (default
         :data:`dpaudit.library.stages.SEARCH_BUDGET`); stated in the record when given.
+    on_stage : callable, optional
+        Called as ``on_stage(name, record)`` as each stage starts (``name`` one of :data:`STAGE_NAMES`,
+        ``record`` the record so far): how :class:`dpaudit.library.contain.RowWorker` knows which stage
+        a row's time limit cut, and what the finished stages said.
 
     Returns
     -------
@@ -288,21 +296,25 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
     from . import stages as st
 
     log = log or (lambda _text: None)
+    on_stage = on_stage or (lambda _name, _record: None)
     record = {"key": entry.key, "fingerprint": fingerprint(entry), "ran_at": time.strftime("%Y-%m-%d %H:%M")}
     if samples is not None and samples != entry.budget.samples:
         record["budget"] = {"samples": int(samples), "trials": entry.budget.trials}
     if entry.not_auditable:
         record["verdict"] = "not auditable"
         return record
+    on_stage("audit", record)
     run = run_row(entry, samples=samples, processes=processes, beta=beta, on_trial_end=on_trial_end)
     first = run.summary
     record["first"], record["verdict"] = first, first["outcome"]
     log(f"audit: {first['outcome']} (eps >= {first.get('epsilon_lower_bound')}, {first['seconds']:.0f} s)"
         + (f": {first['message']}" if first.get("outcome") == "error" and first.get("message") else ""))
     if first["outcome"] in ("violation", "floating-point leak"):
+        on_stage("leak size", record)
         record["leak_size"] = st.leak_from_run(entry, run, beta=beta, at_least=leak_samples)
         log(f"leak size: {st.leak_words(record['leak_size'])}")
         if confirm:
+            on_stage("confirmation", record)
             second = run_row(entry, seed=run.summary["seed"] + 1, samples=2 * (samples or entry.budget.samples),
                              processes=processes, beta=beta).summary
             record["confirm"] = second
@@ -311,12 +323,14 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
             log(f"confirmation run: {second['outcome']} ({second['seconds']:.0f} s)")
     if "adversarial" in stages or "search" in stages:  # one stage: the fixed list, then the search
         budget = st.SEARCH_BUDGET if search_budget is None else int(search_budget)
+        on_stage("adversarial", record)
         record["adversarial"] = st.adversarial_stage(entry, beta=beta, budget=budget,
                                                      mechanism=run.mechanism.inner if run.mechanism else None)
         if search_budget is not None:
             record["adversarial"]["search_budget"] = budget
         log(f"adversarial inputs and input-space search: {st.adversarial_words(record)}")
     if "power" in stages and record["verdict"] == "pass":
+        on_stage("power", record)
         power = st.power_stage(entry, run_row=run_row, processes=processes, beta=beta)
         if power is not None:
             record["power"] = power

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import record as published
 from .accountants import OPACUS_ACCOUNTANTS_KEY, render_opacus_accountants
+from .contain import TIMED_OUT
 from .entry import Entry
 from .findings import CAUSES, FINDING_VERDICTS, cause_of, finding_ids, float_cause, relation_note
 from .registry import (ADVERSARIAL_RECORD, LEFT_OUT, LIBRARIES, NOTES, PACKAGES, POWER_NOTES, POWER_SKIPPED, RECORD,
@@ -178,7 +179,7 @@ def _fmt_reproducer(entry: Entry, rec: dict) -> str:
             links.append(link)
     if links:
         return ", ".join(links)
-    return "missing" if rec.get("verdict") not in ("pass", "not auditable", "unconfirmed") else "-"
+    return "missing" if rec.get("verdict") not in ("pass", "not auditable", "unconfirmed", TIMED_OUT) else "-"
 
 
 def _recorded_seconds(record) -> float:
@@ -363,8 +364,9 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
     """
     entries = list(entries)
     libraries = list(dict.fromkeys(e.library for e in entries))
-    columns = (OUTCOMES[0], PASS_ADVERSARIAL, *OUTCOMES[1:], "unconfirmed", "not run")
     fresh = fresh_records(entries, cache)
+    timed_out = (TIMED_OUT,) if any((r or {}).get("verdict") == TIMED_OUT for r in fresh.values()) else ()
+    columns = (OUTCOMES[0], PASS_ADVERSARIAL, *OUTCOMES[1:], "unconfirmed", *timed_out, "not run")
     lines = [
         "# Audits of real DP libraries",
         "",
@@ -468,6 +470,8 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
                 verdict = f"pass on ordinary inputs; **leak** on {kinds} input (see adversarial inputs)"
             elif verdict == "pass" and _power_missed(rec):
                 verdict = f"pass ({NO_POWER})"
+            elif verdict == TIMED_OUT:  # dpaudit.library.contain: neither a pass nor a finding
+                verdict = f"**{first.get('message') or TIMED_OUT}**"
             lines.append(f"| `{e.name}` | {e.configuration} | {e.guarantee.describe()} | {relation} "
                          f"| {e.budget.describe()} | {verdict} | {_fmt_eps(first.get('epsilon_lower_bound'))} "
                          f"| {_fmt_leak(rec)} | {_fmt_power(e, rec)} | {adversarial_words(rec)} "

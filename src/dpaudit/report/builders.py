@@ -189,6 +189,43 @@ def _zoo_entry(name: str):
         return None
 
 
+def sizing_text(o, claim) -> str | None:
+    """The sequential tester's sizing bound of outcome ``o`` in words, or None when it has none.
+
+    After a violation the sequential tester certifies the leak's size on fresh pairs drawn after the
+    detection (:meth:`dpaudit.testers.sequential.SequentialTester.run`, docs/sequential.md §10): a
+    region chosen on the detection's pairs, its masses bounded by Clopper-Pearson at ``beta / 2``
+    each (:func:`dpaudit.bounds.certify_set`), so with probability at least ``1 - beta`` the
+    mechanism satisfies no ``(eps', delta)`` guarantee with ``eps'`` below the stated epsilon
+    (``delta`` the claimed one). A lower bound: the safe side.
+
+    Parameters
+    ----------
+    o : TestOutcome
+        A trial's outcome; its bounds are searched for one with ``sized_epsilon`` (a
+        :class:`~dpaudit.estimators.betting.EProcessBound`), the strongest part's first.
+    claim : Claim
+        The audited claim (its delta is the one the bound is at).
+
+    Returns
+    -------
+    str or None
+        E.g. ``"epsilon >= 0.878 at delta = 0 on 3,256 fresh pairs (region ...; probability >=
+        0.9955; --no-size skips this step)"``; None when no bound carries a sizing (another tester,
+        no violation, ``--no-size``, a Renyi claim).
+    """
+    bounds = list(o.bounds)
+    if 0 <= getattr(o, "strongest", -1) < len(bounds):
+        bounds.insert(0, bounds.pop(o.strongest))
+    b = next((bb for bb in bounds if getattr(bb, "sized_epsilon", None) is not None), None)
+    if b is None:
+        return None
+    delta = float(getattr(claim, "delta", 0.0) or 0.0)
+    region = f"region {b.sizing_region}; " if getattr(b, "sizing_region", "") else ""
+    return (f"epsilon >= {b.sized_epsilon:.4g} at delta = {delta:g} on {b.sizing_samples:,} fresh pairs drawn after "
+            f"the detection ({region}probability >= {1 - b.beta:g}; a lower bound; --no-size skips this step)")
+
+
 def note_without_region(note: str, region: str) -> str:
     """A tester's ``note`` with the test region it repeats replaced by a reference to the
     "test region S" row shown beside it (the float-bits tester's note ends with the region)."""
@@ -335,7 +372,8 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
                    f"datasets, D0 = {_dataset(s.pair.d0.tolist(), 4)} and D1 = {_dataset(s.pair.d1.tolist(), 4)}, "
                    f"and found {found}. A {result.violation_kind} violation: {kind.meaning}. A mechanism that "
                    f"keeps its claim is accused like this with probability at most {result.beta:g}"
-                   + (f"; this one's epsilon is at least {eps_lb:.4g} ({_source(o)})." if eps_lb else ".")
+                   + (f"; this one's epsilon is at least {eps_lb:.4g} ({_source(o)})" if eps_lb else "")
+                   + (f"; sized after the detection: {sized}." if (sized := sizing_text(o, claim)) else ".")
                    + (f" Also found: {result.also_found}" if result.also_found else "")
                    + " What to do is below.")
     elif result.inconclusive:
@@ -413,6 +451,8 @@ def audit_document(data: dict, *, command: str | None = None, samples=None, samp
             rows.append(("ratio test", f"P(S)/Q(S) >= {_g(b.ratio_lower, 4)}"))
         if (leak := result.leak_size_dict()) is not None:  # S held no output of one dataset
             rows.append(("leak size", leak["text"]))
+        if (sized := sizing_text(o, claim)) is not None:
+            rows.append(("size of the leak (sizing step)", sized))
         if o.note:
             rows.append(("note", note_without_region(o.note, getattr(b, "region", ""))))
         blocks = [Table(header=(), rows=tuple(rows))]

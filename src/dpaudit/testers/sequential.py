@@ -836,9 +836,9 @@ class _Run:
         """The sizing bound of ``region`` (:meth:`sizing_region`) on fresh pairs ``x0``, ``x1``
         (shape (m, d) each): Clopper-Pearson ``P(S) >= p_lo``, ``Q(S) <= q_hi`` at ``beta / 2`` each,
         ``epsilon >= ln((p_lo - delta) / q_hi)`` (0 when ``p_lo <= delta``): the certified set bound
-        (as :func:`dpaudit.audit.leak_size.certify_set` computes it; the epsilon by
-        :func:`dpaudit.bounds.set_epsilon_lower`)."""
-        from ..bounds import clopper_pearson_lower, clopper_pearson_upper, set_epsilon_lower
+        (:func:`dpaudit.bounds.certify_set`; the epsilon :meth:`dpaudit.bounds.LeakSize.epsilon_horizon`,
+        i.e. :func:`dpaudit.bounds.set_epsilon_lower`)."""
+        from ..bounds import certify_set
 
         view, cells, mask, direction, pred, text = region
         kept, self.view = self.view, view
@@ -852,10 +852,9 @@ class _Run:
         m = len(i0)
         kp, kq = int(i0.sum()), int(i1.sum())
         delta = float(getattr(self.claim, "delta", 0.0) or 0.0)
-        p_lo = float(clopper_pearson_lower(kp, m, self.beta / 2))  # beta split between the two bounds
-        q_hi = float(clopper_pearson_upper(kq, m, self.beta / 2))
-        eps = set_epsilon_lower(p_lo, q_hi, delta)
-        return Sizing(epsilon_lower=max(float(eps), 0.0), p_lower=p_lo, q_upper=q_hi,
+        cert = certify_set(kp, m, kq, m, beta=self.beta)  # beta split evenly between the two bounds
+        eps = cert.epsilon_horizon(delta)
+        return Sizing(epsilon_lower=max(float(eps), 0.0), p_lower=cert.p_lower, q_upper=cert.q_upper,
                       hits_p=kp, hits_q=kq, pairs=m,
                       beta=self.beta, delta=delta, predicted=float(pred), region=text)
 
