@@ -85,6 +85,12 @@ def _row(kind, bug, setting, seed, can, seconds):
         "online_message": online[0].message[:300] if online else "",
         "coupling": {k: v for k, v in a.checks.get("coupling", {}).get("tests", {}).get("paired", {}).items()
                      if k in ("p_value", "a", "se", "b")},
+        "crowd": {k: v for k, v in a.checks.get("coupling", {}).get("tests", {}).get("crowd", {}).items()
+                  if k in ("p_value", "a", "se", "b")},
+        # rows per observed step: the crowd's (canaries and partners) and dpaudit's other rows
+        "crowd_rows_per_step": (float(sum(m + p for _, m, p in eng._crowd_obs) / max(1, len(eng._crowd_obs)))
+                                if getattr(eng, "_crowd_obs", None) else 0.0),
+        "own_rows_per_step": float(sum(eng._own_rows) / max(1, len(eng._own_rows))),
     }
 
 
@@ -107,6 +113,10 @@ def _append(row):
           f"train {row['train_cpu_s']:.1f}s monitor {row['monitor_s'] or 0:.2f}s", flush=True)
 
 
+#: Keyword arguments for ``Canaries`` in the NumPy / PyTorch runs (``--crowd``).
+CANARY_KW: dict = {}
+
+
 def run_numpy(bugs, settings, seeds, done, framework="numpy"):
     """The user's own step (:func:`assumption_step`, or :func:`assumption_step_torch` for ``framework="torch"``)."""
     from _dpsgd_user_loops import ASSUMPTION_BUGS, run_assumption_loop
@@ -119,7 +129,8 @@ def run_numpy(bugs, settings, seeds, done, framework="numpy"):
                 if (framework, bug, setting, seed) in done:
                     continue
                 t0 = time.process_time()
-                can = run_assumption_loop(bug, setting, seed=seed, monitor=dict(action="record"), framework=framework)
+                can = run_assumption_loop(bug, setting, seed=seed, monitor=dict(action="record"), framework=framework,
+                                          **CANARY_KW)
                 _append(_row(framework, bug, setting, seed, can, time.process_time() - t0))
 
 
@@ -350,6 +361,8 @@ def section(title, note=""):
     """Append to ``benchmarks/results/dpsgd_assumptions.md`` a dated section from the rows of the current
     JSONL: bug x setting x framework -> caught / seeds and the step each seed is first flagged at online
     (``-``: never), then the controls (accused by anything / runs, the largest certified bound)."""
+    import numpy as np
+
     from _dpsgd_user_loops import ASSUMPTION_BUGS
 
     rows, keys = [], set()
@@ -392,6 +405,13 @@ def section(title, note=""):
             lines.append(f"| {k} `{bug}` | {st} | {len(rs)} | {sum(r['violated'] for r in rs)} | "
                          f"{sum(r['online_violated'] for r in rs)} | {sum(r['violated'] or r['online_violated'] for r in rs)}"
                          f" | {max(r['bound'] for r in rs):.3f} vs {rs[0]['accountant']:.2f} | {', '.join(fired) or '-'} |")
+    cost = sorted({(r["kind"], r["setting"]) for r in rows if r.get("own_rows_per_step") is not None})
+    if cost:
+        lines += ["", "Rows per step (mean over the runs): " + "; ".join(
+            f"{k} {st}: dpaudit's canaries and partners "
+            f"{np.mean([r['own_rows_per_step'] for r in rows if (r['kind'], r['setting']) == (k, st) and 'own_rows_per_step' in r]):.0f}, "
+            f"the crowd {np.mean([r.get('crowd_rows_per_step', 0) for r in rows if (r['kind'], r['setting']) == (k, st) and 'own_rows_per_step' in r]):.0f}"
+            for k, st in cost) + " (real rows: q x 2,000; data canaries: q x 500)."]
     cpu = sum(r["train_cpu_s"] + (r["audit_cpu_s"] or 0) for r in rows)
     lines += ["", f"{len(rows)} runs, {cpu / 60:.0f} CPU-minutes in all (training with the online audit, and the audit "
               f"after training). Load when written: {os.getloadavg()[0]:.1f} (2 cores shared with other sessions).", ""]
@@ -416,6 +436,10 @@ def main(argv=None):
     ap.add_argument("--tables-only", action="store_true")
     ap.add_argument("--section", default=None, help="append a dated section (this title) from --jsonl's rows and stop")
     ap.add_argument("--section-note", default="")
+    ap.add_argument("--nonfinite-controls", type=int, default=None,
+                    help="correct runs with non-finite canaries per setting (default: controls // 2)")
+    ap.add_argument("--crowd", type=float, default=None, help="Canaries(crowd=) for the NumPy / PyTorch runs "
+                                                               "(default: the library's)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     logging.getLogger("absl").setLevel(logging.ERROR)
@@ -431,6 +455,8 @@ def main(argv=None):
     if args.section:
         section(args.section, args.section_note)
         return
+    if args.crowd is not None:
+        CANARY_KW["crowd"] = args.crowd
     if args.fresh and JSONL.exists():
         JSONL.unlink()
     done = _done()
@@ -445,7 +471,8 @@ def main(argv=None):
     if "controls" in parts:
         fc = args.first_control
         run_numpy(["correct"], settings, range(fc, fc + args.controls), done)
-        run_numpy(["correct+nonfinite"], settings, range(fc + 1000, fc + 1000 + args.controls // 2), done)
+        nf = args.controls // 2 if args.nonfinite_controls is None else args.nonfinite_controls
+        run_numpy(["correct+nonfinite"], settings, range(fc + 1000, fc + 1000 + nf), done)
     if "opacus" in parts:
         run_opacus([b for b in OPACUS_BUGS if b in bugs], settings, seeds, done)
     if "opacus-controls" in parts:

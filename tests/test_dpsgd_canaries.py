@@ -31,7 +31,7 @@ def test_rows_positions_shapes_and_observations():
     canaries, several dedicated tensors): this test pins the new ones."""
     shapes = [(30, 20), (3,), (20, 20)]
     can = Canaries(shapes, noise_multiplier=1.0, max_grad_norm=2.0, sampling_rate=1.0, canaries=60, seed=1,
-                   null_coordinates=8)
+                   null_coordinates=8, crowd=0)  # the crowd's rows: test_crowd_rows_and_observations
     assert can.kinds == ("dirac", "split", "spread", "large", "paired") and can.blocks == 4
     assert can.counts == {"dirac": 15, "split": 10, "spread": 15, "large": 10, "paired": 10} and can.partners == 2
     assert can.shapes[:3] == shapes and can.shapes[3:] == can.block_shapes and len(can.block_shapes) == 4
@@ -122,6 +122,55 @@ def test_spread_canaries_see_per_layer_clipping_that_block_canaries_cannot():
     assert bug.violated and bug.epsilon_lower_bound > bug.accountant_epsilon, bug.summary()
     ok = run_user_loop("correct", **kw).audit()
     assert not ok.violated, ok.summary()
+
+
+def test_crowd_rows_and_observations():
+    """The coupling check's crowd (``Canaries(crowd=)``): at every step ``ceil(crowd n)`` partner rows
+    (``-2,000 C``) and, at the steps of the coin, ``ceil(crowd n / 3)`` crowd canaries (``+20,000 C``),
+    ``n`` the step's other rows, all on one coordinate of a dedicated tensor that nothing else
+    touches, spread over the batch (not in one block); the observation recorded is the update's crowd
+    coordinate, sign-corrected, in units of C (``a m - b P`` for the plain clipped sum); ``crowd=0``
+    removes the crowd and its coordinate."""
+    from dpaudit.dpsgd.canaries import CROWD_NORM, CROWD_PARTNER_NORM
+
+    C = 2.0
+    can = Canaries([(6,)], noise_multiplier=1.0, max_grad_norm=C, sampling_rate=1.0, canaries=40,
+                   kinds=("dirac", "paired"), seed=4, null_coordinates=8)
+    assert can.crowd == 0.15 and can.block_size == Canaries(
+        [(6,)], noise_multiplier=1.0, max_grad_norm=C, sampling_rate=1.0, canaries=40, kinds=("dirac", "paired"),
+        seed=4, null_coordinates=8, crowd=0).block_size + 1
+    b, c = can._crowd_at
+    L = len(can.user_shapes)
+    others = {(int(t), int(x)) for k in ("dirac", "paired") for t, x in zip(*can._coords[k])}
+    assert (b, c) not in others and c >= can.null_coordinates
+    seen_on = seen_off = 0
+    for _ in range(6):
+        step = can.begin_step(batch_size=300)
+        rows = step.insert([np.full((300, 6), 0.01)])
+        flat = np.concatenate([r.reshape(step.size, -1) for r in rows], axis=1)
+        col = L * 6 + sum(s[0] for s in can.block_shapes[:b]) + c
+        v = flat[:, col] / C
+        canary, partner = np.abs(v) == CROWD_NORM, np.abs(v) == CROWD_PARTNER_NORM
+        assert (np.abs(flat[canary | partner]).sum(axis=1) == np.abs(flat[canary | partner, col])).all()  # one coordinate
+        n0 = step.size - canary.sum() - partner.sum()
+        assert partner.sum() == math.ceil(0.15 * n0) and canary.sum() in (0, math.ceil(0.15 * n0 / 3))
+        assert len(set(np.sign(v[canary | partner]) * np.where(canary, 1, -1)[canary | partner])) == 1  # one sign
+        assert np.diff(np.flatnonzero(partner)).max() > 1  # spread over the batch, not one block
+        seen_on += canary.any()
+        seen_off += not canary.any()
+        g = flat * np.minimum(1.0, C / np.linalg.norm(flat, axis=1, keepdims=True))[:, :]  # a correct step, no noise
+        u = g.sum(axis=0) / C * 1.0
+        can.observe(np.split(u * C, np.cumsum([int(np.prod(s)) for s in can.shapes])[:-1]))
+        y, m, P = can._crowd_obs[-1]
+        assert (m, P) == (canary.sum(), partner.sum()) and y == pytest.approx(m - P)
+    assert seen_on and seen_off
+    assert Canaries([(6,)], noise_multiplier=1.0, max_grad_norm=C, sampling_rate=1.0, canaries=40,
+                    kinds=("dirac", "paired"), crowd=0)._crowd_at is None
+    with pytest.raises(ValueError, match="paired"):
+        Canaries([(6,)], noise_multiplier=1.0, max_grad_norm=C, sampling_rate=1.0, canaries=40, kinds=("dirac",),
+                 crowd=0.2)
+    with pytest.raises(ValueError, match="crowd must be"):
+        Canaries([(6,)], noise_multiplier=1.0, max_grad_norm=C, sampling_rate=1.0, canaries=40, crowd=-1)
 
 
 @pytest.mark.parametrize("sampler", ["poisson", "shuffle", "weighted"])

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from _harness import assert_rate_above, assert_rate_at_most
 
-from dpaudit.dpsgd.checks import (Schedule, clipping_step, contribution_mean, cosine_p, coupling_ols, noise_cells,
+from dpaudit.dpsgd.checks import (Schedule, clipping_step, contribution_mean, cosine_p, coupling_crowd, coupling_ols,
+                                  noise_cells,
                                   noise_independence, noise_pooled, nonfinite_association, nonfinite_contrast,
                                   scale_dependence, dispersion_p)
 
@@ -105,6 +106,39 @@ def test_coupling_test_is_valid_whatever_the_partners_do_and_sees_grouped_clippi
     assert p < 1e-20 and abs(a - 2) < 4 * se
 
 
+def test_crowd_test_is_valid_whatever_the_partners_do_and_sees_a_flip(rng):
+    """The crowd test (``checks.coupling_crowd``): ``y_t = a m_t - b P_t + e_t`` with all crowd
+    canaries in or out together (a fair coin per step) and a partner count that follows the batch;
+    any ``a <= 1``, any ``b`` and any noise scale up to the ``sigma`` given are inside the null (also
+    a clipping that changes from step to step, independently of the coin: the residual scale
+    absorbs it); crowd canaries that flip their groups' clipped sums (``a = 1.3``) are seen."""
+    T = 60
+    rej = {"exact": 0, "drift": 0}
+    for r in range(R):
+        n0 = rng.integers(300, 500, T)
+        P, M = np.ceil(0.15 * n0), np.ceil(0.05 * n0)
+        m = M * (rng.random(T) < 0.5)
+        s = 2.0 * (1.0, 0.8)[r % 2]  # noise scale at most the sigma given
+        a, b = (1.0, 0.6)[r % 2], (0.3, 1.0, 1.7)[r % 3]
+        rej["exact"] += coupling_crowd(a * m - b * P + s * rng.standard_normal(T), m, P, 2.0)[0] <= A
+        # a clipping norm lowered to 0.8 C at a tenth of the steps (a schedule, an adaptive norm), independently
+        # of the coin: a_t = b_t; the known sigma alone would reject about 9 % of these at 5 %
+        bt = np.where(rng.random(T) < 0.1, 0.8, 1.0)
+        rej["drift"] += coupling_crowd(bt * (m - P) + 2.0 * rng.standard_normal(T), m, P, 2.0)[0] <= A
+    for k, v in rej.items():
+        assert_rate_at_most(v, R, A, what=f"crowd rejections ({k})")
+    n0 = rng.integers(300, 500, T)
+    P, M = np.ceil(0.15 * n0), np.ceil(0.05 * n0)
+    m = M * (rng.random(T) < 0.5)
+    p, a, se, b = coupling_crowd(1.3 * m - P + 2.0 * rng.standard_normal(T), m, P, 2.0)
+    assert p < 1e-20 and abs(a - 1.3) < 4 * se and abs(b - 1) < 0.01
+    assert coupling_crowd(m[:2], m[:2], P[:2], 2.0)[0] == 1.0  # too few steps: nothing to say
+    with pytest.raises(ValueError, match="one entry per step"):
+        coupling_crowd(m, m[:-1], P, 2.0)
+    with pytest.raises(ValueError, match="sigma"):
+        coupling_crowd(m, m, P, 0.0)
+
+
 def test_nonfinite_and_scale_tests_are_valid_under_independent_sampling(rng):
     """Cancellations, noise scales and contributions that do not depend on dpaudit's own coin and
     sampling are never accused beyond ``a`` (even with a noise scale that drifts over the steps);
@@ -170,6 +204,24 @@ def _small(bug, setting, seed=0, **kw):
     return loops.run_assumption_loop(bug, f"small-{setting}", seed=seed, n=200, size=8, data_canaries=200, **kw)
 
 
+@pytest.mark.parametrize("bug, setting", [("grouped-8", "q1"), ("strided-4", "q0.1"), ("hashed-4", "q1"),
+                                          ("correct", "q1")])
+def test_crowd_sees_groups_the_auditor_does_not_know(bug, setting):
+    """Rows clipped in groups of 8 consecutive rows, in strided groups (rows ``k`` apart) or in groups
+    picked by a hash of the position, in a user's own step with correlated real gradients: the crowd
+    sub-test of the coupling check flags each in one run, with its message; the correct step's crowd
+    estimate stays near 1 and is not flagged."""
+    can = _small(bug, setting, crowd=0.4)  # this small setting (a tenth of the rows) needs a larger crowd
+    a = can.audit(delta=1e-5, beta=0.05, estimates=False)
+    crowd = a.checks["coupling"]["tests"]["crowd"]
+    names = {f"{f.check}:{f.test}": f for f in a.violations}
+    if bug == "correct":
+        assert "coupling:crowd" not in names and abs(crowd["a"] - 1) < 4 * crowd["se"], a.summary()
+        return
+    assert "coupling:crowd" in names and crowd["a"] > 1.1, a.summary()
+    assert "crowd canary moves the crowd coordinate" in names["coupling:crowd"].message
+
+
 @pytest.mark.parametrize("bug, setting, check", [  # noqa: E501
     ("unclipped-last", "q1", "clipping:excess"),
     ("per-layer", "q0.1", "clipping:mean"),
@@ -179,7 +231,7 @@ def _small(bug, setting, seed=0, **kw):
     ("uniform-noise", "q0.1", "noise:tails"),
     ("replacement", "q1", "sampler:poisson"),
     ("shuffle", "q0.1", "sampler:poisson"),
-    ("grouped-2", "q0.1+", "coupling:paired"),
+    ("grouped-2", "q0.1+", "coupling:paired|coupling:crowd"),
     ("realised-batch", "q0.1", "scale:rows"),
     ("nan-propagated", "q1", "nonfinite:update"),
     ("nonfinite-skip", "q1", "nonfinite:association"),
@@ -304,7 +356,7 @@ def test_paired_clusters_share_every_consecutive_group_and_keep_their_geometry_w
     from dpaudit.dpsgd.canaries import PAIRED_NORM, PARTNER_NORM
 
     can = Canaries([(8,)], noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=q, canaries=120,
-                   kinds=("paired",), blocks=2, seed=3)
+                   kinds=("paired",), blocks=2, seed=3, crowd=0)  # the paired clusters alone (the crowd: below)
     clusters_without = 0
     for _ in range(3):
         step = can.begin_step(batch_size=400)
@@ -347,7 +399,7 @@ def test_coupling_check_sees_consecutive_groups_of_any_size_at_q1_with_coherent_
     for grouped in (True, False):
         for shift in (0, 1):
             can = Canaries([(16,)], noise_multiplier=sigma, max_grad_norm=1.0, sampling_rate=1.0, canaries=200,
-                           kinds=("dirac", "paired"), seed=shift)
+                           kinds=("dirac", "paired"), seed=shift, crowd=0)  # paired clusters alone
             for _ in range(8):
                 step = can.begin_step(batch_size=n)
                 real = direction * 0.3 + 0.1 * rng.standard_normal((n, 16))  # norm ~1.2 C, all alike

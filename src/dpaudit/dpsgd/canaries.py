@@ -52,6 +52,12 @@ them, fixed before the run):
   :data:`PAIRED_GUARD` of the user's rows on each side: rows clipped in groups of consecutive rows
   (any size from 2, any offset), or coupled to their neighbours, let a canary move its coordinate
   by up to ``2 C``. The norms dwarf real gradients, so that a group's clipped sum is the cluster's.
+  With them comes the *crowd* (``crowd=``, default :data:`CROWD_FRACTION`): at every step partner
+  rows (``-2,000 C``, a fraction of the step's other rows) and, at the steps of a fair coin, crowd
+  canaries (``+20,000 C``, a third as many), all on one shared coordinate, at random positions:
+  rows grouped by a structure dpaudit does not know (groups of any size up to about 10, rows
+  ``k`` apart, rows picked by a hash) put crowd canaries with partners at a known rate, and the
+  crowd coordinate moves by more than 1 per canary (:func:`~dpaudit.dpsgd.checks.coupling_crowd`).
 * ``"nonfinite"`` (not in the defaults): as ``"dirac"``, but at the steps of a coin drawn by
   dpaudit (probability 1/2 per step) its row is non-finite (``nan`` for half of these canaries,
   ``+-inf`` for the others): a correct step drops or clips such a row; one that lets it reach the
@@ -101,7 +107,7 @@ from typing import Optional
 import numpy as np
 
 from .._validate import check_int, check_positive, check_probability, check_rate
-from .checks import (Finding, clipping_step, contribution_mean, coupling_ols, dispersion_p, noise_cells,
+from .checks import (Finding, clipping_step, contribution_mean, coupling_crowd, coupling_ols, dispersion_p, noise_cells,
                      noise_independence, noise_pooled, noise_upper, nonfinite_association, nonfinite_contrast,
                      scale_dependence)
 
@@ -136,6 +142,13 @@ PAIRED_NORM, PARTNER_NORM = 200.0, 50.0
 _FILL = -1
 #: User rows put on each side of a paired canary's cluster when the batch has enough of them.
 PAIRED_GUARD = 3
+#: Norms (in units of C) of a crowd canary and of a crowd partner (``Canaries(crowd=)``): far above
+#: every other row, so that under group clipping a group's clipped sum follows its crowd rows; the
+#: canary above 9 partners, so that a group of up to 10 rows with a canary still points its way.
+CROWD_NORM, CROWD_PARTNER_NORM = 20000.0, 2000.0
+#: Default crowd: partner rows per step as a fraction of the step's other rows (crowd canaries: a
+#: third of that, at the steps of a fair coin). Used with the ``"paired"`` kind (the coupling check).
+CROWD_FRACTION = 0.15
 
 
 def _shape_of(p) -> tuple:
@@ -517,6 +530,14 @@ class Canaries:
     partners : int, optional
         Partner records per ``"paired"`` canary (default 2 at ``q = 1``, ``ceil(1 / q)`` below:
         one in the batch on average).
+    crowd : float, optional
+        The coupling check's crowd (with ``"paired"`` canaries; default :data:`CROWD_FRACTION`,
+        ``0`` for none): at every step ``ceil(crowd * n)`` partner rows (``-2,000 C`` on one shared
+        coordinate of a dedicated tensor) and, at the steps of a fair coin, ``ceil(crowd * n / 3)``
+        crowd canaries (``+20,000 C`` there), ``n`` the step's other rows, all at random positions:
+        coupling of rows in groups the auditor does not know (consecutive rows, rows ``k`` apart,
+        rows picked by a hash; :func:`~dpaudit.dpsgd.checks.coupling_crowd`). It adds about
+        ``7 crowd / 6`` of the step's rows (17 % at the default).
     batch_divisor : float or "expected"
         The public number the user's step divides the noisy sum by (the expected batch size for a
         mean, 1 for a sum): observations are ``batch_divisor * update / C``. ``"expected"``: ``q``
@@ -545,7 +566,8 @@ class Canaries:
     ------
     ValueError
         On invalid rates, norms or counts, an unknown kind, a block kind without dedicated
-        tensors, ``"split"`` with fewer than 2 of them, or ``"data"`` without ``dataset_size``.
+        tensors, ``"split"`` with fewer than 2 of them, ``"data"`` without ``dataset_size``, or
+        ``crowd`` outside ``[0, 10]`` or given without ``"paired"``.
     TypeError
         On a parameter that is neither an array nor a shape.
 
@@ -558,7 +580,8 @@ class Canaries:
                  canaries=1500, kinds=None, dataset_size: Optional[int] = None,
                  data_canaries: Optional[int] = None, canary_norm: Optional[float] = None,
                  large_norm: Optional[float] = None, block: bool = True, blocks: int = 4,
-                 null_coordinates: int = 64, partners: Optional[int] = None, batch_divisor=1.0, seed: int = 0):
+                 null_coordinates: int = 64, partners: Optional[int] = None, crowd: Optional[float] = None,
+                 batch_divisor=1.0, seed: int = 0):
         self._keys = list(params) if isinstance(params, dict) else None
         plist = list(params.values()) if isinstance(params, dict) else list(params)
         if not plist:
@@ -617,10 +640,18 @@ class Canaries:
             self.partners = check_int(default_p if partners is None else partners, "partners", 1)
         else:
             self.partners = 0
+        if crowd is not None and not (isinstance(crowd, (int, float, np.integer, np.floating))
+                                      and not isinstance(crowd, bool) and 0 <= crowd <= 10):
+            raise ValueError(f"crowd must be a number in [0, 10] (partner rows per row of the step), got {crowd!r}")
+        if crowd and "paired" not in kinds:
+            raise ValueError(f"crowd={crowd!r} needs the 'paired' kind (the crowd is the coupling check's)")
+        #: partner rows per other row of a step (0: no crowd); crowd canaries are a third of that
+        self.crowd = float(CROWD_FRACTION if crowd is None else crowd) if "paired" in kinds else 0.0
         rng = np.random.default_rng(seed)
         self._rng = np.random.default_rng([seed, 1])  # sampling and positions
         self._sign_rng = np.random.default_rng([seed, 7])
         self._coin_rng = np.random.default_rng([seed, 11])
+        self._crowd_rng = np.random.default_rng([seed, 13])
         self.masks = {k: rng.random(self.counts[k]) < 0.5 for k in kinds}
         self._layout_blocks(K, check_int(null_coordinates, "null_coordinates", 0) if K else 0)
         self.user_names = list(self._keys) if self._keys is not None else [f"param[{i}]" for i in
@@ -654,6 +685,7 @@ class Canaries:
         self._part = {k: [] for k in kinds}
         self._pattern = {k: [] for k in kinds}
         self._partner_count: list = []  # (m_paired,) partners in the batch, per observed step
+        self._crowd_obs: list = []  # per observed step: (sign-corrected crowd coordinate, canaries, partners)
         self._null: list = []  # (K, n0) null coordinates in units of sigma, per observed step
         self._user_ss: list = []  # (L,) centred sums of squares in units of sigma^2
         self._own_rows: list = []  # rows dpaudit added (canaries and partners), per observed step
@@ -680,6 +712,7 @@ class Canaries:
         self.blocks = K
         self.null_coordinates = n0
         self._coords: dict = {}  # kind -> (tensor (m,), coordinate (m,))
+        self._crowd_at = None  # (tensor, coordinate) of the crowd's shared coordinate
         if not K:
             self.block_shapes, self.block_names, self.block_size = [], [], 0
             self._split_offset = 0
@@ -697,6 +730,9 @@ class Canaries:
                     c[sel] = fill[b] + np.arange(int(sel.sum()))
                     fill[b] += int(sel.sum())
                 self._coords[k] = (t, c)
+        if self.crowd:  # one shared coordinate, after the others of tensor 0
+            self._crowd_at = (0, int(fill[0]))
+            fill[0] += 1
         self.block_shapes = [(int(s),) for s in fill]
         self.block_names = [f"dpaudit_canary_block_{b}" for b in range(K)]
         self.block_size = int(fill.sum())
@@ -879,6 +915,16 @@ class Canaries:
             for i in paired_units:
                 units[i] = [_FILL] * w + units[i] + [_FILL] * w
             fill_left -= 2 * w * len(paired_units)
+        crowd = None
+        if self.crowd:  # the crowd (checks.coupling_crowd): single rows at random slots, like every unit
+            n0 = n_user + sum(1 for u in units for d in u if d != _FILL)
+            n_p, n_c = max(1, math.ceil(self.crowd * n0)), max(1, math.ceil(self.crowd * n0 / 3))
+            on = bool(self._crowd_rng.random() < 0.5)
+            sign = 1.0 if self._crowd_rng.random() < 0.5 else -1.0
+            units.extend([add("crowd", 0, 1)] for _ in range(n_p))
+            if on:
+                units.extend([add("crowd", 0, 0)] for _ in range(n_c))
+            crowd = (sign, n_c if on else 0, n_p)
         n_units = len(units)
         lens = np.array([sum(d != _FILL for d in u) for u in units], dtype=np.int64)
         n_fill = n_user - fill_left
@@ -914,10 +960,12 @@ class Canaries:
             part["data"][[j for k, j in zip(kinds_l, js_l) if k == "data"]] = True
         signs = {k: np.where(self._sign_rng.random(self.counts[k]) < 0.5, -1.0, 1.0) for k in self.kinds}
         desc = (np.array(kinds_l, dtype=object), np.array(js_l, dtype=np.int64), np.array(roles_l, dtype=np.int8))
-        rows = self._rows(desc, signs, coin)
+        rows = self._rows(desc, signs, coin, crowd[0] if crowd else 1.0)
         nf = bool(coin and "nonfinite" in self.kinds and part["nonfinite"].any())
-        self._step = {"signs": signs, "part": part, "npart": npart, "own_rows": int(lens.sum()), "coin": coin,
-                      "nf": nf, "no": self._begun}
+        # own_rows: the Binomial(_own_trials, q) rows the scale check reads (the crowd's are not random in q)
+        own = int(lens.sum()) - (crowd[1] + crowd[2] if crowd else 0)
+        self._step = {"signs": signs, "part": part, "npart": npart, "own_rows": own, "coin": coin,
+                      "nf": nf, "no": self._begun, "crowd": crowd}
         return CanaryStep(rows=rows, positions=positions, real_mask=real_mask, size=n_total, _real_pos=real_pos,
                           _keys=self._keys, _blocks=self.blocks, _block_keys=self.block_names)
 
@@ -951,7 +999,7 @@ class Canaries:
                 pos += 1
         return src
 
-    def _rows(self, desc, signs, coin: bool) -> list:
+    def _rows(self, desc, signs, coin: bool, crowd_sign: float = 1.0) -> list:
         """dpaudit's ``k`` rows of the step, one ``(k, *shape)`` array per entry of :attr:`shapes`."""
         kinds, js, roles = desc
         k = len(js)
@@ -959,6 +1007,10 @@ class Canaries:
         if not k:
             return rows
         L = len(self.user_shapes)
+        sel = np.flatnonzero(kinds == "crowd")
+        if sel.size:
+            b, c = self._crowd_at
+            rows[L + b][sel, c] = np.where(roles[sel] == 0, CROWD_NORM, -CROWD_PARTNER_NORM) * self.C * crowd_sign
         for kind in self.kinds:
             sel = np.flatnonzero((kinds == kind) & (roles == 0))
             if kind == "paired":
@@ -1092,6 +1144,10 @@ class Canaries:
             self._pattern[k].append(st["signs"][k])
         if "paired" in self.kinds:
             self._partner_count.append(st["npart"].astype(np.int16))
+        if st["crowd"] is not None:
+            sign, m_c, n_p = st["crowd"]
+            b, c = self._crowd_at
+            self._crowd_obs.append((float(bl[b][c]) * sign, m_c, n_p))
         self._null.append(null)
         self._user_ss.append(user_ss)
         self._own_rows.append(st["own_rows"])
@@ -1227,7 +1283,8 @@ class Canaries:
             out[("units", "noise_upper")] = beta / 2 / 10
         sub = {"clipping": ["excess", "mean"], "noise": ["cell", "step", "user", "independence", "tensor", "all", "tails",
                                                      "user_tensor"],
-               "sampler": ["poisson"], "coupling": ["paired"], "nonfinite": ["association", "contrast"],
+               "sampler": ["poisson"], "coupling": ["paired"] + (["crowd"] if self.crowd else []),
+               "nonfinite": ["association", "contrast"],
                "scale": scale_tests}
         for c in checks:
             for t in sub[c]:
@@ -1288,6 +1345,10 @@ class Canaries:
             npart = np.array(self._partner_count[:T])
             p, a, se, b = coupling_ols(y, part, npart, sig)
             out[("coupling", "paired")] = (p, {"a": a, "se": se, "b": b})
+            if self.crowd:
+                obs = np.array(self._crowd_obs[:T], dtype=float).reshape(-1, 3)
+                p, a, se, b = coupling_crowd(obs[:, 0], obs[:, 1], obs[:, 2], sig)
+                out[("coupling", "crowd")] = (p, {"a": a, "se": se, "b": b})
         if "nonfinite" in self.kinds:
             cancelled, nf = [], []
             for no, what, h in self._log:
@@ -1392,6 +1453,10 @@ class Canaries:
                        f"standard error {se:.2g})")
                 if info["kind"] == "split":
                     msg += f": clipping per tensor gives sqrt({self.blocks}) = {math.sqrt(self.blocks):.3g}"
+        elif check == "coupling" and test == "crowd":
+            msg = (f"a crowd canary moves the crowd coordinate by {info['a']:.3g} C (at most 1 if each row's "
+                   f"contribution is its own clipped gradient): rows clipped or normalised in groups (of any "
+                   f"structure: consecutive, strided, hashed) or otherwise coupled")
         elif check == "coupling":
             msg = (f"a paired canary moves its coordinate by {info['a']:.3g} C (at most 1 if each row's contribution "
                    f"is its own clipped gradient): rows clipped in groups or coupled to their neighbours")
@@ -1585,8 +1650,12 @@ class Canaries:
             r = float(np.sqrt(np.mean(np.square(np.array(self._null)))))
             return f"null coordinates' noise {r:.4g} x the claimed sigma*C"
         if c == "coupling":
-            a = tests.get("paired", {}).get("a")
-            return "" if a is None or not np.isfinite(a) else f"a paired canary moves its coordinate by {a:.3g} C"
+            parts = []
+            for t, what in (("paired", "a paired canary moves its coordinate"), ("crowd", "a crowd canary its")):
+                a = tests.get(t, {}).get("a")
+                if a is not None and np.isfinite(a):
+                    parts.append(f"{what} by {a:.3g} C")
+            return "; ".join(parts)
         if c == "sampler":
             s = tests.get("poisson", {})
             return (f"rate {s.get('rate', float('nan')):.4g} vs {self.q:g}, {s.get('repeats', 0)} repeats"

@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import DPAuditError
 
 __all__ = ["CHECKS", "DPSGDViolation", "Finding", "TAIL_Z", "chi2_lower", "clipping_step", "contribution_mean",
-           "cosine_p", "coupling_ols", "noise_cells", "noise_independence", "noise_pooled", "nonfinite_association", "nonfinite_contrast",
+           "cosine_p", "coupling_crowd", "coupling_ols", "noise_cells", "noise_independence", "noise_pooled", "nonfinite_association", "nonfinite_contrast",
            "chernoff_p", "dispersion_p", "noise_upper", "run_clipping_check", "scale_dependence"]
 
 #: The checks, in the order of the verdict. ``bound`` is the certified one-run epsilon bound.
@@ -447,6 +447,95 @@ def coupling_ols(y: np.ndarray, included: np.ndarray, partners: np.ndarray, sigm
     inv = np.linalg.inv(xtx)
     coef = inv @ (X.T @ y)
     se = sigma * math.sqrt(inv[0, 0])
+    return float(norm.sf((coef[0] - 1.0) / se)), float(coef[0]), float(se), float(coef[1])
+
+
+def coupling_crowd(y: np.ndarray, canaries: np.ndarray, partners: np.ndarray, sigma: float) -> tuple:
+    """The crowd test: "a crowd canary's presence moves the crowd coordinate by at most 1, whatever
+    the partners do and wherever the rows sit", for coupling whose group structure the auditor does
+    not know (groups of consecutive rows of any size, rows ``k`` apart, rows picked by a hash).
+
+    At every step :class:`~dpaudit.dpsgd.Canaries` puts a *crowd* into the batch: ``P_t`` partner
+    rows (gradient ``-2,000 C`` times the step's crowd sign on one shared coordinate of a dedicated
+    tensor, the *crowd coordinate*) and, at the steps of a fair coin of its own, ``M_t`` crowd
+    canaries (``+20,000 C`` times the sign on the same coordinate), all at random positions among the
+    batch's rows. ``M_t`` and ``P_t`` are fixed fractions of the step's other rows, known to the
+    auditor. For a correct step every row's contribution is its own clipped gradient: the crowd
+    canaries are identical rows, so each contributes the same ``a`` (at most 1 in units of ``C``),
+    the partners the same ``b``; no other row touches the coordinate. The sign-corrected
+    observation is
+
+        y_t = a m_t - b P_t + e_t,   m_t = M_t (coin on) or 0,  e_t ~ N(0, s^2) i.i.d.,
+
+    with ``s`` at most the noise scale, whatever the real gradients, the positions and ``b`` are
+    (partners clipped to less than ``C`` or dropped included). Least squares on ``(m, -P)`` (no
+    intercept) gives ``a_hat ~ N(a, s^2 [(X'X)^-1]_11)`` exactly; ``p = Phi(-(a_hat - 1) / se)``
+    tests ``a <= 1``. The scale used is ``max(sigma, s_off)``: ``sigma`` (the caller's upper bound
+    on the noise scale) alone makes the test exact; ``s_off``, the residual standard deviation of
+    the steps without crowd canaries, keeps it approximately valid when the clipping changes from
+    step to step independently of the coin (a schedule, an adaptive clipping norm: ``a_t = b_t``
+    then vary and ``b_t P_t`` inflates the residuals, at least as much at those steps, where
+    ``P_t`` is not offset by ``m_t``). The steps *with* crowd canaries are left out of ``s_off``
+    because under group clipping their residuals also carry the random number of groups a
+    canary flips (power, not validity).
+
+    Why it sees unknown groups: the norms dwarf every other row, so under group clipping a group
+    that holds a crowd canary contributes ``+1`` and one that holds partners only ``-1``. A canary
+    that shares its group with partners flips that group from ``-1`` to ``+1`` (2 where a correct
+    step gives ``a - k b``, that is ``1 - k``); with the partners a fraction ``f`` of the batch that
+    happens with probability about ``1 - (1 - f)^(g - 1)`` for groups of ``g`` rows *whatever rows
+    form a group*. Two crowd canaries in one group count once (a loss of 1), so the canaries are
+    kept fewer than the partners. All crowd canaries come and go together, so the design's spread
+    of ``m_t`` is ``M / 2`` (not ``sqrt(M) / 2``): one noisy coordinate carries the evidence of
+    every canary of the step.
+
+    Parameters
+    ----------
+    y : array (T,)
+        Sign-corrected observations of the crowd coordinate, units of ``C``.
+    canaries, partners : array (T,)
+        Crowd canaries (``m_t``) and partner rows (``P_t``) in each step.
+    sigma : float
+        Upper bound on the noise scale (units of ``C``).
+
+    Returns
+    -------
+    (p, a_hat, se, b_hat)
+        ``p`` 1 (and nan estimates) with fewer than 3 steps or a singular design (the coin never
+        changed, or no partners).
+
+    Raises
+    ------
+    ValueError
+        On arrays of different lengths, non-finite values or negative counts, or ``sigma <= 0``.
+
+    References
+    ----------
+    ``docs/dpsgd.md`` §10 ("Coupling").
+    """
+    from scipy.stats import norm
+
+    y = np.asarray(y, dtype=float).ravel()
+    m = np.asarray(canaries, dtype=float).ravel()
+    P = np.asarray(partners, dtype=float).ravel()
+    if not (y.size == m.size == P.size):
+        raise ValueError(f"y, canaries and partners must have one entry per step, got {y.size}, {m.size}, {P.size}")
+    if not (np.isfinite(y).all() and np.isfinite(m).all() and np.isfinite(P).all()):
+        raise ValueError("y, canaries and partners must be finite")
+    if (m < 0).any() or (P < 0).any():
+        raise ValueError(f"counts must be >= 0, got min canaries {m.min()}, min partners {P.min()}")
+    if not (isinstance(sigma, (int, float, np.floating)) and sigma > 0 and math.isfinite(sigma)):
+        raise ValueError(f"sigma must be a positive number, got {sigma!r}")
+    X = np.stack([m, -P], axis=1)
+    xtx = X.T @ X
+    if X.shape[0] < 3 or abs(np.linalg.det(xtx)) < 1e-9 * max(1.0, float(np.trace(xtx))) ** 2:
+        return 1.0, float("nan"), float("nan"), float("nan")
+    inv = np.linalg.inv(xtx)
+    coef = inv @ (X.T @ y)
+    off = m == 0  # the steps without crowd canaries: their residuals hold the noise and any drift of b P_t
+    res = (y - X @ coef)[off]
+    s = max(float(sigma), math.sqrt(float(res @ res) / (res.size - 1)) if res.size > 1 else 0.0)
+    se = s * math.sqrt(inv[0, 0])
     return float(norm.sf((coef[0] - 1.0) / se)), float(coef[0]), float(se), float(coef[1])
 
 
