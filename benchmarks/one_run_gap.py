@@ -54,6 +54,11 @@ SETTINGS = ((1.0, 10), (0.05, 200))
 QS = {1.0, 0.05}  # the settings --q keeps
 
 
+
+def cell(v):
+    """median [min-max] mean of a list of bound / accountant ratios, as the tables print them."""
+    return f"{np.median(v):.3f} [{min(v):.2f}-{max(v):.2f}] {np.mean(v):.3f}"
+
 def claim_rule(sigma: float, q: float, steps: int, m: int):
     """The claim test's chosen rule and its claim (as :func:`one_run_claim.chosen_only`)."""
     from dpaudit.dpsgd.audit import _claimed_accountant, _run_claim
@@ -81,9 +86,6 @@ def real_part(seeds: int, m: int) -> list:
              "[min-max] mean of bound / accountant.", "",
              "| q, steps | scores | seeds | claim test | chosen rule | audit_run | fit / sigma | KS out | KS in | CPU s |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-
-    def cell(v):
-        return f"{np.median(v):.3f} [{min(v):.2f}-{max(v):.2f}] {np.mean(v):.3f}"
 
     for q, T in SETTINGS:
         if q not in QS:
@@ -197,9 +199,6 @@ def kinds_part(seeds: int, m: int) -> list:
              "median [min-max] mean over seeds.", "",
              "| q, steps | kind | canaries | share of beta | fit / sigma | claim test, full beta | ideal, same size | "
              "headline |", "|---|---|---|---|---|---|---|---|"]
-
-    def cell(v):
-        return f"{np.median(v):.3f} [{min(v):.2f}-{max(v):.2f}] {np.mean(v):.3f}"
 
     for q, T in SETTINGS:
         if q not in QS:
