@@ -54,10 +54,10 @@ SETTINGS = ((1.0, 10), (0.05, 200))
 QS = {1.0, 0.05}  # the settings --q keeps
 
 
-
 def cell(v):
     """median [min-max] mean of a list of bound / accountant ratios, as the tables print them."""
     return f"{np.median(v):.3f} [{min(v):.2f}-{max(v):.2f}] {np.mean(v):.3f}"
+
 
 def claim_rule(sigma: float, q: float, steps: int, m: int):
     """The claim test's chosen rule and its claim (as :func:`one_run_claim.chosen_only`)."""
