@@ -420,6 +420,48 @@ def section(title, note=""):
     print("\n".join(lines))
 
 
+def per_bug_section(title, note="", merge=()):
+    """Append to ``benchmarks/results/dpsgd_assumptions.md`` a dated section with one line per bug, user step
+    and setting: seeds caught (after training or online) / seeds, the checks that flagged (after training and
+    online), the step each seed is first flagged at online (``-``: never; ``x``: after training only), the
+    largest certified bound, and the crowd test's estimate ``a`` (range over the seeds). Rows of the current
+    JSONL and of the files ``merge`` (earlier seeds; the first row of a key wins)."""
+    from _dpsgd_user_loops import ASSUMPTION_BUGS
+
+    rows, keys = [], set()
+    for f in [*merge, JSONL]:
+        for x in Path(f).read_text().splitlines():
+            r = json.loads(x)
+            k = (r["kind"], r["bug"], r["setting"], r["seed"])
+            if k not in keys:
+                keys.add(k)
+                rows.append(r)
+    lines = ["", f"## {title}", "", note, "",
+             "| bug | user step | q | caught / seeds | check(s) that flagged (after training; online) | "
+             "first flagged online at step (per seed) | largest certified bound | crowd a (min-max) |",
+             "|---|---|---|---|---|---|---|---|"]
+    order = {b: i for i, b in enumerate(ASSUMPTION_BUGS)}
+    combos = sorted({(r["bug"], r["kind"], r["setting"]) for r in rows if not r["bug"].startswith("correct")},
+                    key=lambda c: (order.get(c[0], 99), c[1], c[2]))
+    for bug, kind, st in combos:
+        rs = sorted([r for r in rows if (r["bug"], r["kind"], r["setting"]) == (bug, kind, st)], key=lambda r: r["seed"])
+        caught = sum(r["violated"] or r["online_violated"] for r in rs)
+        off = sorted({c for r in rs for c in r["checks"]})
+        onl = sorted({c for r in rs for c in r.get("online_checks", [])})
+        fl = ", ".join(str(r["online_first_step"]) if r.get("online_first_step") is not None else
+                       ("x" if r["violated"] else "-") for r in rs)
+        a = [r["crowd"]["a"] for r in rs if r.get("crowd", {}).get("a") is not None]
+        lines.append(f"| `{bug}` | {kind} | {st[1:]} | {caught}/{len(rs)} | {', '.join(off) or '-'}; "
+                     f"{', '.join(onl) or '-'} | {fl} | {max(r['bound'] for r in rs):.2f} vs {rs[0]['accountant']:.2f} | "
+                     + (f"{min(a):.2f}-{max(a):.2f}" if a else "-") + " |")
+    cpu = sum(r["train_cpu_s"] + (r["audit_cpu_s"] or 0) for r in rows)
+    lines += ["", f"{len(rows)} runs in the table, {cpu / 60:.0f} CPU-minutes (training with the online audit, and "
+              f"the audit after training). Load when written: {os.getloadavg()[0]:.1f} (2 cores shared).", ""]
+    with (RESULTS / "dpsgd_assumptions.md").open("a") as fh:
+        fh.write("\n".join(lines))
+    print("\n".join(lines))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
@@ -436,6 +478,8 @@ def main(argv=None):
     ap.add_argument("--tables-only", action="store_true")
     ap.add_argument("--section", default=None, help="append a dated section (this title) from --jsonl's rows and stop")
     ap.add_argument("--section-note", default="")
+    ap.add_argument("--per-bug", action="store_true", help="--section: one line per bug, user step and setting")
+    ap.add_argument("--merge", default="", help="--per-bug: comma-separated earlier JSONL files whose rows join")
     ap.add_argument("--nonfinite-controls", type=int, default=None,
                     help="correct runs with non-finite canaries per setting (default: controls // 2)")
     ap.add_argument("--crowd", type=float, default=None, help="Canaries(crowd=) for the NumPy / PyTorch runs "
@@ -452,6 +496,9 @@ def main(argv=None):
     if args.jsonl:
         global JSONL
         JSONL = Path(args.jsonl).resolve()
+    if args.section and args.per_bug:
+        per_bug_section(args.section, args.section_note, [m for m in args.merge.split(",") if m])
+        return
     if args.section:
         section(args.section, args.section_note)
         return

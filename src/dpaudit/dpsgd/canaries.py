@@ -149,6 +149,9 @@ CROWD_NORM, CROWD_PARTNER_NORM = 20000.0, 2000.0
 #: Default crowd: partner rows per step as a fraction of the step's other rows (crowd canaries: a
 #: third of that, at the steps of a fair coin). Used with the ``"paired"`` kind (the coupling check).
 CROWD_FRACTION = 0.15
+#: Crowd partners per crowd canary (at the steps of the coin): fewer canaries than partners, since two
+#: canaries in one group count once (``docs/dpsgd.md`` §10, "Coupling, the crowd").
+CROWD_CANARY_DIVISOR = 3
 
 
 def _shape_of(p) -> tuple:
@@ -918,7 +921,7 @@ class Canaries:
         crowd = None
         if self.crowd:  # the crowd (checks.coupling_crowd): single rows at random slots, like every unit
             n0 = n_user + sum(1 for u in units for d in u if d != _FILL)
-            n_p, n_c = max(1, math.ceil(self.crowd * n0)), max(1, math.ceil(self.crowd * n0 / 3))
+            n_p, n_c = max(1, math.ceil(self.crowd * n0)), max(1, math.ceil(self.crowd * n0 / CROWD_CANARY_DIVISOR))
             on = bool(self._crowd_rng.random() < 0.5)
             sign = 1.0 if self._crowd_rng.random() < 0.5 else -1.0
             units.extend([add("crowd", 0, 1)] for _ in range(n_p))
