@@ -112,6 +112,55 @@ def reach(bug, setting, *, seed=0, steps=30, crowd=None, divisor=None, norm=None
     }
 
 
+def model_a(g, n, crowd=0.15, divisor=3, ratio=10.0):
+    """The crowd estimate ``a`` under group clipping in groups of ``g`` rows, from counts alone: ``n`` other
+    rows, ``P = ceil(crowd n)`` partners, ``M = ceil(crowd n / divisor)`` canaries; each group's canaries and
+    partners Binomial at the step's rates, its clipped crowd coordinate ``sign(ratio c - p)`` (0 without crowd
+    rows; other rows' norms ignored); ``b`` from the steps without canaries, ``a = (y_on + b P) / M``.
+    Returns ``(a, M, P, groups)``."""
+    from scipy.stats import binom
+
+    P, M = math.ceil(crowd * n), math.ceil(crowd * n / divisor)
+
+    def y(N, m):
+        pc, pp = m / N, P / N
+        tot = 0.0
+        for c in range(g + 1):
+            wc = binom.pmf(c, g, pc) if m else float(c == 0)
+            if wc < 1e-12:
+                continue
+            for p in range(g + 1 - c):
+                wp = binom.pmf(p, g - c, pp / (1 - pc))
+                if wp >= 1e-12 and c + p:
+                    tot += wc * wp * float(np.sign(ratio * c - p))
+        return N / g * tot
+
+    b = -y(n + P, 0) / P
+    return (y(n + P + M, M) + b * P) / M, M, P, (n + P + M) / g
+
+
+def model_table(level=0.0023):
+    """The model's ``a`` and z (noise the accountant claims, issue 45's two settings) for today's crowd and for
+    the two-count proposal (docs/dpsgd.md §10, "Reach")."""
+    from scipy.stats import norm as normal
+
+    za, zb = normal.isf(level), normal.isf(level / 2)
+    print("| q | g | today: a | z | P(flagged) | two counts (n/3, n/12; canary 200,000 C): a_1, a_2 | z_1, z_2 | "
+          "P(flagged) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for st, n, sig, T in (("0.05", 436, 1.6728515625, 200), ("1", 4526, 19.953125, 100)):
+        for g in (2, 4, 8, 16, 32, 64, 128):
+            a0, M0, _, _ = model_a(g, n)
+            z0 = (a0 - 1) / (sig * math.sqrt(4 / T) / M0)  # half the steps with canaries
+            lv = []
+            for div in (3, 12):
+                a, M, _, _ = model_a(g, n, divisor=div, ratio=100.0)
+                lv.append((a, (a - 1) / (sig * math.sqrt(1 / (T / 4) + 1 / (T / 2)) / M)))
+            pf = max(normal.cdf(z - zb) for _, z in lv)
+            print(f"| {st} | {g} | {a0:.3f} | {z0:.1f} | {normal.cdf(z0 - za):.3f} | {lv[0][0]:.3f}, {lv[1][0]:.3f} | "
+                  f"{lv[0][1]:.1f}, {lv[1][1]:.1f} | {pf:.3f} |")
+
+
 def main(argv=None):
     from scipy.stats import norm as normal
 
@@ -126,7 +175,11 @@ def main(argv=None):
     ap.add_argument("--level", type=float, default=0.0023,
                     help="the crowd test's level after training (its share of beta 0.05; 0.0023 in issue 45's runs)")
     ap.add_argument("--jsonl", default=str(RESULTS / "crowd_reach.jsonl"))
+    ap.add_argument("--model", action="store_true", help="print the counts-only model's table and stop")
     args = ap.parse_args(argv)
+    if args.model:
+        model_table(args.level)
+        return
     zl = normal.isf(args.level)
     lists = [[float(v) for v in s.split(",")] if s else [None] for s in (args.crowd, args.divisor, args.norm)]
     out = Path(args.jsonl)
