@@ -296,3 +296,15 @@ def test_pydp_targets_release_one_number_each():
         assert out.shape == (20, 1) and np.all(np.isfinite(out)), name
     with pytest.raises(ValueError, match="class name"):
         m.PyDPAlgorithm("", "bad")
+
+
+def test_recorded_seconds_counts_each_run_once():
+    """The adversarial stage's search is inside its own seconds; a confirmation's targeted run that did
+    not reproduce ran before it and counts on top."""
+    from dpaudit.library.table import recorded_seconds
+
+    rec = {"first": {"seconds": 10.0}, "adversarial": {"seconds": 5.0, "search": {"seconds": 4.0}},
+           "confirm": {"seconds": 20.0, "targeted": {"seconds": 2.5}}, "power": {"seconds": 7.0},
+           "leak_size": {"seconds": 1.0, "source": "run"}, "verdict": "violation"}
+    assert recorded_seconds(rec) == 10.0 + 5.0 + 20.0 + 2.5 + 7.0 + 1.0
+    assert recorded_seconds({"first": {"seconds": True}}) == 0.0 and recorded_seconds(None) == 0.0

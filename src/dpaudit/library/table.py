@@ -183,11 +183,18 @@ def _fmt_reproducer(entry: Entry, rec: dict) -> str:
 
 
 def recorded_seconds(record) -> float:
-    """The sum of every ``seconds`` field in a cached record (audit, confirmation, leak, power,
-    adversarial and accountant stages)."""
+    """The wall time a cached record took, summed over its stages (audit, confirmation, leak, power,
+    adversarial and accountant stages), in seconds.
+
+    A dict's own ``seconds`` covers what is nested in it (the adversarial stage's ``search``), except
+    a run it holds apart: ``targeted``, the confirmation's targeted run that did not reproduce
+    (:func:`dpaudit.library.runner.confirm_run`), which ran before the confirmation run it is kept in.
+    """
     if isinstance(record, dict):
-        return sum(v if k == "seconds" and isinstance(v, (int, float)) else recorded_seconds(v)
-                   for k, v in record.items())
+        own = record.get("seconds")
+        if isinstance(own, (int, float)) and not isinstance(own, bool):
+            return own + recorded_seconds(record.get("targeted"))
+        return sum(recorded_seconds(v) for v in record.values())
     if isinstance(record, list):
         return sum(recorded_seconds(v) for v in record)
     return 0.0
@@ -200,7 +207,9 @@ def _time_budget(fresh: dict) -> str:
     total = sum(recorded_seconds(r) for r in rows)
     return (f"Time budget: regenerating every stage of these {len(rows)} rows took {total / 3600:.1f} h of recorded "
             f"wall time ({audits / 3600:.1f} h for the audits and their confirmation runs), measured on the shared "
-            "2-core machine under load, so an upper figure; `dpaudit library table` rebuilds this page from the cache "
+            "2-core machine, so an upper figure (`--jobs 2` runs two rows side by side: "
+            "benchmarks/results/library_table_time.md has the end-to-end times); `dpaudit library table` rebuilds "
+            "this page from the cache "
             "in seconds, and CI runs none of the audits, only the deterministic checks of tests/test_library*.py and "
             "the reproducers.")
 
