@@ -91,7 +91,21 @@ def _row(kind, bug, setting, seed, can, seconds):
         "crowd_rows_per_step": (float(sum(m + p for _, m, p in eng._crowd_obs) / max(1, len(eng._crowd_obs)))
                                 if getattr(eng, "_crowd_obs", None) else 0.0),
         "own_rows_per_step": float(sum(eng._own_rows) / max(1, len(eng._own_rows))),
+        "clip_norms": _norm_summary(getattr(can, "clip_norms", None) or getattr(eng, "clip_norms", None)),
     }
+
+
+def _norm_summary(norms):
+    """The clipping norm over the run (a changing norm: adaptive clipping): min, median, max, and the
+    median of ``|log(C_t / C_(t-1))|`` (the typical change from one step to the next); ``{}`` without."""
+    import numpy as np
+
+    if not norms:
+        return {}
+    c = np.asarray(norms, dtype=float)
+    return {"min": float(c.min()), "median": float(np.median(c)), "max": float(c.max()),
+            "first": float(c[0]), "last": float(c[-1]),
+            "median_abs_log_change": float(np.median(np.abs(np.diff(np.log(c))))) if c.size > 1 else 0.0}
 
 
 def _done():
@@ -477,6 +491,8 @@ def main(argv=None):
         run_opacus([b for b in OPACUS_BUGS if b in bugs], settings, seeds, done)
     if "opacus-controls" in parts:
         run_opacus(["correct"], settings, range(args.first_control, args.first_control + args.controls), done)
+    if "opacus-adaclip" in parts:  # Opacus's AdaClipDPOptimizer, correct, its clipping norm changing every step
+        run_opacus(["correct-adaclip"], settings, range(args.first_control, args.first_control + args.controls), done)
     if "reference" in parts:
         run_reference(settings, args.seeds, args.controls, done)
     if "readme" in parts:
