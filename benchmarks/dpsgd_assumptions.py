@@ -419,6 +419,26 @@ def section(title, note=""):
             lines.append(f"| {k} `{bug}` | {st} | {len(rs)} | {sum(r['violated'] for r in rs)} | "
                          f"{sum(r['online_violated'] for r in rs)} | {sum(r['violated'] or r['online_violated'] for r in rs)}"
                          f" | {max(r['bound'] for r in rs):.3f} vs {rs[0]['accountant']:.2f} | {', '.join(fired) or '-'} |")
+    moving = [r for r in ctl if r.get("clip_norms") and r["clip_norms"]["max"] > r["clip_norms"]["min"]]
+    if moving:  # correct runs whose clipping norm changes (adaptive clipping): the norms and the crowd's null
+        from scipy import stats
+
+        lines += ["", "Correct runs with a clipping norm that changes at every step: the norm over the runs (first, "
+                  "range of the last, range over all steps), the median step-to-step change |log(C_t / C_(t-1))|, "
+                  "and the crowd test's p-values (`coupling:crowd`: smallest, Kolmogorov-Smirnov against uniform).", "",
+                  "| correct step | setting | runs | C_1 | C_T (range) | C_t (range) | median change per step | "
+                  "crowd a (range) | crowd p (min) | KS p (uniform) |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for k, bug, st in sorted({(r["kind"], r["bug"], r["setting"]) for r in moving}):
+            rs = [r for r in moving if (r["kind"], r["bug"], r["setting"]) == (k, bug, st)]
+            cn = [r["clip_norms"] for r in rs]
+            ps = [r["crowd"]["p_value"] for r in rs if r.get("crowd")]
+            aa = [r["crowd"]["a"] for r in rs if r.get("crowd")]
+            ks = stats.kstest(ps, "uniform").pvalue if len(ps) > 1 else float("nan")
+            lines.append(f"| {k} `{bug}` | {st} | {len(rs)} | {cn[0]['first']:.2f} | "
+                         f"{min(c['last'] for c in cn):.3f}-{max(c['last'] for c in cn):.3f} | "
+                         f"{min(c['min'] for c in cn):.3f}-{max(c['max'] for c in cn):.3f} | "
+                         f"{np.median([c['median_abs_log_change'] for c in cn]):.4f} | "
+                         f"{min(aa):.3f}-{max(aa):.3f} | {min(ps):.3g} | {ks:.2f} |")
     cost = sorted({(r["kind"], r["setting"]) for r in rows if r.get("own_rows_per_step") is not None})
     if cost:
         lines += ["", "Rows per step (mean over the runs): " + "; ".join(
