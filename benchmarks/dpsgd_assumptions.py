@@ -148,7 +148,7 @@ def run_numpy(bugs, settings, seeds, done, framework="numpy"):
                 _append(_row(framework, bug, setting, seed, can, time.process_time() - t0))
 
 
-def run_opacus(bugs, settings, seeds, done):
+def run_opacus(bugs, settings, seeds, done, kind="opacus"):
     from _dpsgd_user_loops import OPACUS_BUGS, run_opacus_assumption_loop
 
     for setting in settings:
@@ -156,11 +156,11 @@ def run_opacus(bugs, settings, seeds, done):
             if bug not in OPACUS_BUGS or (bug == "shuffle" and setting == "q1"):
                 continue
             for seed in seeds:
-                if ("opacus", bug, setting, seed) in done:
+                if (kind, bug, setting, seed) in done:
                     continue
                 t0 = time.process_time()
                 hook = run_opacus_assumption_loop(bug, setting, seed=seed, monitor=dict(action="record"))
-                _append(_row("opacus", bug, setting, seed, hook, time.process_time() - t0))
+                _append(_row(kind, bug, setting, seed, hook, time.process_time() - t0))
 
 
 def run_readme(seeds, done):
@@ -513,6 +513,14 @@ def main(argv=None):
         run_opacus(["correct"], settings, range(args.first_control, args.first_control + args.controls), done)
     if "opacus-adaclip" in parts:  # Opacus's AdaClipDPOptimizer, correct, its clipping norm changing every step
         run_opacus(["correct-adaclip"], settings, range(args.first_control, args.first_control + args.controls), done)
+    if "opacus-adaclip-first-norm" in parts:  # the same, read as before 2026-11-29g: in units of the first norm
+        from dpaudit.dpsgd.canaries import Canaries
+
+        begin = Canaries.begin_step
+        Canaries.begin_step = lambda self, *a, max_grad_norm=None, **k: begin(self, *a, **k)
+        run_opacus(["correct-adaclip"], settings, range(args.first_control, args.first_control + args.controls), done,
+                   kind="opacus-first-norm")
+        Canaries.begin_step = begin
     if "reference" in parts:
         run_reference(settings, args.seeds, args.controls, done)
     if "readme" in parts:
