@@ -59,23 +59,36 @@ def test_classify_rejects_inconsistent_results(code, result):
 def test_a_violation_counts_only_when_the_second_run_agrees(monkeypatch):
     from dpaudit.library import runner, stages
 
-    entry = next(e for e in REGISTRY if e.target)
+    entry = next(e for e in REGISTRY if e.target and e.budget.tester == "all")
     runs = []
 
     def fake(outcomes):
-        def run_row(e, *, seed=None, samples=None, processes=1, beta=0.01, on_trial_end=None):
-            runs.append((seed, samples))
+        def run_row(e, *, seed=None, samples=None, processes=1, beta=0.01, on_trial_end=None, tester=None):
+            runs.append((seed, samples, tester))
             return runner.RowRun({"outcome": outcomes[len(runs) - 1], "seconds": 0.0, "seed": seed or e.budget.seed})
         return run_row
 
+    second = (entry.budget.seed + 1, 2 * entry.budget.samples)
     monkeypatch.setattr(stages, "leak_from_run", lambda e, run, beta, **_: {"source": "run", "seconds": 0.0})
+    # the targeted confirmation (float-bits alone) reproduces: no second full run
     monkeypatch.setattr(runner, "run_row", fake(["floating-point leak", "floating-point leak"]))
     rec = runner.audit_entry(entry, confirm=True)
     assert rec["verdict"] == "floating-point leak" and rec["leak_size"]["source"] == "run"
-    assert runs == [(None, None), (entry.budget.seed + 1, 2 * entry.budget.samples)]
+    assert runs == [(None, None, None), (*second, "float-bits")]
     runs.clear()
-    monkeypatch.setattr(runner, "run_row", fake(["violation", "pass"]))
-    assert runner.audit_entry(entry, confirm=True)["verdict"] == "unconfirmed"
+    # the targeted run misses, the table's own run (the budget's tester) confirms: still a finding
+    monkeypatch.setattr(runner, "run_row", fake(["violation", "pass", "violation"]))
+    rec = runner.audit_entry(entry, confirm=True)
+    assert rec["verdict"] == "violation" and rec["confirm"]["targeted"]["outcome"] == "pass"
+    assert runs == [(None, None, None), (*second, "sequential --no-size"), (*second, None)]
+    runs.clear()
+    # neither run reproduces: unconfirmed
+    monkeypatch.setattr(runner, "run_row", fake(["violation", "pass", "pass"]))
+    assert runner.audit_entry(entry, confirm=True)["verdict"] == "unconfirmed" and len(runs) == 3
+    runs.clear()
+    # a floating-point leak is not confirmed by a distributional violation
+    monkeypatch.setattr(runner, "run_row", fake(["floating-point leak", "violation", "violation"]))
+    assert runner.audit_entry(entry, confirm=True)["verdict"] == "unconfirmed" and len(runs) == 3
     runs.clear()
     monkeypatch.setattr(runner, "run_row", fake(["violation"]))
     rec = runner.audit_entry(entry)  # without confirm (CI): one run, its verdict
@@ -84,6 +97,20 @@ def test_a_violation_counts_only_when_the_second_run_agrees(monkeypatch):
     monkeypatch.setattr(runner, "run_row", fake(["pass"]))
     rec = runner.audit_entry(entry, confirm=True)
     assert rec["verdict"] == "pass" and "confirm" not in rec and "leak_size" not in rec and len(runs) == 1
+
+
+def test_the_confirmation_command_names_its_tester():
+    entry = next(e for e in REGISTRY if e.target and e.budget.tester == "all")
+    cmd = entry.command(2, 4000, "sequential --no-size")
+    assert cmd[cmd.index("--tester"):cmd.index("--tester") + 4] == ["--tester", "sequential", "--no-size", "--samples"]
+    assert entry.command(2, 4000)[entry.command(2, 4000).index("--tester") + 1] == "all"
+    from dpaudit.library.runner import _make_tester
+    from dpaudit.testers.sequential import SequentialTester
+
+    t = _make_tester("sequential --no-size")
+    assert isinstance(t, SequentialTester) and t.size is False
+    with pytest.raises(ValueError, match="unknown tester words"):
+        _make_tester("hockey-stick --no-size")
 
 
 # ------------------------------------------------------------------ the registry
@@ -269,3 +296,15 @@ def test_pydp_targets_release_one_number_each():
         assert out.shape == (20, 1) and np.all(np.isfinite(out)), name
     with pytest.raises(ValueError, match="class name"):
         m.PyDPAlgorithm("", "bad")
+
+
+def test_recorded_seconds_counts_each_run_once():
+    """The adversarial stage's search is inside its own seconds; a confirmation's targeted run that did
+    not reproduce ran before it and counts on top."""
+    from dpaudit.library.table import recorded_seconds
+
+    rec = {"first": {"seconds": 10.0}, "adversarial": {"seconds": 5.0, "search": {"seconds": 4.0}},
+           "confirm": {"seconds": 20.0, "targeted": {"seconds": 2.5}}, "power": {"seconds": 7.0},
+           "leak_size": {"seconds": 1.0, "source": "run"}, "verdict": "violation"}
+    assert recorded_seconds(rec) == 10.0 + 5.0 + 20.0 + 2.5 + 7.0 + 1.0
+    assert recorded_seconds({"first": {"seconds": True}}) == 0.0 and recorded_seconds(None) == 0.0

@@ -167,3 +167,30 @@ def test_the_table_shows_a_timed_out_row_apart():
     assert "| timed out |" in header and "**timed out (stage adversarial after 60 s)**" in page
     assert "| timed out |" not in next(line for line in render([e], {}).splitlines()
                                        if line.startswith("| library | version"))
+
+
+def test_jobs_audits_rows_side_by_side_with_the_records_of_one_at_a_time(rows, monkeypatch, tmp_path):
+    """`--jobs 2`: two worker processes; a blocked row times out while the other rows go on beside it;
+    the results come back in the rows' order with the records `--jobs 1` gives (up to times), and
+    every record reaches the cache (written from two threads)."""
+    from dpaudit.library import contain
+
+    fake = [rows("BLOCKING"), rows("COUNT"), rows("COUNT", samples=300)]
+    fake[2] = Entry("Fake", "count300", fake[2].target, "a test row", Guarantee(1.0),
+                    budget=fake[2].budget, row_key="fake.count300")
+    monkeypatch.setattr(registry, "select", lambda library, keys=(): fake)
+    monkeypatch.setattr(contain, "stage_limit",
+                        lambda entry, samples=None, seconds=None: 2.0 if entry.key == "fake.blocking" else 300.0)
+    out = {}
+    for jobs in ("1", "2"):
+        cache = tmp_path / f"cache{jobs}.json"
+        res = CliRunner().invoke(app, ["library", "audit", "Fake", "--jobs", jobs, "--write-cache", "--cache",
+                                       str(cache), "--json"])
+        out[jobs] = json.loads(res.stdout)
+        assert [r["key"] for r in out[jobs]["rows"]] == ["fake.blocking", "fake.count", "fake.count300"]
+        assert out[jobs]["rows"][0]["verdict"] == TIMED_OUT and res.exit_code in (1, 3)
+        assert sorted(json.loads(cache.read_text())) == ["fake.blocking", "fake.count", "fake.count300"]
+    for one, two in zip(out["1"]["rows"][1:], out["2"]["rows"][1:]):
+        assert without_times(one["record"]) == without_times(two["record"])
+    bad = CliRunner().invoke(app, ["library", "audit", "Fake", "--jobs", "2", "--in-process"])
+    assert bad.exit_code == 2 and "--jobs" in bad.output

@@ -121,11 +121,15 @@ def audit_cmd(
                                                 "default 40."),
     time_limit: Optional[float] = typer.Option(None, "--time-limit", metavar="SECONDS", help="Wall-clock limit of "
                                                "each stage of a row that calls its library in this process (the "
-                                               "confirmation run twice it): past it the row's worker process is "
+                                               "confirmation run three times it): past it the row's worker process is "
                                                "killed and the row is reported 'timed out (stage S after N s)', "
                                                "never a pass or a finding; the next row goes on. Default 1800 per "
                                                "stage at the row's budget, scaled up with --samples; with --reruns "
                                                "K, K of them for the K audits)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", metavar="N", min=1, help="Rows audited side by side (N worker "
+                             "processes; the longest rows by their cached times first, at most one row with an "
+                             "environment of its own at a time); results are the same as one at a time. The table "
+                             "regenerates with 2 on this 2-core machine (docs/library_ci.md)."),
     in_process: bool = typer.Option(False, "--in-process", help="Run the rows in this process, without the worker "
                                     "process and its time limit (a library call that never returns then stops the "
                                     "run)."),
@@ -155,6 +159,7 @@ def audit_cmd(
       dpaudit library audit diffprivlib laplace gaussian_nb
       dpaudit library audit diffprivlib --baseline .dpaudit-baseline.txt
       dpaudit library audit PipelineDP count_gaussian --write-cache --confirm
+      dpaudit library audit all --stages all --confirm --leak-samples 20000 --write-cache --jobs 2
     """
     from ..library import baseline as lb
     from ..library import cache as lc
@@ -176,33 +181,35 @@ def audit_cmd(
             raise ValueError(f"--beta must be in (0, 1), got {beta!r}")
         if time_limit is not None and not 0.0 < time_limit < float("inf"):
             raise ValueError(f"--time-limit must be a positive number of seconds, got {time_limit!r}")
+        if jobs > 1 and in_process:
+            raise ValueError("--jobs runs rows in worker processes side by side; it cannot be combined with "
+                             "--in-process")
     except ValueError as exc:
         raise fail(str(exc))
     cache_path = cache or lc.default_cache()
     if reruns is not None:
         _reruns(entries, reruns, samples, n_proc, write_cache, cache_path, json_out, quiet,
-                None if in_process else time_limit, in_process)
+                time_limit, in_process)
         return
     auditable = [e for e in entries if not e.not_auditable]
     show = not (quiet or json_out)
     results, ran = [], {}
     from ..library.contain import RowWorker
 
-    worker = None if in_process else RowWorker()
-    try:
-        _audit_rows(entries, worker, results, ran, chosen_stages, confirm, n_proc, samples, beta, leak_samples,
-                    search_budget, time_limit, write_cache, cache_path, show)
-    finally:
-        if worker is not None:
-            worker.close()
-    if "accountants" in chosen_stages and any(e.library == "Opacus" for e in entries):
-        from ..library.accountants import OPACUS_ACCOUNTANTS_KEY, opacus_accountant_check
-
-        acc = opacus_accountant_check()
-        if write_cache:
-            lc.save_record(cache_path, acc, key=OPACUS_ACCOUNTANTS_KEY)
-        results.append({"key": OPACUS_ACCOUNTANTS_KEY, "verdict": "checked", "findings": [],
-                        "seconds": acc["seconds"], "record": acc})
+    accountants = "accountants" in chosen_stages and any(e.library == "Opacus" for e in entries)
+    options = (chosen_stages, confirm, n_proc, samples, beta, leak_samples, search_budget, time_limit, write_cache,
+               cache_path, show)
+    if jobs > 1:
+        _audit_rows_side_by_side(entries, jobs, accountants, results, ran, *options)
+    else:
+        worker = None if in_process else RowWorker()
+        try:
+            _audit_rows(entries, worker, results, ran, *options)
+        finally:
+            if worker is not None:
+                worker.close()
+        if accountants:
+            results.append(_accountants_result(write_cache, cache_path))
     all_findings = [f["id"] for r in results for f in r["findings"]]
     tri = lb.triage(all_findings, known, ran=ran)
     if write_baseline is not None:
@@ -245,10 +252,22 @@ def audit_cmd(
     raise typer.Exit(code)
 
 
-def _audit_rows(entries, worker, results, ran, chosen_stages, confirm, n_proc, samples, beta, leak_samples,
-                search_budget, time_limit, write_cache, cache_path, show) -> None:
-    """Audit each row (in ``worker`` when given and the row calls its library in this process), append
-    its result to ``results`` and the stages run to ``ran``."""
+def _accountants_result(write_cache, cache_path) -> dict:
+    """Check Opacus's accountants (the ``accountants`` stage) and the result line it makes."""
+    from ..library import cache as lc
+    from ..library.accountants import OPACUS_ACCOUNTANTS_KEY, opacus_accountant_check
+
+    acc = opacus_accountant_check()
+    if write_cache:
+        lc.save_record(cache_path, acc, key=OPACUS_ACCOUNTANTS_KEY)
+    return {"key": OPACUS_ACCOUNTANTS_KEY, "verdict": "checked", "findings": [], "seconds": acc["seconds"],
+            "record": acc}
+
+
+def _audit_one(e, i, n, worker, ran, chosen_stages, confirm, n_proc, samples, beta, leak_samples, search_budget,
+               time_limit, write_cache, cache_path, show, prefix: str = "") -> dict:
+    """Audit one row (in ``worker`` when given and the row calls its library in this process), store its
+    record when asked, note the stages run in ``ran`` and return its result line."""
     from ..library import cache as lc
     from ..library.contain import TIMED_OUT
     from ..library.findings import cause_of, finding_ids
@@ -256,36 +275,134 @@ def _audit_rows(entries, worker, results, ran, chosen_stages, confirm, n_proc, s
     from ..library.stages import leak_words
     from ..library.table import summary_verdict
 
+    if e.not_auditable:
+        return {"key": e.key, "verdict": "not auditable", "reason": e.not_auditable, "findings": []}
+    if show:
+        console.print(f"[bold]{escape(e.key)}[/] ({i}/{n}): {escape(e.guarantee.describe())}, "
+                      f"{e.budget.trials} trial(s) of {samples or e.budget.samples:,} samples", highlight=False)
+    lead = f"  {escape(prefix)}"
+    log = (lambda text: console.print(f"{lead}{escape(text)}", highlight=False)) if show else None
+    trial_log = ((lambda rec: console.print(f"{lead}trial {rec.index + 1}: {escape(rec.outcome.status)}",
+                                            highlight=False)) if show else None)
+    options = dict(stages=chosen_stages, confirm=confirm, processes=n_proc, samples=samples, beta=beta,
+                   leak_samples=leak_samples, on_trial_end=trial_log, log=log, search_budget=search_budget)
+    if worker is not None and e.env is None:  # environment rows already call their library in a worker
+        rec = worker.audit(e, time_limit=time_limit, **options)
+    else:
+        rec = audit_entry(e, **options)
+    first = rec.get("first") or {}
+    if rec.get("verdict") in (TIMED_OUT, "error") and (rec.get("timed_out") or rec.get("crashed")) and log:
+        log(f"{first.get('message')}: the row's worker process was killed; the next row goes on")
+    if write_cache:
+        rec = lc.save_record(cache_path, rec)
+    ran[e.key] = {"audit"} | ({"adversarial", "search"} if {"adversarial", "search"} & set(chosen_stages) else set())
+    findings = finding_ids(e.key, rec)
+    verdict = first["message"] if rec.get("timed_out") else summary_verdict(rec)
+    return {"key": e.key, "verdict": TIMED_OUT if rec.get("timed_out") else verdict,
+            "verdict_text": verdict, "exit_code": first.get("exit_code"),
+            "epsilon_lower_bound": first.get("epsilon_lower_bound"),
+            "leak_size": leak_words(rec.get("leak_size")) if rec.get("leak_size") else None,
+            "findings": [{"id": f, "cause": (c.id if (c := cause_of(f)) else None)} for f in findings],
+            "seconds": first.get("seconds"), "record": rec}
+
+
+def _audit_rows(entries, worker, results, ran, *options) -> None:
+    """Audit each row one after the other (:func:`_audit_one`) and append its result to ``results``."""
     for i, e in enumerate(entries, 1):
-        if e.not_auditable:
-            results.append({"key": e.key, "verdict": "not auditable", "reason": e.not_auditable, "findings": []})
-            continue
-        if show:
-            console.print(f"[bold]{escape(e.key)}[/] ({i}/{len(entries)}): {escape(e.guarantee.describe())}, "
-                          f"{e.budget.trials} trial(s) of {samples or e.budget.samples:,} samples", highlight=False)
-        log = (lambda text: console.print(f"  {escape(text)}", highlight=False)) if show else None
-        trial_log = ((lambda rec: console.print(f"  trial {rec.index + 1}: {escape(rec.outcome.status)}",
-                                                highlight=False)) if show else None)
-        options = dict(stages=chosen_stages, confirm=confirm, processes=n_proc, samples=samples, beta=beta,
-                       leak_samples=leak_samples, on_trial_end=trial_log, log=log, search_budget=search_budget)
-        if worker is not None and e.env is None:  # environment rows already call their library in a worker
-            rec = worker.audit(e, time_limit=time_limit, **options)
-        else:
-            rec = audit_entry(e, **options)
-        first = rec.get("first") or {}
-        if rec.get("verdict") in (TIMED_OUT, "error") and (rec.get("timed_out") or rec.get("crashed")) and log:
-            log(f"{first.get('message')}: the row's worker process was killed; the next row goes on")
-        if write_cache:
-            rec = lc.save_record(cache_path, rec)
-        ran[e.key] = {"audit"} | ({"adversarial", "search"} if {"adversarial", "search"} & set(chosen_stages) else set())
-        findings = finding_ids(e.key, rec)
-        verdict = first["message"] if rec.get("timed_out") else summary_verdict(rec)
-        results.append({"key": e.key, "verdict": TIMED_OUT if rec.get("timed_out") else verdict,
-                        "verdict_text": verdict, "exit_code": first.get("exit_code"),
-                        "epsilon_lower_bound": first.get("epsilon_lower_bound"),
-                        "leak_size": leak_words(rec.get("leak_size")) if rec.get("leak_size") else None,
-                        "findings": [{"id": f, "cause": (c.id if (c := cause_of(f)) else None)} for f in findings],
-                        "seconds": first.get("seconds"), "record": rec})
+        results.append(_audit_one(e, i, len(entries), worker, ran, *options))
+
+
+def _audit_rows_side_by_side(entries, jobs, accountants, results, ran, *options) -> None:
+    """Audit the rows ``jobs`` at a time, each thread with a worker process of its own
+    (:class:`~dpaudit.library.contain.RowWorker`), and append the results to ``results`` in the
+    rows' order.
+
+    The rows start longest first, by the seconds their cached records took
+    (:func:`dpaudit.library.table.recorded_seconds`; a row without a record first of all), the
+    longest-processing-time rule, so that the last rows to finish are short ones. A row with an
+    environment of its own runs its testers in this process (its library in the environment's
+    worker), so at most one such row runs at a time; the in-process rows run wholly in their
+    threads' worker processes. Each row gets the same seeds and calls as one at a time, so its
+    record is the same (up to times); Opacus's accountants check runs as one more job.
+    """
+    import threading
+
+    from ..library import cache as lc
+    from ..library.contain import RowWorker
+    from ..library.table import recorded_seconds
+
+    write_cache, cache_path, show = options[-3], options[-2], options[-1]
+    try:
+        cached = lc.load(cache_path)
+    except ValueError:
+        cached = {}
+    order = {e.key: i for i, e in enumerate(entries)}
+    jobs_left = [e for e in entries]
+    if accountants:
+        from ..library.accountants import OPACUS_ACCOUNTANTS_KEY
+
+        jobs_left.append(OPACUS_ACCOUNTANTS_KEY)
+        order[OPACUS_ACCOUNTANTS_KEY] = len(entries)
+
+    def cost(job) -> float:
+        key = job if isinstance(job, str) else job.key
+        if not isinstance(job, str) and job.not_auditable:
+            return -1.0
+        rec = cached.get(key)
+        return recorded_seconds(rec) if rec else float("inf")
+
+    jobs_left.sort(key=lambda j: -cost(j))
+    done: dict = {}
+    state = {"env_busy": False, "error": None}
+    cond = threading.Condition()
+    counter = iter(range(1, len(jobs_left) + 1))
+
+    def take():
+        with cond:
+            while True:
+                if state["error"] is not None or not jobs_left:
+                    return None
+                for j, job in enumerate(jobs_left):
+                    env = not isinstance(job, str) and job.env is not None and not job.not_auditable
+                    if not (env and state["env_busy"]):
+                        jobs_left.pop(j)
+                        if env:
+                            state["env_busy"] = True
+                        return job, env, next(counter)
+                cond.wait()
+
+    def loop():
+        worker = RowWorker()
+        try:
+            while (got := take()) is not None:
+                job, env, i = got
+                try:
+                    if isinstance(job, str):
+                        res = _accountants_result(write_cache, cache_path)
+                    else:
+                        res = _audit_one(job, i, len(order), worker, ran, *options, prefix=f"{job.key}: ")
+                    with cond:
+                        done[res["key"]] = res
+                except BaseException as exc:  # noqa: BLE001 - stop the other threads, re-raised below
+                    with cond:
+                        state["error"] = state["error"] or exc
+                    raise
+                finally:
+                    with cond:
+                        if env:
+                            state["env_busy"] = False
+                        cond.notify_all()
+        finally:
+            worker.close()
+
+    threads = [threading.Thread(target=loop, name=f"dpaudit-row-{k}", daemon=True) for k in range(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if state["error"] is not None:
+        raise state["error"]
+    results.extend(done[k] for k in sorted(done, key=order.get))
 
 
 def _reruns(entries, k, samples, processes, write_cache, cache_path, json_out, quiet, time_limit=None,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 __all__ = ["default_cache", "default_doc", "default_reruns", "load", "repository_root", "save_record"]
@@ -82,8 +83,14 @@ def save_record(path: Path | str, record: dict, key: str | None = None) -> dict:
     key : str, optional
         Defaults to ``record["key"]``.
     """
-    path = Path(path)
-    key = key or record["key"]
+    with _SAVE_LOCK:  # rows audited side by side (``--jobs``) write from threads of one process
+        return _save_record(Path(path), record, key or record["key"])
+
+
+_SAVE_LOCK = threading.Lock()
+
+
+def _save_record(path: Path, record: dict, key: str) -> dict:
     disk = load(path)
     old = dict(disk.get(key) or {})
     if old.get("fingerprint") == record.get("fingerprint"):
@@ -93,7 +100,7 @@ def save_record(path: Path | str, record: dict, key: str | None = None) -> dict:
         record = {**old, **record}
     disk[key] = record
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.tmp")
+    tmp = path.with_suffix(path.suffix + f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(disk, indent=1, sort_keys=True) + "\n")
     tmp.replace(path)
     return record

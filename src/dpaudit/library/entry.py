@@ -269,8 +269,10 @@ class Entry:
         short = self.target.rsplit(":", 1)[1] if self.target else self.name.lower()
         return f"{self.library.lower()}.{short}"
 
-    def command(self, seed: int | None = None, samples: int | None = None) -> list[str]:
-        """The ``dpaudit test`` arguments of this entry's audit (without ``--json``).
+    def command(self, seed: int | None = None, samples: int | None = None, tester: str | None = None) -> list[str]:
+        """The ``dpaudit test`` arguments of this entry's audit (without ``--json``); ``tester``: the
+        ``--tester`` words of a run with another tester than the budget's (a confirmation run's, e.g.
+        ``"sequential --no-size"``).
 
         Raises
         ------
@@ -283,7 +285,8 @@ class Entry:
         cmd = ["dpaudit", "test", self.target, "--epsilon", f"{g.epsilon:g}"]
         if g.delta:
             cmd += ["--delta", f"{g.delta:g}"]
-        cmd += ["--tester", b.tester, "--samples", str(samples or b.samples), "--trials", str(b.trials),
+        cmd += ["--tester", *(tester.split() if tester else [b.tester]), "--samples", str(samples or b.samples),
+                "--trials", str(b.trials),
                 "--seed", str(b.seed if seed is None else seed)]
         return cmd
 

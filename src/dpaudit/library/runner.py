@@ -28,8 +28,8 @@ from ..mechanisms.base import Mechanism
 from .entry import Entry, resolve_mechanism
 from .registry import fingerprint
 
-__all__ = ["BETA", "OUTCOMES", "STAGE_NAMES", "RecordingMechanism", "RowRun", "audit_entry", "classify",
-           "rerun_entry", "run_row", "summarise_reruns"]
+__all__ = ["BETA", "CONFIRM_TESTERS", "OUTCOMES", "STAGE_NAMES", "RecordingMechanism", "RowRun", "audit_entry",
+           "classify", "confirm_run", "rerun_entry", "run_row", "summarise_reruns"]
 
 OUTCOMES = ("pass", "violation", "floating-point leak", "inconclusive", "not auditable", "error")
 """What an audited entry can come out as (:func:`classify`); ``unconfirmed`` is added when a
@@ -176,7 +176,7 @@ class RowRun:
 
 
 def run_row(entry: Entry, *, seed: int | None = None, samples: int | None = None, processes: int | str = 1,
-            beta: float = BETA, on_trial_end=None) -> RowRun:
+            beta: float = BETA, on_trial_end=None, tester: str | None = None) -> RowRun:
     """Audit ``entry`` once, in this process, as ``dpaudit test TARGET --epsilon E [--delta D]
     --tester T --samples N --trials K --seed S --processes P`` would.
 
@@ -193,6 +193,10 @@ def run_row(entry: Entry, *, seed: int | None = None, samples: int | None = None
         The audit's false-accusation probability.
     on_trial_end : callable, optional
         Called with each finished :class:`~dpaudit.audit.result.TrialRecord` (progress).
+    tester : str, optional
+        Another tester than the budget's, as its ``--tester`` words: a tester name, or
+        ``"sequential --no-size"`` (the sequential tester without its sizing step); stated in the
+        summary as ``tester_option`` (the confirmation run, :data:`CONFIRM_TESTERS`).
 
     Returns
     -------
@@ -209,23 +213,24 @@ def run_row(entry: Entry, *, seed: int | None = None, samples: int | None = None
     from ..audit.loop import audit
     from ..audit.targets import assemble, make_finder
     from ..errors import DPAuditError, MechanismError
-    from ..testers import make_tester
 
     if entry.not_auditable or entry.target is None:
         raise ValueError(f"{entry.key} is not auditable: {entry.not_auditable}")
     g, b = entry.guarantee, entry.budget
     seed = b.seed if seed is None else int(seed)
     samples = b.samples if samples is None else int(samples)
-    cmd = entry.command(seed, samples)
+    cmd = entry.command(seed, samples, tester)
     summary = {"command": " ".join(cmd), "seed": seed, "samples": samples}
+    if tester:
+        summary["tester_option"] = tester
     t0 = time.perf_counter()
     mech = None
     try:
         mech = RecordingMechanism(resolve_mechanism(entry))
         setup = assemble(mech, "mechanism", epsilon=g.epsilon, delta=g.delta or None)
         finder = make_finder("auto", setup.known, setup.relation, seed)
-        tester = make_tester(b.tester) if b.tester else None
-        result = audit(setup.mechanism, setup.claim, finder, tester=tester, num_samples=samples, trials=b.trials,
+        chosen = _make_tester(tester or b.tester) if (tester or b.tester) else None
+        result = audit(setup.mechanism, setup.claim, finder, tester=chosen, num_samples=samples, trials=b.trials,
                        beta=beta, seed=seed, neighbouring=setup.relation.to_dict(),
                        executor=InProcessExecutor(processes=processes), on_trial_end=on_trial_end)
     except (DPAuditError, MechanismError, ValueError) as exc:
@@ -253,6 +258,71 @@ def run_row(entry: Entry, *, seed: int | None = None, samples: int | None = None
     return RowRun(summary, result, mech)
 
 
+def _make_tester(words: str):
+    """The tester of ``--tester`` words (:func:`dpaudit.testers.make_tester`; ``"NAME --no-size"``: the
+    sequential tester without its sizing step)."""
+    from ..testers import make_tester
+    from ..testers.sequential import SequentialTester
+
+    name, *flags = words.split()
+    if flags not in ([], ["--no-size"]) or (flags and name != "sequential"):
+        raise ValueError(f"unknown tester words {words!r}")
+    return SequentialTester(size=False) if flags else make_tester(name)
+
+
+CONFIRM_TESTERS = {"violation": "sequential --no-size", "floating-point leak": "float-bits"}
+"""The tester a confirmation run tries first, by the first run's outcome: the sequential tester (no
+sizing step), which stops at the first sufficient evidence, for a distributional violation; the
+float-bits tester alone (all of beta, no classifier to train) for a floating-point leak. When it does
+not find the same outcome, the confirmation run is the table's own (the budget's tester, ``all``)
+at the same seed and samples, as before (:func:`confirm_run`)."""
+
+
+def confirm_run(entry: Entry, first: dict, *, samples: int | None = None, processes: int | str = 1,
+                beta: float = BETA, log=None) -> dict:
+    """The confirmation run of a finding: the next seed, twice the samples, the same kind of outcome?
+
+    A targeted run first (:data:`CONFIRM_TESTERS`: the tester that stops early or needs no training,
+    with all of beta); when it does not report the first run's outcome, the budget's own tester at the
+    same seed and samples (the run the table made before issue 43's change, so a finding it confirmed
+    is still confirmed). Each run reports a violation of a mechanism that keeps its claim with
+    probability at most beta, so the pair does with at most 2 beta; a *finding* needs the first run
+    too, whose own false accusation probability (beta) bounds the finding's, confirmation or not.
+
+    Parameters
+    ----------
+    entry : Entry
+    first : dict
+        The first run's summary (:func:`run_row`): ``outcome``, ``seed``.
+    samples : int, optional
+        The first run's samples when not the budget's; the confirmation draws twice as many.
+    processes, beta
+        As :func:`run_row`.
+    log : callable, optional
+        A line of text when the targeted run does not reproduce and the full run follows.
+
+    Returns
+    -------
+    dict
+        The deciding run's summary: the targeted run's when it reproduced ``first["outcome"]``,
+        else the budget tester's, with the targeted run's summary under ``targeted``.
+    """
+    seed, n = first["seed"] + 1, 2 * (samples or entry.budget.samples)
+    quick = None
+    words = CONFIRM_TESTERS.get(first.get("outcome"))
+    if words and words.split()[0] != entry.budget.tester:
+        quick = run_row(entry, seed=seed, samples=n, processes=processes, beta=beta, tester=words).summary
+        if quick["outcome"] == first["outcome"]:
+            return quick
+        if log:
+            log(f"confirmation with --tester {words}: {quick['outcome']} ({quick['seconds']:.0f} s); "
+                f"the table's run follows (--tester {entry.budget.tester})")
+    full = run_row(entry, seed=seed, samples=n, processes=processes, beta=beta).summary
+    if quick is not None:
+        full["targeted"] = quick
+    return full
+
+
 def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, processes: int | str = 1,
                 samples: int | None = None, beta: float = BETA, leak_samples: int = 0, on_trial_end=None,
                 log=None, search_budget: int | None = None, on_stage=None) -> dict:
@@ -266,7 +336,8 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
         finding from the run's own outputs), ``"adversarial"``, ``"search"``, ``"power"``.
     confirm : bool
         Run a violation a second time (the next seed, twice the samples) and call it
-        ``unconfirmed`` when that run does not find the same kind (the table's rule).
+        ``unconfirmed`` when that run does not find the same kind (the table's rule;
+        :func:`confirm_run`: a targeted tester first, the budget's when it does not reproduce).
     processes : int or "auto"
         Sampling processes of each run.
     samples : int, optional
@@ -315,8 +386,7 @@ def audit_entry(entry: Entry, *, stages=("audit",), confirm: bool = False, proce
         log(f"leak size: {st.leak_words(record['leak_size'])}")
         if confirm:
             on_stage("confirmation", record)
-            second = run_row(entry, seed=run.summary["seed"] + 1, samples=2 * (samples or entry.budget.samples),
-                             processes=processes, beta=beta).summary
+            second = confirm_run(entry, run.summary, samples=samples, processes=processes, beta=beta, log=log)
             record["confirm"] = second
             if second["outcome"] != first["outcome"]:
                 record["verdict"] = "unconfirmed"

@@ -24,7 +24,7 @@ from .registry import (ADVERSARIAL_RECORD, LEFT_OUT, LIBRARIES, NOTES, PACKAGES,
 from .runner import BETA, OUTCOMES
 from .stages import _search_family, adversarial_leaks, adversarial_words, search_leaks, leak_words, planted_target, power_budget_note
 
-__all__ = ["NO_POWER", "PASS_ADVERSARIAL", "fresh_records", "render", "summary_verdict"]
+__all__ = ["NO_POWER", "PASS_ADVERSARIAL", "fresh_records", "recorded_seconds", "render", "summary_verdict"]
 
 PASS_ADVERSARIAL = "pass, leak on adversarial input"
 """The summary's column for a row that passed its audit on ordinary records but whose adversarial
@@ -72,7 +72,7 @@ def _command(entry: Entry, run: dict) -> str:
     """The run's ``dpaudit test`` command with the entry's current target path (the cached one may
     name the module's old place)."""
     if "seed" in run and "samples" in run:
-        return " ".join(entry.command(run["seed"], run["samples"]))
+        return " ".join(entry.command(run["seed"], run["samples"], run.get("tester_option")))
     return str(run.get("command"))
 
 
@@ -182,14 +182,21 @@ def _fmt_reproducer(entry: Entry, rec: dict) -> str:
     return "missing" if rec.get("verdict") not in ("pass", "not auditable", "unconfirmed", TIMED_OUT) else "-"
 
 
-def _recorded_seconds(record) -> float:
-    """The sum of every ``seconds`` field in a cached record (audit, confirmation, leak, power,
-    adversarial and accountant stages)."""
+def recorded_seconds(record) -> float:
+    """The wall time a cached record took, summed over its stages (audit, confirmation, leak, power,
+    adversarial and accountant stages), in seconds.
+
+    A dict's own ``seconds`` covers what is nested in it (the adversarial stage's ``search``), except
+    a run it holds apart: ``targeted``, the confirmation's targeted run that did not reproduce
+    (:func:`dpaudit.library.runner.confirm_run`), which ran before the confirmation run it is kept in.
+    """
     if isinstance(record, dict):
-        return sum(v if k == "seconds" and isinstance(v, (int, float)) else _recorded_seconds(v)
-                   for k, v in record.items())
+        own = record.get("seconds")
+        if isinstance(own, (int, float)) and not isinstance(own, bool):
+            return own + recorded_seconds(record.get("targeted"))
+        return sum(recorded_seconds(v) for v in record.values())
     if isinstance(record, list):
-        return sum(_recorded_seconds(v) for v in record)
+        return sum(recorded_seconds(v) for v in record)
     return 0.0
 
 
@@ -197,10 +204,12 @@ def _time_budget(fresh: dict) -> str:
     """The table's time budget, summed from the cached rows' recorded wall times."""
     rows = [r for r in fresh.values() if r]
     audits = sum((r.get("first") or {}).get("seconds", 0) + (r.get("confirm") or {}).get("seconds", 0) for r in rows)
-    total = sum(_recorded_seconds(r) for r in rows)
+    total = sum(recorded_seconds(r) for r in rows)
     return (f"Time budget: regenerating every stage of these {len(rows)} rows took {total / 3600:.1f} h of recorded "
             f"wall time ({audits / 3600:.1f} h for the audits and their confirmation runs), measured on the shared "
-            "2-core machine under load, so an upper figure; `dpaudit library table` rebuilds this page from the cache "
+            "2-core machine, so an upper figure (`--jobs 2` runs two rows side by side: "
+            "benchmarks/results/library_table_time.md has the end-to-end times); `dpaudit library table` rebuilds "
+            "this page from the cache "
             "in seconds, and CI runs none of the audits, only the deterministic checks of tests/test_library*.py and "
             "the reproducers.")
 
@@ -380,8 +389,10 @@ def render(entries, cache: dict, reruns: dict | None = None) -> str:
         "counted apart from the passes in the summary), **violation** (distributional), **floating-point leak** "
         "(only the set of doubles the outputs take rejects the claim, which may hold in exact arithmetic; "
         "`docs/floating_point.md`), **inconclusive** (exit code 3), **not auditable** (with the reason). A "
-        "violation counts only when a second run (the next seed, twice the samples) finds the same kind; "
-        "otherwise it is **unconfirmed**. beta = 0.01 per audit (the CLI default).",
+        "violation counts only when a second run (the next seed, twice the samples) finds the same kind: first "
+        "with a targeted tester (the sequential tester, which stops at the first sufficient evidence, for a "
+        "distributional violation; the float-bits tester alone for a floating-point leak), then, when that does "
+        "not, with the row's own tester; otherwise it is **unconfirmed**. beta = 0.01 per audit (the CLI default).",
         "",
         "Further columns (each stage writes into the cache, so a row keeps its last values and the date it was "
         "audited): **relation**: *documented* (the library's own words, quoted under each table) or *inferred* "
