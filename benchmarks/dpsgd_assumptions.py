@@ -91,7 +91,21 @@ def _row(kind, bug, setting, seed, can, seconds):
         "crowd_rows_per_step": (float(sum(m + p for _, m, p in eng._crowd_obs) / max(1, len(eng._crowd_obs)))
                                 if getattr(eng, "_crowd_obs", None) else 0.0),
         "own_rows_per_step": float(sum(eng._own_rows) / max(1, len(eng._own_rows))),
+        "clip_norms": _norm_summary(getattr(can, "clip_norms", None) or getattr(eng, "clip_norms", None)),
     }
+
+
+def _norm_summary(norms):
+    """The clipping norm over the run (a changing norm: adaptive clipping): min, median, max, and the
+    median of ``|log(C_t / C_(t-1))|`` (the typical change from one step to the next); ``{}`` without."""
+    import numpy as np
+
+    if not norms:
+        return {}
+    c = np.asarray(norms, dtype=float)
+    return {"min": float(c.min()), "median": float(np.median(c)), "max": float(c.max()),
+            "first": float(c[0]), "last": float(c[-1]),
+            "median_abs_log_change": float(np.median(np.abs(np.diff(np.log(c))))) if c.size > 1 else 0.0}
 
 
 def _done():
@@ -134,7 +148,7 @@ def run_numpy(bugs, settings, seeds, done, framework="numpy"):
                 _append(_row(framework, bug, setting, seed, can, time.process_time() - t0))
 
 
-def run_opacus(bugs, settings, seeds, done):
+def run_opacus(bugs, settings, seeds, done, kind="opacus"):
     from _dpsgd_user_loops import OPACUS_BUGS, run_opacus_assumption_loop
 
     for setting in settings:
@@ -142,11 +156,11 @@ def run_opacus(bugs, settings, seeds, done):
             if bug not in OPACUS_BUGS or (bug == "shuffle" and setting == "q1"):
                 continue
             for seed in seeds:
-                if ("opacus", bug, setting, seed) in done:
+                if (kind, bug, setting, seed) in done:
                     continue
                 t0 = time.process_time()
                 hook = run_opacus_assumption_loop(bug, setting, seed=seed, monitor=dict(action="record"))
-                _append(_row("opacus", bug, setting, seed, hook, time.process_time() - t0))
+                _append(_row(kind, bug, setting, seed, hook, time.process_time() - t0))
 
 
 def run_readme(seeds, done):
@@ -405,6 +419,26 @@ def section(title, note=""):
             lines.append(f"| {k} `{bug}` | {st} | {len(rs)} | {sum(r['violated'] for r in rs)} | "
                          f"{sum(r['online_violated'] for r in rs)} | {sum(r['violated'] or r['online_violated'] for r in rs)}"
                          f" | {max(r['bound'] for r in rs):.3f} vs {rs[0]['accountant']:.2f} | {', '.join(fired) or '-'} |")
+    moving = [r for r in ctl if r.get("clip_norms") and r["clip_norms"]["max"] > r["clip_norms"]["min"]]
+    if moving:  # correct runs whose clipping norm changes (adaptive clipping): the norms and the crowd's null
+        from scipy import stats
+
+        lines += ["", "Correct runs with a clipping norm that changes at every step: the norm over the runs (first, "
+                  "range of the last, range over all steps), the median step-to-step change |log(C_t / C_(t-1))|, "
+                  "and the crowd test's p-values (`coupling:crowd`: smallest, Kolmogorov-Smirnov against uniform).", "",
+                  "| correct step | setting | runs | C_1 | C_T (range) | C_t (range) | median change per step | "
+                  "crowd a (range) | crowd p (min) | KS p (uniform) |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for k, bug, st in sorted({(r["kind"], r["bug"], r["setting"]) for r in moving}):
+            rs = [r for r in moving if (r["kind"], r["bug"], r["setting"]) == (k, bug, st)]
+            cn = [r["clip_norms"] for r in rs]
+            ps = [r["crowd"]["p_value"] for r in rs if r.get("crowd")]
+            aa = [r["crowd"]["a"] for r in rs if r.get("crowd")]
+            ks = stats.kstest(ps, "uniform").pvalue if len(ps) > 1 else float("nan")
+            lines.append(f"| {k} `{bug}` | {st} | {len(rs)} | {cn[0]['first']:.2f} | "
+                         f"{min(c['last'] for c in cn):.3f}-{max(c['last'] for c in cn):.3f} | "
+                         f"{min(c['min'] for c in cn):.3f}-{max(c['max'] for c in cn):.3f} | "
+                         f"{np.median([c['median_abs_log_change'] for c in cn]):.4f} | "
+                         f"{min(aa):.3f}-{max(aa):.3f} | {min(ps):.3g} | {ks:.2f} |")
     cost = sorted({(r["kind"], r["setting"]) for r in rows if r.get("own_rows_per_step") is not None})
     if cost:
         lines += ["", "Rows per step (mean over the runs): " + "; ".join(
@@ -524,6 +558,16 @@ def main(argv=None):
         run_opacus([b for b in OPACUS_BUGS if b in bugs], settings, seeds, done)
     if "opacus-controls" in parts:
         run_opacus(["correct"], settings, range(args.first_control, args.first_control + args.controls), done)
+    if "opacus-adaclip" in parts:  # Opacus's AdaClipDPOptimizer, correct, its clipping norm changing every step
+        run_opacus(["correct-adaclip"], settings, range(args.first_control, args.first_control + args.controls), done)
+    if "opacus-adaclip-first-norm" in parts:  # the same, read as before 2026-11-29g: in units of the first norm
+        from dpaudit.dpsgd.canaries import Canaries
+
+        begin = Canaries.begin_step
+        Canaries.begin_step = lambda self, *a, max_grad_norm=None, **k: begin(self, *a, **k)
+        run_opacus(["correct-adaclip"], settings, range(args.first_control, args.first_control + args.controls), done,
+                   kind="opacus-first-norm")
+        Canaries.begin_step = begin
     if "reference" in parts:
         run_reference(settings, args.seeds, args.controls, done)
     if "readme" in parts:

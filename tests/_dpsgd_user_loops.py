@@ -418,12 +418,20 @@ def run_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000, size=
 #: Opacus's own optimizer; ``"nan-propagated"`` is Opacus's own too: its clipping lets a NaN row through),
 #: and bugs of the user's loop around Opacus's own optimizer (:data:`OPACUS_LOOP_BUGS`).
 OPACUS_BUGS = ("correct", "per-layer", "unclipped-last", "grouped-2", "no-noise-step", "no-noise-first-tensor",
-               "noise-reused", "replacement", "shuffle", "realised-batch", "nan-propagated")
+               "noise-reused", "replacement", "shuffle", "realised-batch", "nan-propagated", "correct-adaclip")
 #: Bugs of the loop, not of the optimizer: a noise generator re-created before every step
 #: (``optimizer.generator = torch.Generator().manual_seed(...)``), a loader drawing with replacement
 #: (``RandomSampler(replacement=True)``, ``poisson_sampling=False``), shuffled fixed-size batches
 #: (``make_private(poisson_sampling=False)`` with ``shuffle=True``; ``q < 1`` only), all accounted as Poisson.
 OPACUS_LOOP_BUGS = ("noise-reused", "replacement", "shuffle")
+#: ``"correct-adaclip"``: Opacus's ``AdaClipDPOptimizer`` (``make_private(clipping="adaptive")``, the
+#: quantile-tracking clipping norm of Andrew et al. 2021), a correct step whose clipping norm changes at
+#: every step: learning rate 0.2 (geometric update, the paper's), the noisy unclipped count's standard
+#: deviation a twentieth of the expected batch (the paper's advice), the norm kept in [0.1, 10] (C starts
+#: at 1). The target: a tenth of the batch's rows unclipped (dpaudit's rows, clipped whatever the norm, are
+#: most of the batch; the norm follows the real rows' gradients).
+ADACLIP = dict(target_unclipped_quantile=0.1, clipbound_learning_rate=0.2, max_clipbound=10.0, min_clipbound=0.1,
+               unclipped_num_std=1 / 20)
 
 
 def opacus_bug_class(bug, steps):
@@ -431,7 +439,7 @@ def opacus_bug_class(bug, steps):
     import torch
     from opacus.optimizers import DPOptimizer
 
-    if bug in ("correct", "nan-propagated") + OPACUS_LOOP_BUGS:
+    if bug in ("correct", "nan-propagated", "correct-adaclip") + OPACUS_LOOP_BUGS:
         return None
 
     class Buggy(DPOptimizer):
@@ -518,9 +526,12 @@ def run_opacus_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000
     else:
         loader = torch.utils.data.DataLoader(data, batch_size=B, shuffle=bug == "shuffle",
                                              generator=torch.Generator().manual_seed(seed) if bug == "shuffle" else None)
+    ada = {}
+    if bug == "correct-adaclip":  # Opacus's AdaClipDPOptimizer (Andrew et al. 2021), a correct step (ADACLIP)
+        ada = dict(ADACLIP, clipping="adaptive", unclipped_num_std=ADACLIP["unclipped_num_std"] * q * N)
     model, opt, loader = PrivacyEngine().make_private(module=model, optimizer=opt, data_loader=loader,
                                                       noise_multiplier=sigma, max_grad_norm=1.0,
-                                                      poisson_sampling=q < 1 and bug not in OPACUS_LOOP_BUGS[1:])
+                                                      poisson_sampling=q < 1 and bug not in OPACUS_LOOP_BUGS[1:], **ada)
     cls = opacus_bug_class(bug, T)
     if cls is not None:
         opt.__class__ = cls
@@ -532,7 +543,7 @@ def run_opacus_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000
                           data_canaries=m_data)
     if monitor is not None:
         hook.monitor(**{"steps": T, **monitor})
-    t = 0
+    t, norms = 0, []
     while t < T:
         for xb, yb, ib in loader:
             if t >= T:
@@ -541,6 +552,8 @@ def run_opacus_assumption_loop(bug="correct", setting="q0.05", *, seed=0, n=2000
             (0.5 * (model(xb) - yb).square()).mean().backward()
             if bug == "noise-reused":  # the slip: a generator re-created in the loop, the same noise every step
                 opt.generator = torch.Generator().manual_seed(seed)
+            norms.append(float(opt.max_grad_norm))
             hook.step(batch_indices=ib)
             t += 1
+    hook.clip_norms = norms  # the clipping norm of every step (changes with "correct-adaclip")
     return hook

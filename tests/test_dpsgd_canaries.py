@@ -215,3 +215,55 @@ def test_reference_trainer_offers_spread_canaries():
     o = run.observations
     assert run.details["canary_kind"] == "spread" and abs(o[run.participation].mean() - o[:, ~run.mask].mean() - 1) < 0.3
     assert not audit_run(run).violated
+
+
+def _adaptive_run(tell: bool, *, seed: int = 3, T: int = 20, n: int = 200):
+    """A correct NumPy step whose clipping norm tracks a quantile (Andrew et al. 2021, Algorithm 1:
+    ``C <- C exp(-eta (b~ - gamma))``, ``b~`` the batch's unclipped fraction plus Gaussian noise of
+    standard deviation ``n / 20`` rows, ``eta = 0.2``, ``gamma = 0.1``), noise ``sigma C_t`` at every
+    step; the canaries told each step's norm (``begin_step(max_grad_norm=C_t)``) or not."""
+    sigma = SIGMA_Q1_T10 * math.sqrt(T / 10)  # the accountant's epsilon 2 at T steps, q = 1
+    rng = np.random.default_rng(seed)
+    can = Canaries([(16,)] * 4, noise_multiplier=sigma, max_grad_norm=1.0, sampling_rate=1.0, canaries=600,
+                   batch_divisor=n, seed=seed)
+    C, norms = 1.0, []
+    for _ in range(T):
+        g = rng.standard_normal((n, 64)) * rng.lognormal(-1.2, 0.5, (n, 1)) / 8.0  # norms about 0.3
+        step = can.begin_step(batch_size=n, max_grad_norm=C if tell else None)
+        rows = step.insert([g[:, 16 * i:16 * (i + 1)] for i in range(4)])
+        nrm = np.sqrt(sum(np.square(r.reshape(step.size, -1)).sum(axis=1) for r in rows))
+        f = np.minimum(1.0, C / nrm)
+        can.observe([((r * f.reshape(-1, *[1] * (r.ndim - 1))).sum(axis=0)
+                      + rng.normal(0.0, sigma * C, r.shape[1:])) / n for r in rows])
+        norms.append(C)
+        unclipped = (f >= 1.0).sum() + rng.normal(0.0, n / 20)
+        C *= math.exp(-0.2 * (unclipped / step.size - 0.1))
+    return can, norms
+
+
+def test_a_clipping_norm_that_changes_every_step():
+    """Adaptive clipping (a norm that changes at every step, a correct step): with each step's norm
+    given to ``begin_step(max_grad_norm=)`` dpaudit's rows are in units of it and so are the
+    observations, and nothing is accused; told nothing, the same run looks like a step with less
+    noise than ``sigma C`` (its norm fell) and is accused. The rows scale with the norm exactly."""
+    can, norms = _adaptive_run(True)
+    assert can.clip_norms == norms and min(norms) < 0.8 * max(norms)  # the norm did change, at every step
+    assert (np.diff(norms) != 0).all()
+    a = can.audit(delta=1e-5, beta=0.05)
+    assert not a.violated, a.summary()
+    crowd = a.checks["coupling"]["tests"]["crowd"]
+    assert abs(crowd["a"] - 1.0) < 4 * crowd["se"]  # each crowd canary moves its coordinate by C_t
+    fixed, _ = _adaptive_run(False)
+    bad = fixed.audit(delta=1e-5, beta=0.05)
+    assert bad.violated and {f.check for f in bad.violations} >= {"noise"}
+    # rows in units of the step's norm; the observation read in units of it
+    one, two = (Canaries([(16,)] * 4, noise_multiplier=1.0, max_grad_norm=1.0, sampling_rate=1.0, canaries=60,
+                         seed=2) for _ in range(2))
+    r1 = one.begin_step(batch_size=5).insert([np.zeros((5, 16))] * 4)
+    r2 = two.begin_step(batch_size=5, max_grad_norm=2.5).insert([np.zeros((5, 16))] * 4)
+    assert all(np.array_equal(2.5 * x, y) for x, y in zip(r1, r2))
+    o1, o2 = one.observe([x.sum(axis=0) for x in r1]), two.observe([y.sum(axis=0) for y in r2])
+    assert all(np.allclose(o1[k], o2[k]) for k in o1) and two.clip_norms == [2.5]
+    for bad_norm in (0.0, -1.0, float("nan"), "1"):
+        with pytest.raises((ValueError, TypeError), match="max_grad_norm"):
+            two.begin_step(batch_size=5, max_grad_norm=bad_norm)

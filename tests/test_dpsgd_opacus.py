@@ -257,3 +257,37 @@ def test_opacus_monitor_stops_per_layer_clipping_early_and_keeps_the_dedicated_t
     assert err.value.check == "clipping" and "split" in str(err.value) and err.value.step < 8
     with pytest.raises(ValueError, match="multi-kind"):
         OpacusCanaries(ok.optimizer, canaries=10, canary_kind="signed").monitor()
+
+
+def test_opacus_adaptive_clipping_is_read_at_every_step():
+    """Opacus's ``AdaClipDPOptimizer`` (``make_private(clipping="adaptive")``, Andrew et al. 2021)
+    changes its clipping norm after every step's noise; ``OpacusCanaries`` reads the norm before each
+    step and observes in units of it (``Canaries.begin_step(max_grad_norm=)``), so the correct run is
+    not accused (with the first step's norm throughout, its noise would look too small once the norm
+    fell: ``test_dpsgd_canaries.py::test_a_clipping_norm_that_changes_every_step``)."""
+    from opacus import PrivacyEngine
+
+    warnings.filterwarnings("ignore")
+    n, steps, noise = 50, 10, 6.30859375  # epsilon 2 at delta 1e-5, q = 1, 10 steps
+    x, y = load_digits_task(num_train=n, seed=1)
+    data = torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y))
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 16), torch.nn.Tanh(), torch.nn.Linear(16, 10))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    loader = torch.utils.data.DataLoader(data, batch_size=n)
+    model, opt, loader = PrivacyEngine().make_private(
+        module=model, optimizer=opt, data_loader=loader, noise_multiplier=noise, max_grad_norm=1.0,
+        poisson_sampling=False, clipping="adaptive", target_unclipped_quantile=0.1, clipbound_learning_rate=0.2,
+        max_clipbound=10.0, min_clipbound=0.1, unclipped_num_std=5.0)  # Opacus needs noise < 2 * unclipped_num_std
+    opt.generator = torch.Generator().manual_seed(1)
+    hook = OpacusCanaries(opt, canaries=600, sampling_rate=1.0, seed=1)
+    norms = []
+    for _ in range(steps):
+        for xb, yb in loader:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xb), yb).backward()
+            norms.append(float(opt.max_grad_norm))
+            hook.step()
+    assert hook.engine.clip_norms == norms and len(set(norms)) == steps  # a new norm at every step
+    a = hook.audit()
+    assert not a.violated, a.summary()

@@ -692,6 +692,8 @@ class Canaries:
         self._null: list = []  # (K, n0) null coordinates in units of sigma, per observed step
         self._user_ss: list = []  # (L,) centred sums of squares in units of sigma^2
         self._own_rows: list = []  # rows dpaudit added (canaries and partners), per observed step
+        #: the clipping norm of every observed step (``begin_step(max_grad_norm=)``, else ``max_grad_norm``)
+        self.clip_norms: list = []
         self._coin: list = []  # the non-finite coin of each observed step
         self._nf_present: list = []  # non-finite rows were in the observed step
         self._step_no: list = []  # the begun-step number of each observed step
@@ -803,7 +805,8 @@ class Canaries:
         return out
 
     # -- the step protocol --------------------------------------------------------------------------
-    def begin_step(self, batch_size: Optional[int] = None, batch_indices=None) -> CanaryStep:
+    def begin_step(self, batch_size: Optional[int] = None, batch_indices=None, *,
+                   max_grad_norm: Optional[float] = None) -> CanaryStep:
         """This step's canaries and their rows.
 
         Parameters
@@ -813,6 +816,15 @@ class Canaries:
         batch_indices : array of int, optional
             The dataset indices the user's sampler put in this batch, in order (required with
             ``"data"`` canaries; indices ``>= dataset_size`` are canaries).
+        max_grad_norm : float, optional
+            The clipping norm ``C_t`` this step clips at and scales its noise by (``sigma C_t``),
+            when it changes over the run (adaptive clipping, e.g. Opacus's ``AdaClipDPOptimizer``
+            or a quantile tracker of Andrew et al. 2021; a schedule); default the constructor's
+            ``max_grad_norm``. dpaudit's rows get norms in units of ``C_t`` and the step's
+            observations are read in units of ``C_t`` (``batch_divisor * update / C_t``), so every
+            check's null holds exactly for a correct step whatever the norms are (docs/dpsgd.md
+            §10, "A clipping norm that changes"). The norm must be the one the step uses; how it
+            was chosen (privately, from noisy counts) is not checked.
 
         Returns
         -------
@@ -827,6 +839,7 @@ class Canaries:
         if self._step is not None:
             raise ValueError("begin_step called twice: hand back the previous step's update with observe() "
                              "(or cancel_step() for a step that released nothing) first")
+        C_t = self.C if max_grad_norm is None else check_positive(max_grad_norm, "max_grad_norm")
         rng = self._rng
         if batch_indices is not None:
             bi = np.asarray(batch_indices)
@@ -963,12 +976,12 @@ class Canaries:
             part["data"][[j for k, j in zip(kinds_l, js_l) if k == "data"]] = True
         signs = {k: np.where(self._sign_rng.random(self.counts[k]) < 0.5, -1.0, 1.0) for k in self.kinds}
         desc = (np.array(kinds_l, dtype=object), np.array(js_l, dtype=np.int64), np.array(roles_l, dtype=np.int8))
-        rows = self._rows(desc, signs, coin, crowd[0] if crowd else 1.0)
+        rows = self._rows(desc, signs, coin, crowd[0] if crowd else 1.0, C_t / self.C)
         nf = bool(coin and "nonfinite" in self.kinds and part["nonfinite"].any())
         # own_rows: the Binomial(_own_trials, q) rows the scale check reads (the crowd's are not random in q)
         own = int(lens.sum()) - (crowd[1] + crowd[2] if crowd else 0)
         self._step = {"signs": signs, "part": part, "npart": npart, "own_rows": own, "coin": coin,
-                      "nf": nf, "no": self._begun, "crowd": crowd}
+                      "nf": nf, "no": self._begun, "crowd": crowd, "C": C_t}
         return CanaryStep(rows=rows, positions=positions, real_mask=real_mask, size=n_total, _real_pos=real_pos,
                           _keys=self._keys, _blocks=self.blocks, _block_keys=self.block_names)
 
@@ -1002,8 +1015,9 @@ class Canaries:
                 pos += 1
         return src
 
-    def _rows(self, desc, signs, coin: bool, crowd_sign: float = 1.0) -> list:
-        """dpaudit's ``k`` rows of the step, one ``(k, *shape)`` array per entry of :attr:`shapes`."""
+    def _rows(self, desc, signs, coin: bool, crowd_sign: float = 1.0, factor: float = 1.0) -> list:
+        """dpaudit's ``k`` rows of the step, one ``(k, *shape)`` array per entry of :attr:`shapes`
+        (norms in units of the step's clipping norm: ``factor`` is ``C_t / C``)."""
         kinds, js, roles = desc
         k = len(js)
         rows = [np.zeros((k, *s)) for s in self.shapes]
@@ -1041,6 +1055,9 @@ class Canaries:
                 for b in range(self.blocks):
                     s2 = t[j] == b
                     rows[L + b][sel[s2], c[j[s2]]] = v[s2]
+        if factor != 1.0:
+            for r in rows:
+                r *= factor
         return rows
 
     def _spread_index(self, t: int, u):
@@ -1114,7 +1131,7 @@ class Canaries:
             if self._monitor is not None:
                 self._monitor._after_nonfinite(st["no"], tuple(bad), st["nf"])
             return {}
-        scale = self.batch_divisor / self.C
+        scale = self.batch_divisor / st["C"]  # units of the step's clipping norm
         bl = [_to_numpy(a) * scale for a in blocks]
         L = len(self.user_shapes)
         out = {}
@@ -1154,6 +1171,7 @@ class Canaries:
         self._null.append(null)
         self._user_ss.append(user_ss)
         self._own_rows.append(st["own_rows"])
+        self.clip_norms.append(st["C"])
         self._coin.append(st["coin"])
         self._nf_present.append(st["nf"])
         self._step_no.append(st["no"])
@@ -1441,7 +1459,9 @@ class Canaries:
                      "tails": f"noise with lighter tails than Gaussian ({info.get('count')} values beyond "
                               f"{3:g} sigma, {info.get('expected', 0):.1f} expected)"}.get(test, "")
             if test != "independence":
-                msg = f"less noise than sigma*C={sig * self.C:g} {where}"
+                varies = len(set(self.clip_norms)) > 1
+                msg = (f"less noise than sigma*C_t (sigma {sig:g} times each step's clipping norm) {where}" if varies
+                       else f"less noise than sigma*C={sig * self.C:g} {where}")
                 if info.get("ratio") is not None:
                     msg += f" (measured {info['ratio']:.3g} x the claimed noise)"
                 msg += f" (or the update is divided by more than batch_divisor={self.batch_divisor:g}"

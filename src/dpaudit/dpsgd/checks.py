@@ -471,11 +471,13 @@ def coupling_crowd(y: np.ndarray, canaries: np.ndarray, partners: np.ndarray, si
     (partners clipped to less than ``C`` or dropped included). Least squares on ``(m, -P)`` (no
     intercept) gives ``a_hat ~ N(a, s^2 [(X'X)^-1]_11)`` exactly; ``p = Phi(-(a_hat - 1) / se)``
     tests ``a <= 1``. The scale used is ``max(sigma, s_off)``: ``sigma`` (the caller's upper bound
-    on the noise scale) alone makes the test exact; ``s_off``, the residual standard deviation of
-    the steps without crowd canaries, keeps it approximately valid when the clipping changes from
-    step to step independently of the coin (a schedule, an adaptive clipping norm: ``a_t = b_t``
-    then vary and ``b_t P_t`` inflates the residuals, at least as much at those steps, where
-    ``P_t`` is not offset by ``m_t``). The steps *with* crowd canaries are left out of ``s_off``
+    on the noise scale) alone makes the test exact. A clipping norm that changes from step to step
+    (a schedule, adaptive clipping) is exact too when ``y`` is read in units of each step's norm
+    (``Canaries.begin_step(max_grad_norm=)``: ``a_t = b_t = 1``); ``s_off``, the residual standard
+    deviation of the steps without crowd canaries, is a safeguard for a norm that changes without
+    the caller being told, independently of the coin (``a_t = b_t`` then vary and ``b_t P_t``
+    inflates the residuals, at least as much at those steps, where ``P_t`` is not offset by
+    ``m_t``): approximately valid only. The steps *with* crowd canaries are left out of ``s_off``
     because under group clipping their residuals also carry the random number of groups a
     canary flips (power, not validity).
 

@@ -22,7 +22,11 @@ check per assumption of the accountant, all fixed before the run, rows at random
 the batch's (``docs/dpsgd.md`` §7, §10); :meth:`OpacusCanaries.monitor` checks while training
 runs and stops a broken run (``DPSGDViolation`` from :meth:`OpacusCanaries.step`). Opacus's
 ``DPOptimizer`` lets a NaN gradient row poison every parameter (its clip factor is NaN): the
-``"nonfinite"`` kind (not a default) finds that, and ruins the model it runs on.
+``"nonfinite"`` kind (not a default) finds that, and ruins the model it runs on. A clipping norm
+that changes over the run (``make_private(clipping="adaptive")``: ``AdaClipDPOptimizer``, the
+quantile tracking of Andrew et al. 2021) is read from the optimizer before every step
+(``optimizer.max_grad_norm``) and every observation is taken in units of that step's norm
+(:meth:`Canaries.begin_step <dpaudit.dpsgd.canaries.Canaries.begin_step>`'s ``max_grad_norm``).
 
 ``canary_kind=`` alone selects the single-kind hook of earlier versions (the measurements of
 ``docs/dpsgd.md`` §1-§4). How it works: the canaries live in an extra parameter block of ``m``
@@ -179,6 +183,7 @@ class OpacusCanaries:
 
     def _append_canaries(self) -> None:
         opt = self.optimizer
+        self._step_norm = float(opt.max_grad_norm)  # this step's clipping norm (AdaClip changes it)
         chosen = self._included[self._rng.random(self._included.size) < self.sampling_rate] \
             if self.sampling_rate < 1 else self._included
         part = np.zeros(self.m, dtype=bool)
@@ -278,13 +283,15 @@ class OpacusCanaries:
         opt, eng = self.optimizer, self.engine
         gs = [opt._get_flat_grad_sample(p) for p in self._real]
         batch = gs[0].shape[0]
+        # the norm this step clips at (Opacus's AdaClipDPOptimizer changes it after each step's noise)
+        C_t = float(opt.max_grad_norm)
         if batch_indices is None and "data" not in eng.kinds:
-            step = eng.begin_step(batch_size=batch)
+            step = eng.begin_step(batch_size=batch, max_grad_norm=C_t)
         else:
             import torch
 
             bi = batch_indices.detach().cpu().numpy() if isinstance(batch_indices, torch.Tensor) else batch_indices
-            step = eng.begin_step(batch_indices=np.asarray(bi))
+            step = eng.begin_step(batch_indices=np.asarray(bi), max_grad_norm=C_t)
             if step.real_mask.size != batch:
                 eng.cancel_step()
                 raise ValueError(f"batch_indices has {step.real_mask.size} entries, the batch {batch} rows")
@@ -351,7 +358,7 @@ class OpacusCanaries:
         self.patterns.append(self._sign.copy())
         scale = self.optimizer.expected_batch_size * self.optimizer.accumulated_iterations \
             if self.optimizer.loss_reduction == "mean" else 1.0
-        self.observations.append(g.detach().cpu().numpy().astype(float) * scale / self.max_grad_norm)
+        self.observations.append(g.detach().cpu().numpy().astype(float) * scale / self._step_norm)
         self.seconds = time.perf_counter() - self._start
         return out
 
