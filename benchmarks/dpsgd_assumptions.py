@@ -371,6 +371,17 @@ def tables(overheads=None, null=None):
     print("\n".join(lines))
 
 
+def _append_section(lines, rows, what: str) -> None:
+    """End a section with the runs' CPU time and the load, append it to the results file and print it."""
+    cpu = sum(r["train_cpu_s"] + (r["audit_cpu_s"] or 0) for r in rows)
+    lines += ["", f"{len(rows)} {what}, {cpu / 60:.0f} CPU-minutes in all (training with the online audit, and the "
+              f"audit after training). Load when written: {os.getloadavg()[0]:.1f} (2 cores shared with other "
+              "sessions).", ""]
+    with (RESULTS / "dpsgd_assumptions.md").open("a") as fh:
+        fh.write("\n".join(lines))
+    print("\n".join(lines))
+
+
 def section(title, note=""):
     """Append to ``benchmarks/results/dpsgd_assumptions.md`` a dated section from the rows of the current
     JSONL: bug x setting x framework -> caught / seeds and the step each seed is first flagged at online
@@ -446,12 +457,7 @@ def section(title, note=""):
             f"{np.mean([r['own_rows_per_step'] for r in rows if (r['kind'], r['setting']) == (k, st) and 'own_rows_per_step' in r]):.0f}, "
             f"the crowd {np.mean([r.get('crowd_rows_per_step', 0) for r in rows if (r['kind'], r['setting']) == (k, st) and 'own_rows_per_step' in r]):.0f}"
             for k, st in cost) + " (real rows: q x 2,000; data canaries: q x 500)."]
-    cpu = sum(r["train_cpu_s"] + (r["audit_cpu_s"] or 0) for r in rows)
-    lines += ["", f"{len(rows)} runs, {cpu / 60:.0f} CPU-minutes in all (training with the online audit, and the audit "
-              f"after training). Load when written: {os.getloadavg()[0]:.1f} (2 cores shared with other sessions).", ""]
-    with (RESULTS / "dpsgd_assumptions.md").open("a") as fh:
-        fh.write("\n".join(lines))
-    print("\n".join(lines))
+    _append_section(lines, rows, "runs")
 
 
 def per_bug_section(title, note="", merge=()):
@@ -488,12 +494,7 @@ def per_bug_section(title, note="", merge=()):
         lines.append(f"| `{bug}` | {kind} | {st[1:]} | {caught}/{len(rs)} | {', '.join(off) or '-'}; "
                      f"{', '.join(onl) or '-'} | {fl} | {max(r['bound'] for r in rs):.2f} vs {rs[0]['accountant']:.2f} | "
                      + (f"{min(a):.2f}-{max(a):.2f}" if a else "-") + " |")
-    cpu = sum(r["train_cpu_s"] + (r["audit_cpu_s"] or 0) for r in rows)
-    lines += ["", f"{len(rows)} runs in the table, {cpu / 60:.0f} CPU-minutes (training with the online audit, and "
-              f"the audit after training). Load when written: {os.getloadavg()[0]:.1f} (2 cores shared).", ""]
-    with (RESULTS / "dpsgd_assumptions.md").open("a") as fh:
-        fh.write("\n".join(lines))
-    print("\n".join(lines))
+    _append_section(lines, rows, "runs in the table")
 
 
 def main(argv=None):
